@@ -1,0 +1,73 @@
+#include "core/tensor.h"
+
+#include <cassert>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace pstrain {
+namespace {
+
+float* AllocateFloats(int64_t n) {
+  if (n == 0) return nullptr;
+  size_t bytes = (static_cast<size_t>(n) * sizeof(float) + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, bytes);
+  if (p == nullptr) throw std::bad_alloc();
+  return static_cast<float*>(p);
+}
+
+}  // namespace
+
+int64_t NumElements(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string ShapeString(const Shape& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) s += ",";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+void Tensor::Free::operator()(float* p) const { std::free(p); }
+
+Tensor::Tensor(Shape shape)
+    : shape_(std::move(shape)), size_(NumElements(shape_)), data_(AllocateFloats(size_)) {
+  Fill(0.0f);
+}
+
+Tensor::Tensor(Shape shape, const std::vector<float>& values) : Tensor(std::move(shape)) {
+  assert(static_cast<int64_t>(values.size()) == size_);
+  if (size_ > 0) std::memcpy(data(), values.data(), bytes());
+}
+
+Tensor::Tensor(const Tensor& other)
+    : shape_(other.shape_), size_(other.size_), data_(AllocateFloats(other.size_)) {
+  if (size_ > 0) std::memcpy(data(), other.data(), bytes());
+}
+
+Tensor& Tensor::operator=(const Tensor& other) {
+  if (this != &other) {
+    if (size_ != other.size_) data_.reset(AllocateFloats(other.size_));
+    shape_ = other.shape_;
+    size_ = other.size_;
+    if (size_ > 0) std::memcpy(data(), other.data(), bytes());
+  }
+  return *this;
+}
+
+void Tensor::Fill(float value) {
+  float* p = data();
+  for (int64_t i = 0; i < size_; ++i) p[i] = value;
+}
+
+void Tensor::Reshape(Shape shape) {
+  assert(NumElements(shape) == size_);
+  shape_ = std::move(shape);
+}
+
+}  // namespace pstrain
