@@ -1,0 +1,115 @@
+#include "chief/checkpoint.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "core/atomic_file.h"
+
+namespace pstrain {
+namespace {
+
+class CheckpointTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("pstrain_ckpt_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    a_ = Tensor({3, 2}, {1.5f, -2.25f, 3e-8f, 4e20f, -0.0f, 6});
+    b_ = Tensor({4}, {7, 8, 9, 10});
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string Write() {
+    auto prefix = WriteCheckpoint(dir_.string(), 120, {{"conv1/weights", &a_}, {"conv1/biases", &b_}});
+    EXPECT_TRUE(prefix.ok()) << prefix.status().ToString();
+    return *prefix;
+  }
+
+  void Corrupt(const std::string& path, size_t offset) {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(offset);
+    char c;
+    f.get(c);
+    f.seekp(offset);
+    f.put(static_cast<char>(c ^ 0x40));
+  }
+
+  std::filesystem::path dir_;
+  Tensor a_, b_;
+};
+
+TEST_F(CheckpointTest, RoundTripIsBitExact) {
+  const std::string prefix = Write();
+  EXPECT_EQ(prefix, dir_.string() + "/model.ckpt-120");
+  auto ckpt = ReadCheckpoint(prefix);
+  ASSERT_TRUE(ckpt.ok()) << ckpt.status().ToString();
+  EXPECT_EQ(ckpt->global_step, 120);
+  const Tensor& a = ckpt->tensors.at("conv1/weights");
+  ASSERT_EQ(a.shape(), a_.shape());
+  EXPECT_EQ(std::memcmp(a.data(), a_.data(), a.bytes()), 0);
+  EXPECT_EQ(std::memcmp(ckpt->tensors.at("conv1/biases").data(), b_.data(), b_.bytes()), 0);
+  // No temporary files are left behind.
+  for (const auto& e : std::filesystem::directory_iterator(dir_)) {
+    EXPECT_EQ(e.path().string().find(".tmp-"), std::string::npos) << e.path();
+  }
+}
+
+TEST_F(CheckpointTest, CorruptTensorIsNamed) {
+  const std::string prefix = Write();
+  Corrupt(prefix + ".data", a_.bytes() + 2);  // inside conv1/biases
+  auto ckpt = ReadCheckpoint(prefix);
+  EXPECT_EQ(ckpt.status().code(), Code::kDataLoss);
+  EXPECT_NE(ckpt.status().message().find("conv1/biases"), std::string::npos)
+      << ckpt.status().message();
+  EXPECT_NE(ckpt.status().message().find("model.ckpt-120.data"), std::string::npos);
+}
+
+TEST_F(CheckpointTest, TruncatedFilesAreRejected) {
+  const std::string prefix = Write();
+  std::filesystem::resize_file(prefix + ".data", a_.bytes() + 4);
+  auto ckpt = ReadCheckpoint(prefix);
+  EXPECT_EQ(ckpt.status().code(), Code::kDataLoss);
+  EXPECT_NE(ckpt.status().message().find("truncated"), std::string::npos);
+
+  const std::string prefix2 = Write();
+  auto size = std::filesystem::file_size(prefix2 + ".index");
+  std::filesystem::resize_file(prefix2 + ".index", size - 3);
+  ckpt = ReadCheckpoint(prefix2);
+  EXPECT_EQ(ckpt.status().code(), Code::kDataLoss);
+  EXPECT_NE(ckpt.status().message().find(".index"), std::string::npos);
+}
+
+TEST_F(CheckpointTest, CorruptIndexIsRejected) {
+  const std::string prefix = Write();
+  Corrupt(prefix + ".index", 20);
+  EXPECT_EQ(ReadCheckpoint(prefix).status().code(), Code::kDataLoss);
+  Corrupt(prefix + ".index", 20);  // restore
+  Corrupt(prefix + ".index", 0);   // magic
+  auto ckpt = ReadCheckpoint(prefix);
+  EXPECT_EQ(ckpt.status().code(), Code::kDataLoss);
+  EXPECT_NE(ckpt.status().message().find("magic"), std::string::npos);
+}
+
+TEST_F(CheckpointTest, StateFileRoundTrips) {
+  EXPECT_EQ(ReadCheckpointState(dir_.string()).status().code(), Code::kNotFound);
+  CheckpointState st{"model.ckpt-200", {"model.ckpt-100", "model.ckpt-200"}};
+  ASSERT_TRUE(WriteCheckpointState(dir_.string(), st).ok());
+  auto back = ReadCheckpointState(dir_.string());
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->latest, "model.ckpt-200");
+  EXPECT_EQ(back->kept, st.kept);
+  auto text = ReadFileToString((dir_ / "checkpoint").string());
+  EXPECT_EQ(*text,
+            "model_checkpoint_path: \"model.ckpt-200\"\n"
+            "all_model_checkpoint_paths: \"model.ckpt-100\"\n"
+            "all_model_checkpoint_paths: \"model.ckpt-200\"\n");
+}
+
+}  // namespace
+}  // namespace pstrain

@@ -1,0 +1,89 @@
+#include "core/atomic_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace pstrain {
+namespace {
+
+Status ErrnoStatus(const std::string& what, const std::string& path) {
+  return IoError(what + " " + path + ": " + std::strerror(errno));
+}
+
+std::string DirName(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+}  // namespace
+
+AtomicFile::AtomicFile(std::string path, std::string tmp, int fd)
+    : path_(std::move(path)), tmp_path_(std::move(tmp)), fd_(fd) {}
+
+StatusOr<std::unique_ptr<AtomicFile>> AtomicFile::Create(const std::string& path) {
+  std::string tmp = path + ".tmp-" + std::to_string(getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus("cannot create", tmp);
+  return std::unique_ptr<AtomicFile>(new AtomicFile(path, std::move(tmp), fd));
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_) ::unlink(tmp_path_.c_str());
+}
+
+Status AtomicFile::Append(const void* data, size_t n) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    ssize_t w = ::write(fd_, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus("cannot write", tmp_path_);
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return OkStatus();
+}
+
+Status AtomicFile::Commit() {
+  if (::fsync(fd_) != 0) return ErrnoStatus("cannot fsync", tmp_path_);
+  if (::close(fd_) != 0) {
+    fd_ = -1;
+    return ErrnoStatus("cannot close", tmp_path_);
+  }
+  fd_ = -1;
+  if (::rename(tmp_path_.c_str(), path_.c_str()) != 0) return ErrnoStatus("cannot rename", tmp_path_);
+  committed_ = true;
+  const std::string dir = DirName(path_);
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return ErrnoStatus("cannot open directory", dir);
+  int rc = ::fsync(dfd);
+  ::close(dfd);
+  if (rc != 0) return ErrnoStatus("cannot fsync directory", dir);
+  return OkStatus();
+}
+
+Status WriteFileAtomically(const std::string& path, const std::string& contents) {
+  PS_ASSIGN_OR_RETURN(auto file, AtomicFile::Create(path));
+  PS_RETURN_IF_ERROR(file->Append(contents.data(), contents.size()));
+  return file->Commit();
+}
+
+StatusOr<std::string> ReadFileToString(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("cannot open " + path + ": " + std::strerror(errno));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return IoError("cannot read " + path);
+  return ss.str();
+}
+
+}  // namespace pstrain

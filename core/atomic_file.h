@@ -1,0 +1,42 @@
+// AtomicFile: writes a file so that a crash at any instant leaves either the
+// old file or the complete new one, never a torn one: data goes to
+// "<path>.tmp-<pid>", is fsynced, renamed over <path>, and the directory is
+// fsynced. Not thread-safe.
+#ifndef PSTRAIN_CORE_ATOMIC_FILE_H_
+#define PSTRAIN_CORE_ATOMIC_FILE_H_
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "core/status.h"
+
+namespace pstrain {
+
+class AtomicFile {
+ public:
+  // Opens the temporary file. Unavailable (with errno's text) on failure.
+  static StatusOr<std::unique_ptr<AtomicFile>> Create(const std::string& path);
+  // Removes the temporary file unless Commit succeeded.
+  ~AtomicFile();
+
+  Status Append(const void* data, size_t n);
+  // fsync, close, rename, fsync the directory. Call at most once.
+  Status Commit();
+
+  const std::string& path() const { return path_; }
+
+ private:
+  AtomicFile(std::string path, std::string tmp, int fd);
+  const std::string path_, tmp_path_;
+  int fd_;
+  bool committed_ = false;
+};
+
+// Whole-file helpers.
+Status WriteFileAtomically(const std::string& path, const std::string& contents);
+StatusOr<std::string> ReadFileToString(const std::string& path);
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_CORE_ATOMIC_FILE_H_

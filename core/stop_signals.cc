@@ -1,0 +1,54 @@
+#include "core/stop_signals.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+
+#include <thread>
+
+namespace pstrain {
+
+void StopNotice::Notify(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (requested_) return;
+  requested_ = true;
+  reason_ = reason;
+  cv_.notify_all();
+}
+
+bool StopNotice::requested() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return requested_;
+}
+
+std::string StopNotice::reason() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return reason_;
+}
+
+std::string StopNotice::Wait() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return requested_; });
+  return reason_;
+}
+
+bool StopNotice::WaitFor(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_for(lock, timeout, [this] { return requested_; });
+}
+
+void HandleStopSignals(StopNotice* notice) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::thread([set, notice] {
+    for (;;) {
+      int signo = 0;
+      if (sigwait(&set, &signo) == 0) notice->Notify(std::string("signal ") + strsignal(signo));
+    }
+  }).detach();
+}
+
+}  // namespace pstrain

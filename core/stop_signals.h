@@ -1,0 +1,41 @@
+// StopNotice and stop signals: how a task learns it should stop.
+//
+// SIGTERM and SIGINT become an ordinary StopNotice::Notify on a dedicated
+// thread, so a graceful stop can take locks and talk to peers (a signal
+// handler could do neither). Call HandleStopSignals first thing in main,
+// before any other thread starts, so every thread inherits the blocked mask.
+#ifndef PSTRAIN_CORE_STOP_SIGNALS_H_
+#define PSTRAIN_CORE_STOP_SIGNALS_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+
+namespace pstrain {
+
+// A one-way latch with a reason. Thread-safe.
+class StopNotice {
+ public:
+  // The first reason wins; later calls are ignored.
+  void Notify(const std::string& reason);
+  bool requested() const;
+  std::string reason() const;
+  // Blocks until notified; returns the reason.
+  std::string Wait();
+  // True when notified within `timeout`.
+  bool WaitFor(std::chrono::milliseconds timeout);
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool requested_ = false;  // guarded by mu_
+  std::string reason_;      // guarded by mu_
+};
+
+// Borrows notice for the life of the process.
+void HandleStopSignals(StopNotice* notice);
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_CORE_STOP_SIGNALS_H_

@@ -1,0 +1,258 @@
+// pstrain_local: runs a whole cluster (1 chief, --ps ps tasks, --workers
+// workers) as processes on loopback, on free ports. Every output line is
+// prefixed with its task ("[worker:1] ..."). Ctrl-C, or any task failing,
+// stops everything (then the exit code is non-zero and the failed task is
+// named); when the chief finishes, the launcher exits 0.
+//
+// Flags it does not know are passed to every task, with --undefok so a task
+// ignores those it does not define.
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "deploy/local/free_ports.h"
+#include "deploy/local/task_process.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage: pstrain_local [--ps=N] [--workers=N] [--bin_dir=DIR] [--host=127.0.0.1]\n"
+    "                     [--grace_secs=S] [task flags...]\n"
+    "Runs 1 chief, N ps tasks and N workers on loopback. Other flags\n"
+    "(--model=mnist, --epochs=3, --train_dir=runs/x, ...) go to every task.\n";
+
+struct Options {
+  int num_ps = 2;
+  int num_workers = 2;
+  std::string bin_dir;
+  std::string host = "127.0.0.1";
+  int grace_secs = 20;
+  std::vector<std::string> passthrough;
+  std::vector<std::string> passthrough_names;
+};
+
+[[noreturn]] void Usage(const std::string& error) {
+  if (!error.empty()) std::fprintf(stderr, "pstrain_local: %s\n", error.c_str());
+  std::fputs(kUsage, error.empty() ? stdout : stderr);
+  std::exit(error.empty() ? 0 : 1);
+}
+
+int ParseCount(const std::string& flag, const std::string& value, int min) {
+  char* end = nullptr;
+  long v = std::strtol(value.c_str(), &end, 10);
+  if (value.empty() || *end != '\0' || v < min || v > 1000) {
+    Usage("--" + flag + " must be an integer >= " + std::to_string(min) + ", got '" + value + "'");
+  }
+  return static_cast<int>(v);
+}
+
+Options ParseArgs(int argc, char** argv) {
+  Options o;
+  o.bin_dir = std::filesystem::canonical("/proc/self/exe").parent_path().parent_path().string();
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") Usage("");
+    if (arg.rfind("--", 0) != 0) Usage("unexpected argument '" + arg + "'");
+    size_t eq = arg.find('=');
+    std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    std::string value = eq == std::string::npos ? "" : arg.substr(eq + 1);
+    if (name == "ps") {
+      o.num_ps = ParseCount(name, value, 1);
+    } else if (name == "workers") {
+      o.num_workers = ParseCount(name, value, 0);
+    } else if (name == "bin_dir") {
+      o.bin_dir = value;
+    } else if (name == "host") {
+      o.host = value;
+    } else if (name == "grace_secs") {
+      o.grace_secs = ParseCount(name, value, 0);
+    } else if (name == "cluster_spec" || name == "job" || name == "task") {
+      Usage("--" + name + " is set by the launcher");
+    } else {
+      o.passthrough.push_back(arg);
+      if (name.rfind("no", 0) == 0 && eq == std::string::npos) name = name.substr(2);
+      o.passthrough_names.push_back(name);
+    }
+  }
+  return o;
+}
+
+std::string Binary(const Options& o, const std::string& job) {
+  // The build puts each binary in its folder's build dir.
+  if (job == "ps") return o.bin_dir + "/ps/ps_server";
+  return o.bin_dir + "/" + job + "/" + job;
+}
+
+void WriteOut(const std::string& s) {
+  std::fwrite(s.data(), 1, s.size(), stdout);
+  std::fflush(stdout);
+}
+
+class Cluster {
+ public:
+  explicit Cluster(Options o) : o_(std::move(o)) {}
+
+  int Run() {
+    auto ports = pstrain::PickFreePorts(o_.host, 1 + o_.num_ps + o_.num_workers);
+    if (!ports.ok()) return Fatal(ports.status().ToString());
+    std::string spec = WriteSpec(*ports);
+    if (spec.empty()) return 1;
+    std::string undefok;
+    for (const auto& n : o_.passthrough_names) undefok += (undefok.empty() ? "" : ",") + n;
+    auto start = [&](const std::string& job, int index) {
+      std::vector<std::string> argv = {Binary(o_, job), "--cluster_spec=" + spec, "--job=" + job,
+                                       "--task=" + std::to_string(index)};
+      argv.insert(argv.end(), o_.passthrough.begin(), o_.passthrough.end());
+      if (!undefok.empty()) argv.push_back("--undefok=" + undefok);
+      auto p = pstrain::TaskProcess::Spawn(job + ":" + std::to_string(index), argv);
+      if (!p.ok()) return false;
+      tasks_.push_back(std::move(p).value());
+      return true;
+    };
+    for (int i = 0; i < o_.num_ps; ++i) {
+      if (!start("ps", i)) return Fatal("cannot start ps:" + std::to_string(i));
+    }
+    if (!start("chief", 0)) return Fatal("cannot start chief:0");
+    for (int i = 0; i < o_.num_workers; ++i) {
+      if (!start("worker", i)) return Fatal("cannot start worker:" + std::to_string(i));
+    }
+    WriteOut("pstrain_local: started 1 chief, " + std::to_string(o_.num_ps) + " ps, " +
+             std::to_string(o_.num_workers) + " workers (cluster spec " + spec + ")\n");
+    return Supervise();
+  }
+
+ private:
+  std::string WriteSpec(const std::vector<int>& ports) {
+    dir_ = std::filesystem::temp_directory_path() / ("pstrain-local-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+    auto list = [&](int begin, int n) {
+      std::string s = "[";
+      for (int i = 0; i < n; ++i) {
+        s += (i ? ", \"" : "\"") + o_.host + ":" + std::to_string(ports[begin + i]) + "\"";
+      }
+      return s + "]";
+    };
+    std::string path = (dir_ / "cluster.json").string();
+    std::ofstream f(path);
+    f << "{\"chief\": " << list(0, 1) << ", \"ps\": " << list(1, o_.num_ps)
+      << ", \"worker\": " << list(1 + o_.num_ps, o_.num_workers) << "}\n";
+    if (!f) {
+      Fatal("cannot write " + path);
+      return "";
+    }
+    return path;
+  }
+
+  int Fatal(const std::string& msg) {
+    std::fprintf(stderr, "pstrain_local: %s\n", msg.c_str());
+    StopAll();
+    return 1;
+  }
+
+  // Relays output and watches exits until the job ends; returns the exit code.
+  int Supervise() {
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGTERM);
+    int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+    for (;;) {
+      std::vector<pollfd> fds = {{sfd, POLLIN, 0}};
+      for (auto& t : tasks_) {
+        if (t->output_fd() >= 0) fds.push_back({t->output_fd(), POLLIN, 0});
+      }
+      ::poll(fds.data(), fds.size(), 200);
+      Relay();
+      signalfd_siginfo si;
+      if (::read(sfd, &si, sizeof(si)) == sizeof(si)) {
+        WriteOut("pstrain_local: " + std::string(strsignal(static_cast<int>(si.ssi_signo))) +
+                 "; stopping the cluster\n");
+        StopAll();
+        return 130;
+      }
+      for (auto& t : tasks_) {
+        if (!t->running() || !t->PollExit()) continue;
+        Relay();
+        if (t->name() == "chief:0" && t->succeeded()) {
+          WriteOut("pstrain_local: chief:0 finished; waiting for the other tasks to exit\n");
+          StopAll(/*wait_first=*/true);
+          return 0;
+        }
+        if (!t->succeeded()) {
+          WriteOut("pstrain_local: " + t->name() + " failed (" + t->exit_description() +
+                   "); stopping the cluster\n");
+          StopAll();
+          return 1;
+        }
+      }
+    }
+  }
+
+  void Relay() {
+    std::string out;
+    for (auto& t : tasks_) t->DrainOutput(&out);
+    if (!out.empty()) WriteOut(out);
+  }
+
+  // Stops every task still running. When `wait_first`, the tasks are
+  // expected to exit on their own (the chief told them to) and get the grace
+  // period before SIGTERM; otherwise SIGTERM goes out at once. SIGKILL
+  // follows for any task still up after the grace period.
+  void StopAll(bool wait_first = false) {
+    using Clock = std::chrono::steady_clock;
+    const auto grace = std::chrono::seconds(o_.grace_secs);
+    auto term_at = wait_first ? Clock::now() + grace : Clock::now();
+    auto kill_at = term_at + grace;
+    bool termed = false, killed = false;
+    for (;;) {
+      Relay();
+      bool any = false;
+      for (auto& t : tasks_) any |= !t->PollExit();
+      if (!any) break;
+      const auto now = Clock::now();
+      if (!termed && now >= term_at) {
+        for (auto& t : tasks_) t->Signal(SIGTERM);
+        termed = true;
+      }
+      if (!killed && now >= kill_at) {
+        for (auto& t : tasks_) {
+          if (!t->running()) continue;
+          WriteOut("pstrain_local: " + t->name() + " did not stop; killing it\n");
+          t->Signal(SIGKILL);
+        }
+        killed = true;
+      }
+      ::usleep(50 * 1000);
+    }
+    Relay();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  const Options o_;
+  std::filesystem::path dir_;
+  std::vector<std::unique_ptr<pstrain::TaskProcess>> tasks_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGTERM);
+  sigprocmask(SIG_BLOCK, &mask, nullptr);
+  Options o = ParseArgs(argc, argv);
+  return Cluster(std::move(o)).Run();
+}

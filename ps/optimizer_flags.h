@@ -1,0 +1,26 @@
+// Flags that choose the optimizer the ps tasks apply. The chief sends the
+// resulting config at Init; workers need it too, because the optimizer's slot
+// count weighs in placement (and so in the placement fingerprint).
+#ifndef PSTRAIN_PS_OPTIMIZER_FLAGS_H_
+#define PSTRAIN_PS_OPTIMIZER_FLAGS_H_
+
+#include <gflags/gflags.h>
+
+#include "core/status.h"
+#include "proto/ps.pb.h"
+
+DECLARE_string(optimizer);
+DECLARE_double(learning_rate);
+DECLARE_double(momentum);
+DECLARE_bool(use_nesterov);
+
+namespace pstrain {
+
+// InvalidArgument for an unknown optimizer or a bad hyper-parameter.
+StatusOr<proto::OptimizerConfig> OptimizerConfigFromFlags();
+// Number of slot tensors the configured optimizer keeps per variable.
+StatusOr<int> OptimizerSlotCount(const proto::OptimizerConfig& config);
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_PS_OPTIMIZER_FLAGS_H_

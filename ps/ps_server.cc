@@ -1,0 +1,61 @@
+#include "ps/ps_server.h"
+
+#include <glog/logging.h>
+
+#include <chrono>
+#include <random>
+
+namespace pstrain {
+
+void ConfigureMessageSizes(grpc::ServerBuilder* builder) {
+  builder->SetMaxReceiveMessageSize(64 << 20);
+  builder->SetMaxSendMessageSize(64 << 20);
+}
+
+grpc::ChannelArguments DefaultChannelArguments() {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(64 << 20);
+  args.SetMaxSendMessageSize(64 << 20);
+  // Reconnect quickly after a peer restarts instead of gRPC's 1 s..120 s back-off.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  return args;
+}
+
+PsServer::PsServer(int task_index, uint64_t incarnation)
+    : task_index_(task_index), incarnation_(incarnation) {}
+
+StatusOr<std::unique_ptr<PsServer>> PsServer::Start(const std::string& listen_address,
+                                                    int task_index,
+                                                    StopNotice* shutdown_requested) {
+  std::random_device rd;
+  const uint64_t incarnation = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  std::unique_ptr<PsServer> ps(new PsServer(task_index, incarnation));
+  ps->service_ = std::make_unique<PsService>(
+      task_index, incarnation, &ps->store_,
+      [shutdown_requested](const std::string& reason) { shutdown_requested->Notify(reason); });
+  grpc::ServerBuilder builder;
+  ConfigureMessageSizes(&builder);
+  builder.AddListeningPort(listen_address, grpc::InsecureServerCredentials(), &ps->port_);
+  builder.RegisterService(ps->service_.get());
+  ps->server_ = builder.BuildAndStart();
+  if (!ps->server_ || ps->port_ == 0) {
+    return Unavailable("ps:" + std::to_string(task_index) + " cannot listen on " +
+                       listen_address);
+  }
+  return ps;
+}
+
+PsServer::~PsServer() { Stop(); }
+
+void PsServer::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopped_) return;
+    stopped_ = true;
+  }
+  server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  server_->Wait();
+}
+
+}  // namespace pstrain

@@ -1,0 +1,59 @@
+// PsServer: one ps task's gRPC server and its lifecycle (STARTED -> STOPPED).
+//
+// Stop may be called from any thread except a gRPC handler, and is
+// idempotent. A Shutdown RPC does not stop the server itself: it notifies the
+// StopNotice, and the owner (main) calls Stop.
+#ifndef PSTRAIN_PS_PS_SERVER_H_
+#define PSTRAIN_PS_PS_SERVER_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "core/status.h"
+#include "core/stop_signals.h"
+#include "ps/rpc/ps_service.h"
+#include "ps/variable_store.h"
+
+namespace pstrain {
+
+class PsServer {
+ public:
+  // Listens on listen_address ("0.0.0.0:2222"; port 0 picks a free port).
+  // Unavailable when the port cannot be bound.
+  // Borrows shutdown_requested, which must outlive the server.
+  static StatusOr<std::unique_ptr<PsServer>> Start(const std::string& listen_address,
+                                                   int task_index,
+                                                   StopNotice* shutdown_requested);
+  ~PsServer();
+
+  int port() const { return port_; }
+  uint64_t incarnation() const { return incarnation_; }
+
+  // Drains in-flight calls (up to a few seconds) and stops serving.
+  void Stop();
+
+ private:
+  PsServer(int task_index, uint64_t incarnation);
+
+  const int task_index_;
+  const uint64_t incarnation_;
+  int port_ = 0;
+  VariableStore store_;
+  std::unique_ptr<PsService> service_;
+  std::unique_ptr<grpc::Server> server_;
+
+  std::mutex mu_;
+  bool stopped_ = false;  // guarded by mu_
+};
+
+// Server options shared by every pstrain gRPC server and channel: tensors are
+// chunked, but a generous limit keeps headers and status replies unbounded.
+void ConfigureMessageSizes(grpc::ServerBuilder* builder);
+grpc::ChannelArguments DefaultChannelArguments();
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_PS_PS_SERVER_H_

@@ -1,0 +1,42 @@
+// ps_server: one parameter-server task. Holds its share of the variables and
+// applies pushed gradients until the chief tells it to shut down.
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
+#include <string>
+
+#include "cluster/cluster_flags.h"
+#include "core/stop_signals.h"
+#include "ps/ps_server.h"
+
+DEFINE_string(listen_host, "0.0.0.0",
+              "Interface to listen on; the port comes from this task's address in the cluster "
+              "spec");
+
+int main(int argc, char** argv) {
+  pstrain::StopNotice stop;
+  pstrain::HandleStopSignals(&stop);
+  gflags::SetUsageMessage(
+      "a pstrain parameter server.\n"
+      "  ps_server --job=ps --task=0 --cluster_spec=cluster.json\n"
+      "or, with no flags, from TF_CONFIG as Kubeflow's TFJob sets it.");
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  FLAGS_logtostderr = true;
+  google::InitGoogleLogging(argv[0]);
+
+  const pstrain::cluster::ClusterConfig config =
+      pstrain::cluster::ClusterConfigFromFlagsOrDie("ps");
+  const std::string& address = config.spec.Address("ps", config.task.index);
+  const std::string port = address.substr(address.rfind(':') + 1);
+  auto server = pstrain::PsServer::Start(FLAGS_listen_host + ":" + port, config.task.index, &stop);
+  if (!server.ok()) {
+    LOG(ERROR) << server.status().ToString();
+    return 3;  // retryable: the port may be free on the next try
+  }
+  LOG(INFO) << "ps:" << config.task.index << " serving on port " << (*server)->port()
+            << " (incarnation " << (*server)->incarnation() << ")";
+  const std::string reason = stop.Wait();
+  LOG(INFO) << "ps:" << config.task.index << " shutting down: " << reason;
+  (*server)->Stop();
+  return 0;
+}

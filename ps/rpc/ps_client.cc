@@ -1,0 +1,112 @@
+#include "ps/rpc/ps_client.h"
+
+#include "ps/ps_server.h"
+#include "ps/rpc/grpc_status.h"
+
+namespace pstrain {
+
+PsClient::PsClient(int ps_index, const std::string& address, uint32_t chunk_bytes)
+    : name_("ps:" + std::to_string(ps_index) + " (" + address + ")"),
+      chunk_bytes_(chunk_bytes),
+      channel_(grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
+                                         DefaultChannelArguments())),
+      stub_(proto::Ps::NewStub(channel_)) {}
+
+void PsClient::SetDeadline(grpc::ClientContext* ctx, std::chrono::milliseconds t) const {
+  ctx->set_deadline(std::chrono::system_clock::now() + t);
+}
+
+namespace {
+
+// Streams a header and then every tensor's chunks through `writer`.
+template <typename Request, typename Header>
+bool WriteTensors(grpc::ClientWriter<Request>* writer, const Header& header,
+                  Header* (Request::*mutable_header)(), const NamedTensors& tensors,
+                  uint32_t chunk_bytes) {
+  Request request;
+  *(request.*mutable_header)() = header;
+  if (!writer->Write(request)) return false;
+  for (const auto& [name, tensor] : tensors) {
+    bool ok = ForEachChunk(name, *tensor, chunk_bytes, [&](const proto::TensorChunk& chunk) {
+      *request.mutable_chunk() = chunk;
+      return writer->Write(request);
+    });
+    if (!ok) return false;
+  }
+  return writer->WritesDone();
+}
+
+}  // namespace
+
+Status PsClient::Init(const proto::InitHeader& header, const NamedTensors& values) {
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, transfer_timeout_);
+  proto::InitResponse response;
+  auto writer = stub_->Init(&ctx, &response);
+  WriteTensors(writer.get(), header, &proto::InitRequest::mutable_header, values, chunk_bytes_);
+  return FromGrpcStatus(writer->Finish(), name_);
+}
+
+Status PsClient::Pull(uint64_t fingerprint, const std::vector<std::string>& names,
+                      std::map<std::string, Tensor>* out, int64_t* global_step) {
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, transfer_timeout_);
+  proto::PullRequest request;
+  request.set_placement_fingerprint(fingerprint);
+  for (const std::string& n : names) request.add_names(n);
+  request.set_chunk_bytes(chunk_bytes_);
+  auto reader = stub_->Pull(&ctx, request);
+  TensorAssembler assembler;
+  proto::PullResponse response;
+  Status bad;
+  while (reader->Read(&response)) {
+    if (global_step != nullptr) *global_step = response.global_step();
+    if (bad.ok()) bad = assembler.Add(response.chunk());
+    if (!bad.ok()) ctx.TryCancel();
+  }
+  Status s = FromGrpcStatus(reader->Finish(), name_);
+  if (!bad.ok()) return bad.Annotate(name_ + ": Pull reply");
+  if (!s.ok()) return s;
+  PS_ASSIGN_OR_RETURN(auto tensors, assembler.Finish());
+  for (auto& [name, t] : tensors) (*out)[name] = std::move(t);
+  return OkStatus();
+}
+
+StatusOr<int64_t> PsClient::Push(const proto::PushHeader& header, const NamedTensors& grads) {
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, transfer_timeout_);
+  proto::PushResponse response;
+  auto writer = stub_->Push(&ctx, &response);
+  WriteTensors(writer.get(), header, &proto::PushRequest::mutable_header, grads, chunk_bytes_);
+  PS_RETURN_IF_ERROR(FromGrpcStatus(writer->Finish(), name_));
+  return response.global_step();
+}
+
+StatusOr<proto::StatusResponse> PsClient::GetStatus(std::chrono::milliseconds timeout) {
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, timeout);
+  proto::StatusResponse response;
+  PS_RETURN_IF_ERROR(FromGrpcStatus(stub_->GetStatus(&ctx, proto::StatusRequest(), &response),
+                                    name_));
+  return response;
+}
+
+Status PsClient::WorkerDone(int worker) {
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, std::chrono::seconds(10));
+  proto::WorkerDoneRequest request;
+  request.set_worker(worker);
+  proto::WorkerDoneResponse response;
+  return FromGrpcStatus(stub_->WorkerDone(&ctx, request, &response), name_);
+}
+
+Status PsClient::Shutdown(const std::string& reason) {
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, std::chrono::seconds(10));
+  proto::ShutdownRequest request;
+  request.set_reason(reason);
+  proto::ShutdownResponse response;
+  return FromGrpcStatus(stub_->Shutdown(&ctx, request, &response), name_);
+}
+
+}  // namespace pstrain

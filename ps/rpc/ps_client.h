@@ -1,0 +1,59 @@
+// PsClient: calls one ps task over gRPC. Tensors go out and come back in
+// chunks (ps/tensor_chunks.h); every error is a Status naming the ps.
+//
+// Thread-safe: gRPC channels and stubs may be shared, so one PsClient can
+// serve concurrent calls from several threads.
+#ifndef PSTRAIN_PS_RPC_PS_CLIENT_H_
+#define PSTRAIN_PS_RPC_PS_CLIENT_H_
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/status.h"
+#include "core/tensor.h"
+#include "proto/ps.grpc.pb.h"
+#include "ps/tensor_chunks.h"
+
+namespace pstrain {
+
+using NamedTensors = std::vector<std::pair<std::string, const Tensor*>>;
+
+class PsClient {
+ public:
+  // Does not connect yet; the first call does.
+  PsClient(int ps_index, const std::string& address, uint32_t chunk_bytes = kDefaultChunkBytes);
+
+  const std::string& name() const { return name_; }
+
+  Status Init(const proto::InitHeader& header, const NamedTensors& values);
+  // Fills `out` with the named variables (all the ps holds when names is
+  // empty); `global_step` (may be null) gets the ps's step.
+  Status Pull(uint64_t fingerprint, const std::vector<std::string>& names,
+              std::map<std::string, Tensor>* out, int64_t* global_step);
+  // Returns the ps's global_step after the push.
+  StatusOr<int64_t> Push(const proto::PushHeader& header, const NamedTensors& grads);
+  StatusOr<proto::StatusResponse> GetStatus(std::chrono::milliseconds timeout);
+  Status WorkerDone(int worker);
+  Status Shutdown(const std::string& reason);
+
+  // Deadline for calls that move tensors (Init, Pull, Push).
+  void set_transfer_timeout(std::chrono::milliseconds t) { transfer_timeout_ = t; }
+
+ private:
+  void SetDeadline(grpc::ClientContext* ctx, std::chrono::milliseconds t) const;
+
+  const std::string name_;  // "ps:1 (localhost:2222)"
+  const uint32_t chunk_bytes_;
+  std::chrono::milliseconds transfer_timeout_{std::chrono::minutes(5)};
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<proto::Ps::Stub> stub_;
+};
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_PS_RPC_PS_CLIENT_H_

@@ -1,0 +1,182 @@
+#include "ps/rpc/ps_fleet.h"
+
+#include <glog/logging.h>
+
+#include <cstring>
+#include <future>
+#include <map>
+#include <thread>
+
+#include "cluster/placement_flags.h"
+
+namespace pstrain {
+namespace {
+
+int64_t RowElements(const Shape& shape) {
+  int64_t n = 1;
+  for (size_t i = 1; i < shape.size(); ++i) n *= shape[i];
+  return n;
+}
+
+// The shard's rows of a whole variable, as a tensor of the shard's shape.
+Tensor SliceRows(const Tensor& whole, const cluster::Shard& shard) {
+  if (shard.num_parts == 1) return whole;
+  Tensor out(shard.shape);
+  const int64_t row = RowElements(whole.shape());
+  std::memcpy(out.data(), whole.data() + shard.row_begin * row, out.bytes());
+  return out;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<PsFleet>> PsFleet::CreateFromFlags(
+    const cluster::ClusterSpec& spec, const std::vector<std::pair<std::string, Shape>>& variables,
+    int slots_per_variable) {
+  std::vector<cluster::VariableInfo> infos;
+  for (const auto& [name, shape] : variables) infos.push_back({name, shape, slots_per_variable});
+  PS_ASSIGN_OR_RETURN(auto strategy, cluster::ParsePlacementStrategy(FLAGS_placement));
+  PS_ASSIGN_OR_RETURN(auto placement, cluster::ComputePlacement(infos, spec.NumTasks("ps"),
+                                                                 strategy, FLAGS_min_slice_bytes));
+  return std::make_unique<PsFleet>(spec, std::move(infos), std::move(placement));
+}
+
+PsFleet::PsFleet(const cluster::ClusterSpec& spec, std::vector<cluster::VariableInfo> variables,
+                 cluster::Placement placement, uint32_t chunk_bytes)
+    : variables_(std::move(variables)), placement_(std::move(placement)) {
+  for (int i = 0; i < spec.NumTasks("ps"); ++i) {
+    clients_.push_back(std::make_unique<PsClient>(i, spec.Address("ps", i), chunk_bytes));
+    shards_by_ps_.push_back(placement_.ShardsOnPs(i));
+  }
+}
+
+Status PsFleet::ForEachPs(const std::function<Status(int)>& fn) {
+  std::vector<std::future<Status>> results;
+  for (int ps = 1; ps < num_ps(); ++ps) {
+    results.push_back(std::async(std::launch::async, fn, ps));
+  }
+  Status first = fn(0);
+  for (auto& r : results) {
+    Status s = r.get();
+    if (first.ok()) first = s;
+  }
+  return first;
+}
+
+Status PsFleet::WaitForPs(bool require_ready, const StopNotice* stop,
+                          std::chrono::seconds timeout) {
+  const auto start = std::chrono::steady_clock::now();
+  auto last_log = start - std::chrono::hours(1);
+  for (;;) {
+    std::string waiting;
+    for (int ps = 0; ps < num_ps(); ++ps) {
+      auto st = clients_[ps]->GetStatus(std::chrono::seconds(2));
+      if (!st.ok()) {
+        waiting = clients_[ps]->name() + " to answer (" + st.status().message() + ")";
+      } else if (require_ready && !st->ready()) {
+        waiting = clients_[ps]->name() + " to be initialized by the chief";
+      } else if (require_ready && st->placement_fingerprint() != placement_.fingerprint) {
+        return FailedPrecondition(clients_[ps]->name() +
+                                  " holds variables under another placement; do all tasks "
+                                  "use the same model, optimizer and placement flags?");
+      }
+      if (!waiting.empty()) break;
+    }
+    if (waiting.empty()) return OkStatus();
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_log >= std::chrono::seconds(5)) {
+      LOG(INFO) << "waiting for " << waiting;
+      last_log = now;
+    }
+    if (now - start >= timeout) return DeadlineExceeded("gave up waiting for " + waiting);
+    if (stop != nullptr && stop->requested()) return Aborted("stopped while waiting for " + waiting);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
+Status PsFleet::InitVariables(const std::vector<Tensor>& values,
+                              const proto::OptimizerConfig& optimizer, int64_t global_step) {
+  std::map<std::string, const Tensor*> by_name;
+  for (size_t i = 0; i < variables_.size(); ++i) by_name[variables_[i].name] = &values[i];
+  return ForEachPs([&](int ps) {
+    proto::InitHeader header;
+    header.set_placement_fingerprint(placement_.fingerprint);
+    *header.mutable_optimizer() = optimizer;
+    header.set_holds_global_step(ps == 0);
+    header.set_global_step(global_step);
+    std::vector<Tensor> slices;
+    slices.reserve(shards_by_ps_[ps].size());
+    NamedTensors named;
+    for (const cluster::Shard* shard : shards_by_ps_[ps]) {
+      header.add_variables(shard->name);
+      slices.push_back(SliceRows(*by_name.at(shard->variable), *shard));
+      named.emplace_back(shard->name, &slices.back());
+    }
+    return clients_[ps]->Init(header, named);
+  });
+}
+
+Status PsFleet::PullVariables(std::vector<Tensor>* values, int64_t* global_step) {
+  std::vector<std::map<std::string, Tensor>> pulled(num_ps());
+  int64_t step0 = 0;
+  PS_RETURN_IF_ERROR(ForEachPs([&](int ps) {
+    return clients_[ps]->Pull(placement_.fingerprint, {}, &pulled[ps], ps == 0 ? &step0 : nullptr);
+  }));
+  values->resize(variables_.size());
+  for (size_t i = 0; i < variables_.size(); ++i) {
+    Tensor& whole = (*values)[i];
+    if (whole.shape() != variables_[i].shape) whole = Tensor(variables_[i].shape);
+    const int64_t row = RowElements(whole.shape());
+    for (const cluster::Shard* shard : placement_.ShardsOfVariable(variables_[i].name)) {
+      auto it = pulled[shard->ps].find(shard->name);
+      if (it == pulled[shard->ps].end()) {
+        return DataLoss(clients_[shard->ps]->name() + " did not return " + shard->name);
+      }
+      if (it->second.shape() != shard->shape) {
+        return DataLoss(clients_[shard->ps]->name() + " returned " + shard->name + " with shape " +
+                        ShapeString(it->second.shape()));
+      }
+      std::memcpy(whole.data() + shard->row_begin * row, it->second.data(), it->second.bytes());
+    }
+  }
+  if (global_step != nullptr) *global_step = step0;
+  return OkStatus();
+}
+
+StatusOr<int64_t> PsFleet::PushGradients(const std::vector<Tensor>& grads, int worker) {
+  std::map<std::string, const Tensor*> by_name;
+  for (size_t i = 0; i < variables_.size(); ++i) by_name[variables_[i].name] = &grads[i];
+  int64_t step = 0;
+  PS_RETURN_IF_ERROR(ForEachPs([&](int ps) -> Status {
+    proto::PushHeader header;
+    header.set_placement_fingerprint(placement_.fingerprint);
+    header.set_worker(worker);
+    header.set_increment_global_step(ps == 0);
+    std::vector<Tensor> slices;
+    slices.reserve(shards_by_ps_[ps].size());
+    NamedTensors named;
+    for (const cluster::Shard* shard : shards_by_ps_[ps]) {
+      const Tensor* whole = by_name.at(shard->variable);
+      if (shard->num_parts == 1) {
+        named.emplace_back(shard->name, whole);
+      } else {
+        slices.push_back(SliceRows(*whole, *shard));
+        named.emplace_back(shard->name, &slices.back());
+      }
+    }
+    auto s = clients_[ps]->Push(header, named);
+    if (!s.ok()) return s.status();
+    if (ps == 0) step = *s;
+    return OkStatus();
+  }));
+  return step;
+}
+
+StatusOr<proto::StatusResponse> PsFleet::CoordinatorStatus() {
+  return clients_[0]->GetStatus(std::chrono::seconds(5));
+}
+
+Status PsFleet::ShutdownAll(const std::string& reason) {
+  return ForEachPs([&](int ps) { return clients_[ps]->Shutdown(reason); });
+}
+
+}  // namespace pstrain

@@ -1,0 +1,126 @@
+// The Ps protocol end to end over real gRPC on loopback (port 0).
+#include <gtest/gtest.h>
+
+#include "ps/ps_server.h"
+#include "ps/rpc/ps_client.h"
+
+namespace pstrain {
+namespace {
+
+class PsRpcTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = PsServer::Start("127.0.0.1:0", 0, &stop_);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    server_ = std::move(s).value();
+    client_ = std::make_unique<PsClient>(0, "127.0.0.1:" + std::to_string(server_->port()));
+  }
+
+  proto::InitHeader Header(const std::vector<std::string>& names, const std::string& opt) {
+    proto::InitHeader h;
+    h.set_placement_fingerprint(42);
+    h.mutable_optimizer()->set_name(opt);
+    h.mutable_optimizer()->set_learning_rate(0.5f);
+    h.mutable_optimizer()->set_momentum(0.9f);
+    for (const auto& n : names) h.add_variables(n);
+    h.set_holds_global_step(true);
+    h.set_global_step(10);
+    return h;
+  }
+
+  StopNotice stop_;
+  std::unique_ptr<PsServer> server_;
+  std::unique_ptr<PsClient> client_;
+};
+
+TEST_F(PsRpcTest, InitPushPullHoldsExactlyWhatThePushesImply) {
+  Tensor w({2, 3}, {1, 2, 3, 4, 5, 6});
+  Tensor b({3}, {0, 0, 0});
+  ASSERT_TRUE(client_->Init(Header({"w", "b"}, "Momentum"), {{"w", &w}, {"b", &b}}).ok());
+
+  proto::PushHeader ph;
+  ph.set_placement_fingerprint(42);
+  ph.set_increment_global_step(true);
+  Tensor gw({2, 3}, {1, 1, 1, 1, 1, 1});
+  auto step = client_->Push(ph, {{"w", &gw}});
+  ASSERT_TRUE(step.ok()) << step.status().ToString();
+  EXPECT_EQ(*step, 11);
+  step = client_->Push(ph, {{"w", &gw}});
+  ASSERT_TRUE(step.ok());
+  EXPECT_EQ(*step, 12);
+
+  std::map<std::string, Tensor> out;
+  int64_t gs = 0;
+  ASSERT_TRUE(client_->Pull(42, {}, &out, &gs).ok());
+  EXPECT_EQ(gs, 12);
+  ASSERT_EQ(out.size(), 2u);
+  // momentum: accum 1 then 1.9; var -= 0.5*1 then 0.5*1.9: 1 - 0.5 - 0.95
+  EXPECT_FLOAT_EQ(out["w"][0], 1.0f - 0.5f - 0.95f);
+  EXPECT_FLOAT_EQ(out["w"][5], 6.0f - 0.5f - 0.95f);
+  EXPECT_FLOAT_EQ(out["b"][1], 0.0f);
+
+  auto status = client_->GetStatus(std::chrono::seconds(5));
+  ASSERT_TRUE(status.ok());
+  EXPECT_TRUE(status->ready());
+  EXPECT_EQ(status->num_variables(), 2);
+  EXPECT_EQ(status->incarnation(), server_->incarnation());
+}
+
+TEST_F(PsRpcTest, RefusesAnotherPlacement) {
+  Tensor w({2}, {1, 2});
+  ASSERT_TRUE(client_->Init(Header({"w"}, "GradientDescent"), {{"w", &w}}).ok());
+  std::map<std::string, Tensor> out;
+  Status s = client_->Pull(43, {}, &out, nullptr);
+  EXPECT_EQ(s.code(), Code::kFailedPrecondition);
+  EXPECT_NE(s.message().find("placement mismatch"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("ps:0"), std::string::npos) << s.message();
+}
+
+TEST_F(PsRpcTest, RejectsMalformedInitAndPush) {
+  Tensor w({2}, {1, 2});
+  // Declared but never sent.
+  Status s = client_->Init(Header({"w", "missing"}, "GradientDescent"), {{"w", &w}});
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("missing"), std::string::npos);
+  EXPECT_FALSE(client_->GetStatus(std::chrono::seconds(5))->ready());
+
+  ASSERT_TRUE(client_->Init(Header({"w"}, "GradientDescent"), {{"w", &w}}).ok());
+  proto::PushHeader ph;
+  ph.set_placement_fingerprint(42);
+  Tensor wrong({3});
+  EXPECT_EQ(client_->Push(ph, {{"w", &wrong}}).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(client_->Push(ph, {{"nope", &w}}).status().code(), Code::kNotFound);
+}
+
+TEST_F(PsRpcTest, ShutdownRpcNotifiesTheOwner) {
+  EXPECT_FALSE(stop_.requested());
+  ASSERT_TRUE(client_->Shutdown("test over").ok());
+  EXPECT_TRUE(stop_.WaitFor(std::chrono::seconds(5)));
+  EXPECT_EQ(stop_.reason(), "test over");
+  server_->Stop();
+  server_->Stop();  // idempotent
+  EXPECT_EQ(client_->GetStatus(std::chrono::seconds(2)).status().code(), Code::kUnavailable);
+}
+
+// A 300 MB variable crosses Init, Push and Pull although gRPC's default
+// message limit is 4 MB: it travels in chunks.
+TEST_F(PsRpcTest, ThreeHundredMegabyteVariableTravelsInChunks) {
+  const int64_t n = 300ll * 1000 * 1000 / 4;
+  Tensor big({n / 1000, 1000});
+  for (int64_t i = 0; i < big.size(); i += 4099) big[i] = static_cast<float>(i % 977);
+  ASSERT_TRUE(client_->Init(Header({"big"}, "GradientDescent"), {{"big", &big}}).ok());
+  Tensor grad({n / 1000, 1000});
+  grad.Fill(2.0f);  // lr 0.5: every element goes down by exactly 1
+  proto::PushHeader ph;
+  ph.set_placement_fingerprint(42);
+  ASSERT_TRUE(client_->Push(ph, {{"big", &grad}}).ok());
+  std::map<std::string, Tensor> out;
+  ASSERT_TRUE(client_->Pull(42, {"big"}, &out, nullptr).ok());
+  const Tensor& back = out["big"];
+  ASSERT_EQ(back.shape(), big.shape());
+  for (int64_t i = 0; i < n; i += 4099) ASSERT_EQ(back[i], big[i] - 1.0f) << i;
+  EXPECT_EQ(back[n - 1], big[n - 1] - 1.0f);
+}
+
+}  // namespace
+}  // namespace pstrain

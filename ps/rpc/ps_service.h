@@ -1,0 +1,52 @@
+// PsService: the gRPC face of one ps task. Translates the Ps protocol
+// (proto/ps.proto) into VariableStore calls; holds no training logic.
+//
+// Handlers run on gRPC's threads, concurrently. The shutdown callback runs on
+// the thread of the Shutdown RPC, with no lock held; it must not block on the
+// server (the main thread stops the server).
+#ifndef PSTRAIN_PS_RPC_PS_SERVICE_H_
+#define PSTRAIN_PS_RPC_PS_SERVICE_H_
+
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "proto/ps.grpc.pb.h"
+#include "ps/variable_store.h"
+
+namespace pstrain {
+
+class PsService final : public proto::Ps::Service {
+ public:
+  // Borrows store, which must outlive the service.
+  PsService(int task_index, uint64_t incarnation, VariableStore* store,
+            std::function<void(const std::string& reason)> on_shutdown);
+
+  grpc::Status Init(grpc::ServerContext* ctx, grpc::ServerReader<proto::InitRequest>* reader,
+                    proto::InitResponse* response) override;
+  grpc::Status Pull(grpc::ServerContext* ctx, const proto::PullRequest* request,
+                    grpc::ServerWriter<proto::PullResponse>* writer) override;
+  grpc::Status Push(grpc::ServerContext* ctx, grpc::ServerReader<proto::PushRequest>* reader,
+                    proto::PushResponse* response) override;
+  grpc::Status GetStatus(grpc::ServerContext* ctx, const proto::StatusRequest* request,
+                         proto::StatusResponse* response) override;
+  grpc::Status WorkerDone(grpc::ServerContext* ctx, const proto::WorkerDoneRequest* request,
+                          proto::WorkerDoneResponse* response) override;
+  grpc::Status Shutdown(grpc::ServerContext* ctx, const proto::ShutdownRequest* request,
+                        proto::ShutdownResponse* response) override;
+
+ private:
+  const int task_index_;
+  const uint64_t incarnation_;
+  VariableStore* const store_;
+  const std::function<void(const std::string&)> on_shutdown_;
+
+  std::mutex mu_;
+  std::set<int> done_workers_;  // guarded by mu_
+};
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_PS_RPC_PS_SERVICE_H_

@@ -1,0 +1,92 @@
+#include "ps/tensor_chunks.h"
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "tensors travel as little-endian bytes");
+
+#include <algorithm>
+#include <cstring>
+
+namespace pstrain {
+
+bool ForEachChunk(const std::string& name, const Tensor& tensor, uint32_t chunk_bytes,
+                  const std::function<bool(const proto::TensorChunk&)>& emit) {
+  if (chunk_bytes == 0) chunk_bytes = kDefaultChunkBytes;
+  chunk_bytes = std::max<uint32_t>(chunk_bytes / sizeof(float) * sizeof(float), sizeof(float));
+  proto::TensorChunk chunk;
+  chunk.set_name(name);
+  chunk.mutable_meta()->set_dtype(proto::DT_FLOAT);
+  for (int64_t d : tensor.shape()) chunk.mutable_meta()->add_shape(d);
+  const uint64_t total = tensor.bytes();
+  chunk.set_total_bytes(total);
+  const char* bytes = reinterpret_cast<const char*>(tensor.data());
+  uint64_t offset = 0;
+  do {
+    uint64_t n = std::min<uint64_t>(chunk_bytes, total - offset);
+    chunk.set_offset(offset);
+    chunk.set_data(bytes + offset, n);
+    if (!emit(chunk)) return false;
+    offset += n;
+  } while (offset < total);
+  return true;
+}
+
+Status TensorAssembler::Add(const proto::TensorChunk& chunk) {
+  const std::string& name = chunk.name();
+  if (name.empty()) return InvalidArgument("tensor chunk without a name");
+  if (chunk.meta().dtype() != proto::DT_FLOAT) {
+    return InvalidArgument("tensor " + name + ": unsupported dtype " +
+                           std::to_string(chunk.meta().dtype()));
+  }
+  Shape shape(chunk.meta().shape().begin(), chunk.meta().shape().end());
+  for (int64_t d : shape) {
+    if (d < 0 || d > (int64_t{1} << 40)) {
+      return InvalidArgument("tensor " + name + ": bad shape " + ShapeString(shape));
+    }
+  }
+  const uint64_t expected_bytes = static_cast<uint64_t>(NumElements(shape)) * sizeof(float);
+  if (chunk.total_bytes() != expected_bytes) {
+    return InvalidArgument("tensor " + name + ": total_bytes " +
+                           std::to_string(chunk.total_bytes()) + " does not match shape " +
+                           ShapeString(shape));
+  }
+  auto it = pending_.find(name);
+  if (it == pending_.end()) {
+    if (chunk.offset() != 0) {
+      return InvalidArgument("tensor " + name + ": first chunk at offset " +
+                             std::to_string(chunk.offset()));
+    }
+    it = pending_.emplace(name, Pending{Tensor(shape), 0}).first;
+  }
+  Pending& p = it->second;
+  if (p.tensor.shape() != shape) {
+    return InvalidArgument("tensor " + name + ": shape changed between chunks");
+  }
+  if (chunk.offset() != p.received) {
+    return InvalidArgument("tensor " + name + ": chunk at offset " +
+                           std::to_string(chunk.offset()) + ", expected " +
+                           std::to_string(p.received));
+  }
+  if (chunk.data().size() > expected_bytes - p.received) {
+    return InvalidArgument("tensor " + name + ": chunk runs past the end (" +
+                           std::to_string(expected_bytes) + " bytes)");
+  }
+  std::memcpy(reinterpret_cast<char*>(p.tensor.data()) + p.received, chunk.data().data(),
+              chunk.data().size());
+  p.received += chunk.data().size();
+  return OkStatus();
+}
+
+StatusOr<std::map<std::string, Tensor>> TensorAssembler::Finish() {
+  std::map<std::string, Tensor> out;
+  for (auto& [name, p] : pending_) {
+    if (p.received != p.tensor.bytes()) {
+      return InvalidArgument("tensor " + name + ": incomplete, got " +
+                             std::to_string(p.received) + " of " +
+                             std::to_string(p.tensor.bytes()) + " bytes");
+    }
+    out.emplace(name, std::move(p.tensor));
+  }
+  pending_.clear();
+  return out;
+}
+
+}  // namespace pstrain

@@ -1,0 +1,90 @@
+#include "ps/tensor_chunks.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace pstrain {
+namespace {
+
+std::vector<proto::TensorChunk> Split(const std::string& name, const Tensor& t, uint32_t bytes) {
+  std::vector<proto::TensorChunk> chunks;
+  ForEachChunk(name, t, bytes, [&](const proto::TensorChunk& c) {
+    chunks.push_back(c);
+    return true;
+  });
+  return chunks;
+}
+
+Tensor Iota(Shape shape) {
+  Tensor t(std::move(shape));
+  for (int64_t i = 0; i < t.size(); ++i) t[i] = static_cast<float>(i) * 0.5f;
+  return t;
+}
+
+TEST(TensorChunks, RoundTripInManyChunks) {
+  Tensor t = Iota({10, 7});  // 280 bytes
+  auto chunks = Split("w", t, 64);
+  EXPECT_EQ(chunks.size(), 5u);  // 64*4 + 24
+  TensorAssembler a;
+  for (const auto& c : chunks) ASSERT_TRUE(a.Add(c).ok());
+  auto out = a.Finish();
+  ASSERT_TRUE(out.ok());
+  const Tensor& back = out->at("w");
+  EXPECT_EQ(back.shape(), t.shape());
+  for (int64_t i = 0; i < t.size(); ++i) ASSERT_EQ(back[i], t[i]);
+}
+
+TEST(TensorChunks, EmptyAndScalarTensorsTravel) {
+  TensorAssembler a;
+  for (const auto& c : Split("empty", Tensor({0, 3}), 64)) ASSERT_TRUE(a.Add(c).ok());
+  for (const auto& c : Split("scalar", Tensor(Shape{}), 64)) ASSERT_TRUE(a.Add(c).ok());
+  auto out = a.Finish();
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->at("empty").size(), 0);
+  EXPECT_EQ(out->at("scalar").size(), 1);
+}
+
+TEST(TensorChunks, RejectsMalformedStreams) {
+  Tensor t = Iota({8});
+  auto chunks = Split("v", t, 8);  // 4 chunks of 8 bytes
+  ASSERT_EQ(chunks.size(), 4u);
+  {
+    TensorAssembler a;  // a gap
+    ASSERT_TRUE(a.Add(chunks[0]).ok());
+    Status s = a.Add(chunks[2]);
+    EXPECT_EQ(s.code(), Code::kInvalidArgument);
+    EXPECT_NE(s.message().find("expected 8"), std::string::npos) << s.message();
+  }
+  {
+    TensorAssembler a;  // missing tail
+    ASSERT_TRUE(a.Add(chunks[0]).ok());
+    auto out = a.Finish();
+    EXPECT_EQ(out.status().code(), Code::kInvalidArgument);
+    EXPECT_NE(out.status().message().find("incomplete"), std::string::npos);
+  }
+  {
+    TensorAssembler a;  // size disagrees with shape
+    proto::TensorChunk c = chunks[0];
+    c.set_total_bytes(12);
+    EXPECT_EQ(a.Add(c).code(), Code::kInvalidArgument);
+  }
+  {
+    TensorAssembler a;  // data past the end
+    proto::TensorChunk c = chunks[3];
+    ASSERT_TRUE(a.Add(chunks[0]).ok());
+    ASSERT_TRUE(a.Add(chunks[1]).ok());
+    ASSERT_TRUE(a.Add(chunks[2]).ok());
+    c.set_data(std::string(16, 'x'));
+    EXPECT_EQ(a.Add(c).code(), Code::kInvalidArgument);
+  }
+  {
+    TensorAssembler a;  // wrong dtype
+    proto::TensorChunk c = chunks[0];
+    c.mutable_meta()->set_dtype(proto::DT_INT64);
+    EXPECT_EQ(a.Add(c).code(), Code::kInvalidArgument);
+  }
+}
+
+}  // namespace
+}  // namespace pstrain

@@ -1,0 +1,103 @@
+// worker: one training task. Reads its shard of the input and trains the
+// model against the ps tasks until max_steps or the last epoch.
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
+#include "cluster/cluster_flags.h"
+#include "core/stop_signals.h"
+#include "data/batch_queue.h"
+#include "data/data_flags.h"
+#include "data/mnist_dataset.h"
+#include "nn/model.h"
+#include "ps/optimizer_flags.h"
+#include "ps/rpc/ps_fleet.h"
+#include "worker/trainer.h"
+
+DEFINE_string(model, "mnist", "Built-in model to train");
+DEFINE_int32(batch_size, 128, "Examples per step");
+DEFINE_int64(max_steps, 0, "Stop when global_step reaches this (0: no limit)");
+DEFINE_int64(epochs, 1, "Passes over this worker's shard of the input (0: no limit)");
+DEFINE_int32(log_frequency, 10, "Log a progress line every this many steps");
+DEFINE_uint64(seed, 0, "Seed of the input's shuffling (each worker adds its index)");
+DEFINE_int32(ready_timeout_secs, 600, "Give up waiting for the chief to initialize after this");
+
+namespace {
+
+// Exit codes follow Kubeflow's conventions: 1 and 2 are permanent (bad flags,
+// bad spec); 3 is retryable (a lost peer, an interrupted wait).
+constexpr int kExitBadInput = 1;
+constexpr int kExitRetryable = 3;
+
+int Fail(const pstrain::Status& s, int code) {
+  LOG(ERROR) << s.ToString();
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  pstrain::StopNotice stop;
+  pstrain::HandleStopSignals(&stop);
+  gflags::SetUsageMessage(
+      "a pstrain training worker.\n"
+      "  worker --job=worker --task=0 --cluster_spec=cluster.json --model=mnist\n"
+      "or, with no cluster flags, from TF_CONFIG as Kubeflow's TFJob sets it.");
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  FLAGS_logtostderr = true;
+  google::InitGoogleLogging(argv[0]);
+
+  const auto config = pstrain::cluster::ClusterConfigFromFlagsOrDie("worker");
+  const int index = config.task.index;
+  if (FLAGS_batch_size <= 0) {
+    return Fail(pstrain::InvalidArgument("--batch_size must be positive"), kExitBadInput);
+  }
+  auto model = pstrain::nn::CreateModel(FLAGS_model);
+  if (!model.ok()) return Fail(model.status(), kExitBadInput);
+  auto optimizer = pstrain::OptimizerConfigFromFlags();
+  if (!optimizer.ok()) return Fail(optimizer.status(), kExitBadInput);
+
+  std::vector<std::pair<std::string, pstrain::Shape>> variables;
+  for (const auto& v : (*model)->variables()) variables.emplace_back(v.name, v.shape);
+  auto fleet = pstrain::PsFleet::CreateFromFlags(config.spec, variables,
+                                                 *pstrain::OptimizerSlotCount(*optimizer));
+  if (!fleet.ok()) return Fail(fleet.status(), kExitBadInput);
+
+  auto train = pstrain::data::LoadMnistSplit(FLAGS_data_dir, "train");
+  if (!train.ok()) return Fail(train.status(), kExitBadInput);
+  pstrain::data::BatchQueueOptions qopts;
+  qopts.batch_size = FLAGS_batch_size;
+  qopts.shard_index = index;
+  qopts.num_shards = config.spec.NumTasks("worker");
+  qopts.seed = FLAGS_seed + static_cast<uint64_t>(index);
+  qopts.epochs = FLAGS_epochs;
+  auto input = pstrain::data::BatchQueue::Create(&*train, qopts);
+  if (!input.ok()) return Fail(input.status(), kExitBadInput);
+  LOG(INFO) << "worker:" << index << " reads " << (*input)->examples_per_epoch()
+            << " examples per epoch (shard " << index << " of " << qopts.num_shards << ")";
+
+  pstrain::Status ready = (*fleet)->WaitForPs(/*require_ready=*/true, &stop,
+                                              std::chrono::seconds(FLAGS_ready_timeout_secs));
+  if (!ready.ok()) {
+    return Fail(ready, ready.code() == pstrain::Code::kFailedPrecondition ? kExitBadInput
+                                                                         : kExitRetryable);
+  }
+  LOG(INFO) << "worker:" << index << " model is ready; training";
+
+  pstrain::TrainerOptions topts;
+  topts.worker_index = index;
+  topts.max_steps = FLAGS_max_steps;
+  topts.log_frequency = FLAGS_log_frequency;
+  pstrain::Trainer trainer(model->get(), fleet->get(), input->get(), &stop, topts);
+  auto result = trainer.Run();
+  if (!result.ok()) {
+    return Fail(result.status(), result.status().code() == pstrain::Code::kInvalidArgument
+                                     ? kExitBadInput
+                                     : kExitRetryable);
+  }
+  LOG(INFO) << "worker:" << index << " done after " << result->local_steps
+            << " local steps, global_step " << result->global_step << ", loss "
+            << result->first_loss << " -> " << result->last_loss;
+  pstrain::Status done = (*fleet)->client(0)->WorkerDone(index);
+  if (!done.ok()) return Fail(done, kExitRetryable);
+  return 0;
+}
