@@ -1,0 +1,44 @@
+// MNIST-format image datasets (MNIST, Fashion-MNIST) in memory.
+//
+// A split is a pair of IDX files in one directory, gzip-compressed or not:
+//   <split>-images-idx3-ubyte[.gz]  uint8 [count, rows, cols]
+//   <split>-labels-idx1-ubyte[.gz]  uint8 [count], each < 10
+// An ImageDataset is immutable once loaded: any thread may read it.
+#ifndef PSTRAIN_DATA_MNIST_DATASET_H_
+#define PSTRAIN_DATA_MNIST_DATASET_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/tensor.h"
+
+namespace pstrain {
+namespace data {
+
+struct ImageDataset {
+  int64_t count = 0;
+  int rows = 0, cols = 0;
+  std::vector<uint8_t> pixels;  // count * rows * cols, row-major
+  std::vector<int32_t> labels;  // count, each in [0, 10)
+};
+
+// Loads split "train" or "t10k" from `data_dir`, preferring the .gz file when
+// both exist. NotFound if a file is missing; InvalidArgument for another split
+// name or files of the wrong rank, counts that disagree or a label >= 10; the
+// errors of ReadIdxFile otherwise.
+StatusOr<ImageDataset> LoadMnistSplit(const std::string& data_dir, const std::string& split);
+
+// Writes images [begin, begin + count) into `out` as NHWC floats
+// pixel / 255 - 0.5, shaped [count, rows, cols, 1] (reshaped or reallocated if
+// it is not). The range must lie within the dataset (CHECKed).
+void NormalizeImages(const ImageDataset& ds, int64_t begin, int64_t count, Tensor* out);
+
+// Writes image `index` as rows * cols floats pixel / 255 - 0.5 at `dst`.
+void NormalizeImage(const ImageDataset& ds, int64_t index, float* dst);
+
+}  // namespace data
+}  // namespace pstrain
+
+#endif  // PSTRAIN_DATA_MNIST_DATASET_H_

@@ -1,0 +1,133 @@
+#include "data/mnist_dataset.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include "data/test_util.h"
+
+namespace pstrain {
+namespace data {
+namespace {
+
+constexpr char kFashionMnistDir[] = "/usr/share/datasets/fashion-mnist";
+
+TEST(LoadMnistSplit, LoadsGzipAndPlainSplits) {
+  TempDir dir;
+  WriteMnistSplit(dir.path(), "train", 12, 3, 2, /*gzip=*/true);
+  WriteMnistSplit(dir.path(), "t10k", 5, 3, 2, /*gzip=*/false);
+  StatusOr<ImageDataset> train = LoadMnistSplit(dir.path(), "train");
+  ASSERT_TRUE(train.ok()) << train.status().ToString();
+  EXPECT_EQ(train->count, 12);
+  EXPECT_EQ(train->rows, 3);
+  EXPECT_EQ(train->cols, 2);
+  EXPECT_EQ(train->pixels.size(), 12u * 6);
+  EXPECT_EQ(train->pixels[6 * 11 + 5], 16);
+  EXPECT_EQ(train->labels[11], 1);
+  StatusOr<ImageDataset> test = LoadMnistSplit(dir.path(), "t10k");
+  ASSERT_TRUE(test.ok()) << test.status().ToString();
+  EXPECT_EQ(test->count, 5);
+}
+
+TEST(LoadMnistSplit, RejectsUnknownSplit) {
+  StatusOr<ImageDataset> ds = LoadMnistSplit("/tmp", "validation");
+  ASSERT_FALSE(ds.ok());
+  EXPECT_EQ(ds.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(ds.status().message().find("\"validation\""), std::string::npos);
+}
+
+TEST(LoadMnistSplit, MissingFileIsNotFound) {
+  TempDir dir;
+  StatusOr<ImageDataset> ds = LoadMnistSplit(dir.path(), "train");
+  ASSERT_FALSE(ds.ok());
+  EXPECT_EQ(ds.status().code(), Code::kNotFound);
+  EXPECT_NE(ds.status().message().find(dir.path() + "/train-images-idx3-ubyte[.gz]"),
+            std::string::npos)
+      << ds.status().message();
+}
+
+TEST(LoadMnistSplit, RejectsMismatchedCounts) {
+  TempDir dir;
+  WriteMnistSplit(dir.path(), "train", 4, 2, 2, false);
+  WriteFile(dir.path() + "/train-labels-idx1-ubyte", IdxBytes({3}, {0, 1, 2}), false);
+  StatusOr<ImageDataset> ds = LoadMnistSplit(dir.path(), "train");
+  ASSERT_FALSE(ds.ok());
+  EXPECT_EQ(ds.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(ds.status().message().find("holds 4 images but"), std::string::npos)
+      << ds.status().message();
+  EXPECT_NE(ds.status().message().find("holds 3 labels"), std::string::npos);
+}
+
+TEST(LoadMnistSplit, RejectsLabelsOutOfRange) {
+  TempDir dir;
+  WriteMnistSplit(dir.path(), "train", 3, 2, 2, false);
+  WriteFile(dir.path() + "/train-labels-idx1-ubyte", IdxBytes({3}, {0, 10, 2}), false);
+  StatusOr<ImageDataset> ds = LoadMnistSplit(dir.path(), "train");
+  ASSERT_FALSE(ds.ok());
+  EXPECT_EQ(ds.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(ds.status().message().find("label 10 of example 1 is not in 0..9"), std::string::npos)
+      << ds.status().message();
+}
+
+TEST(LoadMnistSplit, RejectsWrongRank) {
+  TempDir dir;
+  WriteMnistSplit(dir.path(), "train", 3, 2, 2, false);
+  WriteFile(dir.path() + "/train-images-idx3-ubyte", IdxBytes({3, 4}, std::vector<uint8_t>(12)),
+            false);
+  StatusOr<ImageDataset> ds = LoadMnistSplit(dir.path(), "train");
+  ASSERT_FALSE(ds.ok());
+  EXPECT_EQ(ds.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(ds.status().message().find("images have shape [3,4]"), std::string::npos)
+      << ds.status().message();
+}
+
+TEST(LoadMnistSplit, PropagatesTruncation) {
+  TempDir dir;
+  WriteMnistSplit(dir.path(), "train", 3, 2, 2, false);
+  WriteFile(dir.path() + "/train-images-idx3-ubyte", IdxBytes({3, 2, 2}, std::vector<uint8_t>(11)),
+            false);
+  StatusOr<ImageDataset> ds = LoadMnistSplit(dir.path(), "train");
+  ASSERT_FALSE(ds.ok());
+  EXPECT_EQ(ds.status().code(), Code::kDataLoss);
+}
+
+TEST(NormalizeImages, ScalesToMinusHalfPlusHalf) {
+  ImageDataset ds;
+  ds.count = 3;
+  ds.rows = 1;
+  ds.cols = 2;
+  ds.pixels = {0, 255, 51, 102, 1, 2};
+  ds.labels = {0, 1, 2};
+  Tensor out;
+  NormalizeImages(ds, 1, 2, &out);
+  EXPECT_EQ(out.shape(), (Shape{2, 1, 2, 1}));
+  EXPECT_FLOAT_EQ(out[0], 51 / 255.0f - 0.5f);
+  EXPECT_FLOAT_EQ(out[1], 102 / 255.0f - 0.5f);
+  EXPECT_FLOAT_EQ(out[2], 1 / 255.0f - 0.5f);
+  NormalizeImages(ds, 0, 1, &out);
+  EXPECT_EQ(out.shape(), (Shape{1, 1, 2, 1}));
+  EXPECT_FLOAT_EQ(out[0], -0.5f);
+  EXPECT_FLOAT_EQ(out[1], 0.5f);
+}
+
+TEST(LoadMnistSplit, ReadsRealFashionMnist) {
+  struct stat st;
+  if (stat((std::string(kFashionMnistDir) + "/train-images-idx3-ubyte.gz").c_str(), &st) != 0) {
+    GTEST_SKIP() << "Fashion-MNIST not installed in " << kFashionMnistDir;
+  }
+  StatusOr<ImageDataset> train = LoadMnistSplit(kFashionMnistDir, "train");
+  ASSERT_TRUE(train.ok()) << train.status().ToString();
+  EXPECT_EQ(train->count, 60000);
+  EXPECT_EQ(train->rows, 28);
+  EXPECT_EQ(train->cols, 28);
+  std::vector<int> per_class(10);
+  for (int32_t label : train->labels) ++per_class[label];
+  EXPECT_EQ(per_class, std::vector<int>(10, 6000));
+  StatusOr<ImageDataset> test = LoadMnistSplit(kFashionMnistDir, "t10k");
+  ASSERT_TRUE(test.ok()) << test.status().ToString();
+  EXPECT_EQ(test->count, 10000);
+  EXPECT_EQ(test->rows, 28);
+}
+
+}  // namespace
+}  // namespace data
+}  // namespace pstrain
