@@ -18,6 +18,7 @@ grpc::ChannelArguments DefaultChannelArguments() {
   args.SetMaxSendMessageSize(64 << 20);
   // Reconnect quickly after a peer restarts instead of gRPC's 1 s..120 s back-off.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
   return args;
 }
@@ -54,7 +55,7 @@ void PsServer::Stop() {
     if (stopped_) return;
     stopped_ = true;
   }
-  server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   server_->Wait();
 }
 

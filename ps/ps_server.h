@@ -32,7 +32,8 @@ class PsServer {
   int port() const { return port_; }
   uint64_t incarnation() const { return incarnation_; }
 
-  // Drains in-flight calls (up to a few seconds) and stops serving.
+  // Drains in-flight calls (cancelling those still running after 1 s) and
+  // stops serving.
   void Stop();
 
  private:

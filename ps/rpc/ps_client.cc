@@ -86,6 +86,10 @@ StatusOr<proto::StatusResponse> PsClient::GetStatus(std::chrono::milliseconds ti
   grpc::ClientContext ctx;
   SetDeadline(&ctx, timeout);
   proto::StatusResponse response;
+  // Whoever polls a ps that is (re)starting wants the answer as soon as it
+  // listens: wait for the connection (within the deadline) instead of
+  // failing at once while gRPC backs off between connection attempts.
+  ctx.set_wait_for_ready(true);
   PS_RETURN_IF_ERROR(FromGrpcStatus(stub_->GetStatus(&ctx, proto::StatusRequest(), &response),
                                     name_));
   return response;

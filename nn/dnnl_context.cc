@@ -1,0 +1,11 @@
+#include "nn/dnnl_context.h"
+
+namespace pstrain {
+namespace nn {
+
+dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims, dnnl::memory::format_tag tag) {
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, tag);
+}
+
+}  // namespace nn
+}  // namespace pstrain

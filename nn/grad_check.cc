@@ -1,0 +1,79 @@
+#include "nn/grad_check.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <sstream>
+#include <string>
+
+namespace pstrain {
+namespace nn {
+
+Tensor RandomTensor(const Shape& shape, std::mt19937* rng, float lo, float hi) {
+  Tensor t(shape);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  for (int64_t i = 0; i < t.size(); ++i) t[i] = dist(*rng);
+  return t;
+}
+
+Tensor DistinctTensor(const Shape& shape, std::mt19937* rng, float lo, float step) {
+  Tensor t(shape);
+  std::vector<int64_t> order(t.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), *rng);
+  for (int64_t i = 0; i < t.size(); ++i) t[i] = lo + step * static_cast<float>(order[i]);
+  return t;
+}
+
+double Dot(const Tensor& y, const Tensor& r) {
+  EXPECT_EQ(y.shape(), r.shape());
+  double sum = 0;
+  for (int64_t i = 0; i < y.size(); ++i) sum += static_cast<double>(y[i]) * r[i];
+  return sum;
+}
+
+void ExpectGradientMatches(const char* what, Tensor* x, const Tensor& analytic,
+                           const std::function<double()>& loss, const GradCheckOptions& options) {
+  ASSERT_EQ(x->shape(), analytic.shape()) << what;
+  std::vector<int64_t> coords = options.coords;
+  if (coords.empty()) {
+    coords.resize(x->size());
+    std::iota(coords.begin(), coords.end(), 0);
+  }
+  int failures = 0;
+  std::string report;
+  for (int64_t i : coords) {
+    const float saved = (*x)[i];
+    (*x)[i] = static_cast<float>(saved + options.eps);
+    const double plus = loss();
+    (*x)[i] = static_cast<float>(saved - options.eps);
+    const double minus = loss();
+    (*x)[i] = saved;
+    std::vector<double> estimates = {(plus - minus) / (2 * options.eps)};
+    if (options.kink_tolerant) {
+      const double center = loss();
+      estimates.push_back((plus - center) / options.eps);
+      estimates.push_back((center - minus) / options.eps);
+    }
+    bool matched = false;
+    for (double numeric : estimates) {
+      matched |=
+          std::fabs(numeric - analytic[i]) <= options.atol + options.rtol * std::fabs(numeric);
+    }
+    // Report the first few mismatches only, so a broken kernel stays readable.
+    if (!matched && ++failures <= 5) {
+      std::ostringstream line;
+      line << "\n  d/dx[" << i << "] analytic " << analytic[i] << " numeric " << estimates[0];
+      report += line.str();
+    }
+  }
+  if (failures > 0) {
+    ADD_FAILURE() << what << ": " << failures << " of " << coords.size()
+                  << " coordinates mismatched" << report;
+  }
+}
+
+}  // namespace nn
+}  // namespace pstrain

@@ -1,0 +1,48 @@
+// Test helpers: random tensors and a central-difference gradient check.
+#ifndef PSTRAIN_NN_GRAD_CHECK_H_
+#define PSTRAIN_NN_GRAD_CHECK_H_
+
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace pstrain {
+namespace nn {
+
+// A tensor of uniform values in [lo, hi).
+Tensor RandomTensor(const Shape& shape, std::mt19937* rng, float lo = -1.0f, float hi = 1.0f);
+
+// A tensor whose values are a shuffle of lo, lo + step, ..., so every pair
+// differs by at least step: a max pool's argmax then survives a perturbation
+// smaller than step / 2.
+Tensor DistinctTensor(const Shape& shape, std::mt19937* rng, float lo, float step);
+
+// sum(y * r) in double: a scalar loss whose gradient with respect to y is r.
+double Dot(const Tensor& y, const Tensor& r);
+
+struct GradCheckOptions {
+  double eps = 1e-2;   // central-difference step
+  double atol = 2e-4;  // pass when |num - analytic| <= atol + rtol * |num|
+  double rtol = 1e-3;
+  std::vector<int64_t> coords;  // coordinates to check; empty means all
+  // Also accept a coordinate when the forward or the backward one-sided
+  // difference matches. For whole networks: a step that moves some ReLU or
+  // max pool across its kink spoils the central difference, but a kink on one
+  // side leaves the other side's difference exact, while a wrong gradient
+  // matches none of the three.
+  bool kink_tolerant = false;
+};
+
+// For each checked coordinate i of *x, compares analytic[i] with
+// (loss(x + eps e_i) - loss(x - eps e_i)) / (2 eps), adding a gtest failure
+// (non-fatal, naming i) on mismatch. loss() reads *x; x is restored.
+void ExpectGradientMatches(const char* what, Tensor* x, const Tensor& analytic,
+                           const std::function<double()>& loss, const GradCheckOptions& options);
+
+}  // namespace nn
+}  // namespace pstrain
+
+#endif  // PSTRAIN_NN_GRAD_CHECK_H_

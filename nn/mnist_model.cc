@@ -1,0 +1,127 @@
+#include "nn/mnist_model.h"
+
+#include <string>
+
+#include "nn/relu.h"
+#include "nn/softmax_xent.h"
+
+namespace pstrain {
+namespace nn {
+namespace {
+
+// Indices into variables() / params / grads.
+enum Var {
+  kConv1W,
+  kConv1B,
+  kConv2W,
+  kConv2B,
+  kLocal3W,
+  kLocal3B,
+  kLocal4W,
+  kLocal4B,
+  kLogitsW,
+  kLogitsB,
+  kNumVars
+};
+
+std::vector<VariableSpec> MnistVariables() {
+  auto tn = [](float stddev) { return Initializer{InitKind::kTruncatedNormal, stddev}; };
+  auto c = [](float value) { return Initializer{InitKind::kConstant, value}; };
+  return {
+      {"conv1/weights", {5, 5, 1, 32}, tn(5e-2f)},
+      {"conv1/biases", {32}, c(0.0f)},
+      {"conv2/weights", {5, 5, 32, 64}, tn(5e-2f)},
+      {"conv2/biases", {64}, c(0.1f)},
+      {"local3/weights", {7 * 7 * 64, 1024}, tn(0.04f)},
+      {"local3/biases", {1024}, c(0.1f)},
+      {"local4/weights", {1024, 10}, tn(0.04f)},
+      {"local4/biases", {10}, c(0.1f)},
+      {"softmax_linear/weights", {10, 10}, tn(1.0f / 192.0f)},
+      {"softmax_linear/biases", {10}, c(0.0f)},
+  };
+}
+
+}  // namespace
+
+MnistModel::MnistModel()
+    : variables_(MnistVariables()),
+      ctx_(std::make_unique<DnnlContext>()),
+      conv1_(ctx_.get(), {5, 5, 1, 32, 1, Padding::kSame}),
+      conv2_(ctx_.get(), {5, 5, 32, 64, 1, Padding::kSame}),
+      pool1_(ctx_.get(), {2, 2, Padding::kSame}),
+      pool2_(ctx_.get(), {2, 2, Padding::kSame}),
+      local3_(ctx_.get(), 7 * 7 * 64, 1024),
+      local4_(ctx_.get(), 1024, 10),
+      softmax_linear_(ctx_.get(), 10, 10) {}
+
+Status MnistModel::CheckInputs(const std::vector<Tensor>& params, const Tensor& images) const {
+  if (params.size() != variables_.size()) {
+    return InvalidArgument("mnist: " + std::to_string(params.size()) + " params, want " +
+                           std::to_string(variables_.size()));
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i].shape() != variables_[i].shape) {
+      return InvalidArgument("mnist: " + variables_[i].name + " has shape " +
+                             ShapeString(params[i].shape()) + ", want " +
+                             ShapeString(variables_[i].shape));
+    }
+  }
+  const Shape& s = images.shape();
+  if (s.size() != 4 || s[0] == 0 || Shape(s.begin() + 1, s.end()) != example_shape()) {
+    return InvalidArgument("mnist: images " + ShapeString(s) + ", want [N,28,28,1]");
+  }
+  return OkStatus();
+}
+
+Status MnistModel::Forward(const std::vector<Tensor>& p, const Tensor& images) {
+  PS_RETURN_IF_ERROR(conv1_.Forward(images, p[kConv1W], p[kConv1B], &a1_));
+  ReluForward(a1_, &a1_);
+  PS_RETURN_IF_ERROR(pool1_.Forward(a1_, &p1_));
+  PS_RETURN_IF_ERROR(conv2_.Forward(p1_, p[kConv2W], p[kConv2B], &a2_));
+  ReluForward(a2_, &a2_);
+  PS_RETURN_IF_ERROR(pool2_.Forward(a2_, &p2_));
+  // Dense reads p2_ [N,7,7,64] row-major: TF's NHWC flatten order (h, w, c).
+  PS_RETURN_IF_ERROR(local3_.Forward(p2_, p[kLocal3W], p[kLocal3B], &a3_));
+  ReluForward(a3_, &a3_);
+  PS_RETURN_IF_ERROR(local4_.Forward(a3_, p[kLocal4W], p[kLocal4B], &a4_));
+  ReluForward(a4_, &a4_);
+  return softmax_linear_.Forward(a4_, p[kLogitsW], p[kLogitsB], &logits_);
+}
+
+StatusOr<float> MnistModel::LossAndGradients(const std::vector<Tensor>& p, const Tensor& images,
+                                             const std::vector<int32_t>& labels,
+                                             std::vector<Tensor>* grads) {
+  PS_RETURN_IF_ERROR(CheckInputs(p, images));
+  if (static_cast<int64_t>(labels.size()) != images.dim(0)) {
+    return InvalidArgument("mnist: " + std::to_string(labels.size()) + " labels for " +
+                           std::to_string(images.dim(0)) + " images");
+  }
+  PS_RETURN_IF_ERROR(Forward(p, images));
+  PS_ASSIGN_OR_RETURN(float loss, SoftmaxCrossEntropy(logits_, labels, &dlogits_));
+
+  std::vector<Tensor>& g = *grads;
+  g.resize(kNumVars);
+  PS_RETURN_IF_ERROR(
+      softmax_linear_.Backward(a4_, p[kLogitsW], dlogits_, &da4_, &g[kLogitsW], &g[kLogitsB]));
+  ReluBackward(a4_, da4_, &da4_);
+  PS_RETURN_IF_ERROR(local4_.Backward(a3_, p[kLocal4W], da4_, &da3_, &g[kLocal4W], &g[kLocal4B]));
+  ReluBackward(a3_, da3_, &da3_);
+  PS_RETURN_IF_ERROR(local3_.Backward(p2_, p[kLocal3W], da3_, &dp2_, &g[kLocal3W], &g[kLocal3B]));
+  PS_RETURN_IF_ERROR(pool2_.Backward(a2_.shape(), dp2_, &da2_));
+  ReluBackward(a2_, da2_, &da2_);
+  PS_RETURN_IF_ERROR(conv2_.Backward(p1_, p[kConv2W], da2_, &dp1_, &g[kConv2W], &g[kConv2B]));
+  PS_RETURN_IF_ERROR(pool1_.Backward(a1_.shape(), dp1_, &da1_));
+  ReluBackward(a1_, da1_, &da1_);
+  // The images need no gradient, so conv1 skips its backward-data pass.
+  PS_RETURN_IF_ERROR(conv1_.Backward(images, p[kConv1W], da1_, nullptr, &g[kConv1W], &g[kConv1B]));
+  return loss;
+}
+
+StatusOr<Tensor> MnistModel::Logits(const std::vector<Tensor>& params, const Tensor& images) {
+  PS_RETURN_IF_ERROR(CheckInputs(params, images));
+  PS_RETURN_IF_ERROR(Forward(params, images));
+  return logits_;
+}
+
+}  // namespace nn
+}  // namespace pstrain

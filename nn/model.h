@@ -1,0 +1,66 @@
+// Model: a network's variables and its loss, gradients and logits.
+//
+// Parameters live outside the model (on parameter servers); each call takes
+// them as tensors in variables() order, in TensorFlow layouts: conv weights
+// HWIO, dense weights [in,out], inputs NHWC.
+//
+// Thread safety: a Model caches compute primitives and scratch buffers, so one
+// Model must be used by one thread at a time. Create one per worker thread.
+#ifndef PSTRAIN_NN_MODEL_H_
+#define PSTRAIN_NN_MODEL_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/tensor.h"
+
+namespace pstrain {
+namespace nn {
+
+enum class InitKind { kTruncatedNormal, kConstant };
+// value: the stddev for kTruncatedNormal (truncated at 2 stddev), the value
+// for kConstant.
+struct Initializer {
+  InitKind kind;
+  float value;
+};
+struct VariableSpec {
+  std::string name;
+  Shape shape;
+  Initializer init;
+};
+
+// The initial value of a variable. Deterministic: the same (spec.name, seed)
+// gives the same bits on every machine.
+Tensor InitialValue(const VariableSpec& spec, uint64_t seed);
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  // TF names in TF order: conv1/weights, conv1/biases, ... softmax_linear/biases.
+  virtual const std::vector<VariableSpec>& variables() const = 0;
+  // The shape of one example, NHWC without N: {28,28,1} for mnist.
+  virtual Shape example_shape() const = 0;
+  virtual int num_classes() const = 0;
+  // Mean softmax cross-entropy over the batch, and d(loss)/d(param) for every
+  // param, in variables() order. images: [N, example_shape()...], already
+  // normalized; labels in [0, num_classes()). grads is resized and overwritten
+  // (buffers of the right shape are reused). InvalidArgument for bad shapes or
+  // labels.
+  virtual StatusOr<float> LossAndGradients(const std::vector<Tensor>& params, const Tensor& images,
+                                           const std::vector<int32_t>& labels,
+                                           std::vector<Tensor>* grads) = 0;
+  // [N, num_classes()].
+  virtual StatusOr<Tensor> Logits(const std::vector<Tensor>& params, const Tensor& images) = 0;
+};
+
+// "mnist" (cifar10 later). InvalidArgument naming the model for an unknown name.
+StatusOr<std::unique_ptr<Model>> CreateModel(const std::string& name);
+
+}  // namespace nn
+}  // namespace pstrain
+
+#endif  // PSTRAIN_NN_MODEL_H_

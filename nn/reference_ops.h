@@ -1,0 +1,21 @@
+// Naive reference implementations for tests: direct loops in double, with
+// TensorFlow's padding rules written out independently of nn/padding.h.
+#ifndef PSTRAIN_NN_REFERENCE_OPS_H_
+#define PSTRAIN_NN_REFERENCE_OPS_H_
+
+#include "core/tensor.h"
+
+namespace pstrain {
+namespace nn {
+
+// x NHWC, w HWIO, b [cout]; same = TF SAME, else VALID.
+Tensor ReferenceConv2D(const Tensor& x, const Tensor& w, const Tensor& b, int stride, bool same);
+// Max over each window of x NHWC; padded cells are -inf.
+Tensor ReferenceMaxPool(const Tensor& x, int window, int stride, bool same);
+// x [N,in] (any shape with N rows), w [in,out], b [out].
+Tensor ReferenceDense(const Tensor& x, const Tensor& w, const Tensor& b);
+
+}  // namespace nn
+}  // namespace pstrain
+
+#endif  // PSTRAIN_NN_REFERENCE_OPS_H_

@@ -1,0 +1,16 @@
+#include "nn/tensor_util.h"
+
+namespace pstrain {
+namespace nn {
+
+void EnsureShape(Tensor* t, const Shape& shape) {
+  if (t->shape() == shape) return;
+  if (t->size() == NumElements(shape)) {
+    t->Reshape(shape);
+  } else {
+    *t = Tensor(shape);
+  }
+}
+
+}  // namespace nn
+}  // namespace pstrain

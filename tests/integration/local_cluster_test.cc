@@ -1,0 +1,96 @@
+// The whole system as a user runs it: pstrain_local starts a chief, 2 ps
+// tasks and 2 workers as processes on loopback, trains mnist briefly on
+// Fashion-MNIST, and the chief evaluates and writes the final variables.
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "chief/checkpoint.h"
+#include "tests/integration/process_harness.h"
+
+namespace pstrain {
+namespace {
+
+using testing::BuildDir;
+
+bool HaveFashionMnist() {
+  return std::filesystem::exists("/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz");
+}
+
+TEST(LocalCluster, TrainsBrieflyLossFallsAndFinalVariablesAreSaved) {
+  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  testing::TempDir dir("local_cluster");
+  std::string out;
+  const std::string result = testing::RunToCompletion(
+      {BuildDir() + "/deploy/pstrain_local", "--ps=2", "--workers=2", "--model=mnist",
+       "--max_steps=100", "--log_frequency=10",
+       "--train_dir=" + dir.path()},
+      std::chrono::seconds(600), &out);
+  ASSERT_EQ(result, "exit code 0") << out;
+
+  // Each worker reports its first and last loss; both must have fallen.
+  std::regex done(R"(\[worker:(\d)\] .*done after (\d+) local steps, global_step (\d+), loss ([0-9.]+) -> ([0-9.]+))");
+  int workers = 0;
+  for (std::sregex_iterator it(out.begin(), out.end(), done), end; it != end; ++it) {
+    ++workers;
+    const double first = std::stod((*it)[4]), last = std::stod((*it)[5]);
+    EXPECT_LT(last, first - 0.1) << it->str();
+    EXPECT_GT(std::stoi((*it)[2]), 5) << it->str();
+  }
+  EXPECT_EQ(workers, 2) << out;
+
+  std::smatch final_line;
+  ASSERT_TRUE(std::regex_search(
+      out, final_line, std::regex(R"(final: step (\d+), test accuracy (0\.\d{4}) \(10000 examples\))")))
+      << out;
+  const int64_t step = std::stoll(final_line[1]);
+  EXPECT_GE(step, 100);
+  EXPECT_GT(std::stod(final_line[2]), 0.3) << "100 steps learn something";
+
+  auto state = ReadCheckpointState(dir.path());
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  auto ckpt = ReadCheckpoint(dir.path() + "/" + state->latest);
+  ASSERT_TRUE(ckpt.ok()) << ckpt.status().ToString();
+  EXPECT_EQ(ckpt->global_step, step);
+  EXPECT_EQ(ckpt->tensors.size(), 10u);
+  EXPECT_EQ(ckpt->tensors.at("local3/weights").shape(), (Shape{3136, 1024}));
+  EXPECT_NE(out.find("pstrain_local: chief:0 finished"), std::string::npos);
+}
+
+TEST(LocalCluster, AFailingTaskStopsEverythingAndIsNamed) {
+  testing::TempDir dir("local_cluster_fail");
+  std::string out;
+  // Only the workers read --batch_size; a negative one makes them fail.
+  const std::string result = testing::RunToCompletion(
+      {BuildDir() + "/deploy/pstrain_local", "--ps=1", "--workers=1", "--batch_size=-1",
+       "--train_dir=" + dir.path(), "--grace_secs=5"},
+      std::chrono::seconds(120), &out);
+  EXPECT_EQ(result, "exit code 1") << out;
+  EXPECT_NE(out.find("pstrain_local: worker:0 failed (exit code 1)"), std::string::npos) << out;
+  EXPECT_NE(out.find("--batch_size must be positive"), std::string::npos) << out;
+}
+
+TEST(LocalCluster, WorkerUnderAnotherPlacementIsRefused) {
+  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  testing::TempDir dir("placement_mismatch");
+  auto spec = testing::MakeLocalSpec(dir.path(), 2, 1);
+  auto task = [&](const std::string& bin, const std::string& job, std::vector<std::string> extra) {
+    std::vector<std::string> argv = {BuildDir() + bin, "--cluster_spec=" + spec.path,
+                                     "--job=" + job, "--task=0", "--train_dir=" + dir.path()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    argv.push_back("--undefok=train_dir");
+    return argv;
+  };
+  testing::RunningTask ps0("ps:0", task("/ps/ps_server", "ps", {"--task=0"}));
+  testing::RunningTask ps1("ps:1", task("/ps/ps_server", "ps", {"--task=1"}));
+  testing::RunningTask chief("chief:0", task("/chief/chief", "chief", {}));
+  std::string out;
+  const std::string result = testing::RunToCompletion(
+      task("/worker/worker", "worker", {"--min_slice_bytes=1000"}), std::chrono::seconds(120),
+      &out);
+  EXPECT_EQ(result, "exit code 1") << out;
+  EXPECT_NE(out.find("another placement"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace pstrain

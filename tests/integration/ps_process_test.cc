@@ -1,0 +1,105 @@
+// Real ps_server processes on loopback: pushes from many threads land
+// exactly, tensors are stitched across partitions, a malformed spec is
+// refused, and a Shutdown ends the process with exit code 0.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <csignal>
+#include <fstream>
+#include <thread>
+
+#include "ps/rpc/ps_fleet.h"
+#include "tests/integration/process_harness.h"
+
+namespace pstrain {
+namespace {
+
+using testing::BuildDir;
+using testing::RunningTask;
+
+std::vector<std::string> PsArgv(const std::string& spec, int index) {
+  return {BuildDir() + "/ps/ps_server", "--cluster_spec=" + spec, "--job=ps",
+          "--task=" + std::to_string(index)};
+}
+
+TEST(PsProcess, ConcurrentPushesLandExactlyAcrossPartitions) {
+  testing::TempDir dir("ps_process");
+  auto spec = testing::MakeLocalSpec(dir.path(), 2, 0);
+  RunningTask ps0("ps:0", PsArgv(spec.path, 0)), ps1("ps:1", PsArgv(spec.path, 1));
+
+  // "a" (1000x10 floats) is cut into 2 parts by the 16 KB slice limit.
+  std::vector<cluster::VariableInfo> vars = {{"a", {1000, 10}, 0}, {"b", {7}, 0}};
+  auto placement =
+      cluster::ComputePlacement(vars, 2, cluster::PlacementStrategy::kGreedy, 16 << 10);
+  ASSERT_TRUE(placement.ok());
+  ASSERT_EQ(placement->ShardsOfVariable("a").size(), 2u);
+  PsFleet fleet(spec.spec, vars, *placement, /*chunk_bytes=*/4096);
+  ASSERT_TRUE(fleet.WaitForPs(false, nullptr, std::chrono::seconds(30)).ok());
+
+  std::vector<Tensor> init = {Tensor({1000, 10}), Tensor({7})};
+  for (int64_t i = 0; i < init[0].size(); ++i) init[0][i] = static_cast<float>(i);
+  proto::OptimizerConfig sgd;
+  sgd.set_name("GradientDescent");
+  sgd.set_learning_rate(0.5f);
+  ASSERT_TRUE(fleet.InitVariables(init, sgd, 0).ok());
+
+  // 4 threads x 25 pushes; each gradient is 1 everywhere for "a" and the
+  // thread's number for "b". Every value is exact in float.
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      PsFleet mine(spec.spec, vars, *placement, 4096);
+      std::vector<Tensor> grads = {Tensor({1000, 10}), Tensor({7})};
+      grads[0].Fill(1.0f);
+      grads[1].Fill(static_cast<float>(t + 1));
+      for (int i = 0; i < 25; ++i) ASSERT_TRUE(mine.PushGradients(grads, t).ok());
+    });
+  }
+  for (auto& th : threads) th.join();
+
+  std::vector<Tensor> values;
+  int64_t step = 0;
+  ASSERT_TRUE(fleet.PullVariables(&values, &step).ok());
+  EXPECT_EQ(step, 100);
+  for (int64_t i = 0; i < values[0].size(); ++i) {
+    ASSERT_EQ(values[0][i], static_cast<float>(i) - 50.0f) << i;  // 100 pushes x 0.5 x 1
+  }
+  for (int64_t i = 0; i < 7; ++i) {
+    ASSERT_EQ(values[1][i], -0.5f * 25 * (1 + 2 + 3 + 4));
+  }
+
+  ASSERT_TRUE(fleet.ShutdownAll("test done").ok());
+  ASSERT_TRUE(ps0.WaitForExit(std::chrono::seconds(20)));
+  ASSERT_TRUE(ps1.WaitForExit(std::chrono::seconds(20)));
+  EXPECT_TRUE(ps0.process()->succeeded()) << ps0.process()->exit_description() << ps0.output();
+  EXPECT_TRUE(ps1.process()->succeeded()) << ps1.process()->exit_description();
+  EXPECT_NE(ps0.output().find("shutting down: test done"), std::string::npos) << ps0.output();
+}
+
+TEST(PsProcess, MalformedSpecExitsTwoWithOneLine) {
+  testing::TempDir dir("ps_badspec");
+  const std::string bad = dir.path() + "/bad.json";
+  std::ofstream(bad) << "{\"ps\": [\"127.0.0.1:1\", \"127.0.0.1:1\"]}";
+  std::string out;
+  EXPECT_EQ(testing::RunToCompletion(PsArgv(bad, 0), std::chrono::seconds(20), &out),
+            "exit code 2");
+  EXPECT_NE(out.find("duplicate address"), std::string::npos) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+}
+
+TEST(PsProcess, SigtermIsAGracefulStop) {
+  testing::TempDir dir("ps_sigterm");
+  auto spec = testing::MakeLocalSpec(dir.path(), 1, 0);
+  RunningTask ps0("ps:0", PsArgv(spec.path, 0));
+  PsClient client(0, spec.spec.Address("ps", 0));
+  for (int i = 0; i < 100 && !client.GetStatus(std::chrono::seconds(1)).ok(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ps0.process()->Signal(SIGTERM);
+  ASSERT_TRUE(ps0.WaitForExit(std::chrono::seconds(20)));
+  EXPECT_TRUE(ps0.process()->succeeded()) << ps0.process()->exit_description();
+  EXPECT_NE(ps0.output().find("shutting down: signal"), std::string::npos) << ps0.output();
+}
+
+}  // namespace
+}  // namespace pstrain
