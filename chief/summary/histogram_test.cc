@@ -1,0 +1,86 @@
+#include "chief/summary/histogram.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+namespace pstrain {
+namespace {
+
+TEST(Histogram, DefaultLimitsAreTensorFlows) {
+  const std::vector<double>& limits = DefaultBucketLimits();
+  // 1e-12 * 1.1^k below 1e20: k = 0..773, plus DBL_MAX, on each side of 0.
+  ASSERT_EQ(limits.size(), 2u * 775u + 1u);
+  EXPECT_TRUE(std::is_sorted(limits.begin(), limits.end()));
+  EXPECT_EQ(limits.front(), -DBL_MAX);
+  EXPECT_EQ(limits.back(), DBL_MAX);
+  EXPECT_EQ(limits[775], 0.0);
+  EXPECT_EQ(limits[776], 1e-12);
+  EXPECT_DOUBLE_EQ(limits[777], 1.1e-12);
+  for (size_t i = 0; i < limits.size(); ++i) EXPECT_EQ(limits[i], -limits[limits.size() - 1 - i]);
+}
+
+TEST(Histogram, BucketsSumToNum) {
+  std::vector<float> values;
+  for (int i = -500; i < 500; ++i) values.push_back(std::sin(i * 0.1f) * std::pow(10.0f, i % 7));
+  StatusOr<tensorflow::HistogramProto> h = MakeHistogram(values.data(), values.size());
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  EXPECT_EQ(h->num(), values.size());
+  EXPECT_EQ(h->bucket_size(), h->bucket_limit_size());
+  EXPECT_EQ(std::accumulate(h->bucket().begin(), h->bucket().end(), 0.0), h->num());
+  EXPECT_EQ(h->min(), *std::min_element(values.begin(), values.end()));
+  EXPECT_EQ(h->max(), *std::max_element(values.begin(), values.end()));
+  EXPECT_TRUE(std::is_sorted(h->bucket_limit().begin(), h->bucket_limit().end()));
+}
+
+TEST(Histogram, StatisticsAndBucketEdges) {
+  // 0 lies in [0, 1e-12); 1e-12 in [1e-12, 1.1e-12); -1 in [-1.000..., -0.9...).
+  const float values[] = {0.0f, 1.0f, -1.0f, 2.0f};
+  StatusOr<tensorflow::HistogramProto> h = MakeHistogram(values, 4);
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->min(), -1.0);
+  EXPECT_EQ(h->max(), 2.0);
+  EXPECT_EQ(h->num(), 4.0);
+  EXPECT_EQ(h->sum(), 2.0);
+  EXPECT_EQ(h->sum_squares(), 6.0);
+  // Empty runs fold into one bucket, so buckets alternate empty / full.
+  std::vector<double> full_limits;
+  for (int i = 0; i < h->bucket_size(); ++i) {
+    if (h->bucket(i) > 0) {
+      EXPECT_EQ(h->bucket(i), 1.0);
+      full_limits.push_back(h->bucket_limit(i));
+    }
+  }
+  ASSERT_EQ(full_limits.size(), 4u);
+  EXPECT_EQ(full_limits[1], 1e-12);  // the bucket [0, 1e-12) holds 0
+  EXPECT_GT(full_limits[0], -1.0);   // -1 sits just below its upper limit
+  EXPECT_LE(full_limits[0], -1.0 / 1.1);
+  EXPECT_EQ(h->bucket_limit(h->bucket_size() - 1), DBL_MAX);
+}
+
+TEST(Histogram, EmptyInputHasOneEmptyBucket) {
+  StatusOr<tensorflow::HistogramProto> h = MakeHistogram(nullptr, 0);
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->num(), 0.0);
+  EXPECT_EQ(h->min(), DBL_MAX);
+  EXPECT_EQ(h->max(), -DBL_MAX);
+  ASSERT_EQ(h->bucket_size(), 1);
+  EXPECT_EQ(h->bucket_limit(0), DBL_MAX);
+  EXPECT_EQ(h->bucket(0), 0.0);
+}
+
+TEST(Histogram, RejectsNonFinite) {
+  for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                    -std::numeric_limits<float>::infinity()}) {
+    const float values[] = {1.0f, bad};
+    EXPECT_EQ(MakeHistogram(values, 2).status().code(), Code::kInvalidArgument);
+  }
+}
+
+}  // namespace
+}  // namespace pstrain
