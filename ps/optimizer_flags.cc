@@ -1,21 +1,133 @@
 #include "ps/optimizer_flags.h"
 
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <type_traits>
+#include <vector>
+
 #include "ps/optimizer.h"
 
-// Defaults are the mnist recipe of MODELS.md: Nesterov momentum 0.9.
-DEFINE_string(optimizer, "Momentum", "GradientDescent or Momentum");
-DEFINE_double(learning_rate, 0.01, "Learning rate");
-DEFINE_double(momentum, 0.9, "Momentum (Momentum optimizer)");
-DEFINE_bool(use_nesterov, true, "Nesterov momentum (Momentum optimizer)");
+// The optimizer's hyper-parameters, named as TF's arguments. One that is not
+// given on the command line is left out of the config, so the optimizer takes
+// TF's default for it (ps/optimizer.h); the defaults printed here are TF's.
+// Exceptions: --learning_rate, --momentum and --use_nesterov always reach
+// GradientDescent and Momentum, whose defaults are the mnist recipe of
+// MODELS.md (Nesterov momentum 0.9, rate 0.01).
+DEFINE_string(optimizer, "Momentum",
+              "GradientDescent, Momentum, Adagrad, Adadelta, Adam, RMSProp or Ftrl");
+DEFINE_double(learning_rate, 0.01,
+              "Learning rate (the base rate of --lr_schedule); when not given: 0.01 for "
+              "GradientDescent and Momentum, 0.001 for Adam and Adadelta, required by the "
+              "others");
+DEFINE_double(momentum, 0.9, "Momentum (Momentum: 0.9 when not given; RMSProp: 0)");
+DEFINE_bool(use_nesterov, true, "Nesterov momentum (Momentum)");
+DEFINE_double(beta1, 0.9, "Adam: decay of the first-moment estimate");
+DEFINE_double(beta2, 0.999, "Adam: decay of the second-moment estimate");
+DEFINE_double(epsilon, 1e-8, "Adam, Adadelta: 1e-8; RMSProp: 1e-10");
+DEFINE_double(rho, 0.95, "Adadelta: decay rate");
+DEFINE_double(decay, 0.9, "RMSProp: decay of the squared-gradient average");
+DEFINE_bool(centered, false, "RMSProp: normalize by the estimated variance of the gradient");
+DEFINE_double(initial_accumulator_value, 0.1, "Adagrad, Ftrl: starting accumulator value");
+DEFINE_double(l1_regularization_strength, 0, "Ftrl: L1 regularization");
+DEFINE_double(l2_regularization_strength, 0, "Ftrl: L2 regularization");
+DEFINE_double(l2_shrinkage_regularization_strength, 0, "Ftrl: L2 shrinkage regularization");
+DEFINE_double(learning_rate_power, -0.5, "Ftrl: power of the per-coordinate rate (<= 0)");
+DEFINE_string(lr_schedule, "constant",
+              "Learning rate from global_step: constant, exponential_decay or "
+              "piecewise_constant");
+DEFINE_int64(decay_steps, 0, "exponential_decay: steps per factor of --decay_rate (> 0)");
+DEFINE_double(decay_rate, 0, "exponential_decay: factor per --decay_steps (> 0)");
+DEFINE_bool(staircase, false, "exponential_decay: decay in whole steps of --decay_steps");
+DEFINE_string(lr_boundaries, "", "piecewise_constant: global steps, e.g. 1000,2000");
+DEFINE_string(lr_values, "",
+              "piecewise_constant: one more rate than boundaries, e.g. 0.1,0.01,0.001");
 
 namespace pstrain {
+namespace {
+
+bool Given(const char* flag) { return !gflags::GetCommandLineFlagInfoOrDie(flag).is_default; }
+
+// "1,2,3" (or "") into numbers; InvalidArgument naming the flag otherwise.
+template <typename T>
+StatusOr<std::vector<T>> ParseList(const char* flag, const std::string& text) {
+  std::vector<T> out;
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t end = text.find(',', begin);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(begin, end - begin);
+    char* parsed_end = nullptr;
+    errno = 0;
+    T value;
+    if constexpr (std::is_integral_v<T>) {
+      value = std::strtoll(item.c_str(), &parsed_end, 10);
+    } else {
+      value = std::strtof(item.c_str(), &parsed_end);
+    }
+    if (item.empty() || errno != 0 || *parsed_end != '\0') {
+      return InvalidArgument(std::string("--") + flag + ": bad number '" + item + "' in '" + text +
+                             "'");
+    }
+    out.push_back(value);
+    begin = end + 1;
+  }
+  return out;
+}
+
+StatusOr<proto::LrScheduleConfig> LrScheduleFromFlags() {
+  proto::LrScheduleConfig s;
+  if (FLAGS_lr_schedule == "constant") {
+    s.set_kind(proto::LrScheduleConfig::CONSTANT);
+  } else if (FLAGS_lr_schedule == "exponential_decay") {
+    s.set_kind(proto::LrScheduleConfig::EXPONENTIAL_DECAY);
+    s.set_decay_steps(FLAGS_decay_steps);
+    s.set_decay_rate(static_cast<float>(FLAGS_decay_rate));
+    s.set_staircase(FLAGS_staircase);
+  } else if (FLAGS_lr_schedule == "piecewise_constant") {
+    s.set_kind(proto::LrScheduleConfig::PIECEWISE_CONSTANT);
+    PS_ASSIGN_OR_RETURN(auto boundaries, ParseList<int64_t>("lr_boundaries", FLAGS_lr_boundaries));
+    PS_ASSIGN_OR_RETURN(auto values, ParseList<float>("lr_values", FLAGS_lr_values));
+    s.mutable_boundaries()->Add(boundaries.begin(), boundaries.end());
+    s.mutable_values()->Add(values.begin(), values.end());
+  } else {
+    return InvalidArgument("--lr_schedule: unknown schedule '" + FLAGS_lr_schedule +
+                           "' (known: constant, exponential_decay, piecewise_constant)");
+  }
+  return s;
+}
+
+}  // namespace
 
 StatusOr<proto::OptimizerConfig> OptimizerConfigFromFlags() {
   proto::OptimizerConfig c;
   c.set_name(FLAGS_optimizer);
-  c.set_learning_rate(static_cast<float>(FLAGS_learning_rate));
-  c.set_momentum(static_cast<float>(FLAGS_momentum));
+  const bool recipe = FLAGS_optimizer == "GradientDescent" || FLAGS_optimizer == "Momentum";
+  if (recipe || Given("learning_rate")) {
+    c.set_learning_rate(static_cast<float>(FLAGS_learning_rate));
+  }
+  if (FLAGS_optimizer == "Momentum" || Given("momentum")) {
+    c.set_momentum(static_cast<float>(FLAGS_momentum));
+  }
   c.set_use_nesterov(FLAGS_use_nesterov);
+  if (Given("beta1")) c.set_beta1(static_cast<float>(FLAGS_beta1));
+  if (Given("beta2")) c.set_beta2(static_cast<float>(FLAGS_beta2));
+  if (Given("epsilon")) c.set_epsilon(static_cast<float>(FLAGS_epsilon));
+  if (Given("rho")) c.set_rho(static_cast<float>(FLAGS_rho));
+  if (Given("decay")) c.set_decay(static_cast<float>(FLAGS_decay));
+  c.set_centered(FLAGS_centered);
+  if (Given("initial_accumulator_value")) {
+    c.set_initial_accumulator_value(static_cast<float>(FLAGS_initial_accumulator_value));
+  }
+  if (Given("learning_rate_power")) {
+    c.set_learning_rate_power(static_cast<float>(FLAGS_learning_rate_power));
+  }
+  c.set_l1_regularization_strength(static_cast<float>(FLAGS_l1_regularization_strength));
+  c.set_l2_regularization_strength(static_cast<float>(FLAGS_l2_regularization_strength));
+  c.set_l2_shrinkage_regularization_strength(
+      static_cast<float>(FLAGS_l2_shrinkage_regularization_strength));
+  PS_ASSIGN_OR_RETURN(*c.mutable_lr_schedule(), LrScheduleFromFlags());
   PS_RETURN_IF_ERROR(Optimizer::Create(c).status());
   return c;
 }

@@ -16,7 +16,11 @@ DECLARE_bool(use_nesterov);
 
 namespace pstrain {
 
-// InvalidArgument for an unknown optimizer or a bad hyper-parameter.
+// The config from --optimizer, its hyper-parameter flags (named as TF's
+// arguments) and --lr_schedule with its flags. A hyper-parameter flag that is
+// not given leaves TF's default (ps/optimizer_flags.cc lists the exceptions).
+// InvalidArgument naming the parameter for an unknown optimizer or schedule, a
+// bad hyper-parameter or a malformed list.
 StatusOr<proto::OptimizerConfig> OptimizerConfigFromFlags();
 // Number of slot tensors the configured optimizer keeps per variable.
 StatusOr<int> OptimizerSlotCount(const proto::OptimizerConfig& config);

@@ -1,6 +1,7 @@
 #include "ps/variable_store.h"
 
 #include <cinttypes>
+#include <algorithm>
 #include <cstdio>
 
 namespace pstrain {
@@ -22,11 +23,27 @@ Status VariableStore::Initialize(const InitOptions& options,
   for (auto& [name, value] : values) {
     if (name.empty()) return InvalidArgument("variable with an empty name");
     auto v = std::make_unique<Variable>();
-    for (size_t s = 0; s < num_slots; ++s) v->slots.emplace_back(value.shape());
+    for (size_t s = 0; s < num_slots; ++s) {
+      v->slots.emplace_back(value.shape());
+      v->slots.back().Fill(optimizer->slot_initial_value(static_cast<int>(s)));
+    }
+    v->update_count = options.global_step;
     v->value = std::move(value);
     vars.emplace(name, std::move(v));
   }
+  if (options.sync.enabled() && options.sync.replicas_to_aggregate() < 1) {
+    return InvalidArgument("replicas_to_aggregate must be >= 1");
+  }
   std::unique_lock<std::shared_mutex> lock(mu_);
+  {
+    std::lock_guard<std::mutex> slock(sync_mu_);
+    accumulator_.reset();
+    if (options.sync.enabled()) {
+      accumulator_ = std::make_unique<SyncAccumulator>(
+          SyncAccumulator::Options{options.sync.replicas_to_aggregate(), options.sync.strict()},
+          options.global_step);
+    }
+  }
   variables_ = std::move(vars);
   optimizer_ = std::move(optimizer);
   options_ = options;
@@ -73,9 +90,8 @@ StatusOr<std::vector<std::pair<std::string, Tensor>>> VariableStore::Read(
   return out;
 }
 
-StatusOr<int64_t> VariableStore::ApplyGradients(const std::map<std::string, Tensor>& grads,
-                                                bool increment_global_step) {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+StatusOr<std::vector<std::pair<VariableStore::Variable*, const Tensor*>>>
+VariableStore::ResolveLocked(const std::map<std::string, Tensor>& grads) {
   std::vector<std::pair<Variable*, const Tensor*>> work;
   for (const auto& [name, grad] : grads) {
     auto it = variables_.find(name);
@@ -86,14 +102,113 @@ StatusOr<int64_t> VariableStore::ApplyGradients(const std::map<std::string, Tens
     }
     work.emplace_back(it->second.get(), &grad);
   }
+  return work;
+}
+
+void VariableStore::ApplyLocked(const std::vector<std::pair<Variable*, const Tensor*>>& work) {
+  const float lr = LearningRateLocked();
   for (auto& [var, grad] : work) {
     std::lock_guard<std::mutex> vlock(var->mu);
     std::vector<float*> slots;
     for (Tensor& s : var->slots) slots.push_back(s.data());
-    optimizer_->Apply(var->value.data(), slots, grad->data(), grad->size());
+    optimizer_->Apply(var->value.data(), slots, grad->data(), grad->size(), lr,
+                      ++var->update_count);
   }
+}
+
+StatusOr<int64_t> VariableStore::ApplyGradients(const std::map<std::string, Tensor>& grads,
+                                                bool increment_global_step,
+                                                int64_t global_step_hint) {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  if (!ready_) return FailedPrecondition("variables are not initialized yet");
+  PS_ASSIGN_OR_RETURN(auto work, ResolveLocked(grads));
+  if (!options_.holds_global_step) {
+    int64_t seen = global_step_.load();
+    while (global_step_hint > seen && !global_step_.compare_exchange_weak(seen, global_step_hint)) {
+    }
+  }
+  ApplyLocked(work);
   if (increment_global_step && options_.holds_global_step) return ++global_step_;
   return global_step_.load();
+}
+
+StatusOr<VariableStore::SyncPushResult> VariableStore::OfferSyncGradients(
+    int worker, int64_t computed_at, std::map<std::string, Tensor> grads) {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  if (!ready_) return FailedPrecondition("variables are not initialized yet");
+  PS_RETURN_IF_ERROR(ResolveLocked(grads).status());
+  std::lock_guard<std::mutex> slock(sync_mu_);
+  if (!accumulator_) return FailedPrecondition("this ps trains asynchronously");
+  PS_ASSIGN_OR_RETURN(SyncAccumulator::Outcome outcome,
+                      accumulator_->Offer(worker, computed_at, std::move(grads)));
+  SyncPushResult result{proto::ACCEPTED, 0};
+  switch (outcome) {
+    case SyncAccumulator::Outcome::kAccepted:
+      break;
+    case SyncAccumulator::Outcome::kStale:
+      result.outcome = proto::STALE;
+      break;
+    case SyncAccumulator::Outcome::kDuplicate:
+      result.outcome = proto::DUPLICATE;
+      break;
+    case SyncAccumulator::Outcome::kStepComplete: {
+      result.outcome = proto::STEP_COMPLETE;
+      const std::map<std::string, Tensor> average = accumulator_->TakeAverage();
+      ApplyLocked(*ResolveLocked(average));  // same names and shapes as checked
+      global_step_.store(accumulator_->step());
+      step_advanced_.notify_all();
+      break;
+    }
+  }
+  result.step = accumulator_->step();
+  return result;
+}
+
+Status VariableStore::WaitForStep(int64_t min_step, std::chrono::system_clock::time_point deadline,
+                                  const std::function<bool()>& cancelled) {
+  std::unique_lock<std::mutex> slock(sync_mu_);
+  for (;;) {
+    if (global_step_.load() >= min_step) return OkStatus();
+    if (cancelled && cancelled()) return Status(Code::kCancelled, "the caller went away");
+    const auto now = std::chrono::system_clock::now();
+    if (now >= deadline) {
+      std::string detail;
+      if (accumulator_) {
+        detail = " (" + std::to_string(accumulator_->pending()) + " of " +
+                 std::to_string(accumulator_->options().replicas_to_aggregate) +
+                 " gradients for step " + std::to_string(accumulator_->step()) + ")";
+      }
+      return DeadlineExceeded("at step " + std::to_string(global_step_.load()) +
+                              ", still waiting for step " + std::to_string(min_step) + detail);
+    }
+    step_advanced_.wait_until(slock, std::min(deadline, now + std::chrono::milliseconds(100)));
+  }
+}
+
+bool VariableStore::sync_enabled() const {
+  std::lock_guard<std::mutex> slock(sync_mu_);
+  return accumulator_ != nullptr;
+}
+
+VariableStore::SyncStats VariableStore::sync_stats() const {
+  std::lock_guard<std::mutex> slock(sync_mu_);
+  SyncStats stats;
+  if (accumulator_) {
+    stats.pending = accumulator_->pending();
+    stats.stale_dropped = accumulator_->stale_dropped();
+    stats.duplicates_dropped = accumulator_->duplicates_dropped();
+  }
+  return stats;
+}
+
+float VariableStore::learning_rate() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return LearningRateLocked();
+}
+
+float VariableStore::LearningRateLocked() const {
+  if (!ready_) return 0;
+  return optimizer_->lr_schedule().At(global_step_.load());
 }
 
 bool VariableStore::holds_global_step() const {

@@ -9,6 +9,9 @@
 #define PSTRAIN_PS_VARIABLE_STORE_H_
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -21,6 +24,8 @@
 #include "core/status.h"
 #include "core/tensor.h"
 #include "ps/optimizer.h"
+#include "ps/sync_accumulator.h"
+#include "proto/ps.pb.h"
 
 namespace pstrain {
 
@@ -30,10 +35,14 @@ class VariableStore {
     uint64_t placement_fingerprint = 0;
     bool holds_global_step = false;
     int64_t global_step = 0;
+    proto::SyncConfig sync;  // enabled: synchronous replicas
   };
 
-  // Replaces every variable with `values` (slots zeroed) and marks the store
-  // ready. InvalidArgument for an empty name.
+  // Replaces every variable with `values` (each slot element at the
+  // optimizer's slot_initial_value) and marks the store ready. Each variable's
+  // update count, Adam's t, starts at options.global_step: after a restore
+  // from a checkpoint at step S every variable is taken to have had S updates.
+  // InvalidArgument for an empty name.
   Status Initialize(const InitOptions& options, std::unique_ptr<Optimizer> optimizer,
                     std::map<std::string, Tensor> values);
 
@@ -48,23 +57,64 @@ class VariableStore {
       const std::vector<std::string>& names) const;
 
   // Checks every gradient first (known variable, same shape) and applies none
-  // when one is wrong; then applies each under its variable's lock. Returns
-  // global_step afterwards (incremented once when asked and held here).
+  // when one is wrong; then applies each under its variable's lock, at the
+  // learning rate of the optimizer's schedule at the current global_step.
+  // Returns global_step afterwards (incremented once when asked and held
+  // here).
+  // Async: a ps that does not hold global_step learns it from the pushes
+  // (global_step_hint, the step the worker last saw), for the schedule.
   StatusOr<int64_t> ApplyGradients(const std::map<std::string, Tensor>& grads,
-                                   bool increment_global_step);
+                                   bool increment_global_step, int64_t global_step_hint = 0);
+
+  // Sync replicas: offers one worker's gradients computed at step
+  // `computed_at` to this ps's accumulator (ps/sync_accumulator.h). When they
+  // complete the step, the average is applied to every variable, the step
+  // advances and WaitForStep's waiters wake. Returns the outcome and this
+  // ps's step afterwards.
+  struct SyncPushResult {
+    proto::PushOutcome outcome;
+    int64_t step;
+  };
+  StatusOr<SyncPushResult> OfferSyncGradients(int worker, int64_t computed_at,
+                                              std::map<std::string, Tensor> grads);
+  // Blocks until this ps's step is at least min_step. DeadlineExceeded
+  // (saying how many gradients the step still lacks) at `deadline`,
+  // Cancelled as soon as cancelled() says so (polled every 100 ms).
+  Status WaitForStep(int64_t min_step, std::chrono::system_clock::time_point deadline,
+                     const std::function<bool()>& cancelled);
+  bool sync_enabled() const;
+  struct SyncStats {
+    int pending = 0;
+    int64_t stale_dropped = 0;
+    int64_t duplicates_dropped = 0;
+  };
+  SyncStats sync_stats() const;
 
   bool holds_global_step() const;
   int64_t global_step() const { return global_step_.load(); }
+  // The optimizer's learning rate at the current global_step; 0 before
+  // Initialize.
+  float learning_rate() const;
   uint64_t placement_fingerprint() const;
   int64_t num_variables() const;
   int64_t num_bytes() const;
 
  private:
   struct Variable {
-    std::mutex mu;  // guards value and slots
+    std::mutex mu;  // guards value, slots and update_count
     Tensor value;
     std::vector<Tensor> slots;
+    int64_t update_count = 0;  // gradients applied, Optimizer::Apply's count
   };
+
+  // learning_rate() for a caller holding mu_.
+  float LearningRateLocked() const;
+
+  // Applies `grads` (already checked) to their variables at the current rate.
+  void ApplyLocked(const std::vector<std::pair<Variable*, const Tensor*>>& work);
+  // The variables `grads` name, or an error for an unknown name or shape.
+  StatusOr<std::vector<std::pair<Variable*, const Tensor*>>> ResolveLocked(
+      const std::map<std::string, Tensor>& grads);
 
   mutable std::shared_mutex mu_;  // exclusive for Initialize, shared otherwise
   bool ready_ = false;
@@ -72,6 +122,11 @@ class VariableStore {
   std::unique_ptr<Optimizer> optimizer_;
   std::map<std::string, std::unique_ptr<Variable>> variables_;
   std::atomic<int64_t> global_step_{0};
+
+  // Sync replicas: the accumulator, and waiters for the step to advance.
+  mutable std::mutex sync_mu_;  // taken after mu_ (shared), never before
+  std::condition_variable step_advanced_;
+  std::unique_ptr<SyncAccumulator> accumulator_;  // guarded by sync_mu_
 };
 
 }  // namespace pstrain

@@ -7,5 +7,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
 bash scripts/build.sh
-exec build/deploy/pstrain_local --ps=2 --workers=2 --model=mnist --epochs=3 \
+exec build/deploy/pstrain_local --ps=2 --workers=2 --model=mnist --epochs=12 \
   --train_dir=runs/mnist "$@"

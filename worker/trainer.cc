@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <thread>
+#include <algorithm>
 
 namespace pstrain {
 
@@ -27,47 +29,106 @@ std::string ProgressLine(int64_t step, float loss, double examples_per_sec,
 }
 
 Trainer::Trainer(nn::Model* model, PsFleet* fleet, data::BatchQueue* input,
-                 const StopNotice* stop, const TrainerOptions& options)
-    : model_(model), fleet_(fleet), input_(input), stop_(stop), options_(options) {}
+                 HeartbeatSender* heartbeat, const StopNotice* stop,
+                 const TrainerOptions& options)
+    : model_(model),
+      fleet_(fleet),
+      input_(input),
+      heartbeat_(heartbeat),
+      stop_(stop),
+      options_(options) {}
+
+Status Trainer::Pull(int64_t min_step) {
+  const auto wait = options_.sync ? options_.step_timeout : std::chrono::milliseconds(0);
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    Status s = fleet_->PullVariables(&params_, &steps_, options_.sync ? min_step : 0, wait);
+    if (s.code() != Code::kDeadlineExceeded || !options_.sync) return s;
+    LOG(WARNING) << "worker:" << options_.worker_index << " has waited "
+                 << std::chrono::duration_cast<std::chrono::seconds>(
+                        std::chrono::steady_clock::now() - start)
+                        .count()
+                 << " s for step " << min_step << ": " << s.message();
+    if (stop_ != nullptr && stop_->requested()) return Aborted("stopped: " + stop_->reason());
+  }
+}
+
+Status Trainer::WaitWithinStaleness(int64_t local_step) {
+  auto last_log = std::chrono::steady_clock::now();
+  for (;;) {
+    PS_ASSIGN_OR_RETURN(int64_t slowest, heartbeat_->Refresh());
+    if (slowest < 0 || local_step - slowest <= options_.staleness) return OkStatus();
+    if (std::chrono::steady_clock::now() - last_log > std::chrono::seconds(5)) {
+      LOG(INFO) << "worker:" << options_.worker_index << " is at local step " << local_step
+                << ", " << local_step - slowest << " ahead of the slowest live worker; waiting";
+      last_log = std::chrono::steady_clock::now();
+    }
+    if (stop_ != nullptr && stop_->requested()) return Aborted("stopped: " + stop_->reason());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
 
 StatusOr<TrainerResult> Trainer::Run() {
   using Clock = std::chrono::steady_clock;
   TrainerResult result;
-  std::vector<Tensor> params, grads;
+  std::vector<Tensor> grads;
   data::Batch batch;
   int64_t window_examples = 0, window_steps = 0;
+  double pull_secs = 0, compute_secs = 0, push_secs = 0;  // this window's, for --v=1
   auto window_start = Clock::now();
+  int64_t min_step = 0;
   for (;;) {
     if (stop_ != nullptr && stop_->requested()) {
       LOG(INFO) << "worker:" << options_.worker_index << " stopping: " << stop_->reason();
       break;
     }
-    int64_t global_step = 0;
-    PS_RETURN_IF_ERROR(fleet_->PullVariables(&params, &global_step));
+    if (!options_.sync && options_.staleness >= 0 && heartbeat_ != nullptr) {
+      PS_RETURN_IF_ERROR(WaitWithinStaleness(result.local_steps));
+    }
+    auto t0 = Clock::now();
+    PS_RETURN_IF_ERROR(Pull(min_step));
+    auto t1 = Clock::now();
+    const int64_t global_step = steps_[0];
     if (options_.max_steps > 0 && global_step >= options_.max_steps) {
       result.global_step = global_step;
       break;
     }
     if (!input_->Next(&batch)) break;  // the last epoch is done
     PS_ASSIGN_OR_RETURN(float loss,
-                        model_->LossAndGradients(params, batch.images, batch.labels, &grads));
+                        model_->LossAndGradients(params_, batch.images, batch.labels, &grads));
     if (!std::isfinite(loss)) {
       return InvalidArgument("loss is " + std::to_string(loss) + " at step " +
                              std::to_string(global_step) + " on worker:" +
                              std::to_string(options_.worker_index) + "; nothing was pushed");
     }
-    PS_ASSIGN_OR_RETURN(result.global_step,
-                        fleet_->PushGradients(grads, options_.worker_index));
+    if (options_.step_delay.count() > 0) std::this_thread::sleep_for(options_.step_delay);
+    auto t2 = Clock::now();
+    PS_ASSIGN_OR_RETURN(PsFleet::PushResult pushed,
+                        fleet_->PushGradients(grads, options_.worker_index, result.local_steps + 1,
+                                              steps_, options_.sync));
+    pull_secs += std::chrono::duration<double>(t1 - t0).count();
+    compute_secs += std::chrono::duration<double>(t2 - t1).count();
+    push_secs += std::chrono::duration<double>(Clock::now() - t2).count();
+    if (pushed.any(proto::STALE)) ++result.stale_gradients;
+    // Sync: pull again once every ps is past the step these gradients were
+    // computed at.
+    min_step = *std::min_element(steps_.begin(), steps_.end()) + 1;
+    result.global_step = pushed.global_step();
     if (result.local_steps == 0) result.first_loss = loss;
     result.last_loss = loss;
     ++result.local_steps;
+    if (heartbeat_ != nullptr) heartbeat_->set_local_step(result.local_steps);
     window_examples += static_cast<int64_t>(batch.labels.size());
     ++window_steps;
     if (options_.log_frequency > 0 && result.local_steps % options_.log_frequency == 0) {
       const double secs = std::chrono::duration<double>(Clock::now() - window_start).count();
       LOG(INFO) << ProgressLine(result.global_step, loss, window_examples / secs,
                                 secs / window_steps);
+      VLOG(1) << "per step: pull " << 1e3 * pull_secs / window_steps << " ms, compute "
+              << 1e3 * compute_secs / window_steps << " ms, push "
+              << 1e3 * push_secs / window_steps << " ms";
       window_examples = window_steps = 0;
+      pull_secs = compute_secs = push_secs = 0;
       window_start = Clock::now();
     }
   }

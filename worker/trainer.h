@@ -1,21 +1,31 @@
 // Trainer: one worker's training loop against the ps tasks.
 //
 // Each step pulls every variable, runs the model forward and backward on the
-// next batch of this worker's shard, and pushes the gradients (applied at
-// once: asynchronous training). Stops when global_step reaches max_steps, when
-// the input runs out (epochs), or when `stop` is notified.
+// next batch of this worker's shard, and pushes the gradients.
+//  - async: each push is applied at once; with staleness >= 0 the worker
+//    waits while it is more than `staleness` steps ahead of the slowest live
+//    worker;
+//  - sync: after a push computed at step S the worker pulls again only once
+//    every ps is past S; a wait longer than step_timeout is logged (naming
+//    what is missing) and resumed, so a dead worker that comes back lets
+//    training continue.
+// Stops when global_step reaches max_steps, when the input runs out
+// (epochs), or when `stop` is notified.
 //
 // Thread-compatible: Run is called once, from one thread.
 #ifndef PSTRAIN_WORKER_TRAINER_H_
 #define PSTRAIN_WORKER_TRAINER_H_
 
+#include <chrono>
 #include <cstdint>
+#include <string>
 
 #include "core/status.h"
 #include "core/stop_signals.h"
 #include "data/batch_queue.h"
 #include "nn/model.h"
 #include "ps/rpc/ps_fleet.h"
+#include "worker/heartbeat_sender.h"
 
 namespace pstrain {
 
@@ -23,31 +33,47 @@ struct TrainerOptions {
   int worker_index = 0;
   int64_t max_steps = 0;  // 0: no limit (the input's epochs decide)
   int log_frequency = 10;
+  bool sync = false;
+  std::chrono::milliseconds step_timeout{30000};
+  int staleness = -1;                      // async only; -1: unbounded
+  std::chrono::milliseconds step_delay{0};  // test only: a deliberately slow worker
 };
 
 struct TrainerResult {
   int64_t local_steps = 0;
   int64_t global_step = 0;
+  int64_t stale_gradients = 0;  // sync: pushes some ps dropped as stale
   float first_loss = 0;
   float last_loss = 0;
 };
 
 class Trainer {
  public:
-  // Borrows everything; all must outlive Run.
-  Trainer(nn::Model* model, PsFleet* fleet, data::BatchQueue* input, const StopNotice* stop,
-          const TrainerOptions& options);
+  // Borrows everything; all must outlive Run. heartbeat may be null.
+  Trainer(nn::Model* model, PsFleet* fleet, data::BatchQueue* input, HeartbeatSender* heartbeat,
+          const StopNotice* stop, const TrainerOptions& options);
 
   // InvalidArgument naming the step when the loss is NaN or Inf (nothing of
   // that step is pushed); the ps's error when a pull or push fails.
   StatusOr<TrainerResult> Run();
 
  private:
+  // Pulls the variables (sync: once every ps is at min_step), retrying
+  // timed-out sync waits with a log line. Aborted when stopped.
+  Status Pull(int64_t min_step);
+  // Async with bounded staleness: waits until this worker is within
+  // `staleness` steps of the slowest live worker.
+  Status WaitWithinStaleness(int64_t local_step);
+
   nn::Model* const model_;
   PsFleet* const fleet_;
   data::BatchQueue* const input_;
+  HeartbeatSender* const heartbeat_;
   const StopNotice* const stop_;
   const TrainerOptions options_;
+
+  std::vector<Tensor> params_;
+  PsFleet::PsSteps steps_;
 };
 
 // "2026-11-21 10:00:00.123: step 120, loss = 2.31 (1432.1 examples/sec; 0.089 sec/batch)"

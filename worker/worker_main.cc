@@ -11,6 +11,8 @@
 #include "nn/model.h"
 #include "ps/optimizer_flags.h"
 #include "ps/rpc/ps_fleet.h"
+#include "ps/sync_flags.h"
+#include "worker/heartbeat_sender.h"
 #include "worker/trainer.h"
 
 DEFINE_string(model, "mnist", "Built-in model to train");
@@ -20,6 +22,7 @@ DEFINE_int64(epochs, 1, "Passes over this worker's shard of the input (0: no lim
 DEFINE_int32(log_frequency, 10, "Log a progress line every this many steps");
 DEFINE_uint64(seed, 0, "Seed of the input's shuffling (each worker adds its index)");
 DEFINE_int32(ready_timeout_secs, 600, "Give up waiting for the chief to initialize after this");
+DEFINE_int32(test_only_step_delay_ms, 0, "Test only: sleep this long in every step");
 
 namespace {
 
@@ -55,6 +58,8 @@ int main(int argc, char** argv) {
   if (!model.ok()) return Fail(model.status(), kExitBadInput);
   auto optimizer = pstrain::OptimizerConfigFromFlags();
   if (!optimizer.ok()) return Fail(optimizer.status(), kExitBadInput);
+  auto sync = pstrain::SyncConfigFromFlags(config.spec.NumTasks("worker"));
+  if (!sync.ok()) return Fail(sync.status(), kExitBadInput);
 
   std::vector<std::pair<std::string, pstrain::Shape>> variables;
   for (const auto& v : (*model)->variables()) variables.emplace_back(v.name, v.shape);
@@ -83,11 +88,17 @@ int main(int argc, char** argv) {
   }
   LOG(INFO) << "worker:" << index << " model is ready; training";
 
+  pstrain::HeartbeatSender heartbeat((*fleet)->client(0), index, std::chrono::seconds(1));
   pstrain::TrainerOptions topts;
   topts.worker_index = index;
   topts.max_steps = FLAGS_max_steps;
   topts.log_frequency = FLAGS_log_frequency;
-  pstrain::Trainer trainer(model->get(), fleet->get(), input->get(), &stop, topts);
+  topts.sync = sync->enabled();
+  topts.step_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(FLAGS_step_timeout_secs * 1000));
+  topts.staleness = FLAGS_staleness;
+  topts.step_delay = std::chrono::milliseconds(FLAGS_test_only_step_delay_ms);
+  pstrain::Trainer trainer(model->get(), fleet->get(), input->get(), &heartbeat, &stop, topts);
   auto result = trainer.Run();
   if (!result.ok()) {
     return Fail(result.status(), result.status().code() == pstrain::Code::kInvalidArgument
@@ -95,7 +106,8 @@ int main(int argc, char** argv) {
                                      : kExitRetryable);
   }
   LOG(INFO) << "worker:" << index << " done after " << result->local_steps
-            << " local steps, global_step " << result->global_step << ", loss "
+            << " local steps, global_step " << result->global_step << ", "
+            << result->stale_gradients << " stale gradients dropped, loss "
             << result->first_loss << " -> " << result->last_loss;
   pstrain::Status done = (*fleet)->client(0)->WorkerDone(index);
   if (!done.ok()) return Fail(done, kExitRetryable);

@@ -12,7 +12,8 @@
 namespace pstrain {
 
 StatusOr<std::unique_ptr<TaskProcess>> TaskProcess::Spawn(const std::string& name,
-                                                          const std::vector<std::string>& argv) {
+                                                          const std::vector<std::string>& argv,
+                                                          const std::vector<std::string>& env) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return Unavailable(std::string("pipe: ") + std::strerror(errno));
   const pid_t parent = ::getpid();
@@ -26,6 +27,7 @@ StatusOr<std::unique_ptr<TaskProcess>> TaskProcess::Spawn(const std::string& nam
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (const std::string& kv : env) ::putenv(const_cast<char*>(kv.c_str()));
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);

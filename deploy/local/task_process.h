@@ -18,9 +18,11 @@ namespace pstrain {
 
 class TaskProcess {
  public:
-  // Starts argv[0] with argv. `name` is the task ("worker:1").
+  // Starts argv[0] with argv. `name` is the task ("worker:1"); `env` holds
+  // "KEY=value" entries set in the child on top of the launcher's environment.
   static StatusOr<std::unique_ptr<TaskProcess>> Spawn(const std::string& name,
-                                                      const std::vector<std::string>& argv);
+                                                      const std::vector<std::string>& argv,
+                                                      const std::vector<std::string>& env = {});
   ~TaskProcess();
 
   const std::string& name() const { return name_; }

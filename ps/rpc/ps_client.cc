@@ -48,19 +48,25 @@ Status PsClient::Init(const proto::InitHeader& header, const NamedTensors& value
 }
 
 Status PsClient::Pull(uint64_t fingerprint, const std::vector<std::string>& names,
-                      std::map<std::string, Tensor>* out, int64_t* global_step) {
+                      std::map<std::string, Tensor>* out, int64_t* step, int64_t min_step,
+                      std::chrono::milliseconds wait) {
   grpc::ClientContext ctx;
-  SetDeadline(&ctx, transfer_timeout_);
+  SetDeadline(&ctx, transfer_timeout_ + wait);
   proto::PullRequest request;
   request.set_placement_fingerprint(fingerprint);
   for (const std::string& n : names) request.add_names(n);
   request.set_chunk_bytes(chunk_bytes_);
+  request.set_min_step(min_step);
+  if (min_step > 0 && wait.count() > 0) {
+    // The ps gives up waiting at this deadline; the transfer has the rest.
+    request.set_wait_deadline_ms(static_cast<int64_t>(wait.count()));
+  }
   auto reader = stub_->Pull(&ctx, request);
   TensorAssembler assembler;
   proto::PullResponse response;
   Status bad;
   while (reader->Read(&response)) {
-    if (global_step != nullptr) *global_step = response.global_step();
+    if (step != nullptr) *step = response.global_step();
     if (bad.ok()) bad = assembler.Add(response.chunk());
     if (!bad.ok()) ctx.TryCancel();
   }
@@ -72,14 +78,26 @@ Status PsClient::Pull(uint64_t fingerprint, const std::vector<std::string>& name
   return OkStatus();
 }
 
-StatusOr<int64_t> PsClient::Push(const proto::PushHeader& header, const NamedTensors& grads) {
+StatusOr<proto::PushResponse> PsClient::Push(const proto::PushHeader& header,
+                                             const NamedTensors& grads) {
   grpc::ClientContext ctx;
   SetDeadline(&ctx, transfer_timeout_);
   proto::PushResponse response;
   auto writer = stub_->Push(&ctx, &response);
   WriteTensors(writer.get(), header, &proto::PushRequest::mutable_header, grads, chunk_bytes_);
   PS_RETURN_IF_ERROR(FromGrpcStatus(writer->Finish(), name_));
-  return response.global_step();
+  return response;
+}
+
+StatusOr<proto::HeartbeatResponse> PsClient::Heartbeat(int worker, int64_t local_step) {
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, std::chrono::seconds(5));
+  proto::HeartbeatRequest request;
+  request.set_worker(worker);
+  request.set_local_step(local_step);
+  proto::HeartbeatResponse response;
+  PS_RETURN_IF_ERROR(FromGrpcStatus(stub_->Heartbeat(&ctx, request, &response), name_));
+  return response;
 }
 
 StatusOr<proto::StatusResponse> PsClient::GetStatus(std::chrono::milliseconds timeout) {

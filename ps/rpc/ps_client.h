@@ -32,11 +32,14 @@ class PsClient {
 
   Status Init(const proto::InitHeader& header, const NamedTensors& values);
   // Fills `out` with the named variables (all the ps holds when names is
-  // empty); `global_step` (may be null) gets the ps's step.
+  // empty); `step` (may be null) gets the ps's step. With min_step > 0 the
+  // ps answers once it is at that step (sync replicas), or fails with
+  // DEADLINE_EXCEEDED after `wait` (0: the transfer timeout).
   Status Pull(uint64_t fingerprint, const std::vector<std::string>& names,
-              std::map<std::string, Tensor>* out, int64_t* global_step);
-  // Returns the ps's global_step after the push.
-  StatusOr<int64_t> Push(const proto::PushHeader& header, const NamedTensors& grads);
+              std::map<std::string, Tensor>* out, int64_t* step, int64_t min_step = 0,
+              std::chrono::milliseconds wait = std::chrono::milliseconds(0));
+  StatusOr<proto::PushResponse> Push(const proto::PushHeader& header, const NamedTensors& grads);
+  StatusOr<proto::HeartbeatResponse> Heartbeat(int worker, int64_t local_step);
   StatusOr<proto::StatusResponse> GetStatus(std::chrono::milliseconds timeout);
   Status WorkerDone(int worker);
   Status Shutdown(const std::string& reason);

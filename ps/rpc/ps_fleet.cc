@@ -93,16 +93,22 @@ Status PsFleet::WaitForPs(bool require_ready, const StopNotice* stop,
   }
 }
 
+bool PsFleet::PushResult::any(proto::PushOutcome o) const {
+  for (proto::PushOutcome x : outcomes) {
+    if (x == o) return true;
+  }
+  return false;
+}
+
 Status PsFleet::InitVariables(const std::vector<Tensor>& values,
-                              const proto::OptimizerConfig& optimizer, int64_t global_step) {
+                              const proto::InitHeader& common) {
   std::map<std::string, const Tensor*> by_name;
   for (size_t i = 0; i < variables_.size(); ++i) by_name[variables_[i].name] = &values[i];
   return ForEachPs([&](int ps) {
-    proto::InitHeader header;
+    proto::InitHeader header = common;
     header.set_placement_fingerprint(placement_.fingerprint);
-    *header.mutable_optimizer() = optimizer;
     header.set_holds_global_step(ps == 0);
-    header.set_global_step(global_step);
+    header.clear_variables();
     std::vector<Tensor> slices;
     slices.reserve(shards_by_ps_[ps].size());
     NamedTensors named;
@@ -115,11 +121,12 @@ Status PsFleet::InitVariables(const std::vector<Tensor>& values,
   });
 }
 
-Status PsFleet::PullVariables(std::vector<Tensor>* values, int64_t* global_step) {
+Status PsFleet::PullVariables(std::vector<Tensor>* values, PsSteps* steps, int64_t min_step,
+                              std::chrono::milliseconds wait) {
   std::vector<std::map<std::string, Tensor>> pulled(num_ps());
-  int64_t step0 = 0;
+  PsSteps got(num_ps(), 0);
   PS_RETURN_IF_ERROR(ForEachPs([&](int ps) {
-    return clients_[ps]->Pull(placement_.fingerprint, {}, &pulled[ps], ps == 0 ? &step0 : nullptr);
+    return clients_[ps]->Pull(placement_.fingerprint, {}, &pulled[ps], &got[ps], min_step, wait);
   }));
   values->resize(variables_.size());
   for (size_t i = 0; i < variables_.size(); ++i) {
@@ -138,19 +145,25 @@ Status PsFleet::PullVariables(std::vector<Tensor>* values, int64_t* global_step)
       std::memcpy(whole.data() + shard->row_begin * row, it->second.data(), it->second.bytes());
     }
   }
-  if (global_step != nullptr) *global_step = step0;
+  if (steps != nullptr) *steps = std::move(got);
   return OkStatus();
 }
 
-StatusOr<int64_t> PsFleet::PushGradients(const std::vector<Tensor>& grads, int worker) {
+StatusOr<PsFleet::PushResult> PsFleet::PushGradients(const std::vector<Tensor>& grads, int worker,
+                                                      int64_t local_step,
+                                                      const PsSteps& pulled, bool sync) {
   std::map<std::string, const Tensor*> by_name;
   for (size_t i = 0; i < variables_.size(); ++i) by_name[variables_[i].name] = &grads[i];
-  int64_t step = 0;
+  PushResult result;
+  result.steps.resize(num_ps());
+  result.outcomes.resize(num_ps());
   PS_RETURN_IF_ERROR(ForEachPs([&](int ps) -> Status {
     proto::PushHeader header;
     header.set_placement_fingerprint(placement_.fingerprint);
     header.set_worker(worker);
-    header.set_increment_global_step(ps == 0);
+    header.set_local_step(local_step);
+    header.set_computed_at_step(sync ? pulled[ps] : pulled[0]);
+    header.set_increment_global_step(!sync && ps == 0);
     std::vector<Tensor> slices;
     slices.reserve(shards_by_ps_[ps].size());
     NamedTensors named;
@@ -163,12 +176,13 @@ StatusOr<int64_t> PsFleet::PushGradients(const std::vector<Tensor>& grads, int w
         named.emplace_back(shard->name, &slices.back());
       }
     }
-    auto s = clients_[ps]->Push(header, named);
-    if (!s.ok()) return s.status();
-    if (ps == 0) step = *s;
+    auto response = clients_[ps]->Push(header, named);
+    if (!response.ok()) return response.status();
+    result.steps[ps] = response->global_step();
+    result.outcomes[ps] = response->outcome();
     return OkStatus();
   }));
-  return step;
+  return result;
 }
 
 StatusOr<proto::StatusResponse> PsFleet::CoordinatorStatus() {

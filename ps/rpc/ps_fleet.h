@@ -47,14 +47,30 @@ class PsFleet {
   Status WaitForPs(bool require_ready, const StopNotice* stop, std::chrono::seconds timeout);
 
   // Sends every variable's initial value (model order) to the ps tasks that
-  // own its shards; ps 0 holds global_step.
-  Status InitVariables(const std::vector<Tensor>& values, const proto::OptimizerConfig& optimizer,
-                       int64_t global_step);
-  // Pulls every variable, whole, in model order. global_step may be null.
-  Status PullVariables(std::vector<Tensor>* values, int64_t* global_step);
-  // Pushes one gradient per variable (model order); ps 0 counts the step.
-  // Returns global_step after the push.
-  StatusOr<int64_t> PushGradients(const std::vector<Tensor>& grads, int worker);
+  // own its shards; ps 0 holds global_step. `header` carries the optimizer
+  // and training mode; the placement and variable names are filled in here.
+  Status InitVariables(const std::vector<Tensor>& values, const proto::InitHeader& header);
+  // Each ps's step when it answered (ps 0's is global_step).
+  using PsSteps = std::vector<int64_t>;
+
+  // Pulls every variable, whole, in model order; steps (may be null) gets
+  // each ps's step. Sync: min_step > 0 waits until every ps is at that step,
+  // or DEADLINE_EXCEEDED after `wait`.
+  Status PullVariables(std::vector<Tensor>* values, PsSteps* steps, int64_t min_step = 0,
+                       std::chrono::milliseconds wait = std::chrono::milliseconds(0));
+
+  struct PushResult {
+    PsSteps steps;                           // each ps's step after the push
+    std::vector<proto::PushOutcome> outcomes;  // per ps
+    int64_t global_step() const { return steps[0]; }
+    bool any(proto::PushOutcome o) const;
+  };
+  // Pushes one gradient per variable (model order); `pulled` holds each
+  // ps's step when the variables were pulled. Async: ps 0 counts the push
+  // as a step, and the others learn global_step (pulled[0]) for their
+  // learning-rate schedule. Sync: each ps checks its own step.
+  StatusOr<PushResult> PushGradients(const std::vector<Tensor>& grads, int worker,
+                                     int64_t local_step, const PsSteps& pulled, bool sync);
   // The status of ps 0, which keeps global_step and the finished workers.
   StatusOr<proto::StatusResponse> CoordinatorStatus();
   Status ShutdownAll(const std::string& reason);

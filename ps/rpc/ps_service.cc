@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -48,6 +49,10 @@ grpc::Status PsService::Init(grpc::ServerContext*, grpc::ServerReader<proto::Ini
   options.placement_fingerprint = header.placement_fingerprint();
   options.holds_global_step = header.holds_global_step();
   options.global_step = header.global_step();
+  options.sync = header.sync();
+  if (header.heartbeat_timeout_secs() > 0) {
+    heartbeat_timeout_ = std::chrono::duration<double>(header.heartbeat_timeout_secs());
+  }
   const size_t n = values->size();
   Status s = store_->Initialize(options, std::move(optimizer).value(), std::move(values).value());
   if (s.ok()) {
@@ -58,10 +63,19 @@ grpc::Status PsService::Init(grpc::ServerContext*, grpc::ServerReader<proto::Ini
   return ToGrpcStatus(s);
 }
 
-grpc::Status PsService::Pull(grpc::ServerContext*, const proto::PullRequest* request,
+grpc::Status PsService::Pull(grpc::ServerContext* ctx, const proto::PullRequest* request,
                              grpc::ServerWriter<proto::PullResponse>* writer) {
   Status s = store_->CheckPlacement(request->placement_fingerprint());
   if (!s.ok()) return ToGrpcStatus(s);
+  if (request->min_step() > 0) {
+    auto deadline = ctx->deadline();
+    if (request->wait_deadline_ms() > 0) {
+      deadline = std::min(deadline, std::chrono::system_clock::now() +
+                                        std::chrono::milliseconds(request->wait_deadline_ms()));
+    }
+    s = store_->WaitForStep(request->min_step(), deadline, [ctx] { return ctx->IsCancelled(); });
+    if (!s.ok()) return ToGrpcStatus(s.Annotate("ps:" + std::to_string(task_index_)));
+  }
   const int64_t step = store_->global_step();
   auto values = store_->Read({request->names().begin(), request->names().end()});
   if (!values.ok()) return ToGrpcStatus(values.status());
@@ -95,8 +109,20 @@ grpc::Status PsService::Push(grpc::ServerContext*, grpc::ServerReader<proto::Pus
   }
   auto grads = assembler.Finish();
   if (!grads.ok()) return ToGrpcStatus(grads.status().Annotate("Push"));
-  auto step = store_->ApplyGradients(*grads, header.increment_global_step());
+  if (store_->sync_enabled()) {
+    auto r = store_->OfferSyncGradients(header.worker(), header.computed_at_step(),
+                                        std::move(grads).value());
+    if (!r.ok()) return ToGrpcStatus(r.status().Annotate("Push"));
+    response->set_outcome(r->outcome);
+    response->set_global_step(r->step);
+    if (header.local_step() > 0) workers_.Heartbeat(header.worker(), header.local_step());
+    return grpc::Status::OK;
+  }
+  if (header.local_step() > 0) workers_.Heartbeat(header.worker(), header.local_step());
+  auto step = store_->ApplyGradients(*grads, header.increment_global_step(),
+                                     header.computed_at_step());
   if (!step.ok()) return ToGrpcStatus(step.status().Annotate("Push"));
+  response->set_outcome(proto::APPLIED);
   response->set_global_step(*step);
   return grpc::Status::OK;
 }
@@ -111,17 +137,34 @@ grpc::Status PsService::GetStatus(grpc::ServerContext*, const proto::StatusReque
   response->set_global_step(store_->global_step());
   response->set_num_variables(store_->num_variables());
   response->set_num_bytes(store_->num_bytes());
-  std::lock_guard<std::mutex> lock(mu_);
-  for (int w : done_workers_) response->add_done_workers(w);
+  response->set_learning_rate(store_->learning_rate());
+  const VariableStore::SyncStats sync = store_->sync_stats();
+  response->set_pending_gradients(sync.pending);
+  response->set_stale_dropped(sync.stale_dropped);
+  response->set_duplicates_dropped(sync.duplicates_dropped);
+  for (const WorkerRegistry::WorkerState& w : workers_.Snapshot()) {
+    proto::WorkerState* ws = response->add_workers();
+    ws->set_worker(w.worker);
+    ws->set_seconds_since_heartbeat(w.seconds_since_heartbeat);
+    ws->set_local_step(w.local_step);
+    ws->set_done(w.done);
+    if (w.done) response->add_done_workers(w.worker);
+  }
   return grpc::Status::OK;
 }
 
 grpc::Status PsService::WorkerDone(grpc::ServerContext*, const proto::WorkerDoneRequest* request,
                                    proto::WorkerDoneResponse*) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (done_workers_.insert(request->worker()).second) {
-    LOG(INFO) << "ps:" << task_index_ << " worker:" << request->worker() << " finished";
-  }
+  workers_.MarkDone(request->worker());
+  LOG(INFO) << "ps:" << task_index_ << " worker:" << request->worker() << " finished";
+  return grpc::Status::OK;
+}
+
+grpc::Status PsService::Heartbeat(grpc::ServerContext*, const proto::HeartbeatRequest* request,
+                                  proto::HeartbeatResponse* response) {
+  workers_.Heartbeat(request->worker(), request->local_step());
+  response->set_global_step(store_->global_step());
+  response->set_min_live_local_step(workers_.MinLiveLocalStep(heartbeat_timeout_));
   return grpc::Status::OK;
 }
 

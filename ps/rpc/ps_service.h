@@ -7,14 +7,15 @@
 #ifndef PSTRAIN_PS_RPC_PS_SERVICE_H_
 #define PSTRAIN_PS_RPC_PS_SERVICE_H_
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
-#include <mutex>
-#include <set>
 #include <string>
 
 #include "proto/ps.grpc.pb.h"
 #include "ps/variable_store.h"
+#include "ps/worker_registry.h"
 
 namespace pstrain {
 
@@ -34,6 +35,8 @@ class PsService final : public proto::Ps::Service {
                          proto::StatusResponse* response) override;
   grpc::Status WorkerDone(grpc::ServerContext* ctx, const proto::WorkerDoneRequest* request,
                           proto::WorkerDoneResponse* response) override;
+  grpc::Status Heartbeat(grpc::ServerContext* ctx, const proto::HeartbeatRequest* request,
+                         proto::HeartbeatResponse* response) override;
   grpc::Status Shutdown(grpc::ServerContext* ctx, const proto::ShutdownRequest* request,
                         proto::ShutdownResponse* response) override;
 
@@ -43,8 +46,9 @@ class PsService final : public proto::Ps::Service {
   VariableStore* const store_;
   const std::function<void(const std::string&)> on_shutdown_;
 
-  std::mutex mu_;
-  std::set<int> done_workers_;  // guarded by mu_
+  WorkerRegistry workers_;
+  // Set by Init, read by Heartbeat; a worker silent this long counts as dead.
+  std::atomic<std::chrono::duration<double>> heartbeat_timeout_{std::chrono::seconds(10)};
 };
 
 }  // namespace pstrain

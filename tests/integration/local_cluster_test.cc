@@ -29,7 +29,7 @@ TEST(LocalCluster, TrainsBrieflyLossFallsAndFinalVariablesAreSaved) {
   ASSERT_EQ(result, "exit code 0") << out;
 
   // Each worker reports its first and last loss; both must have fallen.
-  std::regex done(R"(\[worker:(\d)\] .*done after (\d+) local steps, global_step (\d+), loss ([0-9.]+) -> ([0-9.]+))");
+  std::regex done(R"(\[worker:(\d)\] .*done after (\d+) local steps, global_step (\d+), \d+ stale gradients dropped, loss ([0-9.]+) -> ([0-9.]+))");
   int workers = 0;
   for (std::sregex_iterator it(out.begin(), out.end(), done), end; it != end; ++it) {
     ++workers;

@@ -41,7 +41,9 @@ TEST(PsProcess, ConcurrentPushesLandExactlyAcrossPartitions) {
   proto::OptimizerConfig sgd;
   sgd.set_name("GradientDescent");
   sgd.set_learning_rate(0.5f);
-  ASSERT_TRUE(fleet.InitVariables(init, sgd, 0).ok());
+  proto::InitHeader header;
+  *header.mutable_optimizer() = sgd;
+  ASSERT_TRUE(fleet.InitVariables(init, header).ok());
 
   // 4 threads x 25 pushes; each gradient is 1 everywhere for "a" and the
   // thread's number for "b". Every value is exact in float.
@@ -52,15 +54,18 @@ TEST(PsProcess, ConcurrentPushesLandExactlyAcrossPartitions) {
       std::vector<Tensor> grads = {Tensor({1000, 10}), Tensor({7})};
       grads[0].Fill(1.0f);
       grads[1].Fill(static_cast<float>(t + 1));
-      for (int i = 0; i < 25; ++i) ASSERT_TRUE(mine.PushGradients(grads, t).ok());
+      const PsFleet::PsSteps pulled = {0, 0};
+      for (int i = 0; i < 25; ++i) {
+        ASSERT_TRUE(mine.PushGradients(grads, t, i + 1, pulled, /*sync=*/false).ok());
+      }
     });
   }
   for (auto& th : threads) th.join();
 
   std::vector<Tensor> values;
-  int64_t step = 0;
-  ASSERT_TRUE(fleet.PullVariables(&values, &step).ok());
-  EXPECT_EQ(step, 100);
+  PsFleet::PsSteps steps;
+  ASSERT_TRUE(fleet.PullVariables(&values, &steps).ok());
+  EXPECT_EQ(steps[0], 100);
   for (int64_t i = 0; i < values[0].size(); ++i) {
     ASSERT_EQ(values[0][i], static_cast<float>(i) - 50.0f) << i;  // 100 pushes x 0.5 x 1
   }

@@ -1,0 +1,87 @@
+#include "ps/sync_accumulator.h"
+
+#include <algorithm>
+
+namespace pstrain {
+
+const char* OutcomeName(SyncAccumulator::Outcome outcome) {
+  switch (outcome) {
+    case SyncAccumulator::Outcome::kAccepted: return "accepted";
+    case SyncAccumulator::Outcome::kStepComplete: return "step complete";
+    case SyncAccumulator::Outcome::kStale: return "stale";
+    case SyncAccumulator::Outcome::kDuplicate: return "duplicate";
+  }
+  return "?";
+}
+
+SyncAccumulator::SyncAccumulator(const Options& options, int64_t step)
+    : options_(options), step_(step) {}
+
+StatusOr<SyncAccumulator::Outcome> SyncAccumulator::Offer(int worker, int64_t computed_at,
+                                                          std::map<std::string, Tensor> grads) {
+  if (computed_at > step_) {
+    return InvalidArgument("worker:" + std::to_string(worker) + " sent a gradient computed at step " +
+                           std::to_string(computed_at) + ", but this ps is at step " +
+                           std::to_string(step_));
+  }
+  if (computed_at < step_) {
+    ++stale_dropped_;
+    return Outcome::kStale;
+  }
+  if (options_.strict) {
+    for (const auto& [w, g] : received_) {
+      if (w == worker) {
+        ++duplicates_dropped_;
+        return Outcome::kDuplicate;
+      }
+    }
+  }
+  if (!received_.empty()) {
+    const auto& first = received_.front().second;
+    bool same = first.size() == grads.size();
+    for (auto it = grads.begin(); same && it != grads.end(); ++it) {
+      auto f = first.find(it->first);
+      same = f != first.end() && f->second.shape() == it->second.shape();
+    }
+    if (!same) {
+      return InvalidArgument("worker:" + std::to_string(worker) +
+                             " sent gradients for other variables or shapes than step " +
+                             std::to_string(step_) + "'s first gradient");
+    }
+  }
+  received_.emplace_back(worker, std::move(grads));
+  if (static_cast<int>(received_.size()) >= options_.replicas_to_aggregate) {
+    return Outcome::kStepComplete;
+  }
+  return Outcome::kAccepted;
+}
+
+std::map<std::string, Tensor> SyncAccumulator::TakeAverage() {
+  // Sum in worker order (stable for a worker's repeats), not arrival order.
+  std::stable_sort(received_.begin(), received_.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::map<std::string, Tensor> sum = std::move(received_.front().second);
+  for (size_t r = 1; r < received_.size(); ++r) {
+    for (auto& [name, total] : sum) {
+      const Tensor& g = received_[r].second.at(name);
+      float* t = total.data();
+      const float* p = g.data();
+      for (int64_t i = 0; i < total.size(); ++i) t[i] += p[i];
+    }
+  }
+  const float scale = 1.0f / static_cast<float>(received_.size());
+  for (auto& [name, total] : sum) {
+    float* t = total.data();
+    for (int64_t i = 0; i < total.size(); ++i) t[i] *= scale;
+  }
+  received_.clear();
+  ++step_;
+  return sum;
+}
+
+void SyncAccumulator::Reset(int64_t step) {
+  received_.clear();
+  step_ = step;
+}
+
+}  // namespace pstrain

@@ -1,0 +1,71 @@
+// SyncAccumulator: the gradients of one synchronous step on one ps, and the
+// rule that decides when the step is complete (TensorFlow's
+// SyncReplicasOptimizer, with a strict mode TF lacked).
+//
+// Semantics, for the step S the accumulator is at:
+//  - a gradient computed at a step older than S is stale: dropped and counted;
+//  - a gradient computed at a step newer than S is refused (no worker can
+//    have seen it: the caller has a bug or a ps was restored behind it);
+//  - the first R = replicas_to_aggregate gradients computed at S are kept;
+//    with R of them the step is complete: their average is handed out (summed
+//    in worker order, so a run with fixed seeds repeats to the bit) and the
+//    accumulator moves to S + 1;
+//  - strict: a worker counts once per step; its second gradient for S is a
+//    duplicate, dropped and counted. Not strict (TF's behaviour): a worker
+//    that pushes twice counts twice.
+//
+// Not thread-safe: the owner (VariableStore) serializes calls.
+#ifndef PSTRAIN_PS_SYNC_ACCUMULATOR_H_
+#define PSTRAIN_PS_SYNC_ACCUMULATOR_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/status.h"
+#include "core/tensor.h"
+
+namespace pstrain {
+
+class SyncAccumulator {
+ public:
+  struct Options {
+    int replicas_to_aggregate = 1;
+    bool strict = false;
+  };
+  enum class Outcome { kAccepted, kStepComplete, kStale, kDuplicate };
+
+  SyncAccumulator(const Options& options, int64_t step);
+
+  // Offers one worker's gradients computed at `computed_at`. On
+  // kStepComplete, call TakeAverage before the next Offer. InvalidArgument
+  // for a gradient from the future or one whose names or shapes differ from
+  // the first gradient of the step.
+  StatusOr<Outcome> Offer(int worker, int64_t computed_at, std::map<std::string, Tensor> grads);
+
+  // The average of the step's R gradients; moves to the next step.
+  std::map<std::string, Tensor> TakeAverage();
+
+  int64_t step() const { return step_; }
+  int pending() const { return static_cast<int>(received_.size()); }
+  const Options& options() const { return options_; }
+  int64_t stale_dropped() const { return stale_dropped_; }
+  int64_t duplicates_dropped() const { return duplicates_dropped_; }
+  // Resets to `step` with nothing pending (after a restore).
+  void Reset(int64_t step);
+
+ private:
+  const Options options_;
+  int64_t step_;
+  std::vector<std::pair<int, std::map<std::string, Tensor>>> received_;
+  int64_t stale_dropped_ = 0;
+  int64_t duplicates_dropped_ = 0;
+};
+
+const char* OutcomeName(SyncAccumulator::Outcome outcome);
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_PS_SYNC_ACCUMULATOR_H_

@@ -1,0 +1,83 @@
+#include "ps/sync_accumulator.h"
+
+#include <gtest/gtest.h>
+
+namespace pstrain {
+namespace {
+
+using Outcome = SyncAccumulator::Outcome;
+
+std::map<std::string, Tensor> Grad(float v) {
+  std::map<std::string, Tensor> g;
+  g.emplace("w", Tensor({2}, {v, 2 * v}));
+  return g;
+}
+
+TEST(SyncAccumulator, AveragesTheFirstRAndAdvances) {
+  SyncAccumulator acc({/*replicas_to_aggregate=*/2, /*strict=*/false}, 5);
+  EXPECT_EQ(*acc.Offer(0, 5, Grad(1)), Outcome::kAccepted);
+  EXPECT_EQ(acc.pending(), 1);
+  EXPECT_EQ(*acc.Offer(1, 5, Grad(3)), Outcome::kStepComplete);
+  auto avg = acc.TakeAverage();
+  EXPECT_EQ(avg.at("w")[0], 2.0f);
+  EXPECT_EQ(avg.at("w")[1], 4.0f);
+  EXPECT_EQ(acc.step(), 6);
+  EXPECT_EQ(acc.pending(), 0);
+}
+
+TEST(SyncAccumulator, DropsStaleAndCountsThem) {
+  SyncAccumulator acc({2, false}, 7);
+  EXPECT_EQ(*acc.Offer(2, 6, Grad(100)), Outcome::kStale);
+  EXPECT_EQ(*acc.Offer(2, 3, Grad(100)), Outcome::kStale);
+  EXPECT_EQ(acc.stale_dropped(), 2);
+  EXPECT_EQ(acc.pending(), 0);
+  EXPECT_EQ(*acc.Offer(0, 7, Grad(1)), Outcome::kAccepted);
+  EXPECT_EQ(*acc.Offer(1, 7, Grad(1)), Outcome::kStepComplete);
+  EXPECT_EQ(acc.TakeAverage().at("w")[0], 1.0f);  // the stale 100s never counted
+}
+
+TEST(SyncAccumulator, RefusesGradientsFromTheFuture) {
+  SyncAccumulator acc({1, false}, 7);
+  auto r = acc.Offer(0, 8, Grad(1));
+  EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("step 8"), std::string::npos);
+}
+
+TEST(SyncAccumulator, StrictModeCountsDistinctWorkers) {
+  SyncAccumulator strict({2, true}, 0);
+  EXPECT_EQ(*strict.Offer(0, 0, Grad(1)), Outcome::kAccepted);
+  EXPECT_EQ(*strict.Offer(0, 0, Grad(5)), Outcome::kDuplicate);
+  EXPECT_EQ(strict.duplicates_dropped(), 1);
+  EXPECT_EQ(*strict.Offer(1, 0, Grad(3)), Outcome::kStepComplete);
+  EXPECT_EQ(strict.TakeAverage().at("w")[0], 2.0f);
+
+  // TF's behaviour: one fast worker may fill the step alone.
+  SyncAccumulator loose({2, false}, 0);
+  EXPECT_EQ(*loose.Offer(0, 0, Grad(1)), Outcome::kAccepted);
+  EXPECT_EQ(*loose.Offer(0, 0, Grad(5)), Outcome::kStepComplete);
+  EXPECT_EQ(loose.TakeAverage().at("w")[0], 3.0f);
+}
+
+TEST(SyncAccumulator, SumsInWorkerOrderWhateverTheArrivalOrder) {
+  // 1e8 + 1 - 1e8 in float depends on the order of the sum.
+  auto run = [](std::vector<int> order) {
+    const float v[3] = {1e8f, 1.0f, -1e8f};
+    SyncAccumulator acc({3, true}, 0);
+    for (int w : order) (void)acc.Offer(w, 0, Grad(v[w]));
+    return acc.TakeAverage().at("w")[0];
+  };
+  const float expected = run({0, 1, 2});
+  EXPECT_EQ(run({2, 1, 0}), expected);
+  EXPECT_EQ(run({1, 2, 0}), expected);
+}
+
+TEST(SyncAccumulator, RejectsMismatchedGradients) {
+  SyncAccumulator acc({2, false}, 0);
+  ASSERT_EQ(*acc.Offer(0, 0, Grad(1)), Outcome::kAccepted);
+  std::map<std::string, Tensor> other;
+  other.emplace("w", Tensor({3}));
+  EXPECT_EQ(acc.Offer(1, 0, std::move(other)).status().code(), Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace pstrain

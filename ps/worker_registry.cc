@@ -1,0 +1,46 @@
+#include "ps/worker_registry.h"
+
+#include <algorithm>
+
+namespace pstrain {
+
+WorkerRegistry::WorkerRegistry(Clock clock) : clock_(std::move(clock)) {}
+
+void WorkerRegistry::Heartbeat(int worker, int64_t local_step) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Entry& e = workers_[worker];
+  e.last_seen = clock_();
+  e.local_step = local_step;
+  e.done = false;  // a restarted worker rejoins
+}
+
+void WorkerRegistry::MarkDone(int worker) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Entry& e = workers_[worker];
+  e.last_seen = clock_();
+  e.done = true;
+}
+
+std::vector<WorkerRegistry::WorkerState> WorkerRegistry::Snapshot() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto now = clock_();
+  std::vector<WorkerState> out;
+  for (const auto& [w, e] : workers_) {
+    out.push_back({w, std::chrono::duration<double>(now - e.last_seen).count(), e.local_step,
+                   e.done});
+  }
+  return out;
+}
+
+int64_t WorkerRegistry::MinLiveLocalStep(std::chrono::duration<double> timeout) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto now = clock_();
+  int64_t min = -1;
+  for (const auto& [w, e] : workers_) {
+    if (e.done || now - e.last_seen > timeout) continue;
+    min = min < 0 ? e.local_step : std::min(min, e.local_step);
+  }
+  return min;
+}
+
+}  // namespace pstrain

@@ -1,0 +1,51 @@
+// WorkerRegistry: what the ps holding global_step knows of each worker: its
+// last heartbeat, its local step count, and whether it has finished. The
+// chief reads it to declare workers dead; workers read the slowest live
+// worker's step to bound their staleness.
+//
+// Thread-safe. Time comes from an injectable clock so tests control it.
+#ifndef PSTRAIN_PS_WORKER_REGISTRY_H_
+#define PSTRAIN_PS_WORKER_REGISTRY_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <vector>
+
+namespace pstrain {
+
+class WorkerRegistry {
+ public:
+  using Clock = std::function<std::chrono::steady_clock::time_point()>;
+  explicit WorkerRegistry(Clock clock = std::chrono::steady_clock::now);
+
+  struct WorkerState {
+    int worker = 0;
+    double seconds_since_heartbeat = 0;
+    int64_t local_step = 0;
+    bool done = false;
+  };
+
+  void Heartbeat(int worker, int64_t local_step);
+  void MarkDone(int worker);
+  std::vector<WorkerState> Snapshot() const;
+  // The smallest local step among workers that are neither done nor silent
+  // for longer than `timeout`; -1 when there are none.
+  int64_t MinLiveLocalStep(std::chrono::duration<double> timeout) const;
+
+ private:
+  struct Entry {
+    std::chrono::steady_clock::time_point last_seen;
+    int64_t local_step = 0;
+    bool done = false;
+  };
+  const Clock clock_;
+  mutable std::mutex mu_;
+  std::map<int, Entry> workers_;  // guarded by mu_
+};
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_PS_WORKER_REGISTRY_H_

@@ -1,0 +1,37 @@
+#include "ps/worker_registry.h"
+
+#include <gtest/gtest.h>
+
+namespace pstrain {
+namespace {
+
+TEST(WorkerRegistry, SlowestLiveWorkerIgnoresSilentAndDoneWorkers) {
+  auto now = std::chrono::steady_clock::time_point();
+  WorkerRegistry reg([&now] { return now; });
+  EXPECT_EQ(reg.MinLiveLocalStep(std::chrono::seconds(10)), -1);
+  reg.Heartbeat(0, 50);
+  reg.Heartbeat(1, 20);
+  reg.Heartbeat(2, 35);
+  EXPECT_EQ(reg.MinLiveLocalStep(std::chrono::seconds(10)), 20);
+
+  now += std::chrono::seconds(8);
+  reg.Heartbeat(0, 60);
+  reg.Heartbeat(2, 40);
+  now += std::chrono::seconds(3);  // worker 1 silent for 11 s: dead
+  EXPECT_EQ(reg.MinLiveLocalStep(std::chrono::seconds(10)), 40);
+
+  reg.MarkDone(2);
+  EXPECT_EQ(reg.MinLiveLocalStep(std::chrono::seconds(10)), 60);
+
+  auto snap = reg.Snapshot();
+  ASSERT_EQ(snap.size(), 3u);
+  EXPECT_EQ(snap[1].worker, 1);
+  EXPECT_DOUBLE_EQ(snap[1].seconds_since_heartbeat, 11.0);
+  EXPECT_TRUE(snap[2].done);
+
+  reg.Heartbeat(1, 21);  // worker 1 comes back
+  EXPECT_EQ(reg.MinLiveLocalStep(std::chrono::seconds(10)), 21);
+}
+
+}  // namespace
+}  // namespace pstrain

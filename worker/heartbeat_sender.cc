@@ -1,0 +1,38 @@
+#include "worker/heartbeat_sender.h"
+
+#include <glog/logging.h>
+
+namespace pstrain {
+
+HeartbeatSender::HeartbeatSender(PsClient* coordinator, int worker,
+                                 std::chrono::milliseconds interval)
+    : coordinator_(coordinator), worker_(worker), interval_(interval) {
+  thread_ = std::thread([this] { Run(); });
+}
+
+HeartbeatSender::~HeartbeatSender() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+StatusOr<int64_t> HeartbeatSender::Refresh() {
+  PS_ASSIGN_OR_RETURN(auto response, coordinator_->Heartbeat(worker_, local_step_.load()));
+  return response.min_live_local_step();
+}
+
+void HeartbeatSender::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_) {
+    lock.unlock();
+    auto r = Refresh();
+    if (!r.ok()) VLOG(1) << "heartbeat: " << r.status().ToString();
+    lock.lock();
+    cv_.wait_for(lock, interval_, [this] { return stop_; });
+  }
+}
+
+}  // namespace pstrain

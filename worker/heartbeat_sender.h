@@ -1,0 +1,48 @@
+// HeartbeatSender: tells the ps holding global_step, once per interval, that
+// this worker is alive and how many steps it has taken, from a thread of its
+// own (so a worker blocked waiting for a sync step still heartbeats). Its
+// replies carry the slowest live worker's step, for bounded staleness.
+//
+// Thread-safe.
+#ifndef PSTRAIN_WORKER_HEARTBEAT_SENDER_H_
+#define PSTRAIN_WORKER_HEARTBEAT_SENDER_H_
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+
+#include "core/status.h"
+#include "ps/rpc/ps_client.h"
+
+namespace pstrain {
+
+class HeartbeatSender {
+ public:
+  // Borrows coordinator, which must outlive this object. Starts the thread.
+  HeartbeatSender(PsClient* coordinator, int worker, std::chrono::milliseconds interval);
+  ~HeartbeatSender();  // stops and joins the thread
+
+  void set_local_step(int64_t step) { local_step_.store(step); }
+  // Sends a heartbeat now; returns the slowest live worker's local step (-1
+  // when none is known).
+  StatusOr<int64_t> Refresh();
+
+ private:
+  void Run();
+
+  PsClient* const coordinator_;
+  const int worker_;
+  const std::chrono::milliseconds interval_;
+  std::atomic<int64_t> local_step_{0};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;  // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_WORKER_HEARTBEAT_SENDER_H_
