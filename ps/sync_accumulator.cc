@@ -20,9 +20,9 @@ SyncAccumulator::SyncAccumulator(const Options& options, int64_t step)
 StatusOr<SyncAccumulator::Outcome> SyncAccumulator::Offer(int worker, int64_t computed_at,
                                                           std::map<std::string, Tensor> grads) {
   if (computed_at > step_) {
-    return InvalidArgument("worker:" + std::to_string(worker) + " sent a gradient computed at step " +
+    return Aborted("worker:" + std::to_string(worker) + " sent a gradient computed at step " +
                            std::to_string(computed_at) + ", but this ps is at step " +
-                           std::to_string(step_));
+                           std::to_string(step_) + " (was this ps restored?); retry the step");
   }
   if (computed_at < step_) {
     ++stale_dropped_;

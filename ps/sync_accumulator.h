@@ -4,8 +4,9 @@
 //
 // Semantics, for the step S the accumulator is at:
 //  - a gradient computed at a step older than S is stale: dropped and counted;
-//  - a gradient computed at a step newer than S is refused (no worker can
-//    have seen it: the caller has a bug or a ps was restored behind it);
+//  - a gradient computed at a step newer than S is refused with Aborted:
+//    the ps was restored to an older step while the worker computed; the
+//    worker retries the step;
 //  - the first R = replicas_to_aggregate gradients computed at S are kept;
 //    with R of them the step is complete: their average is handed out (summed
 //    in worker order, so a run with fixed seeds repeats to the bit) and the
@@ -40,9 +41,9 @@ class SyncAccumulator {
   SyncAccumulator(const Options& options, int64_t step);
 
   // Offers one worker's gradients computed at `computed_at`. On
-  // kStepComplete, call TakeAverage before the next Offer. InvalidArgument
-  // for a gradient from the future or one whose names or shapes differ from
-  // the first gradient of the step.
+  // kStepComplete, call TakeAverage before the next Offer. Aborted for a
+  // gradient from the future; InvalidArgument for one whose names or shapes
+  // differ from the first gradient of the step.
   StatusOr<Outcome> Offer(int worker, int64_t computed_at, std::map<std::string, Tensor> grads);
 
   // The average of the step's R gradients; moves to the next step.

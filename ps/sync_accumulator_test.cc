@@ -39,7 +39,7 @@ TEST(SyncAccumulator, DropsStaleAndCountsThem) {
 TEST(SyncAccumulator, RefusesGradientsFromTheFuture) {
   SyncAccumulator acc({1, false}, 7);
   auto r = acc.Offer(0, 8, Grad(1));
-  EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(r.status().code(), Code::kAborted);
   EXPECT_NE(r.status().message().find("step 8"), std::string::npos);
 }
 

@@ -114,6 +114,17 @@ PSTRAIN_HD inline void FtrlUpdate(float* var, float* accum, float* linear, float
   *accum = new_accum;
 }
 
+// ExponentialMovingAverage: shadow -= (1 - decay) * (shadow - value).
+PSTRAIN_HD inline void EmaUpdate(float* shadow, float value, float decay) {
+  *shadow -= (1.0f - decay) * (*shadow - value);
+}
+
+// TF's decay with num_updates: min(decay, (1 + n) / (10 + n)).
+PSTRAIN_HD inline float EmaDecay(float decay, long long num_updates) {
+  const float warm = (1.0f + static_cast<float>(num_updates)) / (10.0f + static_cast<float>(num_updates));
+  return decay < warm ? decay : warm;
+}
+
 }  // namespace pstrain
 
 #endif  // PSTRAIN_PS_UPDATE_RULES_H_

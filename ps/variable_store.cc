@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "ps/update_rules.h"
+
 namespace pstrain {
 namespace {
 
@@ -17,19 +19,42 @@ std::string Hex(uint64_t v) {
 
 Status VariableStore::Initialize(const InitOptions& options,
                                  std::unique_ptr<Optimizer> optimizer,
-                                 std::map<std::string, Tensor> values) {
+                                 std::map<std::string, Tensor> values,
+                                 std::map<std::string, Tensor> state) {
   std::map<std::string, std::unique_ptr<Variable>> vars;
-  const size_t num_slots = optimizer->slot_names().size();
+  const std::vector<std::string> slot_names = optimizer->slot_names();
+  // Takes the saved state tensor `name + "/" + suffix` into *dst if there is one.
+  auto take = [&state](const std::string& name, const std::string& suffix, Tensor* dst) {
+    auto it = state.find(name + "/" + suffix);
+    if (it == state.end()) return OkStatus();
+    if (it->second.shape() != dst->shape()) {
+      return InvalidArgument("saved " + it->first + " has shape " +
+                             ShapeString(it->second.shape()) + ", variable has " +
+                             ShapeString(dst->shape()));
+    }
+    *dst = std::move(it->second);
+    state.erase(it);
+    return OkStatus();
+  };
   for (auto& [name, value] : values) {
     if (name.empty()) return InvalidArgument("variable with an empty name");
     auto v = std::make_unique<Variable>();
-    for (size_t s = 0; s < num_slots; ++s) {
+    for (size_t s = 0; s < slot_names.size(); ++s) {
       v->slots.emplace_back(value.shape());
       v->slots.back().Fill(optimizer->slot_initial_value(static_cast<int>(s)));
+      PS_RETURN_IF_ERROR(take(name, slot_names[s], &v->slots.back()));
+    }
+    if (options.ema_decay > 0) {
+      v->ema = value;  // TF starts a shadow at the variable's value
+      PS_RETURN_IF_ERROR(take(name, kEmaSuffix, &v->ema));
     }
     v->update_count = options.global_step;
     v->value = std::move(value);
     vars.emplace(name, std::move(v));
+  }
+  if (!state.empty()) {
+    return InvalidArgument("saved tensor " + state.begin()->first +
+                           " matches no variable, slot or shadow on this ps");
   }
   if (options.sync.enabled() && options.sync.replicas_to_aggregate() < 1) {
     return InvalidArgument("replicas_to_aggregate must be >= 1");
@@ -59,7 +84,7 @@ bool VariableStore::ready() const {
 
 Status VariableStore::CheckPlacement(uint64_t fingerprint) const {
   std::shared_lock<std::shared_mutex> lock(mu_);
-  if (!ready_) return FailedPrecondition("variables are not initialized yet");
+  if (!ready_) return Unavailable("variables are not initialized (is this ps restarting?)");
   if (fingerprint != options_.placement_fingerprint) {
     return FailedPrecondition("placement mismatch: request made under placement " +
                               Hex(fingerprint) + ", this ps holds placement " +
@@ -107,20 +132,44 @@ VariableStore::ResolveLocked(const std::map<std::string, Tensor>& grads) {
 
 void VariableStore::ApplyLocked(const std::vector<std::pair<Variable*, const Tensor*>>& work) {
   const float lr = LearningRateLocked();
+  // TF applies the averages after the step's update, with num_updates the
+  // global_step that update produced.
+  const float decay = EmaDecay(options_.ema_decay, global_step_.load() + 1);
   for (auto& [var, grad] : work) {
     std::lock_guard<std::mutex> vlock(var->mu);
     std::vector<float*> slots;
     for (Tensor& s : var->slots) slots.push_back(s.data());
     optimizer_->Apply(var->value.data(), slots, grad->data(), grad->size(), lr,
                       ++var->update_count);
+    if (options_.ema_decay > 0) {
+      float* shadow = var->ema.data();
+      const float* value = var->value.data();
+      for (int64_t i = 0; i < var->ema.size(); ++i) EmaUpdate(&shadow[i], value[i], decay);
+    }
   }
+}
+
+StatusOr<std::vector<std::pair<std::string, Tensor>>> VariableStore::ReadState() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  if (!ready_) return Unavailable("variables are not initialized (is this ps restarting?)");
+  const std::vector<std::string> slot_names = optimizer_->slot_names();
+  std::vector<std::pair<std::string, Tensor>> out;
+  for (const auto& [name, v] : variables_) {
+    std::lock_guard<std::mutex> vlock(v->mu);
+    out.emplace_back(name, v->value);
+    for (size_t s = 0; s < slot_names.size(); ++s) {
+      out.emplace_back(name + "/" + slot_names[s], v->slots[s]);
+    }
+    if (options_.ema_decay > 0) out.emplace_back(name + "/" + kEmaSuffix, v->ema);
+  }
+  return out;
 }
 
 StatusOr<int64_t> VariableStore::ApplyGradients(const std::map<std::string, Tensor>& grads,
                                                 bool increment_global_step,
                                                 int64_t global_step_hint) {
   std::shared_lock<std::shared_mutex> lock(mu_);
-  if (!ready_) return FailedPrecondition("variables are not initialized yet");
+  if (!ready_) return Unavailable("variables are not initialized (is this ps restarting?)");
   PS_ASSIGN_OR_RETURN(auto work, ResolveLocked(grads));
   if (!options_.holds_global_step) {
     int64_t seen = global_step_.load();
@@ -135,7 +184,7 @@ StatusOr<int64_t> VariableStore::ApplyGradients(const std::map<std::string, Tens
 StatusOr<VariableStore::SyncPushResult> VariableStore::OfferSyncGradients(
     int worker, int64_t computed_at, std::map<std::string, Tensor> grads) {
   std::shared_lock<std::shared_mutex> lock(mu_);
-  if (!ready_) return FailedPrecondition("variables are not initialized yet");
+  if (!ready_) return Unavailable("variables are not initialized (is this ps restarting?)");
   PS_RETURN_IF_ERROR(ResolveLocked(grads).status());
   std::lock_guard<std::mutex> slock(sync_mu_);
   if (!accumulator_) return FailedPrecondition("this ps trains asynchronously");

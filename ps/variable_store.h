@@ -36,15 +36,26 @@ class VariableStore {
     bool holds_global_step = false;
     int64_t global_step = 0;
     proto::SyncConfig sync;  // enabled: synchronous replicas
+    // > 0: keep an ExponentialMovingAverage shadow of every variable, updated
+    // after each application with decay min(ema_decay, (1+n)/(10+n)), n =
+    // global_step.
+    float ema_decay = 0;
   };
+
+  // Name suffix of a variable's moving-average shadow ("conv1/weights/" +).
+  static constexpr const char* kEmaSuffix = "ExponentialMovingAverage";
 
   // Replaces every variable with `values` (each slot element at the
   // optimizer's slot_initial_value) and marks the store ready. Each variable's
   // update count, Adam's t, starts at options.global_step: after a restore
   // from a checkpoint at step S every variable is taken to have had S updates.
   // InvalidArgument for an empty name.
+  // `state` may hold saved slots and shadows, named "<variable>/<slot>" and
+  // "<variable>/ExponentialMovingAverage" (a restore); others start fresh.
+  // InvalidArgument for a state tensor that matches no variable, slot or
+  // shadow, or has another shape.
   Status Initialize(const InitOptions& options, std::unique_ptr<Optimizer> optimizer,
-                    std::map<std::string, Tensor> values);
+                    std::map<std::string, Tensor> values, std::map<std::string, Tensor> state = {});
 
   bool ready() const;
   // FailedPrecondition when not initialized or initialized under another
@@ -90,6 +101,10 @@ class VariableStore {
   };
   SyncStats sync_stats() const;
 
+  // Copies of every variable with its slots and shadow, named as Initialize's
+  // `state` names them: what a checkpoint saves.
+  StatusOr<std::vector<std::pair<std::string, Tensor>>> ReadState() const;
+
   bool holds_global_step() const;
   int64_t global_step() const { return global_step_.load(); }
   // The optimizer's learning rate at the current global_step; 0 before
@@ -104,6 +119,7 @@ class VariableStore {
     std::mutex mu;  // guards value, slots and update_count
     Tensor value;
     std::vector<Tensor> slots;
+    Tensor ema;  // the shadow, when options_.ema_decay > 0
     int64_t update_count = 0;  // gradients applied, Optimizer::Apply's count
   };
 

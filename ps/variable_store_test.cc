@@ -61,7 +61,7 @@ TEST(VariableStore, RejectsWholePushWhenOneGradientIsWrong) {
 
 TEST(VariableStore, PlacementFingerprintIsChecked) {
   VariableStore store;
-  EXPECT_EQ(store.CheckPlacement(7).code(), Code::kFailedPrecondition);
+  EXPECT_EQ(store.CheckPlacement(7).code(), Code::kUnavailable);
   VariableStore::InitOptions opts;
   opts.placement_fingerprint = 7;
   ASSERT_TRUE(store.Initialize(opts, Sgd(1.0f), {}).ok());
@@ -69,6 +69,77 @@ TEST(VariableStore, PlacementFingerprintIsChecked) {
   Status s = store.CheckPlacement(8);
   EXPECT_EQ(s.code(), Code::kFailedPrecondition);
   EXPECT_NE(s.message().find("placement mismatch"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pstrain
+
+namespace pstrain {
+namespace {
+
+std::unique_ptr<Optimizer> MomentumOpt() {
+  proto::OptimizerConfig c;
+  c.set_name("Momentum");
+  c.set_learning_rate(1.0f);
+  c.set_momentum(0.5f);
+  return std::move(Optimizer::Create(c)).value();
+}
+
+// TF's ExponentialMovingAverage with num_updates = global_step, by hand:
+// GD lr 1, gradient 1 twice, ema_decay 0.9.
+//   step 1: n = 1, decay = min(0.9, 2/11);  var -1, shadow 0 - (9/11)(0 + 1) = -9/11
+//   step 2: n = 2, decay = min(0.9, 3/12);  var -2, shadow -9/11 - 0.75(-9/11 + 2)
+TEST(VariableStore, MovingAverageFollowsTfDecay) {
+  VariableStore store;
+  VariableStore::InitOptions opts;
+  opts.holds_global_step = true;
+  opts.ema_decay = 0.9f;
+  std::map<std::string, Tensor> init;
+  init.emplace("w", Tensor({1}));
+  ASSERT_TRUE(store.Initialize(opts, Sgd(1.0f), std::move(init)).ok());
+  std::map<std::string, Tensor> g;
+  g.emplace("w", Tensor({1}, {1.0f}));
+  ASSERT_TRUE(store.ApplyGradients(g, true).ok());
+  ASSERT_TRUE(store.ApplyGradients(g, true).ok());
+  auto state = store.ReadState();
+  ASSERT_TRUE(state.ok());
+  ASSERT_EQ(state->size(), 2u);
+  EXPECT_EQ((*state)[1].first, "w/ExponentialMovingAverage");
+  const float s1 = -9.0f / 11.0f;
+  EXPECT_NEAR((*state)[1].second[0], s1 - 0.75f * (s1 + 2.0f), 1e-6);
+  EXPECT_EQ((*state)[0].second[0], -2.0f);
+}
+
+TEST(VariableStore, StateRoundTripsThroughInitialize) {
+  VariableStore a;
+  std::map<std::string, Tensor> init;
+  init.emplace("w", Tensor({2}, {1, 2}));
+  ASSERT_TRUE(a.Initialize({}, MomentumOpt(), std::move(init)).ok());
+  std::map<std::string, Tensor> g;
+  g.emplace("w", Tensor({2}, {1, 1}));
+  ASSERT_TRUE(a.ApplyGradients(g, false).ok());
+  auto saved = a.ReadState();
+  ASSERT_TRUE(saved.ok());
+  ASSERT_EQ((*saved)[1].first, "w/Momentum");
+
+  VariableStore b;
+  std::map<std::string, Tensor> values, state;
+  values.emplace("w", (*saved)[0].second);
+  state.emplace("w/Momentum", (*saved)[1].second);
+  ASSERT_TRUE(b.Initialize({}, MomentumOpt(), std::move(values), std::move(state)).ok());
+  ASSERT_TRUE(a.ApplyGradients(g, false).ok());
+  ASSERT_TRUE(b.ApplyGradients(g, false).ok());
+  // The second step uses the restored accumulator: both stores agree.
+  EXPECT_EQ((*a.Read({"w"}))[0].second[0], (*b.Read({"w"}))[0].second[0]);
+  EXPECT_EQ((*b.Read({"w"}))[0].second[0], 1.0f - 1.0f - 1.5f);
+
+  VariableStore c;
+  std::map<std::string, Tensor> v2, stray;
+  v2.emplace("w", Tensor({2}));
+  stray.emplace("x/Momentum", Tensor({2}));
+  Status s = c.Initialize({}, MomentumOpt(), std::move(v2), std::move(stray));
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("x/Momentum"), std::string::npos);
 }
 
 }  // namespace

@@ -50,17 +50,30 @@ Status PsClient::Init(const proto::InitHeader& header, const NamedTensors& value
 Status PsClient::Pull(uint64_t fingerprint, const std::vector<std::string>& names,
                       std::map<std::string, Tensor>* out, int64_t* step, int64_t min_step,
                       std::chrono::milliseconds wait) {
-  grpc::ClientContext ctx;
-  SetDeadline(&ctx, transfer_timeout_ + wait);
   proto::PullRequest request;
   request.set_placement_fingerprint(fingerprint);
   for (const std::string& n : names) request.add_names(n);
-  request.set_chunk_bytes(chunk_bytes_);
   request.set_min_step(min_step);
   if (min_step > 0 && wait.count() > 0) {
     // The ps gives up waiting at this deadline; the transfer has the rest.
     request.set_wait_deadline_ms(static_cast<int64_t>(wait.count()));
   }
+  return RunPull(request, transfer_timeout_ + wait, out, step);
+}
+
+Status PsClient::PullState(uint64_t fingerprint, std::map<std::string, Tensor>* out,
+                           int64_t* step) {
+  proto::PullRequest request;
+  request.set_placement_fingerprint(fingerprint);
+  request.set_include_state(true);
+  return RunPull(request, transfer_timeout_, out, step);
+}
+
+Status PsClient::RunPull(proto::PullRequest request, std::chrono::milliseconds timeout,
+                         std::map<std::string, Tensor>* out, int64_t* step) {
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, timeout);
+  request.set_chunk_bytes(chunk_bytes_);
   auto reader = stub_->Pull(&ctx, request);
   TensorAssembler assembler;
   proto::PullResponse response;

@@ -38,6 +38,8 @@ class PsClient {
   Status Pull(uint64_t fingerprint, const std::vector<std::string>& names,
               std::map<std::string, Tensor>* out, int64_t* step, int64_t min_step = 0,
               std::chrono::milliseconds wait = std::chrono::milliseconds(0));
+  // Every tensor the ps holds: variables, slots and shadows (a checkpoint).
+  Status PullState(uint64_t fingerprint, std::map<std::string, Tensor>* out, int64_t* step);
   StatusOr<proto::PushResponse> Push(const proto::PushHeader& header, const NamedTensors& grads);
   StatusOr<proto::HeartbeatResponse> Heartbeat(int worker, int64_t local_step);
   StatusOr<proto::StatusResponse> GetStatus(std::chrono::milliseconds timeout);
@@ -49,6 +51,8 @@ class PsClient {
 
  private:
   void SetDeadline(grpc::ClientContext* ctx, std::chrono::milliseconds t) const;
+  Status RunPull(proto::PullRequest request, std::chrono::milliseconds timeout,
+                 std::map<std::string, Tensor>* out, int64_t* step);
 
   const std::string name_;  // "ps:1 (localhost:2222)"
   const uint32_t chunk_bytes_;

@@ -101,24 +101,88 @@ bool PsFleet::PushResult::any(proto::PushOutcome o) const {
 }
 
 Status PsFleet::InitVariables(const std::vector<Tensor>& values,
-                              const proto::InitHeader& common) {
-  std::map<std::string, const Tensor*> by_name;
-  for (size_t i = 0; i < variables_.size(); ++i) by_name[variables_[i].name] = &values[i];
+                              const proto::InitHeader& header) {
+  State state;
+  for (size_t i = 0; i < variables_.size(); ++i) state.emplace(variables_[i].name, values[i]);
+  return RestoreState(state, header);
+}
+
+Status PsFleet::RestoreState(const State& state, const proto::InitHeader& common,
+                             const std::vector<int>& which) {
+  for (const auto& v : variables_) {
+    auto it = state.find(v.name);
+    if (it == state.end()) return InvalidArgument("no value for variable " + v.name);
+    if (it->second.shape() != v.shape) {
+      return InvalidArgument("value for " + v.name + " has shape " +
+                             ShapeString(it->second.shape()) + ", the model wants " +
+                             ShapeString(v.shape));
+    }
+  }
+  std::vector<bool> selected(num_ps(), which.empty());
+  for (int ps : which) selected[ps] = true;
   return ForEachPs([&](int ps) {
+    if (!selected[ps]) return OkStatus();
     proto::InitHeader header = common;
     header.set_placement_fingerprint(placement_.fingerprint);
     header.set_holds_global_step(ps == 0);
     header.clear_variables();
     std::vector<Tensor> slices;
-    slices.reserve(shards_by_ps_[ps].size());
     NamedTensors named;
+    // Every tensor of a variable (value, slots, shadow) is cut like the value.
+    auto add = [&](const cluster::Shard& shard, const std::string& suffix, const Tensor& whole) {
+      slices.push_back(SliceRows(whole, shard));
+      named.emplace_back(shard.name + suffix, nullptr);
+    };
     for (const cluster::Shard* shard : shards_by_ps_[ps]) {
       header.add_variables(shard->name);
-      slices.push_back(SliceRows(*by_name.at(shard->variable), *shard));
-      named.emplace_back(shard->name, &slices.back());
+      const std::string& var = shard->variable;
+      for (auto it = state.lower_bound(var); it != state.end(); ++it) {
+        if (it->first == var) {
+          add(*shard, "", it->second);
+        } else if (it->first.compare(0, var.size() + 1, var + "/") == 0 &&
+                   it->second.shape() == state.at(var).shape()) {
+          add(*shard, it->first.substr(var.size()), it->second);
+        } else if (it->first.compare(0, var.size(), var) != 0) {
+          break;
+        }
+      }
     }
+    for (size_t i = 0; i < named.size(); ++i) named[i].second = &slices[i];
     return clients_[ps]->Init(header, named);
   });
+}
+
+Status PsFleet::PullState(State* state, PsSteps* steps) {
+  std::vector<std::map<std::string, Tensor>> pulled(num_ps());
+  PsSteps got(num_ps(), 0);
+  PS_RETURN_IF_ERROR(ForEachPs([&](int ps) {
+    return clients_[ps]->PullState(placement_.fingerprint, &pulled[ps], &got[ps]);
+  }));
+  state->clear();
+  std::map<std::string, const cluster::VariableInfo*> infos;
+  for (const auto& v : variables_) infos[v.name] = &v;
+  for (int ps = 0; ps < num_ps(); ++ps) {
+    for (auto& [name, tensor] : pulled[ps]) {
+      // Find the shard this tensor belongs to: its name, or its name + "/suffix".
+      const cluster::Shard* owner = nullptr;
+      for (const cluster::Shard* shard : shards_by_ps_[ps]) {
+        if (name == shard->name || name.compare(0, shard->name.size() + 1, shard->name + "/") == 0) {
+          if (owner == nullptr || shard->name.size() > owner->name.size()) owner = shard;
+        }
+      }
+      if (owner == nullptr || tensor.shape() != owner->shape) {
+        return DataLoss(clients_[ps]->name() + " returned unexpected tensor " + name);
+      }
+      const std::string whole_name = owner->variable + name.substr(owner->name.size());
+      const Shape& shape = infos.at(owner->variable)->shape;
+      auto it = state->find(whole_name);
+      if (it == state->end()) it = state->emplace(whole_name, Tensor(shape)).first;
+      std::memcpy(it->second.data() + owner->row_begin * RowElements(shape), tensor.data(),
+                  tensor.bytes());
+    }
+  }
+  if (steps != nullptr) *steps = std::move(got);
+  return OkStatus();
 }
 
 Status PsFleet::PullVariables(std::vector<Tensor>* values, PsSteps* steps, int64_t min_step,

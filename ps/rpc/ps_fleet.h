@@ -37,6 +37,9 @@ class PsFleet {
       const cluster::ClusterSpec& spec, const std::vector<std::pair<std::string, Shape>>& variables,
       int slots_per_variable);
 
+  // Each ps's step when it answered (ps 0's is global_step).
+  using PsSteps = std::vector<int64_t>;
+
   int num_ps() const { return static_cast<int>(clients_.size()); }
   const cluster::Placement& placement() const { return placement_; }
   PsClient* client(int ps) { return clients_[ps].get(); }
@@ -50,9 +53,17 @@ class PsFleet {
   // own its shards; ps 0 holds global_step. `header` carries the optimizer
   // and training mode; the placement and variable names are filled in here.
   Status InitVariables(const std::vector<Tensor>& values, const proto::InitHeader& header);
-  // Each ps's step when it answered (ps 0's is global_step).
-  using PsSteps = std::vector<int64_t>;
 
+  // Whole tensors by name: variables ("conv1/weights") and their slots and
+  // shadows ("conv1/weights/Momentum"), stitched from every ps's shards, so
+  // the result does not depend on the placement.
+  using State = std::map<std::string, Tensor>;
+  // Pulls every ps's variables, slots and shadows (a checkpoint's content).
+  Status PullState(State* state, PsSteps* steps);
+  // Initializes the ps tasks in `which` (every ps when empty) from `state`,
+  // which must hold every variable; slots and shadows it lacks start fresh.
+  Status RestoreState(const State& state, const proto::InitHeader& header,
+                      const std::vector<int>& which = {});
   // Pulls every variable, whole, in model order; steps (may be null) gets
   // each ps's step. Sync: min_step > 0 waits until every ps is at that step,
   // or DEADLINE_EXCEEDED after `wait`.

@@ -40,9 +40,14 @@ grpc::Status PsService::Init(grpc::ServerContext*, grpc::ServerReader<proto::Ini
   for (const std::string& name : expected) {
     if (!values->count(name)) return ToGrpcStatus(InvalidArgument("Init: no value for " + name));
   }
-  for (const auto& [name, value] : *values) {
-    if (!expected.count(name)) {
-      return ToGrpcStatus(InvalidArgument("Init: value for undeclared variable " + name));
+  // What is not a declared variable is saved state; the store checks it
+  // belongs to one.
+  std::map<std::string, Tensor> state;
+  for (auto it = values->begin(); it != values->end();) {
+    if (expected.count(it->first)) {
+      ++it;
+    } else {
+      state.insert(values->extract(it++));
     }
   }
   VariableStore::InitOptions options;
@@ -50,15 +55,19 @@ grpc::Status PsService::Init(grpc::ServerContext*, grpc::ServerReader<proto::Ini
   options.holds_global_step = header.holds_global_step();
   options.global_step = header.global_step();
   options.sync = header.sync();
+  options.ema_decay = header.ema_decay();
   if (header.heartbeat_timeout_secs() > 0) {
     heartbeat_timeout_ = std::chrono::duration<double>(header.heartbeat_timeout_secs());
   }
-  const size_t n = values->size();
-  Status s = store_->Initialize(options, std::move(optimizer).value(), std::move(values).value());
+  const size_t n = expected.size();
+  const size_t restored = state.size();
+  Status s = store_->Initialize(options, std::move(optimizer).value(), std::move(values).value(),
+                                std::move(state));
   if (s.ok()) {
     LOG(INFO) << "ps:" << task_index_ << " initialized " << n << " variables ("
               << store_->num_bytes() << " bytes with slots), global_step "
-              << header.global_step();
+              << header.global_step()
+              << (restored ? ", restored " + std::to_string(restored) + " slots and shadows" : "");
   }
   return ToGrpcStatus(s);
 }
@@ -77,7 +86,9 @@ grpc::Status PsService::Pull(grpc::ServerContext* ctx, const proto::PullRequest*
     if (!s.ok()) return ToGrpcStatus(s.Annotate("ps:" + std::to_string(task_index_)));
   }
   const int64_t step = store_->global_step();
-  auto values = store_->Read({request->names().begin(), request->names().end()});
+  auto values = request->include_state()
+                    ? store_->ReadState()
+                    : store_->Read({request->names().begin(), request->names().end()});
   if (!values.ok()) return ToGrpcStatus(values.status());
   proto::PullResponse response;
   response.set_global_step(step);

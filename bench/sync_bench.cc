@@ -1,0 +1,641 @@
+// sync_bench: the synchronous-replicas machinery alone (docs/BENCHMARKS.md).
+//
+// For every P in --ps_list it starts P real ps_server processes on loopback;
+// for every K in --workers_list it initializes them with the cifar10 network's
+// ten variables (MODELS.md, 1,068,298 float32 parameters; GradientDescent) in
+// sync mode with replicas_to_aggregate = total_num_replicas = K, and runs K
+// simulated workers as threads of this process, each with its own PsFleet.
+// A worker loops as worker/trainer.cc does in sync mode: pull (min_step = the
+// smallest pulled step + 1), sleep --delay_ms instead of computing, push
+// constant gradients computed at the pulled steps. After a warm-up, the
+// global step on ps 0 is read at the start and the end of a --seconds window.
+//
+// Efficiency: each step consumes K gradients, so the examples-equivalent
+// throughput at K is steps/s(K) * K (gradients applied per second), and
+//   efficiency(K) = steps/s(K) * K / (K * steps/s(1)) = steps/s(K) / steps/s(1)
+// with the same number of ps tasks: 1.0 means K workers finish K times the
+// work of one in the same time.
+//
+// Each worker connects to the ps tasks through its own loopback address
+// (127.0.0.2, 127.0.0.3, ...; the ps listens on 0.0.0.0), so that, as with
+// real worker processes, every worker has its own TCP connection: gRPC would
+// otherwise share one connection per ps between channels with equal
+// arguments (--separate_connections=false measures that).
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cluster/placement.h"
+#include "cluster/placement_flags.h"
+#include "core/status.h"
+#include "core/tensor.h"
+#include "deploy/local/free_ports.h"
+#include "deploy/local/task_process.h"
+#include "ps/rpc/ps_fleet.h"
+
+DEFINE_double(seconds, 10, "Measured wall time per configuration");
+DEFINE_double(warmup_seconds, 2, "Warm-up per configuration before the measured window");
+DEFINE_string(ps_list, "1,2", "Numbers of ps tasks to run, comma-separated");
+DEFINE_string(workers_list, "1,2,4,8,16", "Numbers of simulated workers K, comma-separated");
+DEFINE_int32(delay_ms, 50, "Simulated compute time per step (a sleep), ms");
+DEFINE_string(ps_server, "",
+              "Path of the ps_server binary; empty: <build>/ps/ps_server, found from this "
+              "binary's path <build>/bench/sync_bench");
+DEFINE_bool(separate_connections, true,
+            "Give every simulated worker its own loopback address (127.0.0.2, ...) and so its "
+            "own TCP connection to each ps, as separate worker processes would have");
+DEFINE_bool(show_ps_output, false, "Copy the ps processes' log lines to stderr");
+
+namespace pstrain {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr float kLearningRate = 0.1f;        // cifar10's
+constexpr float kGradient = 1.0f / 1024;     // every gradient element
+constexpr auto kPullWait = std::chrono::milliseconds(1000);
+
+// The cifar10 network's trainable variables (MODELS.md), in model order.
+std::vector<std::pair<std::string, Shape>> Cifar10Variables() {
+  return {{"conv1/weights", {5, 5, 3, 64}},     {"conv1/biases", {64}},
+          {"conv2/weights", {5, 5, 64, 64}},    {"conv2/biases", {64}},
+          {"local3/weights", {2304, 384}},      {"local3/biases", {384}},
+          {"local4/weights", {384, 192}},       {"local4/biases", {192}},
+          {"softmax_linear/weights", {192, 10}}, {"softmax_linear/biases", {10}}};
+}
+
+std::vector<int> ParseList(const std::string& flag, const std::string& text) {
+  std::vector<int> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) continue;
+    char* end = nullptr;
+    long v = std::strtol(item.c_str(), &end, 10);
+    if (*end != '\0' || v < 1 || v > 250) {
+      std::fprintf(stderr, "sync_bench: --%s: bad entry '%s' (want 1..250)\n", flag.c_str(),
+                   item.c_str());
+      std::exit(2);
+    }
+    out.push_back(static_cast<int>(v));
+  }
+  if (out.empty()) {
+    std::fprintf(stderr, "sync_bench: --%s is empty\n", flag.c_str());
+    std::exit(2);
+  }
+  return out;
+}
+
+std::string PsServerPath() {
+  if (!FLAGS_ps_server.empty()) return FLAGS_ps_server;
+  const auto exe = std::filesystem::canonical("/proc/self/exe");
+  return (exe.parent_path().parent_path() / "ps" / "ps_server").string();
+}
+
+// ---------------------------------------------------------------------------
+// CPU accounting from /proc: this process, the ps children, the machine.
+
+double TicksToSec(uint64_t ticks) {
+  static const double hz = static_cast<double>(sysconf(_SC_CLK_TCK));
+  return ticks / hz;
+}
+
+// utime + stime of /proc/<pid>/stat in seconds; ppid (may be null) gets the
+// parent. Negative when unreadable.
+double ProcessCpuSec(const std::string& pid, int* ppid, std::string* comm) {
+  std::ifstream f("/proc/" + pid + "/stat");
+  std::string line;
+  if (!std::getline(f, line)) return -1;
+  const size_t open = line.find('('), close = line.rfind(')');
+  if (open == std::string::npos || close == std::string::npos) return -1;
+  if (comm != nullptr) *comm = line.substr(open + 1, close - open - 1);
+  std::stringstream rest(line.substr(close + 2));
+  std::vector<std::string> fields;  // fields[0] is field 3 (state)
+  std::string x;
+  while (rest >> x) fields.push_back(x);
+  if (fields.size() < 13) return -1;
+  if (ppid != nullptr) *ppid = std::atoi(fields[1].c_str());
+  return TicksToSec(std::strtoull(fields[11].c_str(), nullptr, 10) +
+                    std::strtoull(fields[12].c_str(), nullptr, 10));
+}
+
+double ChildrenPsCpuSec() {
+  double total = 0;
+  const int me = getpid();
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+    int ppid = 0;
+    std::string comm;
+    double cpu = ProcessCpuSec(name, &ppid, &comm);
+    if (cpu >= 0 && ppid == me && comm == "ps_server") total += cpu;
+  }
+  return total;
+}
+
+// Busy and total jiffies of the whole machine (all cores), from /proc/stat.
+std::pair<uint64_t, uint64_t> MachineJiffies() {
+  std::ifstream f("/proc/stat");
+  std::string cpu;
+  f >> cpu;
+  uint64_t v, total = 0, idle = 0;
+  for (int i = 0; i < 8 && (f >> v); ++i) {
+    total += v;
+    if (i == 3 || i == 4) idle += v;  // idle, iowait
+  }
+  return {total - idle, total};
+}
+
+double LoadAverage1() {
+  std::ifstream f("/proc/loadavg");
+  double l = 0;
+  f >> l;
+  return l;
+}
+
+struct CpuSample {
+  Clock::time_point when;
+  double self_sec, ps_sec;
+  uint64_t busy, total;
+};
+CpuSample SampleCpu() {
+  CpuSample s;
+  s.when = Clock::now();
+  s.self_sec = ProcessCpuSec("self", nullptr, nullptr);
+  s.ps_sec = ChildrenPsCpuSec();
+  std::tie(s.busy, s.total) = MachineJiffies();
+  return s;
+}
+
+// ---------------------------------------------------------------------------
+// The ps processes: spawned, their output drained by one thread, shut down.
+
+class PsProcesses {
+ public:
+  ~PsProcesses() { Stop(); }
+
+  Status Start(const std::string& binary, int num_ps, const std::string& dir) {
+    PS_ASSIGN_OR_RETURN(ports_, PickFreePorts("127.0.0.1", num_ps));
+    const std::string spec_path = dir + "/cluster.json";
+    {
+      std::ofstream f(spec_path);
+      f << "{\"ps\": [";
+      for (int i = 0; i < num_ps; ++i) {
+        f << (i ? ", " : "") << "\"127.0.0.1:" << ports_[i] << "\"";
+      }
+      f << "]}\n";
+      if (!f) return Unavailable("cannot write " + spec_path);
+    }
+    for (int i = 0; i < num_ps; ++i) {
+      PS_ASSIGN_OR_RETURN(auto p, TaskProcess::Spawn("ps:" + std::to_string(i),
+                                                     {binary, "--cluster_spec=" + spec_path,
+                                                      "--job=ps", "--task=" + std::to_string(i)}));
+      procs_.push_back(std::move(p));
+    }
+    drainer_ = std::thread([this] { Drain(); });
+    return OkStatus();
+  }
+
+  const std::vector<int>& ports() const { return ports_; }
+
+  // True when every process has exited within `timeout`.
+  bool WaitForExit(std::chrono::seconds timeout) {
+    const auto deadline = Clock::now() + timeout;
+    while (Clock::now() < deadline) {
+      if (all_exited_.load()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return all_exited_.load();
+  }
+
+  // Stops draining; kills what still runs (TaskProcess's destructor).
+  void Stop() {
+    done_.store(true);
+    if (drainer_.joinable()) drainer_.join();
+    procs_.clear();
+  }
+
+  std::string Output() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return output_;
+  }
+  std::string ExitDescriptions() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return exits_;
+  }
+
+ private:
+  void Drain() {
+    for (;;) {
+      std::vector<pollfd> fds;
+      for (auto& p : procs_) {
+        if (p->output_fd() >= 0) fds.push_back({p->output_fd(), POLLIN, 0});
+      }
+      if (!fds.empty()) {
+        ::poll(fds.data(), fds.size(), 50);
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      std::string got;
+      bool all = true;
+      std::string exits;
+      for (auto& p : procs_) {
+        p->DrainOutput(&got);
+        if (!p->PollExit()) all = false;
+        exits += p->name() + ": " + p->exit_description() + "; ";
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        output_ += got;
+        if (output_.size() > (1 << 20)) output_.erase(0, output_.size() - (1 << 19));
+        exits_ = exits;
+      }
+      if (FLAGS_show_ps_output && !got.empty()) std::fputs(got.c_str(), stderr);
+      if (all) all_exited_.store(true);
+      if (done_.load() || all) return;
+    }
+  }
+
+  std::vector<int> ports_;
+  std::vector<std::unique_ptr<TaskProcess>> procs_;
+  std::thread drainer_;
+  std::atomic<bool> done_{false}, all_exited_{false};
+  std::mutex mu_;
+  std::string output_, exits_;
+};
+
+cluster::ClusterSpec SpecFor(const std::vector<int>& ports, int loopback_host) {
+  cluster::ClusterSpec spec;
+  for (int port : ports) {
+    spec.jobs["ps"].push_back("127.0.0." + std::to_string(loopback_host) + ":" +
+                              std::to_string(port));
+  }
+  return spec;
+}
+
+// ---------------------------------------------------------------------------
+// One configuration.
+
+struct WorkerStats {
+  int64_t iterations = 0;  // completed pull + delay + push, in the window
+  double pull_sec = 0, delay_sec = 0, push_sec = 0;
+  int64_t stale = 0;
+  Status error;
+};
+
+struct Result {
+  int num_ps = 0, workers = 0;
+  double steps_per_sec = 0, window_sec = 0;
+  int64_t steps = 0;
+  double pull_ms = 0, delay_ms = 0, push_ms = 0;
+  double cpu_bench = 0, cpu_ps = 0, machine_busy = 0, load1 = 0;
+  int64_t stale = 0;
+  double efficiency = -1;
+};
+
+class Worker {
+ public:
+  Worker(int index, const cluster::ClusterSpec& spec,
+         const std::vector<cluster::VariableInfo>& vars, const cluster::Placement& placement,
+         const std::atomic<bool>* stop, const std::atomic<bool>* measuring)
+      : index_(index),
+        fleet_(spec, vars, placement),
+        stop_(stop),
+        measuring_(measuring) {
+    for (const auto& v : vars) {
+      grads_.emplace_back(v.shape);
+      grads_.back().Fill(kGradient);
+    }
+  }
+
+  void Run() {
+    int64_t min_step = 0, local_step = 0;
+    std::vector<Tensor> params;
+    PsFleet::PsSteps steps;
+    while (!stop_->load()) {
+      const auto t0 = Clock::now();
+      Status s = fleet_.PullVariables(&params, &steps, min_step, kPullWait);
+      if (s.code() == Code::kDeadlineExceeded) continue;  // re-checks stop_
+      if (!s.ok()) {
+        stats_.error = s;
+        return;
+      }
+      const auto t1 = Clock::now();
+      std::this_thread::sleep_for(std::chrono::milliseconds(FLAGS_delay_ms));
+      const auto t2 = Clock::now();
+      auto pushed = fleet_.PushGradients(grads_, index_, ++local_step, steps, /*sync=*/true);
+      if (!pushed.ok()) {
+        stats_.error = pushed.status();
+        return;
+      }
+      const auto t3 = Clock::now();
+      min_step = *std::min_element(steps.begin(), steps.end()) + 1;
+      if (measuring_->load()) {
+        ++stats_.iterations;
+        stats_.pull_sec += std::chrono::duration<double>(t1 - t0).count();
+        stats_.delay_sec += std::chrono::duration<double>(t2 - t1).count();
+        stats_.push_sec += std::chrono::duration<double>(t3 - t2).count();
+        if (pushed->any(proto::STALE)) ++stats_.stale;
+      }
+    }
+  }
+
+  const WorkerStats& stats() const { return stats_; }
+
+ private:
+  const int index_;
+  PsFleet fleet_;
+  const std::atomic<bool>* stop_;
+  const std::atomic<bool>* measuring_;
+  std::vector<Tensor> grads_;
+  WorkerStats stats_;
+};
+
+StatusOr<int64_t> GlobalStep(PsFleet* control) {
+  PS_ASSIGN_OR_RETURN(proto::StatusResponse st, control->CoordinatorStatus());
+  return st.global_step();
+}
+
+// Checks that every step was applied once: each variable's first element is
+// -lr * g * (its ps's step), and the ps steps agree within one.
+Status CheckValues(PsFleet* control, const std::vector<cluster::VariableInfo>& vars) {
+  std::vector<Tensor> values;
+  PsFleet::PsSteps steps;
+  PS_RETURN_IF_ERROR(control->PullVariables(&values, &steps));
+  const auto [lo, hi] = std::minmax_element(steps.begin(), steps.end());
+  if (*hi - *lo > 1) {
+    return Internal("ps steps disagree by more than one: " + std::to_string(*lo) + " .. " +
+                    std::to_string(*hi));
+  }
+  for (size_t i = 0; i < vars.size(); ++i) {
+    const int ps = control->placement().ShardsOfVariable(vars[i].name)[0]->ps;
+    const double want = -static_cast<double>(kLearningRate) * kGradient * steps[ps];
+    const double got = values[i][0];
+    if (std::fabs(got - want) > 1e-3 * std::fabs(want) + 1e-6) {
+      return Internal(vars[i].name + "[0] is " + std::to_string(got) + ", expected " +
+                      std::to_string(want) + " after " + std::to_string(steps[ps]) + " steps");
+    }
+  }
+  return OkStatus();
+}
+
+StatusOr<Result> RunConfig(PsFleet* control, const std::vector<int>& ports,
+                           const std::vector<cluster::VariableInfo>& vars,
+                           const cluster::Placement& placement, int num_ps, int k) {
+  std::vector<Tensor> init;
+  for (const auto& v : vars) init.emplace_back(v.shape);  // zeros
+  proto::InitHeader header;
+  header.mutable_optimizer()->set_name("GradientDescent");
+  header.mutable_optimizer()->set_learning_rate(kLearningRate);
+  header.set_global_step(0);
+  header.mutable_sync()->set_enabled(true);
+  header.mutable_sync()->set_replicas_to_aggregate(k);
+  header.mutable_sync()->set_total_num_replicas(k);
+  header.set_heartbeat_timeout_secs(10);
+  PS_RETURN_IF_ERROR(control->InitVariables(init, header));
+
+  std::atomic<bool> stop{false}, measuring{false};
+  std::vector<std::unique_ptr<Worker>> workers;
+  for (int w = 0; w < k; ++w) {
+    const int host = FLAGS_separate_connections ? 2 + w : 1;
+    workers.push_back(std::make_unique<Worker>(w, SpecFor(ports, host), vars, placement, &stop,
+                                               &measuring));
+  }
+  std::vector<std::thread> threads;
+  for (auto& w : workers) threads.emplace_back([&w] { w->Run(); });
+
+  auto sleep_secs = [](double s) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(s));
+  };
+  sleep_secs(FLAGS_warmup_seconds);
+  Result r;
+  r.num_ps = num_ps;
+  r.workers = k;
+  auto s0 = GlobalStep(control);
+  const CpuSample c0 = SampleCpu();
+  measuring.store(true);
+  sleep_secs(FLAGS_seconds);
+  auto s1 = GlobalStep(control);
+  const CpuSample c1 = SampleCpu();
+  measuring.store(false);
+  stop.store(true);
+  for (auto& t : threads) t.join();
+  if (!s0.ok()) return s0.status();
+  if (!s1.ok()) return s1.status();
+  for (auto& w : workers) {
+    if (!w->stats().error.ok()) return w->stats().error;
+  }
+  PS_RETURN_IF_ERROR(CheckValues(control, vars));
+
+  r.window_sec = std::chrono::duration<double>(c1.when - c0.when).count();
+  r.steps = *s1 - *s0;
+  r.steps_per_sec = r.steps / r.window_sec;
+  int64_t iters = 0;
+  double pull = 0, delay = 0, push = 0;
+  for (auto& w : workers) {
+    iters += w->stats().iterations;
+    pull += w->stats().pull_sec;
+    delay += w->stats().delay_sec;
+    push += w->stats().push_sec;
+    r.stale += w->stats().stale;
+  }
+  if (iters > 0) {
+    r.pull_ms = 1e3 * pull / iters;
+    r.delay_ms = 1e3 * delay / iters;
+    r.push_ms = 1e3 * push / iters;
+  }
+  r.cpu_bench = (c1.self_sec - c0.self_sec) / r.window_sec;
+  r.cpu_ps = (c1.ps_sec - c0.ps_sec) / r.window_sec;
+  const double total = static_cast<double>(c1.total - c0.total);
+  r.machine_busy = total > 0 ? static_cast<double>(c1.busy - c0.busy) / total : 0;
+  r.load1 = LoadAverage1();
+  return r;
+}
+
+std::string UtcNow() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+int Main() {
+  const std::vector<int> ps_list = ParseList("ps_list", FLAGS_ps_list);
+  const std::vector<int> workers_list = ParseList("workers_list", FLAGS_workers_list);
+  const std::string binary = PsServerPath();
+  if (::access(binary.c_str(), X_OK) != 0) {
+    std::fprintf(stderr, "sync_bench: no ps_server at %s (build it, or pass --ps_server)\n",
+                 binary.c_str());
+    return 2;
+  }
+  auto strategy = cluster::ParsePlacementStrategy(FLAGS_placement);
+  if (!strategy.ok()) {
+    std::fprintf(stderr, "sync_bench: %s\n", strategy.status().ToString().c_str());
+    return 2;
+  }
+  std::vector<cluster::VariableInfo> vars;
+  int64_t params = 0;
+  for (const auto& [name, shape] : Cifar10Variables()) {
+    vars.push_back({name, shape, /*num_slots=*/0});  // GradientDescent has no slots
+    params += NumElements(shape);
+  }
+  const double mb = params * 4 / 1e6;
+  std::printf("sync_bench: %lld float32 parameters (%.2f MB) in %zu variables (cifar10), "
+              "GradientDescent, sync replicas R = N = K; %d ms delay per step; %.0f s "
+              "warm-up, %.0f s measured per configuration; %s connections; %ld cores; "
+              "started %s, load average %.2f\n",
+              static_cast<long long>(params), mb, vars.size(), FLAGS_delay_ms,
+              FLAGS_warmup_seconds, FLAGS_seconds,
+              FLAGS_separate_connections ? "separate per-worker" : "shared",
+              sysconf(_SC_NPROCESSORS_ONLN), UtcNow().c_str(), LoadAverage1());
+  std::printf("efficiency(K) = steps/s(K) * K / (K * steps/s(1)) = steps/s(K) / steps/s(1), "
+              "same number of ps tasks (throughput = gradients applied per second = steps/s * "
+              "K)\n");
+  std::printf("pull/delay/push: mean ms per worker step (pull includes waiting for the step "
+              "to complete); MB/s: payload pulled + pushed; cpu: cores used by this process "
+              "(workers) and the ps processes; busy: fraction of all the machine's cores busy\n");
+  std::printf("%3s %3s %8s %8s %6s %8s %8s %7s %8s %7s %5s %5s %5s %5s\n", "ps", "K", "steps/s",
+              "grads/s", "eff", "step_ms", "pull_ms", "delay", "push_ms", "MB/s", "cpu_w",
+              "cpu_ps", "busy", "load");
+  std::fflush(stdout);
+
+  std::vector<Result> results;
+  int exit_code = 0;
+  for (int num_ps : ps_list) {
+    const std::string dir = (std::filesystem::temp_directory_path() /
+                             ("pstrain_sync_bench_" + std::to_string(getpid()) + "_" +
+                              std::to_string(num_ps)))
+                                .string();
+    std::filesystem::create_directories(dir);
+    PsProcesses procs;
+    Status s = procs.Start(binary, num_ps, dir);
+    auto placement = cluster::ComputePlacement(vars, num_ps, *strategy, FLAGS_min_slice_bytes);
+    if (!placement.ok()) s = placement.status();
+    std::unique_ptr<PsFleet> control;
+    if (s.ok()) {
+      control = std::make_unique<PsFleet>(SpecFor(procs.ports(), 1), vars, *placement);
+      s = control->WaitForPs(false, nullptr, std::chrono::seconds(30));
+    }
+    double base = -1;
+    for (int k : workers_list) {
+      if (!s.ok()) break;
+      auto r = RunConfig(control.get(), procs.ports(), vars, *placement, num_ps, k);
+      if (!r.ok()) {
+        s = r.status().Annotate("ps=" + std::to_string(num_ps) + " K=" + std::to_string(k));
+        break;
+      }
+      if (k == 1) base = r->steps_per_sec;
+      if (base > 0) r->efficiency = r->steps_per_sec / base;
+      char eff[16] = "-";
+      if (r->efficiency >= 0) std::snprintf(eff, sizeof(eff), "%.3f", r->efficiency);
+      std::printf("%3d %3d %8.2f %8.1f %6s %8.1f %8.1f %7.1f %8.1f %7.0f %5.2f %5.2f %5.2f %5.2f\n",
+                  num_ps, k, r->steps_per_sec, r->steps_per_sec * k, eff,
+                  r->steps_per_sec > 0 ? 1e3 / r->steps_per_sec : 0.0, r->pull_ms, r->delay_ms,
+                  r->push_ms, r->steps_per_sec * k * 2 * mb, r->cpu_bench, r->cpu_ps,
+                  r->machine_busy, r->load1);
+      if (r->stale > 0) {
+        std::printf("    warning: %lld stale gradients in the window\n",
+                    static_cast<long long>(r->stale));
+      }
+      std::fflush(stdout);
+      results.push_back(*r);
+    }
+    if (control) {
+      Status down = control->ShutdownAll("sync_bench done");
+      if (s.ok() && !down.ok()) s = down;
+    }
+    if (!procs.WaitForExit(std::chrono::seconds(20)) && s.ok()) {
+      s = Internal("the ps processes did not exit after Shutdown");
+    }
+    if (!s.ok()) {
+      std::fprintf(stderr, "sync_bench: %d ps: %s\nps processes: %s\nps output (tail):\n%s\n",
+                   num_ps, s.ToString().c_str(), procs.ExitDescriptions().c_str(),
+                   procs.Output().substr(procs.Output().size() > 4000
+                                             ? procs.Output().size() - 4000
+                                             : 0)
+                       .c_str());
+      exit_code = 1;
+    }
+    procs.Stop();
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+
+  nlohmann::json j;
+  j["benchmark"] = "sync_bench";
+  j["date"] = UtcNow();
+  j["parameters"] = params;
+  j["delay_ms"] = FLAGS_delay_ms;
+  j["seconds"] = FLAGS_seconds;
+  j["warmup_seconds"] = FLAGS_warmup_seconds;
+  j["separate_connections"] = FLAGS_separate_connections;
+  j["efficiency_definition"] =
+      "steps/s(K) * K / (K * steps/s(1)) = steps/s(K) / steps/s(1), same number of ps tasks";
+  nlohmann::json rows = nlohmann::json::array();
+  const Result* target = nullptr;
+  for (const Result& r : results) {
+    nlohmann::json row;
+    row["ps"] = r.num_ps;
+    row["workers"] = r.workers;
+    row["steps"] = r.steps;
+    row["window_sec"] = r.window_sec;
+    row["steps_per_sec"] = r.steps_per_sec;
+    row["gradients_per_sec"] = r.steps_per_sec * r.workers;
+    row["efficiency"] = r.efficiency >= 0 ? nlohmann::json(r.efficiency) : nlohmann::json();
+    row["pull_ms"] = r.pull_ms;
+    row["delay_ms"] = r.delay_ms;
+    row["push_ms"] = r.push_ms;
+    row["cpu_workers"] = r.cpu_bench;
+    row["cpu_ps"] = r.cpu_ps;
+    row["machine_busy"] = r.machine_busy;
+    row["load1"] = r.load1;
+    row["stale"] = r.stale;
+    rows.push_back(row);
+    if (r.num_ps == 2 && r.workers == 8) target = &r;
+  }
+  j["results"] = rows;
+  if (target != nullptr && target->efficiency >= 0) {
+    j["target"] = {{"ps", 2},
+                   {"workers", 8},
+                   {"min_efficiency", 0.9},
+                   {"efficiency", target->efficiency},
+                   {"met", target->efficiency >= 0.9}};
+    std::printf("target: efficiency >= 0.9 at K = 8 with 2 ps tasks: %.3f, %s\n",
+                target->efficiency, target->efficiency >= 0.9 ? "met" : "NOT met");
+  }
+  std::printf("%s\n", j.dump().c_str());
+  return exit_code;
+}
+
+}  // namespace
+}  // namespace pstrain
+
+int main(int argc, char** argv) {
+  gflags::SetUsageMessage(
+      "measures the sync replicas machinery alone: K simulated workers (a sleep instead of a "
+      "model) against P ps_server processes on loopback.\n"
+      "  sync_bench --seconds=10 --ps_list=1,2 --workers_list=1,2,4,8,16 --delay_ms=50");
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  FLAGS_logtostderr = true;
+  google::InitGoogleLogging(argv[0]);
+  return pstrain::Main();
+}

@@ -1,0 +1,80 @@
+// ChiefMetrics: what the chief knows about a training job, as one plain value
+// the supervisor fills and the HTTP endpoint renders (/metrics, /status, /).
+//
+// MetricsBoard hands snapshots from the supervisor to the HTTP handlers.
+// Thread-safe: any thread may Publish() and Read() concurrently; a reader
+// always sees one whole snapshot, never a mix of two.
+//
+// The Render functions are pure and thread-safe; they never fail.
+#ifndef PSTRAIN_CHIEF_HTTP_METRICS_H_
+#define PSTRAIN_CHIEF_HTTP_METRICS_H_
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace pstrain {
+
+struct TaskHealth {
+  std::string task;    // "ps:0", "worker:1"
+  std::string state;   // "running", "dead", "restoring", "done" or "unreachable"
+  std::string detail;  // free text for people, may be empty
+};
+
+struct LossPoint {
+  int64_t step;
+  double loss;
+};
+
+struct ChiefMetrics {
+  int64_t global_step = 0;
+  double loss = 0;
+  double learning_rate = 0;
+  double steps_per_sec = 0;
+  double examples_per_sec = 0;
+  int64_t stale_gradients_dropped = 0;
+  double seconds_since_checkpoint = -1;  // < 0: no checkpoint yet
+  int64_t restores = 0;
+  std::string mode;  // "async" or "sync R/N"
+  std::string model;
+  std::string train_dir;
+  double uptime_secs = 0;
+  std::vector<TaskHealth> tasks;
+  std::vector<LossPoint> loss_history;  // recent points, oldest first; the caller bounds it
+};
+
+class MetricsBoard {
+ public:
+  // Replaces the snapshot that Read() returns.
+  void Publish(ChiefMetrics m);
+  // A copy of the latest snapshot; a default ChiefMetrics before any Publish.
+  ChiefMetrics Read() const;
+
+ private:
+  mutable std::mutex mu_;
+  ChiefMetrics current_;  // guarded by mu_
+};
+
+// Whether a task in `state` counts as up (pstrain_task_up 1): "running" and
+// "restoring" do; "dead", "unreachable" and "done" do not.
+bool TaskIsUp(const std::string& state);
+
+// Prometheus text exposition format 0.0.4, every family with # HELP and
+// # TYPE. pstrain_seconds_since_checkpoint has no sample before the first
+// checkpoint; non-finite values are written NaN, +Inf, -Inf.
+std::string RenderPrometheus(const ChiefMetrics& m);
+
+// A JSON object with ChiefMetrics' field names; seconds_since_checkpoint is
+// null before the first checkpoint and non-finite numbers are null;
+// loss_history is [{"step": S, "loss": L}, ...].
+std::string RenderStatusJson(const ChiefMetrics& m);
+
+// The self-contained HTML status page served at "/": header figures and the
+// task table rendered on the server, a loss plot drawn by an inline script
+// that refreshes everything from /status every 2 s. Loads nothing else.
+std::string RenderStatusPage(const ChiefMetrics& m);
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_CHIEF_HTTP_METRICS_H_

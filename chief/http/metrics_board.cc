@@ -1,0 +1,19 @@
+#include "chief/http/metrics.h"
+
+#include <utility>
+
+namespace pstrain {
+
+void MetricsBoard::Publish(ChiefMetrics m) {
+  std::lock_guard<std::mutex> lock(mu_);
+  current_ = std::move(m);
+}
+
+ChiefMetrics MetricsBoard::Read() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return current_;
+}
+
+bool TaskIsUp(const std::string& state) { return state == "running" || state == "restoring"; }
+
+}  // namespace pstrain
