@@ -22,6 +22,16 @@ DEFINE_uint64(seed, 0, "Seed of the variables' initial values");
 DEFINE_string(train_dir, "runs/pstrain", "Where the chief writes checkpoints");
 DEFINE_int32(startup_timeout_secs, 600, "Give up waiting for the ps tasks after this");
 DEFINE_int32(progress_secs, 15, "Log global_step and finished workers this often");
+DEFINE_double(save_checkpoint_secs, 600, "Save a checkpoint this often (0: no timer)");
+DEFINE_int64(save_checkpoint_steps, 0, "Also save a checkpoint every this many steps (0: off)");
+DEFINE_int32(max_to_keep, 5, "Checkpoints kept; older ones are deleted");
+DEFINE_double(keep_checkpoint_every_n_hours, 10000,
+              "Keep one checkpoint for good every this many hours");
+DEFINE_int64(save_summaries_steps, 100, "Write TensorBoard summaries every this many steps (0: off)");
+DEFINE_double(ema_decay, 0,
+              "Keep ExponentialMovingAverage shadows of the variables with this decay (0: off)");
+DEFINE_bool(eval_use_moving_averages, false, "Evaluate the moving averages, not the variables");
+DEFINE_int32(batch_size, 128, "The workers' batch size (for examples/sec)");
 
 namespace {
 
@@ -57,6 +67,17 @@ int main(int argc, char** argv) {
   options.startup_timeout = std::chrono::seconds(FLAGS_startup_timeout_secs);
   options.progress_interval = std::chrono::seconds(FLAGS_progress_secs);
   options.step_timeout = std::chrono::duration<double>(FLAGS_step_timeout_secs);
+  options.save_checkpoint_secs = FLAGS_save_checkpoint_secs;
+  options.save_checkpoint_steps = FLAGS_save_checkpoint_steps;
+  options.max_to_keep = FLAGS_max_to_keep;
+  options.keep_checkpoint_every_n_hours = FLAGS_keep_checkpoint_every_n_hours;
+  options.save_summaries_steps = FLAGS_save_summaries_steps;
+  options.eval_use_moving_averages = FLAGS_eval_use_moving_averages;
+  options.batch_size = FLAGS_batch_size;
+  if (FLAGS_ema_decay < 0 || FLAGS_ema_decay >= 1) {
+    return Fail(pstrain::InvalidArgument("--ema_decay must be in [0, 1)"), kExitBadInput);
+  }
+  options.init.set_ema_decay(static_cast<float>(FLAGS_ema_decay));
   auto optimizer = pstrain::OptimizerConfigFromFlags();
   if (!optimizer.ok()) return Fail(optimizer.status(), kExitBadInput);
   *options.init.mutable_optimizer() = *optimizer;
@@ -72,6 +93,8 @@ int main(int argc, char** argv) {
   if (!fleet.ok()) return Fail(fleet.status(), kExitBadInput);
   auto test = pstrain::data::LoadMnistSplit(FLAGS_data_dir, "t10k");
   if (!test.ok()) return Fail(test.status(), kExitBadInput);
+  auto train = pstrain::data::LoadMnistSplit(FLAGS_data_dir, "train");
+  if (!train.ok()) return Fail(train.status(), kExitBadInput);
   std::error_code ec;
   std::filesystem::create_directories(FLAGS_train_dir, ec);
   if (ec) {
@@ -80,10 +103,17 @@ int main(int argc, char** argv) {
                 kExitBadInput);
   }
 
-  pstrain::Supervisor supervisor(model->get(), fleet->get(), &*test, &stop, options);
+  pstrain::Supervisor supervisor(model->get(), fleet->get(), &*test, &*train, &stop, options);
   pstrain::Status s = supervisor.Start();
   if (s.ok()) s = supervisor.Monitor();
   if (s.ok()) s = supervisor.Finish();
+  if (stop.requested()) {
+    // A graceful stop: save what training has reached; the ps tasks keep it
+    // for the restarted chief.
+    s = supervisor.SaveOnStop();
+    if (!s.ok()) return Fail(s, kExitRetryable);
+    return 0;
+  }
   if (!s.ok()) return Fail(s, kExitRetryable);
   return 0;
 }

@@ -4,30 +4,85 @@
 
 #include <cstdio>
 
-#include "chief/checkpoint.h"
 #include "chief/evaluation.h"
+#include "ps/variable_store.h"
 
 namespace pstrain {
 
 using Clock = std::chrono::steady_clock;
 
 Supervisor::Supervisor(nn::Model* model, PsFleet* fleet, const data::ImageDataset* test_set,
-                       StopNotice* stop, SupervisorOptions options)
+                       const data::ImageDataset* train_set, StopNotice* stop,
+                       SupervisorOptions options)
     : model_(model),
       fleet_(fleet),
       test_set_(test_set),
+      train_set_(train_set),
       stop_(stop),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      checkpoints_({options_.train_dir, options_.max_to_keep,
+                    options_.keep_checkpoint_every_n_hours}),
+      incarnations_(fleet->num_ps(), 0) {}
+
+Status Supervisor::RestoreOrInitialize(const std::string& why) {
+  proto::InitHeader header = options_.init;
+  auto ckpt = checkpoints_.LoadLatest();
+  if (ckpt.ok()) {
+    header.set_global_step(ckpt->global_step);
+    PS_RETURN_IF_ERROR(fleet_->RestoreState(ckpt->tensors, header));
+    last_saved_step_ = ckpt->global_step;
+    LOG(INFO) << why << ": restored every ps from " << options_.train_dir << "/"
+              << CheckpointName(ckpt->global_step) << " (global_step " << ckpt->global_step
+              << ")";
+    return OkStatus();
+  }
+  if (ckpt.status().code() != Code::kNotFound) return ckpt.status();
+  std::vector<Tensor> values;
+  for (const auto& v : model_->variables()) values.push_back(nn::InitialValue(v, options_.seed));
+  header.set_global_step(0);
+  PS_RETURN_IF_ERROR(fleet_->InitVariables(values, header));
+  LOG(INFO) << why << ": no checkpoint in " << options_.train_dir
+            << "; initialized every variable from seed " << options_.seed;
+  return OkStatus();
+}
+
+Status Supervisor::CheckPsIncarnations(bool* needs_restore) {
+  *needs_restore = false;
+  for (int ps = 0; ps < fleet_->num_ps(); ++ps) {
+    auto st = fleet_->client(ps)->GetStatus(std::chrono::seconds(2));
+    if (!st.ok()) continue;  // down: it will come back with a new incarnation
+    const bool changed = incarnations_[ps] != 0 && st->incarnation() != incarnations_[ps];
+    if (changed || !st->ready()) {
+      LOG(WARNING) << fleet_->client(ps)->name()
+                   << (changed ? " restarted (new incarnation)" : " holds no variables")
+                   << "; pausing training to restore it";
+      *needs_restore = true;
+    }
+    incarnations_[ps] = st->incarnation();
+  }
+  return OkStatus();
+}
 
 Status Supervisor::Start() {
   PS_RETURN_IF_ERROR(fleet_->WaitForPs(/*require_ready=*/false, stop_, options_.startup_timeout));
-  std::vector<Tensor> values;
-  for (const auto& v : model_->variables()) values.push_back(nn::InitialValue(v, options_.seed));
-  PS_RETURN_IF_ERROR(fleet_->InitVariables(values, options_.init));
+  bool all_ready = true;
+  int64_t step = 0;
+  for (int ps = 0; ps < fleet_->num_ps(); ++ps) {
+    PS_ASSIGN_OR_RETURN(auto st, fleet_->client(ps)->GetStatus(std::chrono::seconds(5)));
+    all_ready &= st.ready() && st.placement_fingerprint() == fleet_->placement().fingerprint;
+    if (ps == 0) step = st.global_step();
+    incarnations_[ps] = st.incarnation();
+  }
+  if (all_ready) {
+    LOG(INFO) << "every ps already holds the model (global_step " << step
+              << "): a restarted chief carries on";
+  } else {
+    PS_RETURN_IF_ERROR(RestoreOrInitialize("starting"));
+  }
   const auto& placement = fleet_->placement();
-  LOG(INFO) << "model ready: " << values.size() << " variables in " << placement.shards.size()
-            << " shards on " << placement.num_ps << " ps tasks (placement " << std::hex
-            << placement.fingerprint << std::dec << ")";
+  LOG(INFO) << "model ready: " << model_->variables().size() << " variables in "
+            << placement.shards.size() << " shards on " << placement.num_ps
+            << " ps tasks (placement " << std::hex << placement.fingerprint << std::dec << ")";
   for (int ps = 0; ps < placement.num_ps; ++ps) {
     LOG(INFO) << "  ps:" << ps << " holds " << placement.ShardsOnPs(ps).size() << " shards, "
               << placement.bytes_per_ps[ps] << " bytes";
@@ -40,7 +95,64 @@ Status Supervisor::Start() {
   } else {
     LOG(INFO) << "asynchronous training: every gradient is applied as it arrives";
   }
-  last_step_change_ = last_stall_log_ = Clock::now();
+  if (options_.save_summaries_steps > 0) {
+    PS_ASSIGN_OR_RETURN(summaries_,
+                        TrainingSummaries::Create(options_.train_dir, model_, train_set_));
+    if (train_set_ != nullptr) PS_RETURN_IF_ERROR(summaries_->InputImages(step));
+    PS_RETURN_IF_ERROR(summaries_->Flush());
+    LOG(INFO) << "TensorBoard summaries: " << summaries_->path();
+  }
+  LOG(INFO) << "checkpoints: " << options_.train_dir << "/model.ckpt-STEP (every "
+            << options_.save_checkpoint_secs << " s"
+            << (options_.save_checkpoint_steps > 0
+                    ? " and " + std::to_string(options_.save_checkpoint_steps) + " steps"
+                    : "")
+            << ", keeping " << options_.max_to_keep << ")";
+  last_step_change_ = last_stall_log_ = summary_window_start_ = Clock::now();
+  summary_window_step_ = last_summary_step_ = step;
+  return OkStatus();
+}
+
+Status Supervisor::SaveCheckpoint(const char* why) {
+  PsFleet::State state;
+  PsFleet::PsSteps steps;
+  PS_RETURN_IF_ERROR(fleet_->PullState(&state, &steps));
+  if (steps[0] == last_saved_step_) return OkStatus();  // nothing new since
+  const auto start = Clock::now();
+  PS_ASSIGN_OR_RETURN(std::string prefix, checkpoints_.Save(steps[0], state));
+  last_saved_step_ = steps[0];
+  LOG(INFO) << "saved checkpoint " << prefix << " (" << why << ", "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count()
+            << " ms)";
+  return OkStatus();
+}
+
+Status Supervisor::WriteSummaries(const proto::StatusResponse& st) {
+  const int64_t step = st.global_step();
+  if (summaries_ == nullptr || step < last_summary_step_ + options_.save_summaries_steps) {
+    return OkStatus();
+  }
+  const double secs = std::chrono::duration<double>(Clock::now() - summary_window_start_).count();
+  const double steps_per_sec = secs > 0 ? (step - summary_window_step_) / secs : 0;
+  const int per_step = options_.init.sync().enabled() ? options_.init.sync().replicas_to_aggregate() : 1;
+  double loss = 0;
+  int reporting = 0;
+  for (const proto::WorkerState& w : st.workers()) {
+    if (w.loss() > 0) {
+      loss += w.loss();
+      ++reporting;
+    }
+  }
+  if (reporting > 0) loss /= reporting;
+  PS_RETURN_IF_ERROR(summaries_->Scalars(step, loss, st.learning_rate(), steps_per_sec,
+                                         steps_per_sec * options_.batch_size * per_step));
+  std::vector<Tensor> params;
+  PS_RETURN_IF_ERROR(fleet_->PullVariables(&params, nullptr));
+  PS_RETURN_IF_ERROR(summaries_->Histograms(step, params));
+  PS_RETURN_IF_ERROR(summaries_->Flush());
+  last_summary_step_ = step;
+  summary_window_step_ = step;
+  summary_window_start_ = Clock::now();
   return OkStatus();
 }
 
@@ -90,12 +202,35 @@ Status Supervisor::Monitor() {
   auto last_progress = Clock::now();
   auto last_contact = Clock::now();
   for (;;) {
+    bool needs_restore = false;
+    PS_RETURN_IF_ERROR(CheckPsIncarnations(&needs_restore));
+    if (needs_restore) {
+      Status s = fleet_->WaitForPs(/*require_ready=*/false, stop_, options_.startup_timeout);
+      if (s.ok()) s = RestoreOrInitialize("a ps lost its variables");
+      if (!s.ok()) return s;
+      ++restores_;
+      for (int ps = 0; ps < fleet_->num_ps(); ++ps) incarnations_[ps] = 0;
+      PS_RETURN_IF_ERROR(CheckPsIncarnations(&needs_restore));
+      LOG(INFO) << "training resumed";
+    }
     auto st = fleet_->CoordinatorStatus();
     if (st.ok()) {
       last_contact = Clock::now();
       WatchWorkers(*st);
       if (options_.init.sync().enabled()) WatchSyncStep(*st);
       if (st->done_workers_size() >= options_.num_workers) return OkStatus();
+      const bool by_steps = options_.save_checkpoint_steps > 0 &&
+                            st->global_step() >= last_saved_step_ + options_.save_checkpoint_steps;
+      const bool by_time =
+          options_.save_checkpoint_secs > 0 &&
+          Clock::now() - checkpoints_.last_save_time() >=
+              std::chrono::duration<double>(options_.save_checkpoint_secs);
+      if (by_steps || by_time) {
+        Status s = SaveCheckpoint(by_steps ? "every N steps" : "timer");
+        if (!s.ok()) LOG(WARNING) << "checkpoint not saved: " << s.ToString();
+      }
+      Status s = WriteSummaries(*st);
+      if (!s.ok()) LOG(WARNING) << "summaries not written: " << s.ToString();
       if (Clock::now() - last_progress >= options_.progress_interval) {
         LOG(INFO) << "global_step " << st->global_step() << ", workers done "
                   << st->done_workers_size() << "/" << options_.num_workers
@@ -104,36 +239,56 @@ Status Supervisor::Monitor() {
                           : "");
         last_progress = Clock::now();
       }
-    } else if (Clock::now() - last_contact > std::chrono::seconds(60)) {
+    } else if (Clock::now() - last_contact > std::chrono::seconds(120)) {
       return st.status().Annotate("lost the ps holding global_step");
     }
     if (stop_->WaitFor(options_.poll_interval)) return Aborted("stopped: " + stop_->reason());
   }
 }
 
+std::vector<Tensor> Supervisor::EvalParams(const PsFleet::State& state) const {
+  std::vector<Tensor> params;
+  bool averaged = options_.eval_use_moving_averages;
+  for (const auto& v : model_->variables()) {
+    averaged &= state.count(v.name + "/" + VariableStore::kEmaSuffix) > 0;
+  }
+  for (const auto& v : model_->variables()) {
+    params.push_back(state.at(averaged ? v.name + "/" + VariableStore::kEmaSuffix : v.name));
+  }
+  if (options_.eval_use_moving_averages && !averaged) {
+    LOG(WARNING) << "no moving averages on the ps (--ema_decay=0?); evaluating the variables";
+  }
+  return params;
+}
+
 Status Supervisor::Finish() {
-  std::vector<Tensor> values;
+  PsFleet::State state;
   PsFleet::PsSteps steps;
-  PS_RETURN_IF_ERROR(fleet_->PullVariables(&values, &steps));
+  PS_RETURN_IF_ERROR(fleet_->PullState(&state, &steps));
   const int64_t step = steps[0];
-  PS_ASSIGN_OR_RETURN(EvalResult eval, EvaluatePrecisionAt1(model_, values, *test_set_));
+  if (step != last_saved_step_) {
+    PS_ASSIGN_OR_RETURN(std::string prefix, checkpoints_.Save(step, state));
+    last_saved_step_ = step;
+    LOG(INFO) << "saved the final checkpoint " << prefix;
+  }
+  PS_ASSIGN_OR_RETURN(EvalResult eval, EvaluatePrecisionAt1(model_, EvalParams(state), *test_set_));
   char line[128];
   std::snprintf(line, sizeof(line), "final: step %lld, test accuracy %.4f (%lld examples)",
                 static_cast<long long>(step), eval.accuracy(),
                 static_cast<long long>(eval.examples));
   LOG(INFO) << line;
-
-  std::vector<std::pair<std::string, const Tensor*>> named;
-  const auto& vars = model_->variables();
-  for (size_t i = 0; i < vars.size(); ++i) named.emplace_back(vars[i].name, &values[i]);
-  PS_ASSIGN_OR_RETURN(std::string prefix, WriteCheckpoint(options_.train_dir, step, named));
-  const std::string base = CheckpointName(step);
-  PS_RETURN_IF_ERROR(WriteCheckpointState(options_.train_dir, {base, {base}}));
-  LOG(INFO) << "wrote the final variables to " << prefix;
-
+  if (summaries_ != nullptr) {
+    PS_RETURN_IF_ERROR(summaries_->Accuracy(step, "eval/precision_at_1", eval.accuracy()));
+    PS_RETURN_IF_ERROR(summaries_->Flush());
+  }
   Status s = fleet_->ShutdownAll("training done");
   if (!s.ok()) LOG(WARNING) << "shutting the ps tasks down: " << s.ToString();
   return OkStatus();
+}
+
+Status Supervisor::SaveOnStop() {
+  LOG(INFO) << "stopping (" << stop_->reason() << "): saving a checkpoint first";
+  return SaveCheckpoint("graceful stop");
 }
 
 }  // namespace pstrain

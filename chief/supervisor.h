@@ -1,11 +1,19 @@
-// Supervisor: the chief's work, from start to end of a training job.
+// Supervisor: the chief's work, from start to end of a training job, with
+// TensorFlow's Supervisor / MonitoredTrainingSession behaviour.
 //
-//   Start     wait for every ps; initialize every variable from the seed
-//   Monitor   until every worker has finished: log progress, declare workers
-//             dead when their heartbeats stop (and alive again when they
-//             resume), and in sync mode say what a stalled step waits for
-//   Finish    pull the final variables, evaluate them on the test set, write
-//             them into the train dir, shut every ps down
+//   Start     wait for every ps. If they already hold the model (a restarted
+//             chief), carry on; else restore every ps from the newest
+//             readable checkpoint in the train dir, or initialize from the
+//             seed; mark the model ready.
+//   Monitor   until every worker has finished: save checkpoints on a timer
+//             and every N steps; write summaries; notice a ps that came back
+//             empty (new incarnation) and restore every ps from the latest
+//             checkpoint; declare workers dead when their heartbeats stop;
+//             in sync mode say what a stalled step waits for.
+//   Finish    final checkpoint, evaluation on the test set (the final line),
+//             shut every ps down.
+//   SaveOnStop  a graceful stop (SIGTERM): save a checkpoint and leave the
+//             ps tasks running for the restarted chief.
 //
 // Thread-compatible: main calls these in order, from one thread.
 #ifndef PSTRAIN_CHIEF_SUPERVISOR_H_
@@ -18,6 +26,8 @@
 #include <string>
 #include <vector>
 
+#include "chief/checkpoint_manager.h"
+#include "chief/training_summaries.h"
 #include "core/status.h"
 #include "core/stop_signals.h"
 #include "data/mnist_dataset.h"
@@ -31,37 +41,63 @@ struct SupervisorOptions {
   std::string train_dir;
   uint64_t seed = 0;
   int num_workers = 0;
-  proto::InitHeader init;  // optimizer, sync config, heartbeat timeout
+  int batch_size = 128;    // for examples/sec
+  proto::InitHeader init;  // optimizer, sync config, heartbeat timeout, EMA
   std::chrono::seconds startup_timeout{600};
   std::chrono::seconds progress_interval{15};
   std::chrono::milliseconds poll_interval{500};
   std::chrono::duration<double> step_timeout{30};
+  double save_checkpoint_secs = 600;  // 0: no timer
+  int64_t save_checkpoint_steps = 0;  // 0: not by steps
+  int max_to_keep = 5;
+  double keep_checkpoint_every_n_hours = 10000;
+  int64_t save_summaries_steps = 100;  // 0: no summaries
+  bool eval_use_moving_averages = false;
 };
 
 class Supervisor {
  public:
-  // Borrows everything; all must outlive the Supervisor.
+  // Borrows everything; all must outlive the Supervisor. train_set may be
+  // null (then no histograms of gradients and no image summary).
   Supervisor(nn::Model* model, PsFleet* fleet, const data::ImageDataset* test_set,
-             StopNotice* stop, SupervisorOptions options);
+             const data::ImageDataset* train_set, StopNotice* stop, SupervisorOptions options);
 
   Status Start();
   // Returns when every worker has reported done; Aborted on a stop request.
   Status Monitor();
-  // Returns the final test accuracy line's figures.
   Status Finish();
+  Status SaveOnStop();
+
+  int64_t restores() const { return restores_; }
 
  private:
-  // Logs worker liveness changes from ps 0's view of the heartbeats.
+  // Restores every ps from the newest readable checkpoint, else initializes
+  // from the seed. `why` goes into the log line.
+  Status RestoreOrInitialize(const std::string& why);
+  // Records each ps's incarnation; an empty ps means it must be restored.
+  Status CheckPsIncarnations(bool* needs_restore);
+  Status SaveCheckpoint(const char* why);
+  Status WriteSummaries(const proto::StatusResponse& coordinator);
   void WatchWorkers(const proto::StatusResponse& coordinator);
-  // Sync: logs what a step that has not advanced for step_timeout waits for.
   void WatchSyncStep(const proto::StatusResponse& coordinator);
+  // The variables to evaluate: the moving averages when asked and present.
+  std::vector<Tensor> EvalParams(const PsFleet::State& state) const;
 
   nn::Model* const model_;
   PsFleet* const fleet_;
   const data::ImageDataset* const test_set_;
+  const data::ImageDataset* const train_set_;
   StopNotice* const stop_;
   const SupervisorOptions options_;
+  CheckpointManager checkpoints_;
+  std::unique_ptr<TrainingSummaries> summaries_;
 
+  std::vector<uint64_t> incarnations_;  // per ps, 0: unknown
+  int64_t restores_ = 0;
+  int64_t last_saved_step_ = -1;
+  int64_t last_summary_step_ = 0;
+  int64_t summary_window_step_ = 0;
+  std::chrono::steady_clock::time_point summary_window_start_;
   std::map<int, bool> worker_dead_;  // by worker index
   int64_t last_step_ = -1;
   std::chrono::steady_clock::time_point last_step_change_;

@@ -26,13 +26,13 @@ std::string StopNotice::reason() const {
   return reason_;
 }
 
-std::string StopNotice::Wait() {
+std::string StopNotice::Wait() const {
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [this] { return requested_; });
   return reason_;
 }
 
-bool StopNotice::WaitFor(std::chrono::milliseconds timeout) {
+bool StopNotice::WaitFor(std::chrono::milliseconds timeout) const {
   std::unique_lock<std::mutex> lock(mu_);
   return cv_.wait_for(lock, timeout, [this] { return requested_; });
 }

@@ -22,13 +22,13 @@ class StopNotice {
   bool requested() const;
   std::string reason() const;
   // Blocks until notified; returns the reason.
-  std::string Wait();
+  std::string Wait() const;
   // True when notified within `timeout`.
-  bool WaitFor(std::chrono::milliseconds timeout);
+  bool WaitFor(std::chrono::milliseconds timeout) const;
 
  private:
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  mutable std::condition_variable cv_;
   bool requested_ = false;  // guarded by mu_
   std::string reason_;      // guarded by mu_
 };

@@ -62,6 +62,8 @@ Status VariableStore::Initialize(const InitOptions& options,
   std::unique_lock<std::shared_mutex> lock(mu_);
   {
     std::lock_guard<std::mutex> slock(sync_mu_);
+    ++generation_;
+    step_advanced_.notify_all();
     accumulator_.reset();
     if (options.sync.enabled()) {
       accumulator_ = std::make_unique<SyncAccumulator>(
@@ -216,7 +218,12 @@ StatusOr<VariableStore::SyncPushResult> VariableStore::OfferSyncGradients(
 Status VariableStore::WaitForStep(int64_t min_step, std::chrono::system_clock::time_point deadline,
                                   const std::function<bool()>& cancelled) {
   std::unique_lock<std::mutex> slock(sync_mu_);
+  const int64_t generation = generation_;
   for (;;) {
+    if (generation_ != generation) {
+      return Aborted("the ps was re-initialized (restored) while waiting for step " +
+                     std::to_string(min_step) + "; retry the step");
+    }
     if (global_step_.load() >= min_step) return OkStatus();
     if (cancelled && cancelled()) return Status(Code::kCancelled, "the caller went away");
     const auto now = std::chrono::system_clock::now();

@@ -90,7 +90,8 @@ class VariableStore {
                                               std::map<std::string, Tensor> grads);
   // Blocks until this ps's step is at least min_step. DeadlineExceeded
   // (saying how many gradients the step still lacks) at `deadline`,
-  // Cancelled as soon as cancelled() says so (polled every 100 ms).
+  // Cancelled as soon as cancelled() says so (polled every 100 ms), Aborted
+  // when the ps is re-initialized meanwhile (a restore moved its step).
   Status WaitForStep(int64_t min_step, std::chrono::system_clock::time_point deadline,
                      const std::function<bool()>& cancelled);
   bool sync_enabled() const;
@@ -143,6 +144,7 @@ class VariableStore {
   mutable std::mutex sync_mu_;  // taken after mu_ (shared), never before
   std::condition_variable step_advanced_;
   std::unique_ptr<SyncAccumulator> accumulator_;  // guarded by sync_mu_
+  int64_t generation_ = 0;  // guarded by sync_mu_; counts Initialize calls
 };
 
 }  // namespace pstrain

@@ -6,11 +6,12 @@ namespace pstrain {
 
 WorkerRegistry::WorkerRegistry(Clock clock) : clock_(std::move(clock)) {}
 
-void WorkerRegistry::Heartbeat(int worker, int64_t local_step) {
+void WorkerRegistry::Heartbeat(int worker, int64_t local_step, float loss) {
   std::lock_guard<std::mutex> lock(mu_);
   Entry& e = workers_[worker];
   e.last_seen = clock_();
   e.local_step = local_step;
+  if (loss >= 0) e.loss = loss;
   e.done = false;  // a restarted worker rejoins
 }
 
@@ -27,7 +28,7 @@ std::vector<WorkerRegistry::WorkerState> WorkerRegistry::Snapshot() const {
   std::vector<WorkerState> out;
   for (const auto& [w, e] : workers_) {
     out.push_back({w, std::chrono::duration<double>(now - e.last_seen).count(), e.local_step,
-                   e.done});
+                   e.done, e.loss});
   }
   return out;
 }

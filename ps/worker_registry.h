@@ -26,9 +26,11 @@ class WorkerRegistry {
     double seconds_since_heartbeat = 0;
     int64_t local_step = 0;
     bool done = false;
+    float loss = 0;
   };
 
-  void Heartbeat(int worker, int64_t local_step);
+  // loss < 0: not known (the previous one is kept).
+  void Heartbeat(int worker, int64_t local_step, float loss = -1);
   void MarkDone(int worker);
   std::vector<WorkerState> Snapshot() const;
   // The smallest local step among workers that are neither done nor silent
@@ -40,6 +42,7 @@ class WorkerRegistry {
     std::chrono::steady_clock::time_point last_seen;
     int64_t local_step = 0;
     bool done = false;
+    float loss = 0;
   };
   const Clock clock_;
   mutable std::mutex mu_;

@@ -20,7 +20,7 @@ HeartbeatSender::~HeartbeatSender() {
 }
 
 StatusOr<int64_t> HeartbeatSender::Refresh() {
-  PS_ASSIGN_OR_RETURN(auto response, coordinator_->Heartbeat(worker_, local_step_.load()));
+  PS_ASSIGN_OR_RETURN(auto response, coordinator_->Heartbeat(worker_, local_step_.load(), loss_.load()));
   return response.min_live_local_step();
 }
 

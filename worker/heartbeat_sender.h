@@ -26,6 +26,7 @@ class HeartbeatSender {
   ~HeartbeatSender();  // stops and joins the thread
 
   void set_local_step(int64_t step) { local_step_.store(step); }
+  void set_loss(float loss) { loss_.store(loss); }
   // Sends a heartbeat now; returns the slowest live worker's local step (-1
   // when none is known).
   StatusOr<int64_t> Refresh();
@@ -37,6 +38,7 @@ class HeartbeatSender {
   const int worker_;
   const std::chrono::milliseconds interval_;
   std::atomic<int64_t> local_step_{0};
+  std::atomic<float> loss_{-1};
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;  // guarded by mu_

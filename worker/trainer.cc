@@ -36,7 +36,8 @@ Trainer::Trainer(nn::Model* model, PsFleet* fleet, data::BatchQueue* input,
       input_(input),
       heartbeat_(heartbeat),
       stop_(stop),
-      options_(options) {}
+      options_(options),
+      backoff_(std::chrono::milliseconds(100), std::chrono::seconds(5), options.retry_budget) {}
 
 Status Trainer::Pull(int64_t min_step) {
   const auto wait = options_.sync ? options_.step_timeout : std::chrono::milliseconds(0);
@@ -68,6 +69,19 @@ Status Trainer::WaitWithinStaleness(int64_t local_step) {
   }
 }
 
+Status Trainer::RetryAfter(const Status& error, int64_t* min_step) {
+  if (!IsRetryable(error)) return error;
+  LOG(WARNING) << "worker:" << options_.worker_index << ": " << error.ToString()
+               << "; retrying in " << backoff_.next_wait().count() << " ms";
+  if (!backoff_.Wait(stop_)) {
+    if (stop_ != nullptr && stop_->requested()) return Aborted("stopped: " + stop_->reason());
+    return error.Annotate("gave up retrying");
+  }
+  // A ps may have been restored to an older step: do not wait for the next.
+  *min_step = 0;
+  return OkStatus();
+}
+
 StatusOr<TrainerResult> Trainer::Run() {
   using Clock = std::chrono::steady_clock;
   TrainerResult result;
@@ -86,7 +100,11 @@ StatusOr<TrainerResult> Trainer::Run() {
       PS_RETURN_IF_ERROR(WaitWithinStaleness(result.local_steps));
     }
     auto t0 = Clock::now();
-    PS_RETURN_IF_ERROR(Pull(min_step));
+    Status pulled = Pull(min_step);
+    if (!pulled.ok()) {
+      PS_RETURN_IF_ERROR(RetryAfter(pulled, &min_step));
+      continue;
+    }
     auto t1 = Clock::now();
     const int64_t global_step = steps_[0];
     if (options_.max_steps > 0 && global_step >= options_.max_steps) {
@@ -103,9 +121,14 @@ StatusOr<TrainerResult> Trainer::Run() {
     }
     if (options_.step_delay.count() > 0) std::this_thread::sleep_for(options_.step_delay);
     auto t2 = Clock::now();
-    PS_ASSIGN_OR_RETURN(PsFleet::PushResult pushed,
-                        fleet_->PushGradients(grads, options_.worker_index, result.local_steps + 1,
-                                              steps_, options_.sync));
+    auto push = fleet_->PushGradients(grads, options_.worker_index, result.local_steps + 1, steps_,
+                                      options_.sync);
+    if (!push.ok()) {
+      PS_RETURN_IF_ERROR(RetryAfter(push.status(), &min_step));
+      continue;
+    }
+    backoff_.Reset();
+    const PsFleet::PushResult& pushed = *push;
     pull_secs += std::chrono::duration<double>(t1 - t0).count();
     compute_secs += std::chrono::duration<double>(t2 - t1).count();
     push_secs += std::chrono::duration<double>(Clock::now() - t2).count();
@@ -117,7 +140,10 @@ StatusOr<TrainerResult> Trainer::Run() {
     if (result.local_steps == 0) result.first_loss = loss;
     result.last_loss = loss;
     ++result.local_steps;
-    if (heartbeat_ != nullptr) heartbeat_->set_local_step(result.local_steps);
+    if (heartbeat_ != nullptr) {
+      heartbeat_->set_local_step(result.local_steps);
+      heartbeat_->set_loss(loss);
+    }
     window_examples += static_cast<int64_t>(batch.labels.size());
     ++window_steps;
     if (options_.log_frequency > 0 && result.local_steps % options_.log_frequency == 0) {

@@ -25,6 +25,7 @@
 #include "data/batch_queue.h"
 #include "nn/model.h"
 #include "ps/rpc/ps_fleet.h"
+#include "worker/backoff.h"
 #include "worker/heartbeat_sender.h"
 
 namespace pstrain {
@@ -37,6 +38,9 @@ struct TrainerOptions {
   std::chrono::milliseconds step_timeout{30000};
   int staleness = -1;                      // async only; -1: unbounded
   std::chrono::milliseconds step_delay{0};  // test only: a deliberately slow worker
+  // How long to keep retrying a step whose pull or push failed with a
+  // retryable error (a ps restarting) before giving up.
+  std::chrono::seconds retry_budget{300};
 };
 
 struct TrainerResult {
@@ -64,6 +68,9 @@ class Trainer {
   // Async with bounded staleness: waits until this worker is within
   // `staleness` steps of the slowest live worker.
   Status WaitWithinStaleness(int64_t local_step);
+  // After a failed pull or push: OK (after a back-off wait) when the step is
+  // worth retrying, else the error. Resets *min_step.
+  Status RetryAfter(const Status& error, int64_t* min_step);
 
   nn::Model* const model_;
   PsFleet* const fleet_;
@@ -72,6 +79,7 @@ class Trainer {
   const StopNotice* const stop_;
   const TrainerOptions options_;
 
+  Backoff backoff_;
   std::vector<Tensor> params_;
   PsFleet::PsSteps steps_;
 };

@@ -22,6 +22,8 @@ DEFINE_int64(epochs, 1, "Passes over this worker's shard of the input (0: no lim
 DEFINE_int32(log_frequency, 10, "Log a progress line every this many steps");
 DEFINE_uint64(seed, 0, "Seed of the input's shuffling (each worker adds its index)");
 DEFINE_int32(ready_timeout_secs, 600, "Give up waiting for the chief to initialize after this");
+DEFINE_int32(retry_timeout_secs, 300,
+             "Keep retrying a step that fails because a ps is down or restarting this long");
 DEFINE_int32(test_only_step_delay_ms, 0, "Test only: sleep this long in every step");
 
 namespace {
@@ -98,6 +100,7 @@ int main(int argc, char** argv) {
       std::chrono::milliseconds(static_cast<int64_t>(FLAGS_step_timeout_secs * 1000));
   topts.staleness = FLAGS_staleness;
   topts.step_delay = std::chrono::milliseconds(FLAGS_test_only_step_delay_ms);
+  topts.retry_budget = std::chrono::seconds(FLAGS_retry_timeout_secs);
   pstrain::Trainer trainer(model->get(), fleet->get(), input->get(), &heartbeat, &stop, topts);
   auto result = trainer.Run();
   if (!result.ok()) {
@@ -109,6 +112,12 @@ int main(int argc, char** argv) {
             << " local steps, global_step " << result->global_step << ", "
             << result->stale_gradients << " stale gradients dropped, loss "
             << result->first_loss << " -> " << result->last_loss;
+  if (stop.requested()) {
+    // A graceful stop, not the end of this worker's training: a restarted
+    // worker carries on, so it does not report done.
+    LOG(INFO) << "worker:" << index << " stopped (" << stop.reason() << ")";
+    return 0;
+  }
   pstrain::Status done = (*fleet)->client(0)->WorkerDone(index);
   if (!done.ok()) return Fail(done, kExitRetryable);
   return 0;

@@ -214,12 +214,12 @@ void HttpServer::Stop() {
     // The thread ends by itself once every connection is done.
     if (thread_done_.wait_for(kDrainTimeout) != std::future_status::ready) io_->stop();
     thread_.join();
+    LOG(INFO) << "http: stopped serving on port " << port_;
   }
   // Destroying the io_context destroys the connections it still holds.
   accept_retry_.reset();
   acceptor_.reset();
   io_.reset();
-  LOG(INFO) << "http: stopped";
 }
 
 }  // namespace pstrain

@@ -102,12 +102,14 @@ StatusOr<proto::PushResponse> PsClient::Push(const proto::PushHeader& header,
   return response;
 }
 
-StatusOr<proto::HeartbeatResponse> PsClient::Heartbeat(int worker, int64_t local_step) {
+StatusOr<proto::HeartbeatResponse> PsClient::Heartbeat(int worker, int64_t local_step,
+                                                       float loss) {
   grpc::ClientContext ctx;
   SetDeadline(&ctx, std::chrono::seconds(5));
   proto::HeartbeatRequest request;
   request.set_worker(worker);
   request.set_local_step(local_step);
+  request.set_loss(loss);
   proto::HeartbeatResponse response;
   PS_RETURN_IF_ERROR(FromGrpcStatus(stub_->Heartbeat(&ctx, request, &response), name_));
   return response;

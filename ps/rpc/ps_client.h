@@ -41,7 +41,7 @@ class PsClient {
   // Every tensor the ps holds: variables, slots and shadows (a checkpoint).
   Status PullState(uint64_t fingerprint, std::map<std::string, Tensor>* out, int64_t* step);
   StatusOr<proto::PushResponse> Push(const proto::PushHeader& header, const NamedTensors& grads);
-  StatusOr<proto::HeartbeatResponse> Heartbeat(int worker, int64_t local_step);
+  StatusOr<proto::HeartbeatResponse> Heartbeat(int worker, int64_t local_step, float loss);
   StatusOr<proto::StatusResponse> GetStatus(std::chrono::milliseconds timeout);
   Status WorkerDone(int worker);
   Status Shutdown(const std::string& reason);

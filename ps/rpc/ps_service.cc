@@ -159,6 +159,7 @@ grpc::Status PsService::GetStatus(grpc::ServerContext*, const proto::StatusReque
     ws->set_seconds_since_heartbeat(w.seconds_since_heartbeat);
     ws->set_local_step(w.local_step);
     ws->set_done(w.done);
+    ws->set_loss(w.loss);
     if (w.done) response->add_done_workers(w.worker);
   }
   return grpc::Status::OK;
@@ -173,7 +174,7 @@ grpc::Status PsService::WorkerDone(grpc::ServerContext*, const proto::WorkerDone
 
 grpc::Status PsService::Heartbeat(grpc::ServerContext*, const proto::HeartbeatRequest* request,
                                   proto::HeartbeatResponse* response) {
-  workers_.Heartbeat(request->worker(), request->local_step());
+  workers_.Heartbeat(request->worker(), request->local_step(), request->loss());
   response->set_global_step(store_->global_step());
   response->set_min_live_local_step(workers_.MinLiveLocalStep(heartbeat_timeout_));
   return grpc::Status::OK;

@@ -1,0 +1,95 @@
+#include "chief/checkpoint_manager.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+
+namespace pstrain {
+namespace {
+
+int64_t StepOf(const std::string& base) {
+  static const std::regex re(R"(model\.ckpt-(\d+))");
+  std::smatch m;
+  return std::regex_match(base, m, re) ? std::stoll(m[1]) : -1;
+}
+
+}  // namespace
+
+CheckpointManager::CheckpointManager(Options options)
+    : options_(std::move(options)),
+      last_save_(std::chrono::steady_clock::now()),
+      last_preserved_(std::chrono::system_clock::now()) {
+  auto state = ReadCheckpointState(options_.dir);
+  if (state.ok()) kept_ = state->kept;
+}
+
+StatusOr<std::string> CheckpointManager::Save(int64_t step,
+                                              const std::map<std::string, Tensor>& tensors) {
+  std::vector<std::pair<std::string, const Tensor*>> named;
+  for (const auto& [name, t] : tensors) named.emplace_back(name, &t);
+  PS_ASSIGN_OR_RETURN(std::string prefix, WriteCheckpoint(options_.dir, step, named));
+  const std::string base = CheckpointName(step);
+  kept_.erase(std::remove(kept_.begin(), kept_.end(), base), kept_.end());
+  kept_.push_back(base);
+  std::vector<std::string> dropped;
+  while (static_cast<int>(kept_.size()) > std::max(1, options_.max_to_keep)) {
+    dropped.push_back(kept_.front());
+    kept_.erase(kept_.begin());
+  }
+  PS_RETURN_IF_ERROR(WriteCheckpointState(options_.dir, {base, kept_}));
+  // Only once the state file no longer names them are old checkpoints deleted.
+  const auto now = std::chrono::system_clock::now();
+  for (const std::string& old : dropped) {
+    if (now - last_preserved_ >= std::chrono::duration<double, std::ratio<3600>>(
+                                     options_.keep_every_n_hours)) {
+      last_preserved_ = now;  // kept for good, as TF's keep_checkpoint_every_n_hours
+      continue;
+    }
+    DeleteCheckpoint(old);
+  }
+  latest_step_ = step;
+  last_save_ = std::chrono::steady_clock::now();
+  return prefix;
+}
+
+void CheckpointManager::DeleteCheckpoint(const std::string& base) {
+  std::error_code ec;
+  for (const char* ext : {".index", ".data"}) {
+    std::filesystem::remove(options_.dir + "/" + base + ext, ec);
+  }
+}
+
+std::vector<std::string> CheckpointManager::Candidates() const {
+  std::vector<std::string> bases = kept_;
+  // Also any checkpoint on disk that the state file does not name (a crash
+  // between writing a checkpoint and the state file, or a lost state file).
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(options_.dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() > 6 && name.compare(name.size() - 6, 6, ".index") == 0) {
+      const std::string base = name.substr(0, name.size() - 6);
+      if (StepOf(base) >= 0 && std::find(bases.begin(), bases.end(), base) == bases.end()) {
+        bases.push_back(base);
+      }
+    }
+  }
+  std::sort(bases.begin(), bases.end(),
+            [](const std::string& a, const std::string& b) { return StepOf(a) > StepOf(b); });
+  return bases;
+}
+
+StatusOr<Checkpoint> CheckpointManager::LoadLatest() {
+  for (const std::string& base : Candidates()) {
+    auto ckpt = ReadCheckpoint(options_.dir + "/" + base);
+    if (ckpt.ok()) {
+      latest_step_ = ckpt->global_step;
+      return ckpt;
+    }
+    LOG(ERROR) << "skipping checkpoint " << base << ": " << ckpt.status().ToString();
+  }
+  return NotFound("no readable checkpoint in " + options_.dir);
+}
+
+}  // namespace pstrain

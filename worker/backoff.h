@@ -1,0 +1,42 @@
+// Backoff: how a worker waits out a lost ps (restarting, being restored by
+// the chief): exponential waits from `initial` up to `max`, giving up once
+// `budget` has passed since the last success.
+//
+// Thread-compatible.
+#ifndef PSTRAIN_WORKER_BACKOFF_H_
+#define PSTRAIN_WORKER_BACKOFF_H_
+
+#include <chrono>
+
+#include "core/status.h"
+#include "core/stop_signals.h"
+
+namespace pstrain {
+
+// Errors after which the step is worth retrying: the peer is down or
+// restarting (Unavailable), the step was overtaken by a restore (Aborted),
+// or the call timed out (DeadlineExceeded).
+bool IsRetryable(const Status& s);
+
+class Backoff {
+ public:
+  Backoff(std::chrono::milliseconds initial, std::chrono::milliseconds max,
+          std::chrono::seconds budget);
+  // Sleeps the next wait. False (without sleeping) once the budget is spent
+  // or when `stop` is notified.
+  bool Wait(const StopNotice* stop);
+  // A success: the next failure starts from `initial` with a full budget.
+  void Reset();
+  std::chrono::milliseconds next_wait() const { return next_; }
+
+ private:
+  const std::chrono::milliseconds initial_, max_;
+  const std::chrono::seconds budget_;
+  std::chrono::milliseconds next_;
+  bool failing_ = false;
+  std::chrono::steady_clock::time_point first_failure_;
+};
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_WORKER_BACKOFF_H_
