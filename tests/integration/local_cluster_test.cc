@@ -52,8 +52,10 @@ TEST(LocalCluster, TrainsBrieflyLossFallsAndFinalVariablesAreSaved) {
   auto ckpt = ReadCheckpoint(dir.path() + "/" + state->latest);
   ASSERT_TRUE(ckpt.ok()) << ckpt.status().ToString();
   EXPECT_EQ(ckpt->global_step, step);
-  EXPECT_EQ(ckpt->tensors.size(), 10u);
+  // Ten variables, each with its Momentum slot, whole (not per shard).
+  EXPECT_EQ(ckpt->tensors.size(), 20u);
   EXPECT_EQ(ckpt->tensors.at("local3/weights").shape(), (Shape{3136, 1024}));
+  EXPECT_EQ(ckpt->tensors.at("local3/weights/Momentum").shape(), (Shape{3136, 1024}));
   EXPECT_NE(out.find("pstrain_local: chief:0 finished"), std::string::npos);
 }
 
