@@ -512,10 +512,12 @@ int Main() {
               "K)\n");
   std::printf("pull/delay/push: mean ms per worker step (pull includes waiting for the step "
               "to complete); MB/s: payload pulled + pushed; cpu: cores used by this process "
-              "(workers) and the ps processes; busy: fraction of all the machine's cores busy\n");
-  std::printf("%3s %3s %8s %8s %6s %8s %8s %7s %8s %7s %5s %5s %5s %5s\n", "ps", "K", "steps/s",
-              "grads/s", "eff", "step_ms", "pull_ms", "delay", "push_ms", "MB/s", "cpu_w",
-              "cpu_ps", "busy", "load");
+              "(workers) and the ps processes; ms/g: those CPU times per gradient (one pull + one push of "
+              "the whole model); busy: fraction of all the machine's cores busy (any process); "
+              "load: 1-minute load average\n");
+  std::printf("%3s %3s %8s %8s %6s %8s %8s %6s %8s %6s %6s %6s %7s %7s %5s %5s\n", "ps", "K",
+              "steps/s", "grads/s", "eff", "step_ms", "pull_ms", "delay", "push_ms", "MB/s",
+              "cpu_w", "cpu_ps", "ms/g_w", "ms/g_ps", "busy", "load");
   std::fflush(stdout);
 
   std::vector<Result> results;
@@ -547,11 +549,15 @@ int Main() {
       if (base > 0) r->efficiency = r->steps_per_sec / base;
       char eff[16] = "-";
       if (r->efficiency >= 0) std::snprintf(eff, sizeof(eff), "%.3f", r->efficiency);
-      std::printf("%3d %3d %8.2f %8.1f %6s %8.1f %8.1f %7.1f %8.1f %7.0f %5.2f %5.2f %5.2f %5.2f\n",
-                  num_ps, k, r->steps_per_sec, r->steps_per_sec * k, eff,
-                  r->steps_per_sec > 0 ? 1e3 / r->steps_per_sec : 0.0, r->pull_ms, r->delay_ms,
-                  r->push_ms, r->steps_per_sec * k * 2 * mb, r->cpu_bench, r->cpu_ps,
-                  r->machine_busy, r->load1);
+      const double grads_per_sec = r->steps_per_sec * k;
+      const double per_grad = grads_per_sec > 0 ? 1e3 / grads_per_sec : 0.0;
+      std::printf(
+          "%3d %3d %8.2f %8.1f %6s %8.1f %8.1f %6.1f %8.1f %6.0f %6.2f %6.2f %7.1f %7.1f %5.2f "
+          "%5.2f\n",
+          num_ps, k, r->steps_per_sec, grads_per_sec, eff,
+          r->steps_per_sec > 0 ? 1e3 / r->steps_per_sec : 0.0, r->pull_ms, r->delay_ms,
+          r->push_ms, grads_per_sec * 2 * mb, r->cpu_bench, r->cpu_ps, r->cpu_bench * per_grad,
+          r->cpu_ps * per_grad, r->machine_busy, r->load1);
       if (r->stale > 0) {
         std::printf("    warning: %lld stale gradients in the window\n",
                     static_cast<long long>(r->stale));
@@ -606,6 +612,9 @@ int Main() {
     row["push_ms"] = r.push_ms;
     row["cpu_workers"] = r.cpu_bench;
     row["cpu_ps"] = r.cpu_ps;
+    const double gps = r.steps_per_sec * r.workers;
+    row["cpu_ms_per_gradient_workers"] = gps > 0 ? 1e3 * r.cpu_bench / gps : 0.0;
+    row["cpu_ms_per_gradient_ps"] = gps > 0 ? 1e3 * r.cpu_ps / gps : 0.0;
     row["machine_busy"] = r.machine_busy;
     row["load1"] = r.load1;
     row["stale"] = r.stale;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "chief/http/http_server.h"
 #include "chief/supervisor.h"
 #include "cluster/cluster_flags.h"
 #include "core/stop_signals.h"
@@ -32,6 +33,10 @@ DEFINE_double(ema_decay, 0,
               "Keep ExponentialMovingAverage shadows of the variables with this decay (0: off)");
 DEFINE_bool(eval_use_moving_averages, false, "Evaluate the moving averages, not the variables");
 DEFINE_int32(batch_size, 128, "The workers' batch size (for examples/sec)");
+DEFINE_int32(http_port, 0,
+             "Serve /healthz, /metrics, /status and a status page on this port (0: a free "
+             "port, -1: off)");
+DEFINE_string(http_host, "0.0.0.0", "Interface for the HTTP endpoint");
 
 namespace {
 
@@ -103,6 +108,17 @@ int main(int argc, char** argv) {
                 kExitBadInput);
   }
 
+  pstrain::MetricsBoard board;
+  std::unique_ptr<pstrain::HttpServer> http;
+  if (FLAGS_http_port >= 0) {
+    auto started = pstrain::HttpServer::Start(FLAGS_http_host, FLAGS_http_port, &board);
+    if (!started.ok()) return Fail(started.status(), kExitBadInput);
+    http = std::move(started).value();
+    LOG(INFO) << "status page: http://" << (FLAGS_http_host == "0.0.0.0" ? "127.0.0.1" : FLAGS_http_host)
+              << ":" << http->port() << "/ (also /healthz, /metrics, /status)";
+  }
+  options.board = &board;
+  options.model_name = FLAGS_model;
   pstrain::Supervisor supervisor(model->get(), fleet->get(), &*test, &*train, &stop, options);
   pstrain::Status s = supervisor.Start();
   if (s.ok()) s = supervisor.Monitor();

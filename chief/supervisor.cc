@@ -22,7 +22,8 @@ Supervisor::Supervisor(nn::Model* model, PsFleet* fleet, const data::ImageDatase
       options_(std::move(options)),
       checkpoints_({options_.train_dir, options_.max_to_keep,
                     options_.keep_checkpoint_every_n_hours}),
-      incarnations_(fleet->num_ps(), 0) {}
+      incarnations_(fleet->num_ps(), 0),
+      ps_health_(fleet->num_ps()) {}
 
 Status Supervisor::RestoreOrInitialize(const std::string& why) {
   proto::InitHeader header = options_.init;
@@ -50,7 +51,15 @@ Status Supervisor::CheckPsIncarnations(bool* needs_restore) {
   *needs_restore = false;
   for (int ps = 0; ps < fleet_->num_ps(); ++ps) {
     auto st = fleet_->client(ps)->GetStatus(std::chrono::seconds(2));
-    if (!st.ok()) continue;  // down: it will come back with a new incarnation
+    ps_health_[ps].task = "ps:" + std::to_string(ps);
+    if (!st.ok()) {  // down: it will come back with a new incarnation
+      ps_health_[ps].state = "unreachable";
+      ps_health_[ps].detail = st.status().message();
+      continue;
+    }
+    ps_health_[ps].state = st->ready() ? "running" : "restoring";
+    ps_health_[ps].detail = std::to_string(st->num_variables()) + " variables, " +
+                            std::to_string(st->num_bytes() >> 20) + " MiB with slots";
     const bool changed = incarnations_[ps] != 0 && st->incarnation() != incarnations_[ps];
     if (changed || !st->ready()) {
       LOG(WARNING) << fleet_->client(ps)->name()
@@ -218,6 +227,7 @@ Status Supervisor::Monitor() {
       last_contact = Clock::now();
       WatchWorkers(*st);
       if (options_.init.sync().enabled()) WatchSyncStep(*st);
+      PublishMetrics(*st);
       if (st->done_workers_size() >= options_.num_workers) return OkStatus();
       const bool by_steps = options_.save_checkpoint_steps > 0 &&
                             st->global_step() >= last_saved_step_ + options_.save_checkpoint_steps;
@@ -244,6 +254,69 @@ Status Supervisor::Monitor() {
     }
     if (stop_->WaitFor(options_.poll_interval)) return Aborted("stopped: " + stop_->reason());
   }
+}
+
+void Supervisor::PublishMetrics(const proto::StatusResponse& st) {
+  if (options_.board == nullptr) return;
+  const auto now = Clock::now();
+  const double window = std::chrono::duration<double>(now - rate_time_).count();
+  if (window >= 2.0) {
+    steps_per_sec_ = (st.global_step() - rate_step_) / window;
+    rate_step_ = st.global_step();
+    rate_time_ = now;
+  }
+  ChiefMetrics m;
+  m.global_step = st.global_step();
+  double loss = 0;
+  int reporting = 0;
+  for (const proto::WorkerState& w : st.workers()) {
+    if (w.loss() > 0) {
+      loss += w.loss();
+      ++reporting;
+    }
+  }
+  m.loss = reporting > 0 ? loss / reporting : 0;
+  if (reporting > 0 && (loss_history_.empty() || loss_history_.back().step != m.global_step)) {
+    loss_history_.push_back({m.global_step, m.loss});
+    if (loss_history_.size() > 1000) loss_history_.erase(loss_history_.begin());
+  }
+  m.loss_history = loss_history_;
+  m.learning_rate = st.learning_rate();
+  m.steps_per_sec = std::max(0.0, steps_per_sec_);
+  const proto::SyncConfig& sync = options_.init.sync();
+  m.examples_per_sec =
+      m.steps_per_sec * options_.batch_size * (sync.enabled() ? sync.replicas_to_aggregate() : 1);
+  m.stale_gradients_dropped = st.stale_dropped();
+  if (checkpoints_.latest_step() >= 0) {
+    m.seconds_since_checkpoint =
+        std::chrono::duration<double>(now - checkpoints_.last_save_time()).count();
+  }
+  m.restores = restores_;
+  m.mode = sync.enabled() ? "sync " + std::to_string(sync.replicas_to_aggregate()) + "/" +
+                                std::to_string(sync.total_num_replicas())
+                          : "async";
+  m.model = options_.model_name;
+  m.train_dir = options_.train_dir;
+  m.uptime_secs = std::chrono::duration<double>(now - started_).count();
+  m.tasks.push_back({"chief:0", "running", "supervising"});
+  for (const TaskHealth& h : ps_health_) m.tasks.push_back(h);
+  const double timeout = options_.init.heartbeat_timeout_secs();
+  std::map<int, const proto::WorkerState*> seen;
+  for (const proto::WorkerState& w : st.workers()) seen[w.worker()] = &w;
+  for (int i = 0; i < options_.num_workers; ++i) {
+    TaskHealth h{"worker:" + std::to_string(i), "unreachable", "no heartbeat yet"};
+    auto it = seen.find(i);
+    if (it != seen.end()) {
+      const proto::WorkerState& w = *it->second;
+      char detail[96];
+      std::snprintf(detail, sizeof(detail), "local step %lld, last heartbeat %.1f s ago",
+                    static_cast<long long>(w.local_step()), w.seconds_since_heartbeat());
+      h.detail = detail;
+      h.state = w.done() ? "done" : w.seconds_since_heartbeat() > timeout ? "dead" : "running";
+    }
+    m.tasks.push_back(h);
+  }
+  options_.board->Publish(std::move(m));
 }
 
 std::vector<Tensor> Supervisor::EvalParams(const PsFleet::State& state) const {

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "chief/checkpoint_manager.h"
+#include "chief/http/metrics.h"
 #include "chief/training_summaries.h"
 #include "core/status.h"
 #include "core/stop_signals.h"
@@ -53,6 +54,8 @@ struct SupervisorOptions {
   double keep_checkpoint_every_n_hours = 10000;
   int64_t save_summaries_steps = 100;  // 0: no summaries
   bool eval_use_moving_averages = false;
+  std::string model_name;
+  MetricsBoard* board = nullptr;  // where /metrics, /status and / read from; may be null
 };
 
 class Supervisor {
@@ -80,6 +83,8 @@ class Supervisor {
   Status WriteSummaries(const proto::StatusResponse& coordinator);
   void WatchWorkers(const proto::StatusResponse& coordinator);
   void WatchSyncStep(const proto::StatusResponse& coordinator);
+  // Fills the metrics board from ps 0's status and the ps tasks' health.
+  void PublishMetrics(const proto::StatusResponse& coordinator);
   // The variables to evaluate: the moving averages when asked and present.
   std::vector<Tensor> EvalParams(const PsFleet::State& state) const;
 
@@ -93,6 +98,12 @@ class Supervisor {
   std::unique_ptr<TrainingSummaries> summaries_;
 
   std::vector<uint64_t> incarnations_;  // per ps, 0: unknown
+  std::vector<TaskHealth> ps_health_;   // per ps, from the last check
+  std::vector<LossPoint> loss_history_;
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  int64_t rate_step_ = 0;  // global_step/sec over the last few seconds
+  std::chrono::steady_clock::time_point rate_time_ = std::chrono::steady_clock::now();
+  double steps_per_sec_ = 0;
   int64_t restores_ = 0;
   int64_t last_saved_step_ = -1;
   int64_t last_summary_step_ = 0;
