@@ -113,3 +113,61 @@ TEST_F(CheckpointTest, StateFileRoundTrips) {
 
 }  // namespace
 }  // namespace pstrain
+
+#include <sys/wait.h>
+
+#include "chief/checkpoint_manager.h"
+
+namespace pstrain {
+namespace {
+
+// A crash at every write point of a checkpoint save (each file's writes,
+// fsync, rename and directory fsync: data, index, state file, deletions
+// after) leaves the previous checkpoint whole and found on restart.
+TEST(CheckpointCrash, EveryWritePointLeavesThePreviousCheckpointWhole) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("pstrain_crash_" + std::to_string(getpid()));
+  std::map<std::string, Tensor> v1, v2;
+  v1.emplace("w", Tensor({64}, std::vector<float>(64, 1.0f)));
+  v2.emplace("w", Tensor({64}, std::vector<float>(64, 2.0f)));
+  int crashed_at = 0;
+  for (int point = 1;; ++point) {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    {
+      CheckpointManager m({dir.string(), 1, 10000});
+      ASSERT_TRUE(m.Save(100, v1).ok());
+    }
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      CheckpointManager m({dir.string(), 1, 10000});
+      CrashAtWritePointForTest(point);
+      _exit(m.Save(200, v2).ok() ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status));
+    CheckpointManager after({dir.string(), 1, 10000});
+    auto ckpt = after.LoadLatest();
+    ASSERT_TRUE(ckpt.ok()) << "crash at write point " << point << ": "
+                           << ckpt.status().ToString();
+    if (WEXITSTATUS(status) == 0) {
+      // The save ran to the end: point is past the last write point.
+      EXPECT_EQ(ckpt->global_step, 200);
+      break;
+    }
+    ASSERT_EQ(WEXITSTATUS(status), kCrashExitCode);
+    crashed_at = point;
+    // Either the old checkpoint, whole, or (crash after the new index was
+    // renamed into place) the new one, whole.
+    const float expected = ckpt->global_step == 100 ? 1.0f : 2.0f;
+    ASSERT_TRUE(ckpt->global_step == 100 || ckpt->global_step == 200);
+    for (int64_t i = 0; i < 64; ++i) ASSERT_EQ(ckpt->tensors.at("w")[i], expected) << point;
+  }
+  EXPECT_GE(crashed_at, 8) << "a save has at least 8 write points (2 files x 4 + state file)";
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace pstrain

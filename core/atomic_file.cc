@@ -22,7 +22,16 @@ std::string DirName(const std::string& path) {
   return path.substr(0, slash);
 }
 
+int crash_countdown = 0;  // see CrashAtWritePointForTest
+
+// One write point passes; crashes the process when the countdown ends.
+void WritePoint() {
+  if (crash_countdown > 0 && --crash_countdown == 0) _exit(kCrashExitCode);
+}
+
 }  // namespace
+
+void CrashAtWritePointForTest(int n) { crash_countdown = n; }
 
 AtomicFile::AtomicFile(std::string path, std::string tmp, int fd)
     : path_(std::move(path)), tmp_path_(std::move(tmp)), fd_(fd) {}
@@ -40,6 +49,7 @@ AtomicFile::~AtomicFile() {
 }
 
 Status AtomicFile::Append(const void* data, size_t n) {
+  WritePoint();
   const char* p = static_cast<const char*>(data);
   while (n > 0) {
     ssize_t w = ::write(fd_, p, n);
@@ -54,14 +64,17 @@ Status AtomicFile::Append(const void* data, size_t n) {
 }
 
 Status AtomicFile::Commit() {
+  WritePoint();
   if (::fsync(fd_) != 0) return ErrnoStatus("cannot fsync", tmp_path_);
   if (::close(fd_) != 0) {
     fd_ = -1;
     return ErrnoStatus("cannot close", tmp_path_);
   }
   fd_ = -1;
+  WritePoint();
   if (::rename(tmp_path_.c_str(), path_.c_str()) != 0) return ErrnoStatus("cannot rename", tmp_path_);
   committed_ = true;
+  WritePoint();
   const std::string dir = DirName(path_);
   int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0) return ErrnoStatus("cannot open directory", dir);

@@ -33,6 +33,13 @@ class AtomicFile {
   bool committed_ = false;
 };
 
+// Test seam for crash injection: the process _exits with kCrashExitCode at
+// the n-th write point from now (every Append, the fsync, the rename and the
+// directory fsync are one each); n <= 0 disables. Tests call it in a forked
+// child to crash a checkpoint write at each point in turn.
+constexpr int kCrashExitCode = 86;
+void CrashAtWritePointForTest(int n);
+
 // Whole-file helpers.
 Status WriteFileAtomically(const std::string& path, const std::string& contents);
 StatusOr<std::string> ReadFileToString(const std::string& path);

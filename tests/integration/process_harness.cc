@@ -3,11 +3,13 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <thread>
 
 #include "deploy/local/free_ports.h"
+#include "ps/rpc/ps_client.h"
 
 namespace pstrain {
 namespace testing {
@@ -52,8 +54,9 @@ LocalSpec MakeLocalSpec(const std::string& dir, int num_ps, int num_workers) {
   return out;
 }
 
-RunningTask::RunningTask(const std::string& name, const std::vector<std::string>& argv) {
-  auto p = TaskProcess::Spawn(name, argv);
+RunningTask::RunningTask(const std::string& name, const std::vector<std::string>& argv,
+                         const std::vector<std::string>& env) {
+  auto p = TaskProcess::Spawn(name, argv, env);
   if (p.ok()) process_ = std::move(p).value();
 }
 
@@ -86,6 +89,84 @@ std::string RunToCompletion(const std::vector<std::string>& argv, std::chrono::s
   *output = task.output();
   if (!exited) return "timeout";
   return task.process()->exit_description();
+}
+
+TestCluster::TestCluster(const std::string& dir, int num_ps, int num_workers,
+                         std::vector<std::string> flags)
+    : spec_(MakeLocalSpec(dir, num_ps, num_workers)), flags_(std::move(flags)) {}
+
+TestCluster::~TestCluster() = default;
+
+std::vector<std::string> TestCluster::Argv(const std::string& task) const {
+  const size_t colon = task.find(':');
+  const std::string job = task.substr(0, colon);
+  const std::string bin = job == "ps" ? "/ps/ps_server" : "/" + job + "/" + job;
+  std::vector<std::string> argv = {BuildDir() + bin, "--cluster_spec=" + spec_.path,
+                                   "--job=" + job, "--task=" + task.substr(colon + 1)};
+  std::string undefok;
+  for (const std::string& f : flags_) {
+    argv.push_back(f);
+    std::string name = f.substr(2, f.find('=') == std::string::npos ? std::string::npos
+                                                                     : f.find('=') - 2);
+    undefok += (undefok.empty() ? "" : ",") + name;
+  }
+  if (!undefok.empty()) argv.push_back("--undefok=" + undefok);
+  return argv;
+}
+
+void TestCluster::StartAll() {
+  for (int i = 0; i < spec_.spec.NumTasks("ps"); ++i) Start("ps:" + std::to_string(i));
+  Start("chief:0");
+  for (int i = 0; i < spec_.spec.NumTasks("worker"); ++i) Start("worker:" + std::to_string(i));
+}
+
+void TestCluster::Start(const std::string& task, const std::vector<std::string>& extra) {
+  std::vector<std::string> argv = Argv(task);
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  auto it = tasks_.find(task);
+  if (it != tasks_.end()) {
+    it->second->WaitForExit(std::chrono::seconds(10));
+    past_output_[task] += it->second->output();
+  }
+  // As pstrain_local does: workers share the cores instead of each spinning
+  // an OpenMP pool over all of them.
+  std::vector<std::string> env;
+  if (task.rfind("worker:", 0) == 0) env.push_back("OMP_NUM_THREADS=1");
+  tasks_[task] = std::make_unique<RunningTask>(task, argv, env);
+}
+
+void TestCluster::Kill9(const std::string& task) {
+  RunningTask* t = tasks_.at(task).get();
+  t->process()->Signal(SIGKILL);
+  t->WaitForExit(std::chrono::seconds(10));
+}
+
+std::string TestCluster::Output(const std::string& task) {
+  auto it = tasks_.find(task);
+  if (it != tasks_.end()) it->second->running();  // collects what is pending
+  return past_output_[task] + (it == tasks_.end() ? "" : it->second->output());
+}
+
+bool TestCluster::WaitForExit(const std::string& task, std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (tasks_.at(task)->running()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    for (auto& [name, t] : tasks_) t->running();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return true;
+}
+
+bool TestCluster::WaitForStep(int64_t step, std::chrono::seconds timeout) {
+  PsClient ps0(0, spec_.spec.Address("ps", 0));
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    for (auto& [name, t] : tasks_) t->running();  // keep the pipes drained
+    auto st = ps0.GetStatus(std::chrono::seconds(1));
+    if (st.ok() && st->ready() && st->global_step() >= step) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return false;
 }
 
 }  // namespace testing

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,7 +42,9 @@ LocalSpec MakeLocalSpec(const std::string& dir, int num_ps, int num_workers);
 // A running task; its output accumulates in output().
 class RunningTask {
  public:
-  RunningTask(const std::string& name, const std::vector<std::string>& argv);
+  // env: "KEY=value" entries added to the task's environment.
+  RunningTask(const std::string& name, const std::vector<std::string>& argv,
+              const std::vector<std::string>& env = {});
   // Waits for exit (collecting output) up to `timeout`; false on timeout.
   bool WaitForExit(std::chrono::seconds timeout);
   bool running();
@@ -51,6 +54,36 @@ class RunningTask {
  private:
   std::unique_ptr<TaskProcess> process_;
   std::string output_;
+};
+
+// A cluster whose tasks the test starts, kills and restarts one by one, as
+// Kubernetes would: every task is a real process on loopback.
+class TestCluster {
+ public:
+  // Every task gets `flags` (plus --undefok for them); nothing starts yet.
+  TestCluster(const std::string& dir, int num_ps, int num_workers, std::vector<std::string> flags);
+  ~TestCluster();  // kills whatever still runs
+
+  void StartAll();
+  // "ps:1", "worker:0", "chief:0"; extra flags for this start only.
+  void Start(const std::string& task, const std::vector<std::string>& extra = {});
+  void Kill9(const std::string& task);
+  RunningTask* task(const std::string& name) { return tasks_.at(name).get(); }
+  const cluster::ClusterSpec& spec() const { return spec_.spec; }
+  // Every output line of every incarnation of a task so far.
+  std::string Output(const std::string& task);
+  // Waits for the task to exit, draining every task's output meanwhile (a
+  // task whose pipe fills up would block); false after `timeout`.
+  bool WaitForExit(const std::string& task, std::chrono::seconds timeout);
+  // Polls ps:0 until global_step >= step; false after `timeout`.
+  bool WaitForStep(int64_t step, std::chrono::seconds timeout);
+
+ private:
+  std::vector<std::string> Argv(const std::string& task) const;
+  LocalSpec spec_;
+  std::vector<std::string> flags_;
+  std::map<std::string, std::unique_ptr<RunningTask>> tasks_;
+  std::map<std::string, std::string> past_output_;  // of killed incarnations
 };
 
 // Runs a command to completion, collecting its output; returns the exit

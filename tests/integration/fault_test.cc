@@ -1,0 +1,141 @@
+// Crashes in the middle of training, as Kubernetes sees them: kill -9 a ps,
+// a worker or the chief, then start it again with the same flags. Training
+// must complete, global_step must never go back further than the last
+// checkpoint, and the final accuracy must be within 1 point of an
+// undisturbed run.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <regex>
+#include <thread>
+
+#include "tests/integration/process_harness.h"
+
+namespace pstrain {
+namespace {
+
+using testing::TestCluster;
+
+constexpr int64_t kSteps = 1000;
+
+bool HaveFashionMnist() {
+  return std::filesystem::exists("/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz");
+}
+
+std::vector<std::string> Flags(const std::string& dir) {
+  return {"--max_steps=" + std::to_string(kSteps), "--save_checkpoint_steps=100",
+          "--save_checkpoint_secs=0", "--log_frequency=100", "--train_dir=" + dir,
+          "--heartbeat_timeout_secs=3", "--save_summaries_steps=0", "--http_port=-1",
+          "--retry_timeout_secs=120"};
+}
+
+double FinalAccuracy(const std::string& chief_output) {
+  std::smatch m;
+  if (!std::regex_search(chief_output, m,
+                         std::regex(R"(final: step \d+, test accuracy (0\.\d{4}))"))) {
+    return -1;
+  }
+  return std::stod(m[1]);
+}
+
+// Steps of the checkpoints the chief saved, in order.
+std::vector<int64_t> SavedSteps(const std::string& chief_output) {
+  std::vector<int64_t> steps;
+  std::regex re(R"(saved checkpoint \S+model\.ckpt-(\d+))");
+  for (std::sregex_iterator it(chief_output.begin(), chief_output.end(), re), end; it != end;
+       ++it) {
+    steps.push_back(std::stoll((*it)[1]));
+  }
+  return steps;
+}
+
+// Runs a whole job, with `disturb` called once global_step passes 400.
+double RunJob(const std::string& tag, const std::function<void(TestCluster&)>& disturb,
+              std::string* chief_output) {
+  testing::TempDir dir(tag);
+  TestCluster cluster(dir.path(), 2, 2, Flags(dir.path()));
+  cluster.StartAll();
+  if (disturb) {
+    EXPECT_TRUE(cluster.WaitForStep(400, std::chrono::seconds(300))) << cluster.Output("chief:0");
+    disturb(cluster);
+  }
+  EXPECT_TRUE(cluster.WaitForExit("chief:0", std::chrono::seconds(600)));
+  EXPECT_TRUE(cluster.task("chief:0")->process()->succeeded())
+      << cluster.task("chief:0")->process()->exit_description() << cluster.Output("chief:0");
+  for (const char* t : {"ps:0", "ps:1", "worker:0", "worker:1"}) {
+    EXPECT_TRUE(cluster.WaitForExit(t, std::chrono::seconds(60))) << t;
+    EXPECT_TRUE(cluster.task(t)->process()->succeeded())
+        << t << " " << cluster.task(t)->process()->exit_description() << cluster.Output(t);
+  }
+  *chief_output = cluster.Output("chief:0");
+  return FinalAccuracy(*chief_output);
+}
+
+class FaultTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!HaveFashionMnist()) return;
+    std::string out;
+    baseline_ = RunJob("fault_baseline", nullptr, &out);
+  }
+  void SetUp() override {
+    if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+    ASSERT_GT(baseline_, 0.5) << "the undisturbed run did not train";
+  }
+  static double baseline_;
+};
+double FaultTest::baseline_ = -1;
+
+TEST_F(FaultTest, KilledPsIsRestoredFromTheLastCheckpoint) {
+  std::string out;
+  int64_t last_saved_before = -1;
+  const double acc = RunJob(
+      "fault_ps",
+      [&](TestCluster& c) {
+        const std::vector<int64_t> saved = SavedSteps(c.Output("chief:0"));
+        ASSERT_FALSE(saved.empty());
+        last_saved_before = saved.back();
+        c.Kill9("ps:1");
+        c.Start("ps:1");
+      },
+      &out);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(out, m, std::regex(R"(restored every ps from \S+ \(global_step (\d+)\))")))
+      << out;
+  // Restored to the last checkpoint saved before the crash, or a later one
+  // saved between the crash and the chief noticing it.
+  EXPECT_GE(std::stoll(m[1]), last_saved_before) << out;
+  EXPECT_NE(out.find("restarted (new incarnation)"), std::string::npos) << out;
+  EXPECT_NEAR(acc, baseline_, 0.01) << out;
+}
+
+TEST_F(FaultTest, KilledWorkerRejoins) {
+  std::string out;
+  const double acc = RunJob(
+      "fault_worker",
+      [](TestCluster& c) {
+        c.Kill9("worker:1");
+        std::this_thread::sleep_for(std::chrono::seconds(4));  // past the heartbeat timeout
+        c.Start("worker:1");
+      },
+      &out);
+  EXPECT_NE(out.find("worker:1 declared dead"), std::string::npos) << out;
+  EXPECT_NE(out.find("worker:1 is back"), std::string::npos) << out;
+  EXPECT_NEAR(acc, baseline_, 0.01) << out;
+}
+
+TEST_F(FaultTest, KilledChiefCarriesOnFromThePs) {
+  std::string out;
+  const double acc = RunJob(
+      "fault_chief",
+      [](TestCluster& c) {
+        c.Kill9("chief:0");
+        c.Start("chief:0");
+      },
+      &out);
+  EXPECT_NE(out.find("a restarted chief carries on"), std::string::npos) << out;
+  EXPECT_NEAR(acc, baseline_, 0.01) << out;
+}
+
+}  // namespace
+}  // namespace pstrain

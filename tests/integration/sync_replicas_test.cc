@@ -1,0 +1,110 @@
+// Synchronous replicas with real processes on loopback: backup workers hide
+// a straggler, a dead worker without backups stalls the step (with a log
+// line saying so) until it comes back, and a sync run repeats to the bit.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <thread>
+
+#include "tests/integration/process_harness.h"
+
+namespace pstrain {
+namespace {
+
+using testing::BuildDir;
+using testing::TestCluster;
+
+bool HaveFashionMnist() {
+  return std::filesystem::exists("/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz");
+}
+
+std::string ReadBytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+TEST(SyncReplicas, BackupWorkersHideAStraggler) {
+  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  testing::TempDir dir("sync_backup");
+  // worker:2 sleeps 600 ms in every step; 2 of 3 gradients complete a step.
+  TestCluster cluster(dir.path(), 2, 3,
+                      {"--sync_replicas", "--replicas_to_aggregate=2", "--max_steps=40",
+                       "--train_dir=" + dir.path(), "--log_frequency=10", "--http_port=-1",
+                       "--save_summaries_steps=0"});
+  cluster.StartAll();
+  cluster.Kill9("worker:2");
+  cluster.Start("worker:2", {"--test_only_step_delay_ms=600"});
+  ASSERT_TRUE(cluster.WaitForExit("chief:0", std::chrono::seconds(300)));
+  ASSERT_TRUE(cluster.task("chief:0")->process()->succeeded()) << cluster.Output("chief:0");
+  for (int w = 0; w < 3; ++w) {
+    ASSERT_TRUE(cluster.WaitForExit("worker:" + std::to_string(w), std::chrono::seconds(60)));
+  }
+  std::smatch m;
+  const std::string slow = cluster.Output("worker:2");
+  ASSERT_TRUE(std::regex_search(slow, m, std::regex(R"(done after (\d+) local steps, global_step \d+, (\d+) stale gradients dropped)")))
+      << slow;
+  EXPECT_GT(std::stoi(m[2]), 0) << "the straggler's late gradients were dropped and counted";
+  // Had the steps gone at the straggler's pace, it would have taken part in
+  // every one of the 40; at the fast workers' pace it manages a few.
+  EXPECT_LT(std::stoi(m[1]), 25) << slow;
+  for (int w = 0; w < 2; ++w) {
+    const std::string fast = cluster.Output("worker:" + std::to_string(w));
+    ASSERT_TRUE(std::regex_search(fast, m, std::regex(R"(done after (\d+) local steps)"))) << fast;
+    EXPECT_GE(std::stoi(m[1]), 30) << fast;
+  }
+  EXPECT_NE(cluster.Output("chief:0").find("each step averages 2 of 3"), std::string::npos);
+}
+
+TEST(SyncReplicas, DeadWorkerWithoutBackupsStallsUntilItComesBack) {
+  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  testing::TempDir dir("sync_dead");
+  TestCluster cluster(dir.path(), 1, 2,
+                      {"--sync_replicas", "--max_steps=60", "--train_dir=" + dir.path(),
+                       "--step_timeout_secs=2", "--heartbeat_timeout_secs=2",
+                       "--log_frequency=10", "--http_port=-1", "--save_summaries_steps=0"});
+  cluster.StartAll();
+  ASSERT_TRUE(cluster.WaitForStep(15, std::chrono::seconds(120)));
+  cluster.Kill9("worker:1");
+  // The step cannot complete: the chief says what it waits for.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (cluster.Output("chief:0").find("has waited") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    cluster.WaitForExit("chief:0", std::chrono::seconds(1));
+  }
+  const std::string chief = cluster.Output("chief:0");
+  EXPECT_NE(chief.find("worker:1 declared dead"), std::string::npos) << chief;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(chief, m, std::regex(R"(step \d+ has waited \d+ s: ps:0 holds (\d) of 2 gradients; dead: worker:1)")))
+      << chief;
+  EXPECT_NE(cluster.Output("worker:0").find("has waited"), std::string::npos);
+
+  cluster.Start("worker:1");  // as Kubernetes restarts it
+  ASSERT_TRUE(cluster.WaitForExit("chief:0", std::chrono::seconds(300)));
+  EXPECT_TRUE(cluster.task("chief:0")->process()->succeeded()) << cluster.Output("chief:0");
+  EXPECT_NE(cluster.Output("chief:0").find("final: step 60"), std::string::npos)
+      << cluster.Output("chief:0");
+}
+
+TEST(SyncReplicas, RepeatedRunsAreBitIdentical) {
+  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  std::string data[2];
+  for (int run = 0; run < 2; ++run) {
+    testing::TempDir dir("sync_determinism_" + std::to_string(run));
+    std::string out;
+    const std::string result = testing::RunToCompletion(
+        {BuildDir() + "/deploy/pstrain_local", "--ps=2", "--workers=2", "--sync_replicas",
+         "--strict_sync", "--max_steps=25", "--seed=7", "--train_dir=" + dir.path(),
+         "--http_port=-1", "--save_summaries_steps=0"},
+        std::chrono::seconds(300), &out);
+    ASSERT_EQ(result, "exit code 0") << out;
+    data[run] = ReadBytes(dir.path() + "/model.ckpt-25.data");
+    ASSERT_GT(data[run].size(), 13000000u);
+  }
+  EXPECT_TRUE(data[0] == data[1]) << "two sync runs with the same seeds differ";
+}
+
+}  // namespace
+}  // namespace pstrain
