@@ -11,6 +11,24 @@ namespace pstrain {
 
 using Clock = std::chrono::steady_clock;
 
+namespace {
+
+// The mean of the workers' latest losses, from their heartbeats; 0 when no
+// worker has reported one yet.
+double MeanWorkerLoss(const proto::StatusResponse& st) {
+  double loss = 0;
+  int reporting = 0;
+  for (const proto::WorkerState& w : st.workers()) {
+    if (w.loss() > 0) {
+      loss += w.loss();
+      ++reporting;
+    }
+  }
+  return reporting > 0 ? loss / reporting : 0;
+}
+
+}  // namespace
+
 Supervisor::Supervisor(nn::Model* model, PsFleet* fleet, const data::ImageDataset* test_set,
                        const data::ImageDataset* train_set, StopNotice* stop,
                        SupervisorOptions options)
@@ -144,16 +162,7 @@ Status Supervisor::WriteSummaries(const proto::StatusResponse& st) {
   const double secs = std::chrono::duration<double>(Clock::now() - summary_window_start_).count();
   const double steps_per_sec = secs > 0 ? (step - summary_window_step_) / secs : 0;
   const int per_step = options_.init.sync().enabled() ? options_.init.sync().replicas_to_aggregate() : 1;
-  double loss = 0;
-  int reporting = 0;
-  for (const proto::WorkerState& w : st.workers()) {
-    if (w.loss() > 0) {
-      loss += w.loss();
-      ++reporting;
-    }
-  }
-  if (reporting > 0) loss /= reporting;
-  PS_RETURN_IF_ERROR(summaries_->Scalars(step, loss, st.learning_rate(), steps_per_sec,
+  PS_RETURN_IF_ERROR(summaries_->Scalars(step, MeanWorkerLoss(st), st.learning_rate(), steps_per_sec,
                                          steps_per_sec * options_.batch_size * per_step));
   std::vector<Tensor> params;
   PS_RETURN_IF_ERROR(fleet_->PullVariables(&params, nullptr));
@@ -242,7 +251,9 @@ Status Supervisor::Monitor() {
       Status s = WriteSummaries(*st);
       if (!s.ok()) LOG(WARNING) << "summaries not written: " << s.ToString();
       if (Clock::now() - last_progress >= options_.progress_interval) {
-        LOG(INFO) << "global_step " << st->global_step() << ", workers done "
+        LOG(INFO) << "global_step " << st->global_step() << ", loss " << MeanWorkerLoss(*st)
+                  << ", learning rate "
+                  << st->learning_rate() << ", workers done "
                   << st->done_workers_size() << "/" << options_.num_workers
                   << (options_.init.sync().enabled()
                           ? ", stale gradients dropped " + std::to_string(st->stale_dropped())
@@ -267,16 +278,8 @@ void Supervisor::PublishMetrics(const proto::StatusResponse& st) {
   }
   ChiefMetrics m;
   m.global_step = st.global_step();
-  double loss = 0;
-  int reporting = 0;
-  for (const proto::WorkerState& w : st.workers()) {
-    if (w.loss() > 0) {
-      loss += w.loss();
-      ++reporting;
-    }
-  }
-  m.loss = reporting > 0 ? loss / reporting : 0;
-  if (reporting > 0 && (loss_history_.empty() || loss_history_.back().step != m.global_step)) {
+  m.loss = MeanWorkerLoss(st);
+  if (m.loss > 0 && (loss_history_.empty() || loss_history_.back().step != m.global_step)) {
     loss_history_.push_back({m.global_step, m.loss});
     if (loss_history_.size() > 1000) loss_history_.erase(loss_history_.begin());
   }

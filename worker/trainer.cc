@@ -37,6 +37,11 @@ Trainer::Trainer(nn::Model* model, PsFleet* fleet, data::BatchQueue* input,
       heartbeat_(heartbeat),
       stop_(stop),
       options_(options),
+      names_([model] {
+        std::vector<std::string> names;
+        for (const auto& v : model->variables()) names.push_back(v.name);
+        return names;
+      }()),
       backoff_(std::chrono::milliseconds(100), std::chrono::seconds(5), options.retry_budget) {}
 
 Status Trainer::Pull(int64_t min_step) {
@@ -114,6 +119,8 @@ StatusOr<TrainerResult> Trainer::Run() {
     if (!input_->Next(&batch)) break;  // the last epoch is done
     PS_ASSIGN_OR_RETURN(float loss,
                         model_->LossAndGradients(params_, batch.images, batch.labels, &grads));
+    PS_RETURN_IF_ERROR(
+        ProcessGradients(options_.gradients, names_, params_, global_step, &grads, &loss));
     if (!std::isfinite(loss)) {
       return InvalidArgument("loss is " + std::to_string(loss) + " at step " +
                              std::to_string(global_step) + " on worker:" +

@@ -26,6 +26,7 @@
 #include "nn/model.h"
 #include "ps/rpc/ps_fleet.h"
 #include "worker/backoff.h"
+#include "worker/gradient_processing.h"
 #include "worker/heartbeat_sender.h"
 
 namespace pstrain {
@@ -41,6 +42,7 @@ struct TrainerOptions {
   // How long to keep retrying a step whose pull or push failed with a
   // retryable error (a ps restarting) before giving up.
   std::chrono::seconds retry_budget{300};
+  GradientOptions gradients;  // weight decay, multipliers, clipping
 };
 
 struct TrainerResult {
@@ -78,6 +80,7 @@ class Trainer {
   HeartbeatSender* const heartbeat_;
   const StopNotice* const stop_;
   const TrainerOptions options_;
+  const std::vector<std::string> names_;  // the model's variables, in order
 
   Backoff backoff_;
   std::vector<Tensor> params_;

@@ -24,6 +24,13 @@ DEFINE_uint64(seed, 0, "Seed of the input's shuffling (each worker adds its inde
 DEFINE_int32(ready_timeout_secs, 600, "Give up waiting for the chief to initialize after this");
 DEFINE_int32(retry_timeout_secs, 300,
              "Keep retrying a step that fails because a ps is down or restarting this long");
+DEFINE_string(weight_decay, "",
+              "L2 weight decay per variable, e.g. local3/weights=0.004,local4/weights=0.004");
+DEFINE_string(gradient_multipliers, "", "Gradient multipliers per variable, e.g. conv1/biases=2");
+DEFINE_double(clip_gradients_by_value, 0, "Clip every gradient element to [-v, v] (0: off)");
+DEFINE_double(clip_gradients_by_norm, 0, "Clip each variable's gradient to this L2 norm (0: off)");
+DEFINE_double(clip_gradients_by_global_norm, 0,
+              "Clip all gradients together to this global norm (0: off)");
 DEFINE_int32(test_only_step_delay_ms, 0, "Test only: sleep this long in every step");
 
 namespace {
@@ -101,6 +108,26 @@ int main(int argc, char** argv) {
   topts.staleness = FLAGS_staleness;
   topts.step_delay = std::chrono::milliseconds(FLAGS_test_only_step_delay_ms);
   topts.retry_budget = std::chrono::seconds(FLAGS_retry_timeout_secs);
+  auto wd = pstrain::ParseVariableFloats("weight_decay", FLAGS_weight_decay);
+  if (!wd.ok()) return Fail(wd.status(), kExitBadInput);
+  auto multipliers =
+      pstrain::ParseVariableFloats("gradient_multipliers", FLAGS_gradient_multipliers);
+  if (!multipliers.ok()) return Fail(multipliers.status(), kExitBadInput);
+  topts.gradients.weight_decay = *wd;
+  topts.gradients.multipliers = *multipliers;
+  topts.gradients.clip_value = static_cast<float>(FLAGS_clip_gradients_by_value);
+  topts.gradients.clip_norm = static_cast<float>(FLAGS_clip_gradients_by_norm);
+  topts.gradients.clip_global_norm = static_cast<float>(FLAGS_clip_gradients_by_global_norm);
+  for (const auto* m : {&topts.gradients.weight_decay, &topts.gradients.multipliers}) {
+    for (const auto& [name, v] : *m) {
+      bool known = false;
+      for (const auto& var : (*model)->variables()) known |= var.name == name;
+      if (!known) {
+        return Fail(pstrain::InvalidArgument("no variable " + name + " in model " + FLAGS_model),
+                    kExitBadInput);
+      }
+    }
+  }
   pstrain::Trainer trainer(model->get(), fleet->get(), input->get(), &heartbeat, &stop, topts);
   auto result = trainer.Run();
   if (!result.ok()) {

@@ -1,0 +1,248 @@
+// evaluator: the Evaluator replica type of Kubeflow's TFJob. Watches
+// --train_dir for the chief's checkpoints and evaluates each new one's
+// precision @ 1 on the 10,000 test images, with the moving averages where
+// the checkpoint holds one for every variable. Each result is logged as
+//   eval: model.ckpt-1200 precision @ 1 = 0.8731 (10000 examples)
+// and written as the scalar "eval/precision_at_1" at the checkpoint's step
+// into the evaluator's own TensorBoard event file in --eval_dir.
+//
+// It reads only files and needs no cluster; it accepts --cluster_spec or
+// TF_CONFIG (task type "evaluator") as Kubeflow passes them.
+//
+// Exit codes, as the chief's: 0 done (--run_once, --max_evaluations,
+// --timeout_secs or SIGTERM/SIGINT, which stop between evaluations); 1 bad
+// flags or input, or --run_once found no readable checkpoint; 2 bad cluster
+// spec; 3 the event file could not be written (retryable).
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "chief/checkpoint.h"
+#include "chief/checkpoint_watcher.h"
+#include "chief/evaluation.h"
+#include "chief/summary/event_writer.h"
+#include "cluster/cluster_flags.h"
+#include "core/stop_signals.h"
+#include "data/data_flags.h"
+#include "data/mnist_dataset.h"
+#include "nn/model.h"
+#include "ps/variable_store.h"
+
+DEFINE_string(train_dir, "", "The chief's train dir, where the checkpoints are (required)");
+DEFINE_string(eval_dir, "",
+              "Where the evaluator writes its event files (default <train_dir>/eval)");
+DEFINE_string(model, "mnist", "Built-in model the checkpoints hold");
+DEFINE_int32(eval_interval_secs, 60, "Look for new checkpoints this often");
+DEFINE_bool(run_once, false, "Evaluate the latest readable checkpoint and exit");
+DEFINE_bool(eval_use_moving_averages, true,
+            "Evaluate the ExponentialMovingAverage shadows where a checkpoint "
+            "holds them all");
+DEFINE_int32(max_evaluations, 0, "Exit after this many evaluations (0: no limit)");
+DEFINE_int32(timeout_secs, 0, "Exit when no new checkpoint appears for this long (0: never)");
+
+namespace pstrain {
+namespace {
+
+constexpr int kExitBadInput = 1;
+constexpr int kExitRetryable = 3;
+
+int Fail(const Status& s, int code) {
+  LOG(ERROR) << s.ToString();
+  return code;
+}
+
+// The model's parameters in variables() order, moved out of `ckpt`: the
+// moving averages if `use_moving_averages` and the checkpoint holds one for
+// every variable, else the variables; logs which. InvalidArgument naming the
+// checkpoint and the tensor if one is missing or has the wrong shape.
+StatusOr<std::vector<Tensor>> ModelParams(const nn::Model& model, const std::string& base,
+                                          Checkpoint* ckpt, bool use_moving_averages) {
+  const auto ema_name = [](const nn::VariableSpec& v) {
+    return v.name + "/" + VariableStore::kEmaSuffix;
+  };
+  const auto& vars = model.variables();
+  const auto averaged_count = std::count_if(vars.begin(), vars.end(), [&](const auto& v) {
+    return ckpt->tensors.count(ema_name(v)) > 0;
+  });
+  const bool averaged =
+      use_moving_averages && averaged_count == static_cast<std::ptrdiff_t>(vars.size());
+  if (averaged) {
+    LOG(INFO) << base << ": evaluating the moving averages";
+  } else if (use_moving_averages && averaged_count == 0) {
+    LOG(INFO) << base << ": holds no moving averages; evaluating the variables";
+  } else if (use_moving_averages) {
+    LOG(INFO) << base << ": holds moving averages of " << averaged_count << " of " << vars.size()
+              << " variables; evaluating the variables";
+  } else {
+    LOG(INFO) << base << ": evaluating the variables (--noeval_use_moving_averages)";
+  }
+  std::vector<Tensor> params;
+  for (const nn::VariableSpec& v : vars) {
+    const std::string name = averaged ? ema_name(v) : v.name;
+    auto it = ckpt->tensors.find(name);
+    if (it == ckpt->tensors.end()) {
+      return InvalidArgument(base + " has no tensor " + name + " of model " + FLAGS_model);
+    }
+    if (it->second.shape() != v.shape) {
+      return InvalidArgument(base + ": tensor " + name + " has shape " +
+                             ShapeString(it->second.shape()) + ", model " + FLAGS_model +
+                             " wants " + ShapeString(v.shape));
+    }
+    params.push_back(std::move(it->second));
+  }
+  return params;
+}
+
+// Evaluates checkpoints of one train dir and records the results.
+// Thread-compatible.
+class CheckpointEvaluator {
+ public:
+  // Borrows every argument.
+  CheckpointEvaluator(const std::string& train_dir, nn::Model* model,
+                      const data::ImageDataset* test_set, EventWriter* writer)
+      : train_dir_(train_dir), model_(model), test_set_(test_set), writer_(writer) {}
+
+  // Evaluates checkpoint `base` (a name in the train dir), logs the result
+  // and writes and flushes its summary: true. A checkpoint that cannot be
+  // read (the error names the file and the tensor) or does not fit the model
+  // is logged and skipped: false. Unavailable if the event file cannot be
+  // written.
+  StatusOr<bool> Evaluate(const std::string& base, bool use_moving_averages) {
+    auto ckpt = ReadCheckpoint(train_dir_ + "/" + base);
+    if (!ckpt.ok()) return Skip(base, ckpt.status());
+    auto params = ModelParams(*model_, base, &*ckpt, use_moving_averages);
+    if (!params.ok()) return Skip(base, params.status());
+    auto result = EvaluatePrecisionAt1(model_, *params, *test_set_);
+    if (!result.ok()) return Skip(base, result.status());
+    char line[256];
+    std::snprintf(line, sizeof(line), "eval: %s precision @ 1 = %.4f (%lld examples)", base.c_str(),
+                  result->accuracy(), static_cast<long long>(result->examples));
+    LOG(INFO) << line;
+    PS_RETURN_IF_ERROR(writer_->AddScalar("eval/precision_at_1", ckpt->global_step,
+                                          static_cast<float>(result->accuracy())));
+    PS_RETURN_IF_ERROR(writer_->Flush());
+    return true;
+  }
+
+ private:
+  static bool Skip(const std::string& base, const Status& s) {
+    LOG(ERROR) << "skipping checkpoint " << base << ": " << s.ToString();
+    return false;
+  }
+
+  const std::string train_dir_;
+  nn::Model* const model_;
+  const data::ImageDataset* const test_set_;
+  EventWriter* const writer_;
+};
+
+// --run_once: the newest of `names` (oldest first) that evaluates.
+int RunOnce(const std::vector<std::string>& names, CheckpointEvaluator* evaluator) {
+  for (auto it = names.rbegin(); it != names.rend(); ++it) {
+    auto done = evaluator->Evaluate(*it, FLAGS_eval_use_moving_averages);
+    if (!done.ok()) return Fail(done.status(), kExitRetryable);
+    if (*done) return 0;
+  }
+  return Fail(
+      NotFound("nothing to evaluate: no readable checkpoint in --train_dir " + FLAGS_train_dir),
+      kExitBadInput);
+}
+
+// Evaluates each new checkpoint, looking every --eval_interval_secs, until
+// --max_evaluations, --timeout_secs or a stop signal.
+int Watch(CheckpointWatcher* watcher, CheckpointEvaluator* evaluator, const StopNotice& stop) {
+  using Clock = std::chrono::steady_clock;
+  const std::chrono::seconds interval(FLAGS_eval_interval_secs), timeout(FLAGS_timeout_secs);
+  int evaluations = 0;
+  Clock::time_point last_new = Clock::now();
+  for (;;) {
+    const Clock::time_point round_start = Clock::now();
+    auto names = watcher->NewCheckpoints();
+    if (!names.ok()) {
+      LOG(WARNING) << names.status().ToString() << "; looking again in " << interval.count()
+                   << " s";
+    } else if (!names->empty()) {
+      last_new = round_start;
+      for (const std::string& base : *names) {
+        if (stop.requested()) break;
+        auto done = evaluator->Evaluate(base, FLAGS_eval_use_moving_averages);
+        if (!done.ok()) return Fail(done.status(), kExitRetryable);
+        if (*done && ++evaluations == FLAGS_max_evaluations) {
+          LOG(INFO) << "done after " << evaluations << " evaluations (--max_evaluations)";
+          return 0;
+        }
+      }
+    } else if (timeout.count() > 0 && round_start - last_new >= timeout) {
+      LOG(INFO) << "no new checkpoint for " << timeout.count() << " s (--timeout_secs); done after "
+                << evaluations << " evaluations";
+      return 0;
+    }
+    Clock::time_point next = round_start + interval;
+    if (timeout.count() > 0) next = std::min(next, last_new + timeout);
+    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now());
+    if (stop.requested() || stop.WaitFor(std::max(wait, std::chrono::milliseconds(0)))) {
+      LOG(INFO) << "stopping (" << stop.reason() << ") after " << evaluations << " evaluations";
+      return 0;
+    }
+  }
+}
+
+int Main(const StopNotice& stop) {
+  if (FLAGS_train_dir.empty())
+    return Fail(InvalidArgument("--train_dir is required"), kExitBadInput);
+  if (FLAGS_eval_interval_secs <= 0) {
+    return Fail(InvalidArgument("--eval_interval_secs must be positive"), kExitBadInput);
+  }
+  if (FLAGS_max_evaluations < 0 || FLAGS_timeout_secs < 0) {
+    return Fail(InvalidArgument("--max_evaluations and --timeout_secs must be >= 0"),
+                kExitBadInput);
+  }
+  if (!FLAGS_cluster_spec.empty() || std::getenv("TF_CONFIG") != nullptr) {
+    LOG(INFO) << "task " << cluster::ClusterConfigFromFlagsOrDie("evaluator").task.ToString();
+  }
+  auto model = nn::CreateModel(FLAGS_model);
+  if (!model.ok()) return Fail(model.status(), kExitBadInput);
+  auto test = data::LoadMnistSplit(FLAGS_data_dir, "t10k");
+  if (!test.ok()) return Fail(test.status(), kExitBadInput);
+  const std::string eval_dir = FLAGS_eval_dir.empty() ? FLAGS_train_dir + "/eval" : FLAGS_eval_dir;
+  auto writer = EventWriter::Create(eval_dir);
+  if (!writer.ok()) {
+    // Another evaluator started this second on this host: a retry will do.
+    const bool retry = writer.status().code() == Code::kAlreadyExists;
+    return Fail(writer.status(), retry ? kExitRetryable : kExitBadInput);
+  }
+  LOG(INFO) << "evaluating checkpoints in " << FLAGS_train_dir << (FLAGS_run_once ? " once" : "")
+            << "; events in " << (*writer)->path();
+
+  CheckpointWatcher watcher(FLAGS_train_dir);
+  CheckpointEvaluator evaluator(FLAGS_train_dir, model->get(), &*test, writer->get());
+  if (!FLAGS_run_once) return Watch(&watcher, &evaluator, stop);
+  auto names = watcher.NewCheckpoints();
+  if (!names.ok()) return Fail(names.status(), kExitBadInput);
+  return RunOnce(*names, &evaluator);
+}
+
+}  // namespace
+}  // namespace pstrain
+
+int main(int argc, char** argv) {
+  pstrain::StopNotice stop;
+  pstrain::HandleStopSignals(&stop);
+  gflags::SetUsageMessage(
+      "evaluates the chief's checkpoints on the test set.\n"
+      "  evaluator --train_dir=runs/x [--run_once]\n"
+      "Accepts --cluster_spec or TF_CONFIG (task type "
+      "\"evaluator\") but needs neither.");
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  FLAGS_logtostderr = true;
+  google::InitGoogleLogging(argv[0]);
+  return pstrain::Main(stop);
+}

@@ -1,0 +1,96 @@
+#include "worker/gradient_processing.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+namespace pstrain {
+namespace {
+
+double SquaredNorm(const Tensor& t) {
+  double s = 0;
+  for (int64_t i = 0; i < t.size(); ++i) s += static_cast<double>(t[i]) * t[i];
+  return s;
+}
+
+void Scale(Tensor* t, float factor) {
+  for (int64_t i = 0; i < t->size(); ++i) (*t)[i] *= factor;
+}
+
+int IndexOf(const std::vector<std::string>& names, const std::string& name) {
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+}  // namespace
+
+StatusOr<std::map<std::string, float>> ParseVariableFloats(const std::string& flag,
+                                                          const std::string& text) {
+  std::map<std::string, float> out;
+  std::stringstream in(text);
+  std::string entry;
+  while (std::getline(in, entry, ',')) {
+    if (entry.empty()) continue;
+    const size_t eq = entry.rfind('=');
+    char* end = nullptr;
+    const float v = eq == std::string::npos ? 0 : std::strtof(entry.c_str() + eq + 1, &end);
+    if (eq == std::string::npos || eq == 0 || end == nullptr || *end != '\0' || !std::isfinite(v)) {
+      return InvalidArgument("--" + flag + ": '" + entry + "' is not variable=number");
+    }
+    out[entry.substr(0, eq)] = v;
+  }
+  return out;
+}
+
+Status ProcessGradients(const GradientOptions& options, const std::vector<std::string>& names,
+                        const std::vector<Tensor>& params, int64_t step,
+                        std::vector<Tensor>* grads, float* loss) {
+  for (const auto& [name, wd] : options.weight_decay) {
+    const int i = IndexOf(names, name);
+    if (i < 0) return InvalidArgument("weight decay for unknown variable " + name);
+    *loss += static_cast<float>(wd * SquaredNorm(params[i]) / 2);
+    Tensor& g = (*grads)[i];
+    for (int64_t k = 0; k < g.size(); ++k) g[k] += wd * params[i][k];
+  }
+  for (const auto& [name, factor] : options.multipliers) {
+    const int i = IndexOf(names, name);
+    if (i < 0) return InvalidArgument("gradient multiplier for unknown variable " + name);
+    Scale(&(*grads)[i], factor);
+  }
+  for (size_t i = 0; i < grads->size(); ++i) {
+    const Tensor& g = (*grads)[i];
+    for (int64_t k = 0; k < g.size(); ++k) {
+      if (!std::isfinite(g[k])) {
+        return InvalidArgument(std::string("gradient of ") + names[i] + " is " +
+                               (std::isnan(g[k]) ? "NaN" : "Inf") + " at step " +
+                               std::to_string(step) + "; nothing was pushed");
+      }
+    }
+  }
+  if (options.clip_value > 0) {
+    for (Tensor& g : *grads) {
+      for (int64_t k = 0; k < g.size(); ++k) {
+        g[k] = std::fmax(-options.clip_value, std::fmin(options.clip_value, g[k]));
+      }
+    }
+  }
+  if (options.clip_norm > 0) {
+    for (Tensor& g : *grads) {
+      const double norm = std::sqrt(SquaredNorm(g));
+      if (norm > options.clip_norm) Scale(&g, static_cast<float>(options.clip_norm / norm));
+    }
+  }
+  if (options.clip_global_norm > 0) {
+    double total = 0;
+    for (const Tensor& g : *grads) total += SquaredNorm(g);
+    const double norm = std::sqrt(total);
+    if (norm > options.clip_global_norm) {
+      for (Tensor& g : *grads) Scale(&g, static_cast<float>(options.clip_global_norm / norm));
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace pstrain

@@ -1,0 +1,42 @@
+// What a worker does to its gradients between backward and push, in
+// TensorFlow's order: L2 weight decay (loss += wd * sum(w^2) / 2, so the
+// gradient gains wd * w), per-variable gradient multipliers, a check that
+// every gradient is finite, then clipping by value, by norm (per variable)
+// and by global norm.
+#ifndef PSTRAIN_WORKER_GRADIENT_PROCESSING_H_
+#define PSTRAIN_WORKER_GRADIENT_PROCESSING_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/tensor.h"
+
+namespace pstrain {
+
+struct GradientOptions {
+  std::map<std::string, float> weight_decay;  // variable -> wd
+  std::map<std::string, float> multipliers;   // variable -> factor
+  float clip_value = 0;        // > 0: clip each element to [-v, v]
+  float clip_norm = 0;         // > 0: scale each gradient to L2 norm <= this
+  float clip_global_norm = 0;  // > 0: scale all gradients to global norm <= this
+};
+
+// "local3/weights=0.004,local4/weights=0.004" -> map. InvalidArgument naming
+// the flag for a malformed entry.
+StatusOr<std::map<std::string, float>> ParseVariableFloats(const std::string& flag,
+                                                          const std::string& text);
+
+// `names`, `params` and `grads` are in model order. A name in the options
+// that the model lacks is InvalidArgument. A NaN or Inf gradient is
+// InvalidArgument naming the step and the variable. *loss gains the weight
+// decay terms.
+Status ProcessGradients(const GradientOptions& options, const std::vector<std::string>& names,
+                        const std::vector<Tensor>& params, int64_t step,
+                        std::vector<Tensor>* grads, float* loss);
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_WORKER_GRADIENT_PROCESSING_H_

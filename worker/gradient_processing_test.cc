@@ -1,0 +1,106 @@
+#include "worker/gradient_processing.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+namespace pstrain {
+namespace {
+
+const std::vector<std::string> kNames = {"a", "b"};
+
+std::vector<Tensor> Grads() { return {Tensor({2}, {3, 4}), Tensor({1}, {12})}; }
+std::vector<Tensor> Params() { return {Tensor({2}, {1, -2}), Tensor({1}, {10})}; }
+
+TEST(GradientProcessing, WeightDecayAddsToLossAndGradient) {
+  GradientOptions o;
+  o.weight_decay["a"] = 0.5f;
+  auto g = Grads();
+  float loss = 1.0f;
+  ASSERT_TRUE(ProcessGradients(o, kNames, Params(), 7, &g, &loss).ok());
+  // loss += 0.5 * (1 + 4) / 2; grad += 0.5 * w
+  EXPECT_FLOAT_EQ(loss, 2.25f);
+  EXPECT_FLOAT_EQ(g[0][0], 3.5f);
+  EXPECT_FLOAT_EQ(g[0][1], 3.0f);
+  EXPECT_FLOAT_EQ(g[1][0], 12.0f);
+}
+
+TEST(GradientProcessing, MultipliersScaleOneVariable) {
+  GradientOptions o;
+  o.multipliers["b"] = 0.25f;
+  auto g = Grads();
+  float loss = 0;
+  ASSERT_TRUE(ProcessGradients(o, kNames, Params(), 0, &g, &loss).ok());
+  EXPECT_FLOAT_EQ(g[1][0], 3.0f);
+  EXPECT_FLOAT_EQ(g[0][0], 3.0f);
+}
+
+TEST(GradientProcessing, ClipByValue) {
+  GradientOptions o;
+  o.clip_value = 3.5f;
+  auto g = Grads();
+  float loss = 0;
+  ASSERT_TRUE(ProcessGradients(o, kNames, Params(), 0, &g, &loss).ok());
+  EXPECT_FLOAT_EQ(g[0][0], 3.0f);
+  EXPECT_FLOAT_EQ(g[0][1], 3.5f);
+  EXPECT_FLOAT_EQ(g[1][0], 3.5f);
+}
+
+TEST(GradientProcessing, ClipByNormIsPerVariable) {
+  GradientOptions o;
+  o.clip_norm = 2.5f;  // |a| = 5 -> halved; |b| = 12 -> scaled to 2.5
+  auto g = Grads();
+  float loss = 0;
+  ASSERT_TRUE(ProcessGradients(o, kNames, Params(), 0, &g, &loss).ok());
+  EXPECT_FLOAT_EQ(g[0][0], 1.5f);
+  EXPECT_FLOAT_EQ(g[0][1], 2.0f);
+  EXPECT_FLOAT_EQ(g[1][0], 2.5f);
+}
+
+TEST(GradientProcessing, ClipByGlobalNorm) {
+  GradientOptions o;
+  o.clip_global_norm = 6.5f;  // global norm sqrt(9 + 16 + 144) = 13 -> halved
+  auto g = Grads();
+  float loss = 0;
+  ASSERT_TRUE(ProcessGradients(o, kNames, Params(), 0, &g, &loss).ok());
+  EXPECT_FLOAT_EQ(g[0][0], 1.5f);
+  EXPECT_FLOAT_EQ(g[0][1], 2.0f);
+  EXPECT_FLOAT_EQ(g[1][0], 6.0f);
+  auto small = Grads();
+  o.clip_global_norm = 100;  // under the limit: untouched
+  ASSERT_TRUE(ProcessGradients(o, kNames, Params(), 0, &small, &loss).ok());
+  EXPECT_FLOAT_EQ(small[1][0], 12.0f);
+}
+
+TEST(GradientProcessing, NanOrInfNamesTheStepAndVariable) {
+  GradientOptions o;
+  o.clip_global_norm = 1;
+  auto g = Grads();
+  g[1][0] = std::numeric_limits<float>::quiet_NaN();
+  float loss = 0;
+  Status s = ProcessGradients(o, kNames, Params(), 42, &g, &loss);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("gradient of b is NaN at step 42"), std::string::npos) << s.message();
+  g = Grads();
+  g[0][1] = std::numeric_limits<float>::infinity();
+  s = ProcessGradients(o, kNames, Params(), 3, &g, &loss);
+  EXPECT_NE(s.message().find("gradient of a is Inf at step 3"), std::string::npos) << s.message();
+}
+
+TEST(GradientProcessing, UnknownVariablesAndBadFlags) {
+  GradientOptions o;
+  o.multipliers["zz"] = 2;
+  auto g = Grads();
+  float loss = 0;
+  EXPECT_EQ(ProcessGradients(o, kNames, Params(), 0, &g, &loss).code(), Code::kInvalidArgument);
+  auto ok = ParseVariableFloats("weight_decay", "local3/weights=0.004,local4/weights=4e-3");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_FLOAT_EQ(ok->at("local4/weights"), 0.004f);
+  EXPECT_EQ(ParseVariableFloats("weight_decay", "local3/weights").status().code(),
+            Code::kInvalidArgument);
+  EXPECT_EQ(ParseVariableFloats("weight_decay", "x=abc").status().code(), Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace pstrain
