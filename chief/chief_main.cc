@@ -11,6 +11,7 @@
 #include "chief/supervisor.h"
 #include "cluster/cluster_flags.h"
 #include "core/stop_signals.h"
+#include "core/task_main.h"
 #include "data/data_flags.h"
 #include "data/mnist_dataset.h"
 #include "nn/model.h"
@@ -28,7 +29,8 @@ DEFINE_int64(save_checkpoint_steps, 0, "Also save a checkpoint every this many s
 DEFINE_int32(max_to_keep, 5, "Checkpoints kept; older ones are deleted");
 DEFINE_double(keep_checkpoint_every_n_hours, 10000,
               "Keep one checkpoint for good every this many hours");
-DEFINE_int64(save_summaries_steps, 100, "Write TensorBoard summaries every this many steps (0: off)");
+DEFINE_int64(save_summaries_steps, 100,
+             "Write TensorBoard summaries every this many steps (0: off)");
 DEFINE_double(ema_decay, 0,
               "Keep ExponentialMovingAverage shadows of the variables with this decay (0: off)");
 DEFINE_bool(eval_use_moving_averages, false, "Evaluate the moving averages, not the variables");
@@ -38,33 +40,19 @@ DEFINE_int32(http_port, 0,
              "port, -1: off)");
 DEFINE_string(http_host, "0.0.0.0", "Interface for the HTTP endpoint");
 
-namespace {
-
-constexpr int kExitBadInput = 1;
-constexpr int kExitRetryable = 3;
-
-int Fail(const pstrain::Status& s, int code) {
-  LOG(ERROR) << s.ToString();
-  return code;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   pstrain::StopNotice stop;
   pstrain::HandleStopSignals(&stop);
-  gflags::SetUsageMessage(
+  pstrain::InitTaskMain(
       "the pstrain chief (supervisor).\n"
       "  chief --job=chief --task=0 --cluster_spec=cluster.json --train_dir=runs/x\n"
-      "or, with no cluster flags, from TF_CONFIG as Kubeflow's TFJob sets it.");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  FLAGS_logtostderr = true;
-  google::InitGoogleLogging(argv[0]);
+      "or, with no cluster flags, from TF_CONFIG as Kubeflow's TFJob sets it.",
+      &argc, &argv);
 
   const auto config = pstrain::cluster::ClusterConfigFromFlagsOrDie("chief");
   const int num_workers = config.spec.NumTasks("worker");
   auto model = pstrain::nn::CreateModel(FLAGS_model);
-  if (!model.ok()) return Fail(model.status(), kExitBadInput);
+  if (!model.ok()) return pstrain::ExitWith(model.status(), pstrain::kExitBadInput);
   pstrain::SupervisorOptions options;
   options.train_dir = FLAGS_train_dir;
   options.seed = FLAGS_seed;
@@ -80,14 +68,15 @@ int main(int argc, char** argv) {
   options.eval_use_moving_averages = FLAGS_eval_use_moving_averages;
   options.batch_size = FLAGS_batch_size;
   if (FLAGS_ema_decay < 0 || FLAGS_ema_decay >= 1) {
-    return Fail(pstrain::InvalidArgument("--ema_decay must be in [0, 1)"), kExitBadInput);
+    return pstrain::ExitWith(pstrain::InvalidArgument("--ema_decay must be in [0, 1)"),
+                             pstrain::kExitBadInput);
   }
   options.init.set_ema_decay(static_cast<float>(FLAGS_ema_decay));
   auto optimizer = pstrain::OptimizerConfigFromFlags();
-  if (!optimizer.ok()) return Fail(optimizer.status(), kExitBadInput);
+  if (!optimizer.ok()) return pstrain::ExitWith(optimizer.status(), pstrain::kExitBadInput);
   *options.init.mutable_optimizer() = *optimizer;
   auto sync = pstrain::SyncConfigFromFlags(num_workers);
-  if (!sync.ok()) return Fail(sync.status(), kExitBadInput);
+  if (!sync.ok()) return pstrain::ExitWith(sync.status(), pstrain::kExitBadInput);
   *options.init.mutable_sync() = *sync;
   options.init.set_heartbeat_timeout_secs(static_cast<float>(FLAGS_heartbeat_timeout_secs));
 
@@ -95,27 +84,28 @@ int main(int argc, char** argv) {
   for (const auto& v : (*model)->variables()) variables.emplace_back(v.name, v.shape);
   auto fleet = pstrain::PsFleet::CreateFromFlags(config.spec, variables,
                                                  *pstrain::OptimizerSlotCount(*optimizer));
-  if (!fleet.ok()) return Fail(fleet.status(), kExitBadInput);
+  if (!fleet.ok()) return pstrain::ExitWith(fleet.status(), pstrain::kExitBadInput);
   auto test = pstrain::data::LoadMnistSplit(FLAGS_data_dir, "t10k");
-  if (!test.ok()) return Fail(test.status(), kExitBadInput);
+  if (!test.ok()) return pstrain::ExitWith(test.status(), pstrain::kExitBadInput);
   auto train = pstrain::data::LoadMnistSplit(FLAGS_data_dir, "train");
-  if (!train.ok()) return Fail(train.status(), kExitBadInput);
+  if (!train.ok()) return pstrain::ExitWith(train.status(), pstrain::kExitBadInput);
   std::error_code ec;
   std::filesystem::create_directories(FLAGS_train_dir, ec);
   if (ec) {
-    return Fail(pstrain::IoError("cannot create --train_dir " + FLAGS_train_dir + ": " +
-                                 ec.message()),
-                kExitBadInput);
+    return pstrain::ExitWith(
+        pstrain::IoError("cannot create --train_dir " + FLAGS_train_dir + ": " + ec.message()),
+        pstrain::kExitBadInput);
   }
 
   pstrain::MetricsBoard board;
   std::unique_ptr<pstrain::HttpServer> http;
   if (FLAGS_http_port >= 0) {
     auto started = pstrain::HttpServer::Start(FLAGS_http_host, FLAGS_http_port, &board);
-    if (!started.ok()) return Fail(started.status(), kExitBadInput);
+    if (!started.ok()) return pstrain::ExitWith(started.status(), pstrain::kExitBadInput);
     http = std::move(started).value();
-    LOG(INFO) << "status page: http://" << (FLAGS_http_host == "0.0.0.0" ? "127.0.0.1" : FLAGS_http_host)
-              << ":" << http->port() << "/ (also /healthz, /metrics, /status)";
+    LOG(INFO) << "status page: http://"
+              << (FLAGS_http_host == "0.0.0.0" ? "127.0.0.1" : FLAGS_http_host) << ":"
+              << http->port() << "/ (also /healthz, /metrics, /status)";
   }
   options.board = &board;
   options.model_name = FLAGS_model;
@@ -127,9 +117,9 @@ int main(int argc, char** argv) {
     // A graceful stop: save what training has reached; the ps tasks keep it
     // for the restarted chief.
     s = supervisor.SaveOnStop();
-    if (!s.ok()) return Fail(s, kExitRetryable);
+    if (!s.ok()) return pstrain::ExitWith(s, pstrain::kExitRetryable);
     return 0;
   }
-  if (!s.ok()) return Fail(s, kExitRetryable);
+  if (!s.ok()) return pstrain::ExitWith(s, pstrain::kExitRetryable);
   return 0;
 }

@@ -31,6 +31,7 @@
 #include "chief/summary/event_writer.h"
 #include "cluster/cluster_flags.h"
 #include "core/stop_signals.h"
+#include "core/task_main.h"
 #include "data/data_flags.h"
 #include "data/mnist_dataset.h"
 #include "nn/model.h"
@@ -50,14 +51,6 @@ DEFINE_int32(timeout_secs, 0, "Exit when no new checkpoint appears for this long
 
 namespace pstrain {
 namespace {
-
-constexpr int kExitBadInput = 1;
-constexpr int kExitRetryable = 3;
-
-int Fail(const Status& s, int code) {
-  LOG(ERROR) << s.ToString();
-  return code;
-}
 
 // The model's parameters in variables() order, moved out of `ckpt`: the
 // moving averages if `use_moving_averages` and the checkpoint holds one for
@@ -148,10 +141,10 @@ class CheckpointEvaluator {
 int RunOnce(const std::vector<std::string>& names, CheckpointEvaluator* evaluator) {
   for (auto it = names.rbegin(); it != names.rend(); ++it) {
     auto done = evaluator->Evaluate(*it, FLAGS_eval_use_moving_averages);
-    if (!done.ok()) return Fail(done.status(), kExitRetryable);
+    if (!done.ok()) return ExitWith(done.status(), kExitRetryable);
     if (*done) return 0;
   }
-  return Fail(
+  return ExitWith(
       NotFound("nothing to evaluate: no readable checkpoint in --train_dir " + FLAGS_train_dir),
       kExitBadInput);
 }
@@ -174,7 +167,7 @@ int Watch(CheckpointWatcher* watcher, CheckpointEvaluator* evaluator, const Stop
       for (const std::string& base : *names) {
         if (stop.requested()) break;
         auto done = evaluator->Evaluate(base, FLAGS_eval_use_moving_averages);
-        if (!done.ok()) return Fail(done.status(), kExitRetryable);
+        if (!done.ok()) return ExitWith(done.status(), kExitRetryable);
         if (*done && ++evaluations == FLAGS_max_evaluations) {
           LOG(INFO) << "done after " << evaluations << " evaluations (--max_evaluations)";
           return 0;
@@ -197,27 +190,27 @@ int Watch(CheckpointWatcher* watcher, CheckpointEvaluator* evaluator, const Stop
 
 int Main(const StopNotice& stop) {
   if (FLAGS_train_dir.empty())
-    return Fail(InvalidArgument("--train_dir is required"), kExitBadInput);
+    return ExitWith(InvalidArgument("--train_dir is required"), kExitBadInput);
   if (FLAGS_eval_interval_secs <= 0) {
-    return Fail(InvalidArgument("--eval_interval_secs must be positive"), kExitBadInput);
+    return ExitWith(InvalidArgument("--eval_interval_secs must be positive"), kExitBadInput);
   }
   if (FLAGS_max_evaluations < 0 || FLAGS_timeout_secs < 0) {
-    return Fail(InvalidArgument("--max_evaluations and --timeout_secs must be >= 0"),
-                kExitBadInput);
+    return ExitWith(InvalidArgument("--max_evaluations and --timeout_secs must be >= 0"),
+                    kExitBadInput);
   }
   if (!FLAGS_cluster_spec.empty() || std::getenv("TF_CONFIG") != nullptr) {
     LOG(INFO) << "task " << cluster::ClusterConfigFromFlagsOrDie("evaluator").task.ToString();
   }
   auto model = nn::CreateModel(FLAGS_model);
-  if (!model.ok()) return Fail(model.status(), kExitBadInput);
+  if (!model.ok()) return ExitWith(model.status(), kExitBadInput);
   auto test = data::LoadMnistSplit(FLAGS_data_dir, "t10k");
-  if (!test.ok()) return Fail(test.status(), kExitBadInput);
+  if (!test.ok()) return ExitWith(test.status(), kExitBadInput);
   const std::string eval_dir = FLAGS_eval_dir.empty() ? FLAGS_train_dir + "/eval" : FLAGS_eval_dir;
   auto writer = EventWriter::Create(eval_dir);
   if (!writer.ok()) {
     // Another evaluator started this second on this host: a retry will do.
     const bool retry = writer.status().code() == Code::kAlreadyExists;
-    return Fail(writer.status(), retry ? kExitRetryable : kExitBadInput);
+    return ExitWith(writer.status(), retry ? kExitRetryable : kExitBadInput);
   }
   LOG(INFO) << "evaluating checkpoints in " << FLAGS_train_dir << (FLAGS_run_once ? " once" : "")
             << "; events in " << (*writer)->path();
@@ -226,7 +219,7 @@ int Main(const StopNotice& stop) {
   CheckpointEvaluator evaluator(FLAGS_train_dir, model->get(), &*test, writer->get());
   if (!FLAGS_run_once) return Watch(&watcher, &evaluator, stop);
   auto names = watcher.NewCheckpoints();
-  if (!names.ok()) return Fail(names.status(), kExitBadInput);
+  if (!names.ok()) return ExitWith(names.status(), kExitBadInput);
   return RunOnce(*names, &evaluator);
 }
 
@@ -236,13 +229,11 @@ int Main(const StopNotice& stop) {
 int main(int argc, char** argv) {
   pstrain::StopNotice stop;
   pstrain::HandleStopSignals(&stop);
-  gflags::SetUsageMessage(
+  pstrain::InitTaskMain(
       "evaluates the chief's checkpoints on the test set.\n"
       "  evaluator --train_dir=runs/x [--run_once]\n"
       "Accepts --cluster_spec or TF_CONFIG (task type "
-      "\"evaluator\") but needs neither.");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  FLAGS_logtostderr = true;
-  google::InitGoogleLogging(argv[0]);
+      "\"evaluator\") but needs neither.",
+      &argc, &argv);
   return pstrain::Main(stop);
 }

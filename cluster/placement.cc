@@ -4,6 +4,8 @@
 #include <numeric>
 #include <set>
 
+#include "core/fnv1a.h"
+
 namespace pstrain {
 namespace cluster {
 namespace {
@@ -87,15 +89,6 @@ void AssignRoundRobin(std::vector<Shard>* shards, std::vector<int64_t>* bytes_pe
   }
 }
 
-uint64_t Fnv1a64(const std::string& text) {
-  uint64_t hash = 14695981039346656037ull;
-  for (unsigned char c : text) {
-    hash ^= c;
-    hash *= 1099511628211ull;
-  }
-  return hash;
-}
-
 // One line per shard, "name shape rows ps", after "num_ps=N".
 std::string CanonicalText(const Placement& placement) {
   std::string text = "num_ps=" + std::to_string(placement.num_ps) + "\n";
@@ -159,3 +152,4 @@ StatusOr<Placement> ComputePlacement(const std::vector<VariableInfo>& vars, int 
 
 }  // namespace cluster
 }  // namespace pstrain
+#include "core/fnv1a.h"

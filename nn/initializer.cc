@@ -6,20 +6,12 @@
 #include <cmath>
 #include <random>
 
+#include "core/fnv1a.h"
 #include "nn/model.h"
 
 namespace pstrain {
 namespace nn {
 namespace {
-
-uint64_t Fnv1a64(const std::string& s) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 // Spreads the bits of the seed so seeds 0, 1, 2... give unrelated streams.
 uint64_t SplitMix64(uint64_t x) {

@@ -7,6 +7,7 @@
 
 #include "cluster/cluster_flags.h"
 #include "core/stop_signals.h"
+#include "core/task_main.h"
 #include "ps/ps_server.h"
 
 DEFINE_string(listen_host, "0.0.0.0",
@@ -16,23 +17,19 @@ DEFINE_string(listen_host, "0.0.0.0",
 int main(int argc, char** argv) {
   pstrain::StopNotice stop;
   pstrain::HandleStopSignals(&stop);
-  gflags::SetUsageMessage(
+  pstrain::InitTaskMain(
       "a pstrain parameter server.\n"
       "  ps_server --job=ps --task=0 --cluster_spec=cluster.json\n"
-      "or, with no flags, from TF_CONFIG as Kubeflow's TFJob sets it.");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  FLAGS_logtostderr = true;
-  google::InitGoogleLogging(argv[0]);
+      "or, with no flags, from TF_CONFIG as Kubeflow's TFJob sets it.",
+      &argc, &argv);
 
   const pstrain::cluster::ClusterConfig config =
       pstrain::cluster::ClusterConfigFromFlagsOrDie("ps");
   const std::string& address = config.spec.Address("ps", config.task.index);
   const std::string port = address.substr(address.rfind(':') + 1);
   auto server = pstrain::PsServer::Start(FLAGS_listen_host + ":" + port, config.task.index, &stop);
-  if (!server.ok()) {
-    LOG(ERROR) << server.status().ToString();
-    return 3;  // retryable: the port may be free on the next try
-  }
+  // Retryable: the port may be free on the next try.
+  if (!server.ok()) return pstrain::ExitWith(server.status(), pstrain::kExitRetryable);
   LOG(INFO) << "ps:" << config.task.index << " serving on port " << (*server)->port()
             << " (incarnation " << (*server)->incarnation() << ")";
   const std::string reason = stop.Wait();

@@ -5,6 +5,7 @@
 
 #include "cluster/cluster_flags.h"
 #include "core/stop_signals.h"
+#include "core/task_main.h"
 #include "data/batch_queue.h"
 #include "data/data_flags.h"
 #include "data/mnist_dataset.h"
@@ -33,51 +34,36 @@ DEFINE_double(clip_gradients_by_global_norm, 0,
               "Clip all gradients together to this global norm (0: off)");
 DEFINE_int32(test_only_step_delay_ms, 0, "Test only: sleep this long in every step");
 
-namespace {
-
-// Exit codes follow Kubeflow's conventions: 1 and 2 are permanent (bad flags,
-// bad spec); 3 is retryable (a lost peer, an interrupted wait).
-constexpr int kExitBadInput = 1;
-constexpr int kExitRetryable = 3;
-
-int Fail(const pstrain::Status& s, int code) {
-  LOG(ERROR) << s.ToString();
-  return code;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   pstrain::StopNotice stop;
   pstrain::HandleStopSignals(&stop);
-  gflags::SetUsageMessage(
+  pstrain::InitTaskMain(
       "a pstrain training worker.\n"
       "  worker --job=worker --task=0 --cluster_spec=cluster.json --model=mnist\n"
-      "or, with no cluster flags, from TF_CONFIG as Kubeflow's TFJob sets it.");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  FLAGS_logtostderr = true;
-  google::InitGoogleLogging(argv[0]);
+      "or, with no cluster flags, from TF_CONFIG as Kubeflow's TFJob sets it.",
+      &argc, &argv);
 
   const auto config = pstrain::cluster::ClusterConfigFromFlagsOrDie("worker");
   const int index = config.task.index;
   if (FLAGS_batch_size <= 0) {
-    return Fail(pstrain::InvalidArgument("--batch_size must be positive"), kExitBadInput);
+    return pstrain::ExitWith(pstrain::InvalidArgument("--batch_size must be positive"),
+                             pstrain::kExitBadInput);
   }
   auto model = pstrain::nn::CreateModel(FLAGS_model);
-  if (!model.ok()) return Fail(model.status(), kExitBadInput);
+  if (!model.ok()) return pstrain::ExitWith(model.status(), pstrain::kExitBadInput);
   auto optimizer = pstrain::OptimizerConfigFromFlags();
-  if (!optimizer.ok()) return Fail(optimizer.status(), kExitBadInput);
+  if (!optimizer.ok()) return pstrain::ExitWith(optimizer.status(), pstrain::kExitBadInput);
   auto sync = pstrain::SyncConfigFromFlags(config.spec.NumTasks("worker"));
-  if (!sync.ok()) return Fail(sync.status(), kExitBadInput);
+  if (!sync.ok()) return pstrain::ExitWith(sync.status(), pstrain::kExitBadInput);
 
   std::vector<std::pair<std::string, pstrain::Shape>> variables;
   for (const auto& v : (*model)->variables()) variables.emplace_back(v.name, v.shape);
   auto fleet = pstrain::PsFleet::CreateFromFlags(config.spec, variables,
                                                  *pstrain::OptimizerSlotCount(*optimizer));
-  if (!fleet.ok()) return Fail(fleet.status(), kExitBadInput);
+  if (!fleet.ok()) return pstrain::ExitWith(fleet.status(), pstrain::kExitBadInput);
 
   auto train = pstrain::data::LoadMnistSplit(FLAGS_data_dir, "train");
-  if (!train.ok()) return Fail(train.status(), kExitBadInput);
+  if (!train.ok()) return pstrain::ExitWith(train.status(), pstrain::kExitBadInput);
   pstrain::data::BatchQueueOptions qopts;
   qopts.batch_size = FLAGS_batch_size;
   qopts.shard_index = index;
@@ -85,15 +71,16 @@ int main(int argc, char** argv) {
   qopts.seed = FLAGS_seed + static_cast<uint64_t>(index);
   qopts.epochs = FLAGS_epochs;
   auto input = pstrain::data::BatchQueue::Create(&*train, qopts);
-  if (!input.ok()) return Fail(input.status(), kExitBadInput);
+  if (!input.ok()) return pstrain::ExitWith(input.status(), pstrain::kExitBadInput);
   LOG(INFO) << "worker:" << index << " reads " << (*input)->examples_per_epoch()
             << " examples per epoch (shard " << index << " of " << qopts.num_shards << ")";
 
   pstrain::Status ready = (*fleet)->WaitForPs(/*require_ready=*/true, &stop,
                                               std::chrono::seconds(FLAGS_ready_timeout_secs));
   if (!ready.ok()) {
-    return Fail(ready, ready.code() == pstrain::Code::kFailedPrecondition ? kExitBadInput
-                                                                         : kExitRetryable);
+    return pstrain::ExitWith(ready, ready.code() == pstrain::Code::kFailedPrecondition
+                                        ? pstrain::kExitBadInput
+                                        : pstrain::kExitRetryable);
   }
   LOG(INFO) << "worker:" << index << " model is ready; training";
 
@@ -109,10 +96,10 @@ int main(int argc, char** argv) {
   topts.step_delay = std::chrono::milliseconds(FLAGS_test_only_step_delay_ms);
   topts.retry_budget = std::chrono::seconds(FLAGS_retry_timeout_secs);
   auto wd = pstrain::ParseVariableFloats("weight_decay", FLAGS_weight_decay);
-  if (!wd.ok()) return Fail(wd.status(), kExitBadInput);
+  if (!wd.ok()) return pstrain::ExitWith(wd.status(), pstrain::kExitBadInput);
   auto multipliers =
       pstrain::ParseVariableFloats("gradient_multipliers", FLAGS_gradient_multipliers);
-  if (!multipliers.ok()) return Fail(multipliers.status(), kExitBadInput);
+  if (!multipliers.ok()) return pstrain::ExitWith(multipliers.status(), pstrain::kExitBadInput);
   topts.gradients.weight_decay = *wd;
   topts.gradients.multipliers = *multipliers;
   topts.gradients.clip_value = static_cast<float>(FLAGS_clip_gradients_by_value);
@@ -123,22 +110,24 @@ int main(int argc, char** argv) {
       bool known = false;
       for (const auto& var : (*model)->variables()) known |= var.name == name;
       if (!known) {
-        return Fail(pstrain::InvalidArgument("no variable " + name + " in model " + FLAGS_model),
-                    kExitBadInput);
+        return pstrain::ExitWith(
+            pstrain::InvalidArgument("no variable " + name + " in model " + FLAGS_model),
+            pstrain::kExitBadInput);
       }
     }
   }
   pstrain::Trainer trainer(model->get(), fleet->get(), input->get(), &heartbeat, &stop, topts);
   auto result = trainer.Run();
   if (!result.ok()) {
-    return Fail(result.status(), result.status().code() == pstrain::Code::kInvalidArgument
-                                     ? kExitBadInput
-                                     : kExitRetryable);
+    return pstrain::ExitWith(result.status(),
+                             result.status().code() == pstrain::Code::kInvalidArgument
+                                 ? pstrain::kExitBadInput
+                                 : pstrain::kExitRetryable);
   }
   LOG(INFO) << "worker:" << index << " done after " << result->local_steps
             << " local steps, global_step " << result->global_step << ", "
-            << result->stale_gradients << " stale gradients dropped, loss "
-            << result->first_loss << " -> " << result->last_loss;
+            << result->stale_gradients << " stale gradients dropped, loss " << result->first_loss
+            << " -> " << result->last_loss;
   if (stop.requested()) {
     // A graceful stop, not the end of this worker's training: a restarted
     // worker carries on, so it does not report done.
@@ -146,6 +135,6 @@ int main(int argc, char** argv) {
     return 0;
   }
   pstrain::Status done = (*fleet)->client(0)->WorkerDone(index);
-  if (!done.ok()) return Fail(done, kExitRetryable);
+  if (!done.ok()) return pstrain::ExitWith(done, pstrain::kExitRetryable);
   return 0;
 }

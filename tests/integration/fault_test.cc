@@ -16,14 +16,14 @@ namespace {
 
 using testing::TestCluster;
 
-constexpr int64_t kSteps = 1000;
+constexpr int64_t kSteps = 800;
 
 bool HaveFashionMnist() {
   return std::filesystem::exists("/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz");
 }
 
 std::vector<std::string> Flags(const std::string& dir) {
-  return {"--max_steps=" + std::to_string(kSteps), "--save_checkpoint_steps=100",
+  return {"--max_steps=" + std::to_string(kSteps), "--epochs=0", "--save_checkpoint_steps=100",
           "--save_checkpoint_secs=0", "--log_frequency=100", "--train_dir=" + dir,
           "--heartbeat_timeout_secs=3", "--save_summaries_steps=0", "--http_port=-1",
           "--retry_timeout_secs=120"};

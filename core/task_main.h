@@ -1,0 +1,26 @@
+// What every pstrain binary does first, and how it ends on an error.
+//
+// Exit codes follow Kubeflow's TFJob retry conventions: 1 (bad flag or
+// input) and 2 (malformed cluster spec) are permanent; 3 (a lost peer, an
+// interrupted wait) is retryable.
+#ifndef PSTRAIN_CORE_TASK_MAIN_H_
+#define PSTRAIN_CORE_TASK_MAIN_H_
+
+#include "core/status.h"
+
+namespace pstrain {
+
+constexpr int kExitBadInput = 1;
+constexpr int kExitBadSpec = 2;
+constexpr int kExitRetryable = 3;
+
+// Sets the --help text, parses the flags (removing them from argv) and sends
+// glog's output to stderr.
+void InitTaskMain(const char* usage, int* argc, char*** argv);
+
+// Logs the error and returns `exit_code`, for `return ExitWith(s, code);`.
+int ExitWith(const Status& error, int exit_code);
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_CORE_TASK_MAIN_H_
