@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -42,6 +43,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "cluster/placement.h"
@@ -299,6 +301,7 @@ struct WorkerStats {
   int64_t iterations = 0;  // completed pull + delay + push, in the window
   double pull_sec = 0, delay_sec = 0, push_sec = 0;
   int64_t stale = 0;
+  int64_t retries = 0;  // calls repeated after UNAVAILABLE (whole run)
   Status error;
 };
 
@@ -308,7 +311,7 @@ struct Result {
   int64_t steps = 0;
   double pull_ms = 0, delay_ms = 0, push_ms = 0;
   double cpu_bench = 0, cpu_ps = 0, machine_busy = 0, load1 = 0;
-  int64_t stale = 0;
+  int64_t stale = 0, retries = 0;
   double efficiency = -1;
 };
 
@@ -328,6 +331,12 @@ class Worker {
   }
 
   void Run() {
+    // Connects to every ps before the first step (not timed).
+    Status ready = fleet_.WaitForPs(/*require_ready=*/true, nullptr, std::chrono::seconds(30));
+    if (!ready.ok()) {
+      stats_.error = ready;
+      return;
+    }
     int64_t min_step = 0, local_step = 0;
     std::vector<Tensor> params;
     PsFleet::PsSteps steps;
@@ -335,17 +344,17 @@ class Worker {
       const auto t0 = Clock::now();
       Status s = fleet_.PullVariables(&params, &steps, min_step, kPullWait);
       if (s.code() == Code::kDeadlineExceeded) continue;  // re-checks stop_
-      if (!s.ok()) {
-        stats_.error = s;
-        return;
-      }
+      if (!Retry(s)) return;
+      if (!s.ok()) continue;
       const auto t1 = Clock::now();
       std::this_thread::sleep_for(std::chrono::milliseconds(FLAGS_delay_ms));
       const auto t2 = Clock::now();
-      auto pushed = fleet_.PushGradients(grads_, index_, ++local_step, steps, /*sync=*/true);
-      if (!pushed.ok()) {
-        stats_.error = pushed.status();
-        return;
+      ++local_step;
+      StatusOr<PsFleet::PushResult> pushed = Unavailable("not pushed yet");
+      for (;;) {
+        pushed = fleet_.PushGradients(grads_, index_, local_step, steps, /*sync=*/true);
+        if (!Retry(pushed.status())) return;
+        if (pushed.ok()) break;
       }
       const auto t3 = Clock::now();
       min_step = *std::min_element(steps.begin(), steps.end()) + 1;
@@ -362,6 +371,22 @@ class Worker {
   const WorkerStats& stats() const { return stats_; }
 
  private:
+  // True to go on: s is OK, or a transient UNAVAILABLE (a connection lost
+  // or refused on a loaded machine; the call is then repeated, as a worker
+  // would, and counted; a repeated push that had in fact arrived would show
+  // as a stale gradient later). False, with the error kept, otherwise.
+  bool Retry(const Status& s) {
+    if (s.ok()) return true;
+    if (s.code() == Code::kUnavailable && stats_.retries < 20) {
+      ++stats_.retries;
+      LOG(WARNING) << "worker:" << index_ << " retrying after " << s.ToString();
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      return true;
+    }
+    stats_.error = s;
+    return false;
+  }
+
   const int index_;
   PsFleet fleet_;
   const std::atomic<bool>* stop_;
@@ -457,6 +482,7 @@ StatusOr<Result> RunConfig(PsFleet* control, const std::vector<int>& ports,
     delay += w->stats().delay_sec;
     push += w->stats().push_sec;
     r.stale += w->stats().stale;
+    r.retries += w->stats().retries;
   }
   if (iters > 0) {
     r.pull_ms = 1e3 * pull / iters;
@@ -532,6 +558,17 @@ int Main() {
     Status s = procs.Start(binary, num_ps, dir);
     auto placement = cluster::ComputePlacement(vars, num_ps, *strategy, FLAGS_min_slice_bytes);
     if (!placement.ok()) s = placement.status();
+    if (placement.ok() && num_ps > 1) {
+      std::string line = "    placement (" + FLAGS_placement + ", min_slice_bytes " +
+                         std::to_string(FLAGS_min_slice_bytes) + "):";
+      for (int ps = 0; ps < num_ps; ++ps) {
+        char buf[64];
+        std::snprintf(buf, sizeof(buf), " ps:%d %.2f MB in %zu shards;", ps,
+                      placement->bytes_per_ps[ps] / 1e6, placement->ShardsOnPs(ps).size());
+        line += buf;
+      }
+      std::printf("%s\n", line.c_str());
+    }
     std::unique_ptr<PsFleet> control;
     if (s.ok()) {
       control = std::make_unique<PsFleet>(SpecFor(procs.ports(), 1), vars, *placement);
@@ -558,6 +595,10 @@ int Main() {
           r->steps_per_sec > 0 ? 1e3 / r->steps_per_sec : 0.0, r->pull_ms, r->delay_ms,
           r->push_ms, grads_per_sec * 2 * mb, r->cpu_bench, r->cpu_ps, r->cpu_bench * per_grad,
           r->cpu_ps * per_grad, r->machine_busy, r->load1);
+      if (r->retries > 0) {
+        std::printf("    note: %lld calls repeated after UNAVAILABLE\n",
+                    static_cast<long long>(r->retries));
+      }
       if (r->stale > 0) {
         std::printf("    warning: %lld stale gradients in the window\n",
                     static_cast<long long>(r->stale));
@@ -618,6 +659,7 @@ int Main() {
     row["machine_busy"] = r.machine_busy;
     row["load1"] = r.load1;
     row["stale"] = r.stale;
+    row["retries"] = r.retries;
     rows.push_back(row);
     if (r.num_ps == 2 && r.workers == 8) target = &r;
   }

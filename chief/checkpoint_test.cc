@@ -171,3 +171,35 @@ TEST(CheckpointCrash, EveryWritePointLeavesThePreviousCheckpointWhole) {
 
 }  // namespace
 }  // namespace pstrain
+
+namespace pstrain {
+namespace {
+
+TEST(CheckpointManagerTest, KeepsMaxToKeepAndSkipsACorruptNewest) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("pstrain_manager_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  CheckpointManager m({dir.string(), 2, 10000});
+  for (int64_t step : {10, 20, 30}) {
+    std::map<std::string, Tensor> t;
+    t.emplace("w", Tensor({4}, std::vector<float>(4, static_cast<float>(step))));
+    ASSERT_TRUE(m.Save(step, t).ok());
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "model.ckpt-10.index"));  // beyond max_to_keep
+  EXPECT_TRUE(std::filesystem::exists(dir / "model.ckpt-20.index"));
+  auto state = ReadCheckpointState(dir.string());
+  ASSERT_TRUE(state.ok());
+  EXPECT_EQ(state->kept, (std::vector<std::string>{"model.ckpt-20", "model.ckpt-30"}));
+
+  std::filesystem::resize_file(dir / "model.ckpt-30.data", 5);  // truncated
+  CheckpointManager restarted({dir.string(), 2, 10000});
+  auto ckpt = restarted.LoadLatest();
+  ASSERT_TRUE(ckpt.ok()) << ckpt.status().ToString();
+  EXPECT_EQ(ckpt->global_step, 20);
+  EXPECT_EQ(ckpt->tensors.at("w")[0], 20.0f);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace pstrain

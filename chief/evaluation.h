@@ -3,6 +3,8 @@
 #define PSTRAIN_CHIEF_EVALUATION_H_
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "core/status.h"
@@ -17,6 +19,17 @@ struct EvalResult {
   int64_t examples = 0;
   double accuracy() const { return examples == 0 ? 0.0 : static_cast<double>(correct) / examples; }
 };
+
+// The tensors to evaluate, in model order, from `tensors` (a checkpoint or
+// the ps tasks' state): each trainable variable's moving average when
+// use_moving_averages is set and every trainable variable has one, else the
+// variables; non-trainable variables (batch-norm statistics) as they are.
+// *used_averages (may be null) says which. InvalidArgument naming `source`
+// and the tensor when one is missing or has another shape.
+StatusOr<std::vector<Tensor>> SelectEvalParams(const nn::Model& model,
+                                               const std::map<std::string, Tensor>& tensors,
+                                               bool use_moving_averages,
+                                               const std::string& source, bool* used_averages);
 
 // Runs every example of `ds` through the model in batches of batch_size.
 StatusOr<EvalResult> EvaluatePrecisionAt1(nn::Model* model, const std::vector<Tensor>& params,

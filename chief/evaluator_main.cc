@@ -52,44 +52,21 @@ DEFINE_int32(timeout_secs, 0, "Exit when no new checkpoint appears for this long
 namespace pstrain {
 namespace {
 
-// The model's parameters in variables() order, moved out of `ckpt`: the
-// moving averages if `use_moving_averages` and the checkpoint holds one for
-// every variable, else the variables; logs which. InvalidArgument naming the
-// checkpoint and the tensor if one is missing or has the wrong shape.
+// The model's parameters in variables() order from `ckpt` (moving averages
+// per SelectEvalParams); logs which it evaluates.
 StatusOr<std::vector<Tensor>> ModelParams(const nn::Model& model, const std::string& base,
                                           Checkpoint* ckpt, bool use_moving_averages) {
-  const auto ema_name = [](const nn::VariableSpec& v) {
-    return v.name + "/" + VariableStore::kEmaSuffix;
-  };
-  const auto& vars = model.variables();
-  const auto averaged_count = std::count_if(vars.begin(), vars.end(), [&](const auto& v) {
-    return ckpt->tensors.count(ema_name(v)) > 0;
-  });
-  const bool averaged =
-      use_moving_averages && averaged_count == static_cast<std::ptrdiff_t>(vars.size());
+  bool averaged = false;
+  PS_ASSIGN_OR_RETURN(std::vector<Tensor> params,
+                      SelectEvalParams(model, ckpt->tensors, use_moving_averages,
+                                       base + " (model " + FLAGS_model + ")", &averaged));
   if (averaged) {
     LOG(INFO) << base << ": evaluating the moving averages";
-  } else if (use_moving_averages && averaged_count == 0) {
-    LOG(INFO) << base << ": holds no moving averages; evaluating the variables";
   } else if (use_moving_averages) {
-    LOG(INFO) << base << ": holds moving averages of " << averaged_count << " of " << vars.size()
-              << " variables; evaluating the variables";
+    LOG(INFO) << base << ": holds no moving average for every trainable variable; evaluating "
+              << "the variables";
   } else {
     LOG(INFO) << base << ": evaluating the variables (--noeval_use_moving_averages)";
-  }
-  std::vector<Tensor> params;
-  for (const nn::VariableSpec& v : vars) {
-    const std::string name = averaged ? ema_name(v) : v.name;
-    auto it = ckpt->tensors.find(name);
-    if (it == ckpt->tensors.end()) {
-      return InvalidArgument(base + " has no tensor " + name + " of model " + FLAGS_model);
-    }
-    if (it->second.shape() != v.shape) {
-      return InvalidArgument(base + ": tensor " + name + " has shape " +
-                             ShapeString(it->second.shape()) + ", model " + FLAGS_model +
-                             " wants " + ShapeString(v.shape));
-    }
-    params.push_back(std::move(it->second));
   }
   return params;
 }

@@ -322,21 +322,6 @@ void Supervisor::PublishMetrics(const proto::StatusResponse& st) {
   options_.board->Publish(std::move(m));
 }
 
-std::vector<Tensor> Supervisor::EvalParams(const PsFleet::State& state) const {
-  std::vector<Tensor> params;
-  bool averaged = options_.eval_use_moving_averages;
-  for (const auto& v : model_->variables()) {
-    averaged &= state.count(v.name + "/" + VariableStore::kEmaSuffix) > 0;
-  }
-  for (const auto& v : model_->variables()) {
-    params.push_back(state.at(averaged ? v.name + "/" + VariableStore::kEmaSuffix : v.name));
-  }
-  if (options_.eval_use_moving_averages && !averaged) {
-    LOG(WARNING) << "no moving averages on the ps (--ema_decay=0?); evaluating the variables";
-  }
-  return params;
-}
-
 Status Supervisor::Finish() {
   PsFleet::State state;
   PsFleet::PsSteps steps;
@@ -347,7 +332,14 @@ Status Supervisor::Finish() {
     last_saved_step_ = step;
     LOG(INFO) << "saved the final checkpoint " << prefix;
   }
-  PS_ASSIGN_OR_RETURN(EvalResult eval, EvaluatePrecisionAt1(model_, EvalParams(state), *test_set_));
+  bool averaged = false;
+  PS_ASSIGN_OR_RETURN(std::vector<Tensor> params,
+                      SelectEvalParams(*model_, state, options_.eval_use_moving_averages,
+                                       "the ps tasks' state", &averaged));
+  if (options_.eval_use_moving_averages && !averaged) {
+    LOG(WARNING) << "no moving averages on the ps (--ema_decay=0?); evaluating the variables";
+  }
+  PS_ASSIGN_OR_RETURN(EvalResult eval, EvaluatePrecisionAt1(model_, params, *test_set_));
   char line[128];
   std::snprintf(line, sizeof(line), "final: step %lld, test accuracy %.4f (%lld examples)",
                 static_cast<long long>(step), eval.accuracy(),

@@ -85,8 +85,6 @@ class Supervisor {
   void WatchSyncStep(const proto::StatusResponse& coordinator);
   // Fills the metrics board from ps 0's status and the ps tasks' health.
   void PublishMetrics(const proto::StatusResponse& coordinator);
-  // The variables to evaluate: the moving averages when asked and present.
-  std::vector<Tensor> EvalParams(const PsFleet::State& state) const;
 
   nn::Model* const model_;
   PsFleet* const fleet_;

@@ -31,6 +31,9 @@ struct VariableSpec {
   std::string name;
   Shape shape;
   Initializer init;
+  // false: not trained by the optimizer (a batch norm's moving statistics);
+  // LossAndGradients gives its assign_sub delta instead of a gradient.
+  bool trainable = true;
 };
 
 // The initial value of a variable. Deterministic: the same (spec.name, seed)
@@ -45,19 +48,24 @@ class Model {
   // The shape of one example, NHWC without N: {28,28,1} for mnist.
   virtual Shape example_shape() const = 0;
   virtual int num_classes() const = 0;
-  // Mean softmax cross-entropy over the batch, and d(loss)/d(param) for every
-  // param, in variables() order. images: [N, example_shape()...], already
-  // normalized; labels in [0, num_classes()). grads is resized and overwritten
-  // (buffers of the right shape are reused). InvalidArgument for bad shapes or
-  // labels.
+  // Mean softmax cross-entropy over the batch (training mode), and one
+  // tensor per param in variables() order: d(loss)/d(param) for a trainable
+  // variable; for a non-trainable one the delta its owner subtracts from it
+  // (var -= delta, TF's assign_sub), pushed beside the gradients — for a
+  // moving statistic delta = (1 - decay) * (moving - batch statistic).
+  // images: [N, example_shape()...], already normalized; labels in
+  // [0, num_classes()). grads is resized and overwritten (buffers of the
+  // right shape are reused). InvalidArgument for bad shapes or labels.
   virtual StatusOr<float> LossAndGradients(const std::vector<Tensor>& params, const Tensor& images,
                                            const std::vector<int32_t>& labels,
                                            std::vector<Tensor>* grads) = 0;
-  // [N, num_classes()].
+  // [N, num_classes()], in inference mode (batch norm uses its moving
+  // statistics).
   virtual StatusOr<Tensor> Logits(const std::vector<Tensor>& params, const Tensor& images) = 0;
 };
 
-// "mnist" (cifar10 later). InvalidArgument naming the model for an unknown name.
+// "mnist" or "mnist_bn" (cifar10 later). InvalidArgument naming the model
+// for an unknown name.
 StatusOr<std::unique_ptr<Model>> CreateModel(const std::string& name);
 
 }  // namespace nn

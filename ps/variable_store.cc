@@ -36,15 +36,21 @@ Status VariableStore::Initialize(const InitOptions& options,
     state.erase(it);
     return OkStatus();
   };
+  for (const std::string& name : options.non_trainable) {
+    if (!values.count(name)) {
+      return InvalidArgument("non-trainable " + name + " is not a variable on this ps");
+    }
+  }
   for (auto& [name, value] : values) {
     if (name.empty()) return InvalidArgument("variable with an empty name");
     auto v = std::make_unique<Variable>();
-    for (size_t s = 0; s < slot_names.size(); ++s) {
+    v->trainable = !options.non_trainable.count(name);
+    for (size_t s = 0; v->trainable && s < slot_names.size(); ++s) {
       v->slots.emplace_back(value.shape());
       v->slots.back().Fill(optimizer->slot_initial_value(static_cast<int>(s)));
       PS_RETURN_IF_ERROR(take(name, slot_names[s], &v->slots.back()));
     }
-    if (options.ema_decay > 0) {
+    if (v->trainable && options.ema_decay > 0) {
       v->ema = value;  // TF starts a shadow at the variable's value
       PS_RETURN_IF_ERROR(take(name, kEmaSuffix, &v->ema));
     }
@@ -139,6 +145,12 @@ void VariableStore::ApplyLocked(const std::vector<std::pair<Variable*, const Ten
   const float decay = EmaDecay(options_.ema_decay, global_step_.load() + 1);
   for (auto& [var, grad] : work) {
     std::lock_guard<std::mutex> vlock(var->mu);
+    if (!var->trainable) {
+      float* value = var->value.data();
+      const float* delta = grad->data();
+      for (int64_t i = 0; i < var->value.size(); ++i) value[i] -= delta[i];
+      continue;
+    }
     std::vector<float*> slots;
     for (Tensor& s : var->slots) slots.push_back(s.data());
     optimizer_->Apply(var->value.data(), slots, grad->data(), grad->size(), lr,
@@ -159,10 +171,10 @@ StatusOr<std::vector<std::pair<std::string, Tensor>>> VariableStore::ReadState()
   for (const auto& [name, v] : variables_) {
     std::lock_guard<std::mutex> vlock(v->mu);
     out.emplace_back(name, v->value);
-    for (size_t s = 0; s < slot_names.size(); ++s) {
+    for (size_t s = 0; s < v->slots.size(); ++s) {
       out.emplace_back(name + "/" + slot_names[s], v->slots[s]);
     }
-    if (options_.ema_decay > 0) out.emplace_back(name + "/" + kEmaSuffix, v->ema);
+    if (v->trainable && options_.ema_decay > 0) out.emplace_back(name + "/" + kEmaSuffix, v->ema);
   }
   return out;
 }

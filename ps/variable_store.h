@@ -1,6 +1,10 @@
 // VariableStore: the variables one ps task holds, with their optimizer slots
 // and (on one ps) global_step.
 //
+// A non-trainable variable (batch norm's moving statistics) has no slots and
+// no moving-average shadow; what is pushed for it is an assign_sub delta,
+// applied as var -= delta without the optimizer (sync: the average delta).
+//
 // Thread-safe. Pulls and pushes run concurrently on gRPC threads; each
 // variable has its own lock, so pushes to different variables proceed in
 // parallel and concurrent pushes to one variable are serialized (no update
@@ -16,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <utility>
@@ -36,10 +41,12 @@ class VariableStore {
     bool holds_global_step = false;
     int64_t global_step = 0;
     proto::SyncConfig sync;  // enabled: synchronous replicas
-    // > 0: keep an ExponentialMovingAverage shadow of every variable, updated
-    // after each application with decay min(ema_decay, (1+n)/(10+n)), n =
-    // global_step.
+    // > 0: keep an ExponentialMovingAverage shadow of every trainable
+    // variable, updated after each application with decay
+    // min(ema_decay, (1+n)/(10+n)), n = global_step.
     float ema_decay = 0;
+    // Names of the non-trainable variables among Initialize's `values`.
+    std::set<std::string> non_trainable;
   };
 
   // Name suffix of a variable's moving-average shadow ("conv1/weights/" +).
@@ -49,7 +56,8 @@ class VariableStore {
   // optimizer's slot_initial_value) and marks the store ready. Each variable's
   // update count, Adam's t, starts at options.global_step: after a restore
   // from a checkpoint at step S every variable is taken to have had S updates.
-  // InvalidArgument for an empty name.
+  // InvalidArgument for an empty name, or a non_trainable name that is not
+  // among `values`.
   // `state` may hold saved slots and shadows, named "<variable>/<slot>" and
   // "<variable>/ExponentialMovingAverage" (a restore); others start fresh.
   // InvalidArgument for a state tensor that matches no variable, slot or
@@ -118,6 +126,7 @@ class VariableStore {
  private:
   struct Variable {
     std::mutex mu;  // guards value, slots and update_count
+    bool trainable = true;  // false: pushes are deltas, var -= delta
     Tensor value;
     std::vector<Tensor> slots;
     Tensor ema;  // the shadow, when options_.ema_decay > 0
@@ -127,7 +136,8 @@ class VariableStore {
   // learning_rate() for a caller holding mu_.
   float LearningRateLocked() const;
 
-  // Applies `grads` (already checked) to their variables at the current rate.
+  // Applies `grads` (already checked) to their variables at the current rate;
+  // subtracts them from the non-trainable ones.
   void ApplyLocked(const std::vector<std::pair<Variable*, const Tensor*>>& work);
   // The variables `grads` name, or an error for an unknown name or shape.
   StatusOr<std::vector<std::pair<Variable*, const Tensor*>>> ResolveLocked(

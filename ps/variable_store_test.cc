@@ -144,3 +144,78 @@ TEST(VariableStore, StateRoundTripsThroughInitialize) {
 
 }  // namespace
 }  // namespace pstrain
+
+namespace pstrain {
+namespace {
+
+std::map<std::string, Tensor> Values(float w, std::vector<float> moving) {
+  std::map<std::string, Tensor> v;
+  v.emplace("w", Tensor({1}, {w}));
+  v.emplace("bn/moving_mean", Tensor({static_cast<int64_t>(moving.size())}, moving));
+  return v;
+}
+
+// A non-trainable variable takes var -= delta: no optimizer (Momentum would
+// accumulate), no slot, no moving-average shadow; the trainable one beside it
+// trains as before.
+TEST(VariableStore, NonTrainableIsAssignSubAsync) {
+  VariableStore store;
+  VariableStore::InitOptions opts;
+  opts.holds_global_step = true;
+  opts.ema_decay = 0.9f;
+  opts.non_trainable = {"bn/moving_mean"};
+  ASSERT_TRUE(store.Initialize(opts, MomentumOpt(), Values(0, {1, 2})).ok());
+  std::map<std::string, Tensor> push = Values(1, {0.25f, -0.5f});
+  ASSERT_TRUE(store.ApplyGradients(push, true).ok());
+  ASSERT_TRUE(store.ApplyGradients(push, true).ok());
+  auto state = store.ReadState();
+  ASSERT_TRUE(state.ok());
+  std::map<std::string, Tensor> got(state->begin(), state->end());
+  ASSERT_EQ(got.size(), 4u);  // w, its Momentum slot and shadow; the moving mean alone
+  EXPECT_EQ(got.count("bn/moving_mean/Momentum"), 0u);
+  EXPECT_EQ(got.count("bn/moving_mean/ExponentialMovingAverage"), 0u);
+  EXPECT_FLOAT_EQ(got.at("bn/moving_mean")[0], 1.0f - 2 * 0.25f);
+  EXPECT_FLOAT_EQ(got.at("bn/moving_mean")[1], 2.0f + 2 * 0.5f);
+  EXPECT_FLOAT_EQ(got.at("w")[0], -1.0f - 1.5f);  // momentum 0.5, lr 1
+  EXPECT_EQ(store.global_step(), 2);
+}
+
+// Sync: the step's deltas are averaged, then subtracted once.
+TEST(VariableStore, NonTrainableIsAssignSubOfTheAverageSync) {
+  VariableStore store;
+  VariableStore::InitOptions opts;
+  opts.holds_global_step = true;
+  opts.sync.set_enabled(true);
+  opts.sync.set_replicas_to_aggregate(2);
+  opts.non_trainable = {"bn/moving_mean"};
+  ASSERT_TRUE(store.Initialize(opts, MomentumOpt(), Values(0, {1, 2})).ok());
+  auto first = store.OfferSyncGradients(0, 0, Values(1, {0.2f, 0.0f}));
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->outcome, proto::ACCEPTED);
+  auto second = store.OfferSyncGradients(1, 0, Values(3, {0.4f, -1.0f}));
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->outcome, proto::STEP_COMPLETE);
+  auto mm = store.Read({"bn/moving_mean", "w"});
+  ASSERT_TRUE(mm.ok());
+  EXPECT_FLOAT_EQ((*mm)[0].second[0], 1.0f - 0.3f);
+  EXPECT_FLOAT_EQ((*mm)[0].second[1], 2.0f + 0.5f);
+  EXPECT_FLOAT_EQ((*mm)[1].second[0], -2.0f);  // the average gradient 2, lr 1
+}
+
+TEST(VariableStore, NonTrainableNamesMustBeVariablesAndHaveNoSlots) {
+  VariableStore store;
+  VariableStore::InitOptions opts;
+  opts.non_trainable = {"bn/moving_variance"};
+  Status s = store.Initialize(opts, MomentumOpt(), Values(0, {1}));
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("bn/moving_variance"), std::string::npos);
+
+  opts.non_trainable = {"bn/moving_mean"};
+  std::map<std::string, Tensor> slot;
+  slot.emplace("bn/moving_mean/Momentum", Tensor({1}));
+  s = store.Initialize(opts, MomentumOpt(), Values(0, {1}), std::move(slot));
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace pstrain

@@ -24,6 +24,17 @@ int IndexOf(const std::vector<std::string>& names, const std::string& name) {
   return -1;
 }
 
+// The index of the trainable variable `name` for the option `what`, or
+// InvalidArgument.
+StatusOr<int> TrainableIndex(const std::vector<std::string>& names,
+                             const std::vector<bool>& trainable, const std::string& name,
+                             const std::string& what) {
+  const int i = IndexOf(names, name);
+  if (i < 0) return InvalidArgument(what + " for unknown variable " + name);
+  if (!trainable[i]) return InvalidArgument(what + " for non-trainable variable " + name);
+  return i;
+}
+
 }  // namespace
 
 StatusOr<std::map<std::string, float>> ParseVariableFloats(const std::string& flag,
@@ -45,49 +56,52 @@ StatusOr<std::map<std::string, float>> ParseVariableFloats(const std::string& fl
 }
 
 Status ProcessGradients(const GradientOptions& options, const std::vector<std::string>& names,
-                        const std::vector<Tensor>& params, int64_t step,
-                        std::vector<Tensor>* grads, float* loss) {
+                        const std::vector<bool>& trainable, const std::vector<Tensor>& params,
+                        int64_t step, std::vector<Tensor>* grads, float* loss) {
   for (const auto& [name, wd] : options.weight_decay) {
-    const int i = IndexOf(names, name);
-    if (i < 0) return InvalidArgument("weight decay for unknown variable " + name);
+    PS_ASSIGN_OR_RETURN(const int i, TrainableIndex(names, trainable, name, "weight decay"));
     *loss += static_cast<float>(wd * SquaredNorm(params[i]) / 2);
     Tensor& g = (*grads)[i];
     for (int64_t k = 0; k < g.size(); ++k) g[k] += wd * params[i][k];
   }
   for (const auto& [name, factor] : options.multipliers) {
-    const int i = IndexOf(names, name);
-    if (i < 0) return InvalidArgument("gradient multiplier for unknown variable " + name);
+    PS_ASSIGN_OR_RETURN(const int i, TrainableIndex(names, trainable, name, "gradient multiplier"));
     Scale(&(*grads)[i], factor);
   }
   for (size_t i = 0; i < grads->size(); ++i) {
     const Tensor& g = (*grads)[i];
     for (int64_t k = 0; k < g.size(); ++k) {
       if (!std::isfinite(g[k])) {
-        return InvalidArgument(std::string("gradient of ") + names[i] + " is " +
-                               (std::isnan(g[k]) ? "NaN" : "Inf") + " at step " +
-                               std::to_string(step) + "; nothing was pushed");
+        return InvalidArgument(std::string(trainable[i] ? "gradient of " : "update of ") +
+                               names[i] + " is " + (std::isnan(g[k]) ? "NaN" : "Inf") +
+                               " at step " + std::to_string(step) + "; nothing was pushed");
       }
     }
   }
+  // Clipping sees the trainable variables' gradients only.
+  std::vector<Tensor*> clipped;
+  for (size_t i = 0; i < grads->size(); ++i) {
+    if (trainable[i]) clipped.push_back(&(*grads)[i]);
+  }
   if (options.clip_value > 0) {
-    for (Tensor& g : *grads) {
-      for (int64_t k = 0; k < g.size(); ++k) {
-        g[k] = std::fmax(-options.clip_value, std::fmin(options.clip_value, g[k]));
+    for (Tensor* g : clipped) {
+      for (int64_t k = 0; k < g->size(); ++k) {
+        (*g)[k] = std::fmax(-options.clip_value, std::fmin(options.clip_value, (*g)[k]));
       }
     }
   }
   if (options.clip_norm > 0) {
-    for (Tensor& g : *grads) {
-      const double norm = std::sqrt(SquaredNorm(g));
-      if (norm > options.clip_norm) Scale(&g, static_cast<float>(options.clip_norm / norm));
+    for (Tensor* g : clipped) {
+      const double norm = std::sqrt(SquaredNorm(*g));
+      if (norm > options.clip_norm) Scale(g, static_cast<float>(options.clip_norm / norm));
     }
   }
   if (options.clip_global_norm > 0) {
     double total = 0;
-    for (const Tensor& g : *grads) total += SquaredNorm(g);
+    for (const Tensor* g : clipped) total += SquaredNorm(*g);
     const double norm = std::sqrt(total);
     if (norm > options.clip_global_norm) {
-      for (Tensor& g : *grads) Scale(&g, static_cast<float>(options.clip_global_norm / norm));
+      for (Tensor* g : clipped) Scale(g, static_cast<float>(options.clip_global_norm / norm));
     }
   }
   return OkStatus();

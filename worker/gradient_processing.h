@@ -3,6 +3,10 @@
 // gradient gains wd * w), per-variable gradient multipliers, a check that
 // every gradient is finite, then clipping by value, by norm (per variable)
 // and by global norm.
+//
+// A non-trainable variable's tensor is not a gradient but an assign_sub delta
+// (nn/model.h): only the finiteness check applies to it; weight decay,
+// multipliers and clipping (the global norm included) leave it out.
 #ifndef PSTRAIN_WORKER_GRADIENT_PROCESSING_H_
 #define PSTRAIN_WORKER_GRADIENT_PROCESSING_H_
 
@@ -29,13 +33,14 @@ struct GradientOptions {
 StatusOr<std::map<std::string, float>> ParseVariableFloats(const std::string& flag,
                                                           const std::string& text);
 
-// `names`, `params` and `grads` are in model order. A name in the options
-// that the model lacks is InvalidArgument. A NaN or Inf gradient is
-// InvalidArgument naming the step and the variable. *loss gains the weight
-// decay terms.
+// `names`, `trainable`, `params` and `grads` are in model order. A name in
+// the weight decay or multipliers that the model lacks, or that is not
+// trainable, is InvalidArgument. A NaN or Inf gradient or delta is
+// InvalidArgument naming the step and the variable (nothing may be pushed).
+// *loss gains the weight decay terms.
 Status ProcessGradients(const GradientOptions& options, const std::vector<std::string>& names,
-                        const std::vector<Tensor>& params, int64_t step,
-                        std::vector<Tensor>* grads, float* loss);
+                        const std::vector<bool>& trainable, const std::vector<Tensor>& params,
+                        int64_t step, std::vector<Tensor>* grads, float* loss);
 
 }  // namespace pstrain
 

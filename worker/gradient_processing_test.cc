@@ -9,6 +9,7 @@ namespace pstrain {
 namespace {
 
 const std::vector<std::string> kNames = {"a", "b"};
+const std::vector<bool> kTrainable = {true, true};
 
 std::vector<Tensor> Grads() { return {Tensor({2}, {3, 4}), Tensor({1}, {12})}; }
 std::vector<Tensor> Params() { return {Tensor({2}, {1, -2}), Tensor({1}, {10})}; }
@@ -18,7 +19,7 @@ TEST(GradientProcessing, WeightDecayAddsToLossAndGradient) {
   o.weight_decay["a"] = 0.5f;
   auto g = Grads();
   float loss = 1.0f;
-  ASSERT_TRUE(ProcessGradients(o, kNames, Params(), 7, &g, &loss).ok());
+  ASSERT_TRUE(ProcessGradients(o, kNames, kTrainable, Params(), 7, &g, &loss).ok());
   // loss += 0.5 * (1 + 4) / 2; grad += 0.5 * w
   EXPECT_FLOAT_EQ(loss, 2.25f);
   EXPECT_FLOAT_EQ(g[0][0], 3.5f);
@@ -31,7 +32,7 @@ TEST(GradientProcessing, MultipliersScaleOneVariable) {
   o.multipliers["b"] = 0.25f;
   auto g = Grads();
   float loss = 0;
-  ASSERT_TRUE(ProcessGradients(o, kNames, Params(), 0, &g, &loss).ok());
+  ASSERT_TRUE(ProcessGradients(o, kNames, kTrainable, Params(), 0, &g, &loss).ok());
   EXPECT_FLOAT_EQ(g[1][0], 3.0f);
   EXPECT_FLOAT_EQ(g[0][0], 3.0f);
 }
@@ -41,7 +42,7 @@ TEST(GradientProcessing, ClipByValue) {
   o.clip_value = 3.5f;
   auto g = Grads();
   float loss = 0;
-  ASSERT_TRUE(ProcessGradients(o, kNames, Params(), 0, &g, &loss).ok());
+  ASSERT_TRUE(ProcessGradients(o, kNames, kTrainable, Params(), 0, &g, &loss).ok());
   EXPECT_FLOAT_EQ(g[0][0], 3.0f);
   EXPECT_FLOAT_EQ(g[0][1], 3.5f);
   EXPECT_FLOAT_EQ(g[1][0], 3.5f);
@@ -52,7 +53,7 @@ TEST(GradientProcessing, ClipByNormIsPerVariable) {
   o.clip_norm = 2.5f;  // |a| = 5 -> halved; |b| = 12 -> scaled to 2.5
   auto g = Grads();
   float loss = 0;
-  ASSERT_TRUE(ProcessGradients(o, kNames, Params(), 0, &g, &loss).ok());
+  ASSERT_TRUE(ProcessGradients(o, kNames, kTrainable, Params(), 0, &g, &loss).ok());
   EXPECT_FLOAT_EQ(g[0][0], 1.5f);
   EXPECT_FLOAT_EQ(g[0][1], 2.0f);
   EXPECT_FLOAT_EQ(g[1][0], 2.5f);
@@ -63,13 +64,13 @@ TEST(GradientProcessing, ClipByGlobalNorm) {
   o.clip_global_norm = 6.5f;  // global norm sqrt(9 + 16 + 144) = 13 -> halved
   auto g = Grads();
   float loss = 0;
-  ASSERT_TRUE(ProcessGradients(o, kNames, Params(), 0, &g, &loss).ok());
+  ASSERT_TRUE(ProcessGradients(o, kNames, kTrainable, Params(), 0, &g, &loss).ok());
   EXPECT_FLOAT_EQ(g[0][0], 1.5f);
   EXPECT_FLOAT_EQ(g[0][1], 2.0f);
   EXPECT_FLOAT_EQ(g[1][0], 6.0f);
   auto small = Grads();
   o.clip_global_norm = 100;  // under the limit: untouched
-  ASSERT_TRUE(ProcessGradients(o, kNames, Params(), 0, &small, &loss).ok());
+  ASSERT_TRUE(ProcessGradients(o, kNames, kTrainable, Params(), 0, &small, &loss).ok());
   EXPECT_FLOAT_EQ(small[1][0], 12.0f);
 }
 
@@ -79,13 +80,45 @@ TEST(GradientProcessing, NanOrInfNamesTheStepAndVariable) {
   auto g = Grads();
   g[1][0] = std::numeric_limits<float>::quiet_NaN();
   float loss = 0;
-  Status s = ProcessGradients(o, kNames, Params(), 42, &g, &loss);
+  Status s = ProcessGradients(o, kNames, kTrainable, Params(), 42, &g, &loss);
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
   EXPECT_NE(s.message().find("gradient of b is NaN at step 42"), std::string::npos) << s.message();
   g = Grads();
   g[0][1] = std::numeric_limits<float>::infinity();
-  s = ProcessGradients(o, kNames, Params(), 3, &g, &loss);
+  s = ProcessGradients(o, kNames, kTrainable, Params(), 3, &g, &loss);
   EXPECT_NE(s.message().find("gradient of a is Inf at step 3"), std::string::npos) << s.message();
+}
+
+// "b" is a moving statistic: its delta passes untouched by weight decay and
+// every clipping, and the global norm leaves it out (|a| = 5 is halved).
+TEST(GradientProcessing, NonTrainableDeltasAreOnlyCheckedForNaN) {
+  const std::vector<bool> trainable = {true, false};
+  GradientOptions o;
+  o.clip_value = 3.5f;
+  o.clip_norm = 4.5f;
+  o.clip_global_norm = 2.5f;
+  auto g = Grads();
+  float loss = 0;
+  ASSERT_TRUE(ProcessGradients(o, kNames, trainable, Params(), 0, &g, &loss).ok());
+  // a: clip by value {3, 3.5}, by norm 4.61 -> 4.5, global norm 4.5 -> 2.5.
+  const float a0 = 3.0f * (4.5f / std::sqrt(21.25f)) * (2.5f / 4.5f);
+  EXPECT_NEAR(g[0][0], a0, 1e-5);
+  EXPECT_FLOAT_EQ(g[1][0], 12.0f);
+
+  GradientOptions wd;
+  wd.weight_decay["b"] = 0.5f;
+  EXPECT_EQ(ProcessGradients(wd, kNames, trainable, Params(), 0, &g, &loss).code(),
+            Code::kInvalidArgument);
+  GradientOptions mult;
+  mult.multipliers["b"] = 2;
+  EXPECT_EQ(ProcessGradients(mult, kNames, trainable, Params(), 0, &g, &loss).code(),
+            Code::kInvalidArgument);
+
+  g = Grads();
+  g[1][0] = std::numeric_limits<float>::quiet_NaN();
+  Status s = ProcessGradients(GradientOptions(), kNames, trainable, Params(), 9, &g, &loss);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("update of b is NaN at step 9"), std::string::npos) << s.message();
 }
 
 TEST(GradientProcessing, UnknownVariablesAndBadFlags) {
@@ -93,7 +126,8 @@ TEST(GradientProcessing, UnknownVariablesAndBadFlags) {
   o.multipliers["zz"] = 2;
   auto g = Grads();
   float loss = 0;
-  EXPECT_EQ(ProcessGradients(o, kNames, Params(), 0, &g, &loss).code(), Code::kInvalidArgument);
+  EXPECT_EQ(ProcessGradients(o, kNames, kTrainable, Params(), 0, &g, &loss).code(),
+            Code::kInvalidArgument);
   auto ok = ParseVariableFloats("weight_decay", "local3/weights=0.004,local4/weights=4e-3");
   ASSERT_TRUE(ok.ok());
   EXPECT_FLOAT_EQ(ok->at("local4/weights"), 0.004f);

@@ -42,6 +42,11 @@ Trainer::Trainer(nn::Model* model, PsFleet* fleet, data::BatchQueue* input,
         for (const auto& v : model->variables()) names.push_back(v.name);
         return names;
       }()),
+      trainable_([model] {
+        std::vector<bool> trainable;
+        for (const auto& v : model->variables()) trainable.push_back(v.trainable);
+        return trainable;
+      }()),
       backoff_(std::chrono::milliseconds(100), std::chrono::seconds(5), options.retry_budget) {}
 
 Status Trainer::Pull(int64_t min_step) {
@@ -120,7 +125,8 @@ StatusOr<TrainerResult> Trainer::Run() {
     PS_ASSIGN_OR_RETURN(float loss,
                         model_->LossAndGradients(params_, batch.images, batch.labels, &grads));
     PS_RETURN_IF_ERROR(
-        ProcessGradients(options_.gradients, names_, params_, global_step, &grads, &loss));
+        ProcessGradients(options_.gradients, names_, trainable_, params_, global_step,
+                         &grads, &loss));
     if (!std::isfinite(loss)) {
       return InvalidArgument("loss is " + std::to_string(loss) + " at step " +
                              std::to_string(global_step) + " on worker:" +

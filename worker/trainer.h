@@ -81,6 +81,7 @@ class Trainer {
   const StopNotice* const stop_;
   const TrainerOptions options_;
   const std::vector<std::string> names_;  // the model's variables, in order
+  const std::vector<bool> trainable_;     // their trainable flags, in order
 
   Backoff backoff_;
   std::vector<Tensor> params_;

@@ -57,9 +57,13 @@ int main(int argc, char** argv) {
   if (!sync.ok()) return pstrain::ExitWith(sync.status(), pstrain::kExitBadInput);
 
   std::vector<std::pair<std::string, pstrain::Shape>> variables;
-  for (const auto& v : (*model)->variables()) variables.emplace_back(v.name, v.shape);
-  auto fleet = pstrain::PsFleet::CreateFromFlags(config.spec, variables,
-                                                 *pstrain::OptimizerSlotCount(*optimizer));
+  std::vector<bool> trainable;
+  for (const auto& v : (*model)->variables()) {
+    variables.emplace_back(v.name, v.shape);
+    trainable.push_back(v.trainable);
+  }
+  auto fleet = pstrain::PsFleet::CreateFromFlags(
+      config.spec, variables, *pstrain::OptimizerSlotCount(*optimizer), trainable);
   if (!fleet.ok()) return pstrain::ExitWith(fleet.status(), pstrain::kExitBadInput);
 
   auto train = pstrain::data::LoadMnistSplit(FLAGS_data_dir, "train");
@@ -108,10 +112,10 @@ int main(int argc, char** argv) {
   for (const auto* m : {&topts.gradients.weight_decay, &topts.gradients.multipliers}) {
     for (const auto& [name, v] : *m) {
       bool known = false;
-      for (const auto& var : (*model)->variables()) known |= var.name == name;
+      for (const auto& var : (*model)->variables()) known |= var.name == name && var.trainable;
       if (!known) {
         return pstrain::ExitWith(
-            pstrain::InvalidArgument("no variable " + name + " in model " + FLAGS_model),
+            pstrain::InvalidArgument("no trainable variable " + name + " in model " + FLAGS_model),
             pstrain::kExitBadInput);
       }
     }

@@ -31,13 +31,24 @@ Tensor SliceRows(const Tensor& whole, const cluster::Shard& shard) {
 
 StatusOr<std::unique_ptr<PsFleet>> PsFleet::CreateFromFlags(
     const cluster::ClusterSpec& spec, const std::vector<std::pair<std::string, Shape>>& variables,
-    int slots_per_variable) {
+    int slots_per_variable, const std::vector<bool>& trainable) {
+  if (trainable.size() != variables.size()) {
+    return InvalidArgument(std::to_string(trainable.size()) + " trainable flags for " +
+                           std::to_string(variables.size()) + " variables");
+  }
   std::vector<cluster::VariableInfo> infos;
-  for (const auto& [name, shape] : variables) infos.push_back({name, shape, slots_per_variable});
+  std::set<std::string> non_trainable;
+  for (size_t i = 0; i < variables.size(); ++i) {
+    const auto& [name, shape] = variables[i];
+    infos.push_back({name, shape, trainable[i] ? slots_per_variable : 0});
+    if (!trainable[i]) non_trainable.insert(name);
+  }
   PS_ASSIGN_OR_RETURN(auto strategy, cluster::ParsePlacementStrategy(FLAGS_placement));
   PS_ASSIGN_OR_RETURN(auto placement, cluster::ComputePlacement(infos, spec.NumTasks("ps"),
                                                                  strategy, FLAGS_min_slice_bytes));
-  return std::make_unique<PsFleet>(spec, std::move(infos), std::move(placement));
+  auto fleet = std::make_unique<PsFleet>(spec, std::move(infos), std::move(placement));
+  fleet->non_trainable_ = std::move(non_trainable);
+  return fleet;
 }
 
 PsFleet::PsFleet(const cluster::ClusterSpec& spec, std::vector<cluster::VariableInfo> variables,
@@ -126,6 +137,7 @@ Status PsFleet::RestoreState(const State& state, const proto::InitHeader& common
     header.set_placement_fingerprint(placement_.fingerprint);
     header.set_holds_global_step(ps == 0);
     header.clear_variables();
+    header.clear_non_trainable();
     std::vector<Tensor> slices;
     NamedTensors named;
     // Every tensor of a variable (value, slots, shadow) is cut like the value.
@@ -136,6 +148,7 @@ Status PsFleet::RestoreState(const State& state, const proto::InitHeader& common
     for (const cluster::Shard* shard : shards_by_ps_[ps]) {
       header.add_variables(shard->name);
       const std::string& var = shard->variable;
+      if (non_trainable_.count(var)) header.add_non_trainable(shard->name);
       for (auto it = state.lower_bound(var); it != state.end(); ++it) {
         if (it->first == var) {
           add(*shard, "", it->second);

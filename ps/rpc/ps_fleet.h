@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,16 +27,20 @@ namespace pstrain {
 class PsFleet {
  public:
   // variables: the model's variables in model order; placement was computed
-  // from them. chunk_bytes sizes every tensor message.
+  // from them. chunk_bytes sizes every tensor message. Every variable is
+  // trainable.
   PsFleet(const cluster::ClusterSpec& spec, std::vector<cluster::VariableInfo> variables,
           cluster::Placement placement, uint32_t chunk_bytes = kDefaultChunkBytes);
 
   // Computes the placement of `variables` over the spec's ps tasks with the
   // --placement and --min_slice_bytes flags; slots_per_variable is the
-  // optimizer's slot count.
+  // optimizer's slot count, given to each variable whose `trainable` flag
+  // (model order, one per variable) is set; a non-trainable one has no slots
+  // and its pushes are applied as var -= delta. InvalidArgument when the
+  // flags do not match the variables.
   static StatusOr<std::unique_ptr<PsFleet>> CreateFromFlags(
       const cluster::ClusterSpec& spec, const std::vector<std::pair<std::string, Shape>>& variables,
-      int slots_per_variable);
+      int slots_per_variable, const std::vector<bool>& trainable);
 
   // Each ps's step when it answered (ps 0's is global_step).
   using PsSteps = std::vector<int64_t>;
@@ -51,7 +56,8 @@ class PsFleet {
 
   // Sends every variable's initial value (model order) to the ps tasks that
   // own its shards; ps 0 holds global_step. `header` carries the optimizer
-  // and training mode; the placement and variable names are filled in here.
+  // and training mode; the placement, variable names and non-trainable
+  // shards are filled in here (as by RestoreState).
   Status InitVariables(const std::vector<Tensor>& values, const proto::InitHeader& header);
 
   // Whole tensors by name: variables ("conv1/weights") and their slots and
@@ -91,6 +97,7 @@ class PsFleet {
   Status ForEachPs(const std::function<Status(int ps)>& fn);
 
   std::vector<cluster::VariableInfo> variables_;
+  std::set<std::string> non_trainable_;  // variable names; set by CreateFromFlags
   cluster::Placement placement_;
   std::vector<std::unique_ptr<PsClient>> clients_;
   std::vector<std::vector<const cluster::Shard*>> shards_by_ps_;

@@ -67,6 +67,24 @@ TEST_F(PsRpcTest, InitPushPullHoldsExactlyWhatThePushesImply) {
   EXPECT_EQ(status->incarnation(), server_->incarnation());
 }
 
+// Init's non_trainable shards reach the store: their pushes are deltas.
+TEST_F(PsRpcTest, NonTrainableShardsTakeAssignSub) {
+  Tensor w({2}, {1, 2});
+  Tensor mm({2}, {1, 2});
+  proto::InitHeader h = Header({"w", "bn/moving_mean"}, "Momentum");
+  h.add_non_trainable("bn/moving_mean");
+  ASSERT_TRUE(client_->Init(h, {{"w", &w}, {"bn/moving_mean", &mm}}).ok());
+  proto::PushHeader ph;
+  ph.set_placement_fingerprint(42);
+  Tensor delta({2}, {0.5f, -1.0f});
+  ASSERT_TRUE(client_->Push(ph, {{"w", &delta}, {"bn/moving_mean", &delta}}).ok());
+  std::map<std::string, Tensor> out;
+  ASSERT_TRUE(client_->Pull(42, {}, &out, nullptr).ok());
+  EXPECT_FLOAT_EQ(out["bn/moving_mean"][0], 0.5f);
+  EXPECT_FLOAT_EQ(out["bn/moving_mean"][1], 3.0f);
+  EXPECT_FLOAT_EQ(out["w"][0], 1.0f - 0.5f * 0.5f);  // the optimizer, lr 0.5
+}
+
 TEST_F(PsRpcTest, RefusesAnotherPlacement) {
   Tensor w({2}, {1, 2});
   ASSERT_TRUE(client_->Init(Header({"w"}, "GradientDescent"), {{"w", &w}}).ok());

@@ -56,6 +56,7 @@ grpc::Status PsService::Init(grpc::ServerContext*, grpc::ServerReader<proto::Ini
   options.global_step = header.global_step();
   options.sync = header.sync();
   options.ema_decay = header.ema_decay();
+  options.non_trainable.insert(header.non_trainable().begin(), header.non_trainable().end());
   if (header.heartbeat_timeout_secs() > 0) {
     heartbeat_timeout_ = std::chrono::duration<double>(header.heartbeat_timeout_secs());
   }

@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <regex>
+#include <set>
 
 #include "chief/checkpoint.h"
+#include "chief/summary/event_reader.h"
 #include "tests/integration/process_harness.h"
 
 namespace pstrain {
@@ -23,7 +25,7 @@ TEST(LocalCluster, TrainsBrieflyLossFallsAndFinalVariablesAreSaved) {
   std::string out;
   const std::string result = testing::RunToCompletion(
       {BuildDir() + "/deploy/pstrain_local", "--ps=2", "--workers=2", "--model=mnist",
-       "--max_steps=100", "--log_frequency=10",
+       "--max_steps=100", "--log_frequency=10", "--save_summaries_steps=50",
        "--train_dir=" + dir.path()},
       std::chrono::seconds(600), &out);
   ASSERT_EQ(result, "exit code 0") << out;
@@ -57,6 +59,22 @@ TEST(LocalCluster, TrainsBrieflyLossFallsAndFinalVariablesAreSaved) {
   EXPECT_EQ(ckpt->tensors.at("local3/weights").shape(), (Shape{3136, 1024}));
   EXPECT_EQ(ckpt->tensors.at("local3/weights/Momentum").shape(), (Shape{3136, 1024}));
   EXPECT_NE(out.find("pstrain_local: chief:0 finished"), std::string::npos);
+
+  // The chief's TensorBoard file, read back with every CRC checked.
+  std::smatch path;
+  ASSERT_TRUE(std::regex_search(out, path, std::regex(R"(TensorBoard summaries: (\S+))"))) << out;
+  auto events = ReadEventFile(path[1]);
+  ASSERT_TRUE(events.ok()) << events.status().ToString();
+  std::set<std::string> tags;
+  for (const auto& e : *events) {
+    for (const auto& v : e.summary().value()) tags.insert(v.tag());
+  }
+  for (const char* tag : {"loss", "learning_rate", "global_step/sec", "examples/sec",
+                          "conv1/weights", "conv1/weights/gradient", "input/image/0",
+                          "eval/precision_at_1"}) {
+    EXPECT_TRUE(tags.count(tag)) << "no summary " << tag;
+  }
+  EXPECT_NE(out.find("status page: http://127.0.0.1:"), std::string::npos);
 }
 
 TEST(LocalCluster, AFailingTaskStopsEverythingAndIsNamed) {

@@ -106,5 +106,32 @@ TEST(SyncReplicas, RepeatedRunsAreBitIdentical) {
   EXPECT_TRUE(data[0] == data[1]) << "two sync runs with the same seeds differ";
 }
 
+// Async with --staleness=2: a fast worker may not run more than 2 steps
+// ahead of a slow one, so both end with nearly the same number of steps.
+TEST(BoundedStaleness, FastWorkerWaitsForTheSlowest) {
+  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  testing::TempDir dir("staleness");
+  TestCluster cluster(dir.path(), 1, 2,
+                      {"--staleness=2", "--max_steps=40", "--epochs=0", "--train_dir=" + dir.path(),
+                       "--log_frequency=10", "--http_port=-1", "--save_summaries_steps=0"});
+  cluster.StartAll();
+  cluster.Kill9("worker:1");
+  cluster.Start("worker:1", {"--test_only_step_delay_ms=300"});
+  ASSERT_TRUE(cluster.WaitForExit("chief:0", std::chrono::seconds(300)));
+  ASSERT_TRUE(cluster.task("chief:0")->process()->succeeded()) << cluster.Output("chief:0");
+  int steps[2];
+  for (int w = 0; w < 2; ++w) {
+    ASSERT_TRUE(cluster.WaitForExit("worker:" + std::to_string(w), std::chrono::seconds(60)));
+    const std::string out = cluster.Output("worker:" + std::to_string(w));
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(out, m, std::regex(R"(done after (\d+) local steps)"))) << out;
+    steps[w] = std::stoi(m[1]);
+  }
+  // Unbounded, the fast worker would take most of the 40 steps (the slow
+  // one sleeps 300 ms a step); bounded, the two stay within 2 (+1 for the
+  // step in flight when global_step reached 40).
+  EXPECT_LE(steps[0] - steps[1], 3) << steps[0] << " vs " << steps[1];
+}
+
 }  // namespace
 }  // namespace pstrain
