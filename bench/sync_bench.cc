@@ -49,6 +49,7 @@
 #include "cluster/placement.h"
 #include "cluster/placement_flags.h"
 #include "core/status.h"
+#include "core/task_main.h"
 #include "core/tensor.h"
 #include "deploy/local/free_ports.h"
 #include "deploy/local/task_process.h"
@@ -72,16 +73,16 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr float kLearningRate = 0.1f;        // cifar10's
-constexpr float kGradient = 1.0f / 1024;     // every gradient element
+constexpr float kLearningRate = 0.1f;     // cifar10's
+constexpr float kGradient = 1.0f / 1024;  // every gradient element
 constexpr auto kPullWait = std::chrono::milliseconds(1000);
 
 // The cifar10 network's trainable variables (MODELS.md), in model order.
 std::vector<std::pair<std::string, Shape>> Cifar10Variables() {
-  return {{"conv1/weights", {5, 5, 3, 64}},     {"conv1/biases", {64}},
-          {"conv2/weights", {5, 5, 64, 64}},    {"conv2/biases", {64}},
-          {"local3/weights", {2304, 384}},      {"local3/biases", {384}},
-          {"local4/weights", {384, 192}},       {"local4/biases", {192}},
+  return {{"conv1/weights", {5, 5, 3, 64}},      {"conv1/biases", {64}},
+          {"conv2/weights", {5, 5, 64, 64}},     {"conv2/biases", {64}},
+          {"local3/weights", {2304, 384}},       {"local3/biases", {384}},
+          {"local4/weights", {384, 192}},        {"local4/biases", {192}},
           {"softmax_linear/weights", {192, 10}}, {"softmax_linear/biases", {10}}};
 }
 
@@ -320,10 +321,7 @@ class Worker {
   Worker(int index, const cluster::ClusterSpec& spec,
          const std::vector<cluster::VariableInfo>& vars, const cluster::Placement& placement,
          const std::atomic<bool>* stop, const std::atomic<bool>* measuring)
-      : index_(index),
-        fleet_(spec, vars, placement),
-        stop_(stop),
-        measuring_(measuring) {
+      : index_(index), fleet_(spec, vars, placement), stop_(stop), measuring_(measuring) {
     for (const auto& v : vars) {
       grads_.emplace_back(v.shape);
       grads_.back().Fill(kGradient);
@@ -442,15 +440,13 @@ StatusOr<Result> RunConfig(PsFleet* control, const std::vector<int>& ports,
   std::vector<std::unique_ptr<Worker>> workers;
   for (int w = 0; w < k; ++w) {
     const int host = FLAGS_separate_connections ? 2 + w : 1;
-    workers.push_back(std::make_unique<Worker>(w, SpecFor(ports, host), vars, placement, &stop,
-                                               &measuring));
+    workers.push_back(
+        std::make_unique<Worker>(w, SpecFor(ports, host), vars, placement, &stop, &measuring));
   }
   std::vector<std::thread> threads;
   for (auto& w : workers) threads.emplace_back([&w] { w->Run(); });
 
-  auto sleep_secs = [](double s) {
-    std::this_thread::sleep_for(std::chrono::duration<double>(s));
-  };
+  auto sleep_secs = [](double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); };
   sleep_secs(FLAGS_warmup_seconds);
   Result r;
   r.num_ps = num_ps;
@@ -525,22 +521,24 @@ int Main() {
     params += NumElements(shape);
   }
   const double mb = params * 4 / 1e6;
-  std::printf("sync_bench: %lld float32 parameters (%.2f MB) in %zu variables (cifar10), "
-              "GradientDescent, sync replicas R = N = K; %d ms delay per step; %.0f s "
-              "warm-up, %.0f s measured per configuration; %s connections; %ld cores; "
-              "started %s, load average %.2f\n",
-              static_cast<long long>(params), mb, vars.size(), FLAGS_delay_ms,
-              FLAGS_warmup_seconds, FLAGS_seconds,
-              FLAGS_separate_connections ? "separate per-worker" : "shared",
-              sysconf(_SC_NPROCESSORS_ONLN), UtcNow().c_str(), LoadAverage1());
-  std::printf("efficiency(K) = steps/s(K) * K / (K * steps/s(1)) = steps/s(K) / steps/s(1), "
-              "same number of ps tasks (throughput = gradients applied per second = steps/s * "
-              "K)\n");
-  std::printf("pull/delay/push: mean ms per worker step (pull includes waiting for the step "
-              "to complete); MB/s: payload pulled + pushed; cpu: cores used by this process "
-              "(workers) and the ps processes; ms/g: those CPU times per gradient (one pull + one push of "
-              "the whole model); busy: fraction of all the machine's cores busy (any process); "
-              "load: 1-minute load average\n");
+  std::printf(
+      "sync_bench: %lld float32 parameters (%.2f MB) in %zu variables (cifar10), "
+      "GradientDescent, sync replicas R = N = K; %d ms delay per step; %.0f s "
+      "warm-up, %.0f s measured per configuration; %s connections; %ld cores; "
+      "started %s, load average %.2f\n",
+      static_cast<long long>(params), mb, vars.size(), FLAGS_delay_ms, FLAGS_warmup_seconds,
+      FLAGS_seconds, FLAGS_separate_connections ? "separate per-worker" : "shared",
+      sysconf(_SC_NPROCESSORS_ONLN), UtcNow().c_str(), LoadAverage1());
+  std::printf(
+      "efficiency(K) = steps/s(K) * K / (K * steps/s(1)) = steps/s(K) / steps/s(1), "
+      "same number of ps tasks (throughput = gradients applied per second = steps/s * "
+      "K)\n");
+  std::printf(
+      "pull/delay/push: mean ms per worker step (pull includes waiting for the step "
+      "to complete); MB/s: payload pulled + pushed; cpu: cores used by this process "
+      "(workers) and the ps processes; ms/g: those CPU times per gradient (one pull + one push of "
+      "the whole model); busy: fraction of all the machine's cores busy (any process); "
+      "load: 1-minute load average\n");
   std::printf("%3s %3s %8s %8s %6s %8s %8s %6s %8s %6s %6s %6s %7s %7s %5s %5s\n", "ps", "K",
               "steps/s", "grads/s", "eff", "step_ms", "pull_ms", "delay", "push_ms", "MB/s",
               "cpu_w", "cpu_ps", "ms/g_w", "ms/g_ps", "busy", "load");
@@ -549,10 +547,10 @@ int Main() {
   std::vector<Result> results;
   int exit_code = 0;
   for (int num_ps : ps_list) {
-    const std::string dir = (std::filesystem::temp_directory_path() /
-                             ("pstrain_sync_bench_" + std::to_string(getpid()) + "_" +
-                              std::to_string(num_ps)))
-                                .string();
+    const std::string dir =
+        (std::filesystem::temp_directory_path() /
+         ("pstrain_sync_bench_" + std::to_string(getpid()) + "_" + std::to_string(num_ps)))
+            .string();
     std::filesystem::create_directories(dir);
     PsProcesses procs;
     Status s = procs.Start(binary, num_ps, dir);
@@ -592,8 +590,8 @@ int Main() {
           "%3d %3d %8.2f %8.1f %6s %8.1f %8.1f %6.1f %8.1f %6.0f %6.2f %6.2f %7.1f %7.1f %5.2f "
           "%5.2f\n",
           num_ps, k, r->steps_per_sec, grads_per_sec, eff,
-          r->steps_per_sec > 0 ? 1e3 / r->steps_per_sec : 0.0, r->pull_ms, r->delay_ms,
-          r->push_ms, grads_per_sec * 2 * mb, r->cpu_bench, r->cpu_ps, r->cpu_bench * per_grad,
+          r->steps_per_sec > 0 ? 1e3 / r->steps_per_sec : 0.0, r->pull_ms, r->delay_ms, r->push_ms,
+          grads_per_sec * 2 * mb, r->cpu_bench, r->cpu_ps, r->cpu_bench * per_grad,
           r->cpu_ps * per_grad, r->machine_busy, r->load1);
       if (r->retries > 0) {
         std::printf("    note: %lld calls repeated after UNAVAILABLE\n",
@@ -616,9 +614,8 @@ int Main() {
     if (!s.ok()) {
       std::fprintf(stderr, "sync_bench: %d ps: %s\nps processes: %s\nps output (tail):\n%s\n",
                    num_ps, s.ToString().c_str(), procs.ExitDescriptions().c_str(),
-                   procs.Output().substr(procs.Output().size() > 4000
-                                             ? procs.Output().size() - 4000
-                                             : 0)
+                   procs.Output()
+                       .substr(procs.Output().size() > 4000 ? procs.Output().size() - 4000 : 0)
                        .c_str());
       exit_code = 1;
     }
@@ -681,12 +678,10 @@ int Main() {
 }  // namespace pstrain
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage(
+  pstrain::InitTaskMain(
       "measures the sync replicas machinery alone: K simulated workers (a sleep instead of a "
       "model) against P ps_server processes on loopback.\n"
-      "  sync_bench --seconds=10 --ps_list=1,2 --workers_list=1,2,4,8,16 --delay_ms=50");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  FLAGS_logtostderr = true;
-  google::InitGoogleLogging(argv[0]);
+      "  sync_bench --seconds=10 --ps_list=1,2 --workers_list=1,2,4,8,16 --delay_ms=50",
+      &argc, &argv);
   return pstrain::Main();
 }

@@ -14,8 +14,8 @@ constexpr int kExitBadInput = 1;
 constexpr int kExitBadSpec = 2;
 constexpr int kExitRetryable = 3;
 
-// Sets the --help text, parses the flags (removing them from argv) and sends
-// glog's output to stderr.
+// Sets the --help text, parses the flags (removing them from argv), sends
+// glog's output to stderr, and keeps large buffers in the heap.
 void InitTaskMain(const char* usage, int* argc, char*** argv);
 
 // Logs the error and returns `exit_code`, for `return ExitWith(s, code);`.

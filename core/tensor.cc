@@ -40,6 +40,9 @@ Tensor::Tensor(Shape shape)
   Fill(0.0f);
 }
 
+Tensor::Tensor(Shape shape, Uninitialized)
+    : shape_(std::move(shape)), size_(NumElements(shape_)), data_(AllocateFloats(size_)) {}
+
 Tensor::Tensor(Shape shape, const std::vector<float>& values) : Tensor(std::move(shape)) {
   assert(static_cast<int64_t>(values.size()) == size_);
   if (size_ > 0) std::memcpy(data(), values.data(), bytes());

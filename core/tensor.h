@@ -26,6 +26,9 @@ class Tensor {
   Tensor() = default;
   // Zero-filled tensor of the given shape.
   explicit Tensor(Shape shape);
+  // A tensor whose contents the caller overwrites before reading.
+  enum Uninitialized { kUninitialized };
+  Tensor(Shape shape, Uninitialized);
   Tensor(Shape shape, const std::vector<float>& values);
 
   Tensor(const Tensor& other);

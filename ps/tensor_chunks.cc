@@ -8,22 +8,22 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "tensors travel as litt
 namespace pstrain {
 
 bool ForEachChunk(const std::string& name, const Tensor& tensor, uint32_t chunk_bytes,
-                  const std::function<bool(const proto::TensorChunk&)>& emit) {
+                  proto::TensorChunk* chunk, const std::function<bool()>& emit) {
   if (chunk_bytes == 0) chunk_bytes = kDefaultChunkBytes;
   chunk_bytes = std::max<uint32_t>(chunk_bytes / sizeof(float) * sizeof(float), sizeof(float));
-  proto::TensorChunk chunk;
-  chunk.set_name(name);
-  chunk.mutable_meta()->set_dtype(proto::DT_FLOAT);
-  for (int64_t d : tensor.shape()) chunk.mutable_meta()->add_shape(d);
+  chunk->Clear();
+  chunk->set_name(name);
+  chunk->mutable_meta()->set_dtype(proto::DT_FLOAT);
+  for (int64_t d : tensor.shape()) chunk->mutable_meta()->add_shape(d);
   const uint64_t total = tensor.bytes();
-  chunk.set_total_bytes(total);
+  chunk->set_total_bytes(total);
   const char* bytes = reinterpret_cast<const char*>(tensor.data());
   uint64_t offset = 0;
   do {
     uint64_t n = std::min<uint64_t>(chunk_bytes, total - offset);
-    chunk.set_offset(offset);
-    chunk.set_data(bytes + offset, n);
-    if (!emit(chunk)) return false;
+    chunk->set_offset(offset);
+    chunk->set_data(bytes + offset, n);
+    if (!emit()) return false;
     offset += n;
   } while (offset < total);
   return true;
@@ -54,7 +54,8 @@ Status TensorAssembler::Add(const proto::TensorChunk& chunk) {
       return InvalidArgument("tensor " + name + ": first chunk at offset " +
                              std::to_string(chunk.offset()));
     }
-    it = pending_.emplace(name, Pending{Tensor(shape), 0}).first;
+    // Chunks overwrite every byte: no need to zero the buffer first.
+    it = pending_.emplace(name, Pending{Tensor(shape, Tensor::kUninitialized), 0}).first;
   }
   Pending& p = it->second;
   if (p.tensor.shape() != shape) {
@@ -79,9 +80,8 @@ StatusOr<std::map<std::string, Tensor>> TensorAssembler::Finish() {
   std::map<std::string, Tensor> out;
   for (auto& [name, p] : pending_) {
     if (p.received != p.tensor.bytes()) {
-      return InvalidArgument("tensor " + name + ": incomplete, got " +
-                             std::to_string(p.received) + " of " +
-                             std::to_string(p.tensor.bytes()) + " bytes");
+      return InvalidArgument("tensor " + name + ": incomplete, got " + std::to_string(p.received) +
+                             " of " + std::to_string(p.tensor.bytes()) + " bytes");
     }
     out.emplace(name, std::move(p.tensor));
   }

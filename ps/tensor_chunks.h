@@ -19,10 +19,12 @@ namespace pstrain {
 // Default bytes of tensor data per message: well under gRPC's 4 MiB limit.
 constexpr uint32_t kDefaultChunkBytes = 1 << 20;
 
-// Calls emit for each chunk of `tensor` (at least one, even when empty), in
-// order of offset. Stops at, and returns, the first false from emit.
+// Fills *chunk with each chunk of `tensor` in turn (at least one, even when
+// empty), in order of offset, and calls emit after each. *chunk is usually
+// a field of the outgoing message, so the bytes are copied once. Stops at,
+// and returns, the first false from emit.
 bool ForEachChunk(const std::string& name, const Tensor& tensor, uint32_t chunk_bytes,
-                  const std::function<bool(const proto::TensorChunk&)>& emit);
+                  proto::TensorChunk* chunk, const std::function<bool()>& emit);
 
 // Reassembles named tensors from a stream of chunks. Each tensor's chunks must
 // arrive in order of offset with consistent metadata. Not thread-safe.

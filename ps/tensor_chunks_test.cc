@@ -9,8 +9,9 @@ namespace {
 
 std::vector<proto::TensorChunk> Split(const std::string& name, const Tensor& t, uint32_t bytes) {
   std::vector<proto::TensorChunk> chunks;
-  ForEachChunk(name, t, bytes, [&](const proto::TensorChunk& c) {
-    chunks.push_back(c);
+  proto::TensorChunk chunk;
+  ForEachChunk(name, t, bytes, &chunk, [&] {
+    chunks.push_back(chunk);
     return true;
   });
   return chunks;

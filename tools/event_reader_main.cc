@@ -9,6 +9,7 @@
 #include <string>
 
 #include "chief/summary/event_reader.h"
+#include "core/task_main.h"
 
 namespace {
 
@@ -29,14 +30,12 @@ pstrain::Status PrintFile(const std::string& path, int* count) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage(
+  pstrain::InitTaskMain(
       "event_reader FILE...\n"
       "Prints each event of TensorBoard event files (step, wall time, each value: scalar,\n"
       "histogram num/min/max, image WxHxC), one per line, and verifies every record's CRCs.\n"
-      "Exits 0 if every file is whole, 1 otherwise.");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  FLAGS_logtostderr = true;
-  google::InitGoogleLogging(argv[0]);
+      "Exits 0 if every file is whole, 1 otherwise.",
+      &argc, &argv);
   if (argc < 2) {
     std::fprintf(stderr, "usage: event_reader FILE... (see --help)\n");
     return 1;

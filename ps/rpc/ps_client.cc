@@ -27,10 +27,8 @@ bool WriteTensors(grpc::ClientWriter<Request>* writer, const Header& header,
   *(request.*mutable_header)() = header;
   if (!writer->Write(request)) return false;
   for (const auto& [name, tensor] : tensors) {
-    bool ok = ForEachChunk(name, *tensor, chunk_bytes, [&](const proto::TensorChunk& chunk) {
-      *request.mutable_chunk() = chunk;
-      return writer->Write(request);
-    });
+    bool ok = ForEachChunk(name, *tensor, chunk_bytes, request.mutable_chunk(),
+                           [&] { return writer->Write(request); });
     if (!ok) return false;
   }
   return writer->WritesDone();
@@ -102,8 +100,7 @@ StatusOr<proto::PushResponse> PsClient::Push(const proto::PushHeader& header,
   return response;
 }
 
-StatusOr<proto::HeartbeatResponse> PsClient::Heartbeat(int worker, int64_t local_step,
-                                                       float loss) {
+StatusOr<proto::HeartbeatResponse> PsClient::Heartbeat(int worker, int64_t local_step, float loss) {
   grpc::ClientContext ctx;
   SetDeadline(&ctx, std::chrono::seconds(5));
   proto::HeartbeatRequest request;
@@ -123,8 +120,8 @@ StatusOr<proto::StatusResponse> PsClient::GetStatus(std::chrono::milliseconds ti
   // listens: wait for the connection (within the deadline) instead of
   // failing at once while gRPC backs off between connection attempts.
   ctx.set_wait_for_ready(true);
-  PS_RETURN_IF_ERROR(FromGrpcStatus(stub_->GetStatus(&ctx, proto::StatusRequest(), &response),
-                                    name_));
+  PS_RETURN_IF_ERROR(
+      FromGrpcStatus(stub_->GetStatus(&ctx, proto::StatusRequest(), &response), name_));
   return response;
 }
 

@@ -45,7 +45,7 @@ StatusOr<std::unique_ptr<PsFleet>> PsFleet::CreateFromFlags(
   }
   PS_ASSIGN_OR_RETURN(auto strategy, cluster::ParsePlacementStrategy(FLAGS_placement));
   PS_ASSIGN_OR_RETURN(auto placement, cluster::ComputePlacement(infos, spec.NumTasks("ps"),
-                                                                 strategy, FLAGS_min_slice_bytes));
+                                                                strategy, FLAGS_min_slice_bytes));
   auto fleet = std::make_unique<PsFleet>(spec, std::move(infos), std::move(placement));
   fleet->non_trainable_ = std::move(non_trainable);
   return fleet;
@@ -99,7 +99,8 @@ Status PsFleet::WaitForPs(bool require_ready, const StopNotice* stop,
       last_log = now;
     }
     if (now - start >= timeout) return DeadlineExceeded("gave up waiting for " + waiting);
-    if (stop != nullptr && stop->requested()) return Aborted("stopped while waiting for " + waiting);
+    if (stop != nullptr && stop->requested())
+      return Aborted("stopped while waiting for " + waiting);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
 }
@@ -111,8 +112,7 @@ bool PsFleet::PushResult::any(proto::PushOutcome o) const {
   return false;
 }
 
-Status PsFleet::InitVariables(const std::vector<Tensor>& values,
-                              const proto::InitHeader& header) {
+Status PsFleet::InitVariables(const std::vector<Tensor>& values, const proto::InitHeader& header) {
   State state;
   for (size_t i = 0; i < variables_.size(); ++i) state.emplace(variables_[i].name, values[i]);
   return RestoreState(state, header);
@@ -179,7 +179,8 @@ Status PsFleet::PullState(State* state, PsSteps* steps) {
       // Find the shard this tensor belongs to: its name, or its name + "/suffix".
       const cluster::Shard* owner = nullptr;
       for (const cluster::Shard* shard : shards_by_ps_[ps]) {
-        if (name == shard->name || name.compare(0, shard->name.size() + 1, shard->name + "/") == 0) {
+        if (name == shard->name ||
+            name.compare(0, shard->name.size() + 1, shard->name + "/") == 0) {
           if (owner == nullptr || shard->name.size() > owner->name.size()) owner = shard;
         }
       }
@@ -208,7 +209,8 @@ Status PsFleet::PullVariables(std::vector<Tensor>* values, PsSteps* steps, int64
   values->resize(variables_.size());
   for (size_t i = 0; i < variables_.size(); ++i) {
     Tensor& whole = (*values)[i];
-    if (whole.shape() != variables_[i].shape) whole = Tensor(variables_[i].shape);
+    if (whole.shape() != variables_[i].shape)
+      whole = Tensor(variables_[i].shape, Tensor::kUninitialized);
     const int64_t row = RowElements(whole.shape());
     for (const cluster::Shard* shard : placement_.ShardsOfVariable(variables_[i].name)) {
       auto it = pulled[shard->ps].find(shard->name);
@@ -219,7 +221,11 @@ Status PsFleet::PullVariables(std::vector<Tensor>* values, PsSteps* steps, int64
         return DataLoss(clients_[shard->ps]->name() + " returned " + shard->name + " with shape " +
                         ShapeString(it->second.shape()));
       }
-      std::memcpy(whole.data() + shard->row_begin * row, it->second.data(), it->second.bytes());
+      if (shard->num_parts == 1) {
+        whole = std::move(it->second);  // the whole variable: no copy
+      } else {
+        std::memcpy(whole.data() + shard->row_begin * row, it->second.data(), it->second.bytes());
+      }
     }
   }
   if (steps != nullptr) *steps = std::move(got);
@@ -227,8 +233,8 @@ Status PsFleet::PullVariables(std::vector<Tensor>* values, PsSteps* steps, int64
 }
 
 StatusOr<PsFleet::PushResult> PsFleet::PushGradients(const std::vector<Tensor>& grads, int worker,
-                                                      int64_t local_step,
-                                                      const PsSteps& pulled, bool sync) {
+                                                     int64_t local_step, const PsSteps& pulled,
+                                                     bool sync) {
   std::map<std::string, const Tensor*> by_name;
   for (size_t i = 0; i < variables_.size(); ++i) by_name[variables_[i].name] = &grads[i];
   PushResult result;

@@ -66,8 +66,7 @@ grpc::Status PsService::Init(grpc::ServerContext*, grpc::ServerReader<proto::Ini
                                 std::move(state));
   if (s.ok()) {
     LOG(INFO) << "ps:" << task_index_ << " initialized " << n << " variables ("
-              << store_->num_bytes() << " bytes with slots), global_step "
-              << header.global_step()
+              << store_->num_bytes() << " bytes with slots), global_step " << header.global_step()
               << (restored ? ", restored " + std::to_string(restored) + " slots and shadows" : "");
   }
   return ToGrpcStatus(s);
@@ -94,11 +93,8 @@ grpc::Status PsService::Pull(grpc::ServerContext* ctx, const proto::PullRequest*
   proto::PullResponse response;
   response.set_global_step(step);
   for (const auto& [name, tensor] : *values) {
-    bool sent = ForEachChunk(name, tensor, request->chunk_bytes(),
-                             [&](const proto::TensorChunk& chunk) {
-                               *response.mutable_chunk() = chunk;
-                               return writer->Write(response);
-                             });
+    bool sent = ForEachChunk(name, tensor, request->chunk_bytes(), response.mutable_chunk(),
+                             [&] { return writer->Write(response); });
     if (!sent) return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
   }
   return grpc::Status::OK;
@@ -131,8 +127,8 @@ grpc::Status PsService::Push(grpc::ServerContext*, grpc::ServerReader<proto::Pus
     return grpc::Status::OK;
   }
   if (header.local_step() > 0) workers_.Heartbeat(header.worker(), header.local_step());
-  auto step = store_->ApplyGradients(*grads, header.increment_global_step(),
-                                     header.computed_at_step());
+  auto step =
+      store_->ApplyGradients(*grads, header.increment_global_step(), header.computed_at_step());
   if (!step.ok()) return ToGrpcStatus(step.status().Annotate("Push"));
   response->set_outcome(proto::APPLIED);
   response->set_global_step(*step);
