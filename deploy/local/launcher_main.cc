@@ -218,25 +218,41 @@ class Cluster {
 
   // Stops every task still running. When `wait_first`, the tasks are
   // expected to exit on their own (the chief told them to) and get the grace
-  // period before SIGTERM; otherwise SIGTERM goes out at once. SIGKILL
-  // follows for any task still up after the grace period.
+  // period before SIGTERM; otherwise SIGTERM goes out at once. The ps tasks
+  // get theirs only once the chief and the workers are gone (or the grace
+  // period is over), so the chief can save a checkpoint from them first.
+  // SIGKILL follows for any task still up a grace period after its SIGTERM.
   void StopAll(bool wait_first = false) {
     using Clock = std::chrono::steady_clock;
     const auto grace = std::chrono::seconds(o_.grace_secs);
+    const auto is_ps = [](const pstrain::TaskProcess& t) { return t.name().rfind("ps:", 0) == 0; };
     auto term_at = wait_first ? Clock::now() + grace : Clock::now();
-    auto kill_at = term_at + grace;
-    bool termed = false, killed = false;
+    auto ps_term_at = term_at + grace;
+    bool termed = false, ps_termed = false, killed = false;
     for (;;) {
       Relay();
-      bool any = false;
-      for (auto& t : tasks_) any |= !t->PollExit();
+      bool any = false, others = false;
+      for (auto& t : tasks_) {
+        const bool up = !t->PollExit();
+        any |= up;
+        others |= up && !is_ps(*t);
+      }
       if (!any) break;
       const auto now = Clock::now();
       if (!termed && now >= term_at) {
-        for (auto& t : tasks_) t->Signal(SIGTERM);
+        for (auto& t : tasks_) {
+          if (!is_ps(*t)) t->Signal(SIGTERM);
+        }
         termed = true;
       }
-      if (!killed && now >= kill_at) {
+      if (termed && !ps_termed && (!others || now >= ps_term_at)) {
+        for (auto& t : tasks_) {
+          if (is_ps(*t)) t->Signal(SIGTERM);
+        }
+        ps_termed = true;
+        ps_term_at = now;
+      }
+      if (ps_termed && !killed && now >= ps_term_at + grace) {
         for (auto& t : tasks_) {
           if (!t->running()) continue;
           WriteOut("pstrain_local: " + t->name() + " did not stop; killing it\n");

@@ -3,8 +3,11 @@
 // Fashion-MNIST, and the chief evaluates and writes the final variables.
 #include <gtest/gtest.h>
 
+#include <csignal>
+#include <cstdlib>
 #include <regex>
 #include <set>
+#include <thread>
 
 #include "chief/checkpoint.h"
 #include "chief/summary/event_reader.h"
@@ -88,6 +91,30 @@ TEST(LocalCluster, AFailingTaskStopsEverythingAndIsNamed) {
   EXPECT_EQ(result, "exit code 1") << out;
   EXPECT_NE(out.find("pstrain_local: worker:0 failed (exit code 1)"), std::string::npos) << out;
   EXPECT_NE(out.find("--batch_size must be positive"), std::string::npos) << out;
+}
+
+TEST(LocalCluster, CtrlCStopsEveryTask) {
+  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  testing::TempDir dir("local_cluster_ctrl_c");
+  testing::RunningTask launcher(
+      "launcher", {BuildDir() + "/deploy/pstrain_local", "--ps=1", "--workers=1", "--epochs=0",
+                   "--train_dir=" + dir.path(), "--http_port=-1", "--grace_secs=10"});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (launcher.running() && launcher.output().find("step 10,") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_NE(launcher.output().find("step 10,"), std::string::npos) << launcher.output();
+  launcher.process()->Signal(SIGINT);
+  ASSERT_TRUE(launcher.WaitForExit(std::chrono::seconds(60)));
+  EXPECT_EQ(launcher.process()->exit_description(), "exit code 130");
+  EXPECT_NE(launcher.output().find("stopping the cluster"), std::string::npos);
+  // Every task got SIGTERM and stopped gracefully: the chief saved first.
+  EXPECT_NE(launcher.output().find("saved checkpoint"), std::string::npos) << launcher.output();
+  EXPECT_NE(launcher.output().find("[ps:0]"), std::string::npos);
+  // No task outlives the launcher. ("[-]" keeps pgrep's own shell out.)
+  const std::string pgrep = "pgrep -f '[-]-train_dir=" + dir.path() + "' > /dev/null";
+  EXPECT_NE(std::system(pgrep.c_str()), 0) << "a task is still running";
 }
 
 TEST(LocalCluster, WorkerUnderAnotherPlacementIsRefused) {
