@@ -70,8 +70,10 @@ Status TensorAssembler::Add(const proto::TensorChunk& chunk) {
     return InvalidArgument("tensor " + name + ": chunk runs past the end (" +
                            std::to_string(expected_bytes) + " bytes)");
   }
-  std::memcpy(reinterpret_cast<char*>(p.tensor.data()) + p.received, chunk.data().data(),
-              chunk.data().size());
+  if (!chunk.data().empty()) {  // an empty tensor has no buffer to copy into
+    std::memcpy(reinterpret_cast<char*>(p.tensor.data()) + p.received, chunk.data().data(),
+                chunk.data().size());
+  }
   p.received += chunk.data().size();
   return OkStatus();
 }

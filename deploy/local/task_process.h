@@ -34,7 +34,7 @@ class TaskProcess {
   // false at end of file.
   bool DrainOutput(std::string* out);
   // Reaps the child if it exited; true when it has. exit_description() then
-  // says how ("exit code 3", "killed by signal 9").
+  // says how ("exit code 138", "killed by signal 9").
   bool PollExit();
   bool succeeded() const { return !running_ && exited_normally_ && exit_code_ == 0; }
   std::string exit_description() const;
