@@ -74,25 +74,6 @@ MnistBnModel::MnistBnModel()
       zero_bias1_({32}),
       zero_bias2_({64}) {}
 
-Status MnistBnModel::CheckInputs(const std::vector<Tensor>& params, const Tensor& images) const {
-  if (params.size() != variables_.size()) {
-    return InvalidArgument("mnist_bn: " + std::to_string(params.size()) + " params, want " +
-                           std::to_string(variables_.size()));
-  }
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (params[i].shape() != variables_[i].shape) {
-      return InvalidArgument("mnist_bn: " + variables_[i].name + " has shape " +
-                             ShapeString(params[i].shape()) + ", want " +
-                             ShapeString(variables_[i].shape));
-    }
-  }
-  const Shape& s = images.shape();
-  if (s.size() != 4 || s[0] == 0 || Shape(s.begin() + 1, s.end()) != example_shape()) {
-    return InvalidArgument("mnist_bn: images " + ShapeString(s) + ", want [N,28,28,1]");
-  }
-  return OkStatus();
-}
-
 Status MnistBnModel::Forward(Mode mode, const std::vector<Tensor>& p, const Tensor& images) {
   // BN in place on the convolution's output, in the mode asked.
   auto bn = [&](BatchNorm* layer, int gamma, Tensor* x) {
@@ -118,7 +99,7 @@ Status MnistBnModel::Forward(Mode mode, const std::vector<Tensor>& p, const Tens
 StatusOr<float> MnistBnModel::LossAndGradients(const std::vector<Tensor>& p, const Tensor& images,
                                                const std::vector<int32_t>& labels,
                                                std::vector<Tensor>* grads) {
-  PS_RETURN_IF_ERROR(CheckInputs(p, images));
+  PS_RETURN_IF_ERROR(CheckModelInputs("mnist_bn", variables_, example_shape(), p, images));
   if (static_cast<int64_t>(labels.size()) != images.dim(0)) {
     return InvalidArgument("mnist_bn: " + std::to_string(labels.size()) + " labels for " +
                            std::to_string(images.dim(0)) + " images");
@@ -153,7 +134,7 @@ StatusOr<float> MnistBnModel::LossAndGradients(const std::vector<Tensor>& p, con
 
 StatusOr<Tensor> MnistBnModel::LogitsIn(Mode mode, const std::vector<Tensor>& params,
                                         const Tensor& images) {
-  PS_RETURN_IF_ERROR(CheckInputs(params, images));
+  PS_RETURN_IF_ERROR(CheckModelInputs("mnist_bn", variables_, example_shape(), params, images));
   PS_RETURN_IF_ERROR(Forward(mode, params, images));
   return logits_;
 }

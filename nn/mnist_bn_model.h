@@ -45,7 +45,6 @@ class MnistBnModel : public Model {
   StatusOr<Tensor> LogitsIn(Mode mode, const std::vector<Tensor>& params, const Tensor& images);
 
  private:
-  Status CheckInputs(const std::vector<Tensor>& params, const Tensor& images) const;
   // Runs the network up to logits_, keeping the activations for Backward.
   Status Forward(Mode mode, const std::vector<Tensor>& params, const Tensor& images);
 

@@ -54,25 +54,6 @@ MnistModel::MnistModel()
       local4_(ctx_.get(), 1024, 10),
       softmax_linear_(ctx_.get(), 10, 10) {}
 
-Status MnistModel::CheckInputs(const std::vector<Tensor>& params, const Tensor& images) const {
-  if (params.size() != variables_.size()) {
-    return InvalidArgument("mnist: " + std::to_string(params.size()) + " params, want " +
-                           std::to_string(variables_.size()));
-  }
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (params[i].shape() != variables_[i].shape) {
-      return InvalidArgument("mnist: " + variables_[i].name + " has shape " +
-                             ShapeString(params[i].shape()) + ", want " +
-                             ShapeString(variables_[i].shape));
-    }
-  }
-  const Shape& s = images.shape();
-  if (s.size() != 4 || s[0] == 0 || Shape(s.begin() + 1, s.end()) != example_shape()) {
-    return InvalidArgument("mnist: images " + ShapeString(s) + ", want [N,28,28,1]");
-  }
-  return OkStatus();
-}
-
 Status MnistModel::Forward(const std::vector<Tensor>& p, const Tensor& images) {
   PS_RETURN_IF_ERROR(conv1_.Forward(images, p[kConv1W], p[kConv1B], &a1_));
   ReluForward(a1_, &a1_);
@@ -91,7 +72,7 @@ Status MnistModel::Forward(const std::vector<Tensor>& p, const Tensor& images) {
 StatusOr<float> MnistModel::LossAndGradients(const std::vector<Tensor>& p, const Tensor& images,
                                              const std::vector<int32_t>& labels,
                                              std::vector<Tensor>* grads) {
-  PS_RETURN_IF_ERROR(CheckInputs(p, images));
+  PS_RETURN_IF_ERROR(CheckModelInputs("mnist", variables_, example_shape(), p, images));
   if (static_cast<int64_t>(labels.size()) != images.dim(0)) {
     return InvalidArgument("mnist: " + std::to_string(labels.size()) + " labels for " +
                            std::to_string(images.dim(0)) + " images");
@@ -118,7 +99,7 @@ StatusOr<float> MnistModel::LossAndGradients(const std::vector<Tensor>& p, const
 }
 
 StatusOr<Tensor> MnistModel::Logits(const std::vector<Tensor>& params, const Tensor& images) {
-  PS_RETURN_IF_ERROR(CheckInputs(params, images));
+  PS_RETURN_IF_ERROR(CheckModelInputs("mnist", variables_, example_shape(), params, images));
   PS_RETURN_IF_ERROR(Forward(params, images));
   return logits_;
 }

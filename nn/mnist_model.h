@@ -33,7 +33,6 @@ class MnistModel : public Model {
   StatusOr<Tensor> Logits(const std::vector<Tensor>& params, const Tensor& images) override;
 
  private:
-  Status CheckInputs(const std::vector<Tensor>& params, const Tensor& images) const;
   // Runs the network up to logits_, keeping the activations for Backward.
   Status Forward(const std::vector<Tensor>& params, const Tensor& images);
 

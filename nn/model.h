@@ -68,6 +68,12 @@ class Model {
 // for an unknown name.
 StatusOr<std::unique_ptr<Model>> CreateModel(const std::string& name);
 
+// InvalidArgument, naming the model, unless `params` match `variables` one
+// for one in shape and `images` is a non-empty batch [N, example_shape...].
+Status CheckModelInputs(const std::string& model, const std::vector<VariableSpec>& variables,
+                        const Shape& example_shape, const std::vector<Tensor>& params,
+                        const Tensor& images);
+
 }  // namespace nn
 }  // namespace pstrain
 
