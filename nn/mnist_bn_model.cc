@@ -68,9 +68,7 @@ MnistBnModel::MnistBnModel()
       bn2_({64}),
       pool1_(ctx_.get(), {2, 2, Padding::kSame}),
       pool2_(ctx_.get(), {2, 2, Padding::kSame}),
-      local3_(ctx_.get(), 7 * 7 * 64, 1024),
-      local4_(ctx_.get(), 1024, 10),
-      softmax_linear_(ctx_.get(), 10, 10),
+      head_(ctx_.get(), kLocal3W),
       zero_bias1_({32}),
       zero_bias2_({64}) {}
 
@@ -88,12 +86,7 @@ Status MnistBnModel::Forward(Mode mode, const std::vector<Tensor>& p, const Tens
   PS_RETURN_IF_ERROR(bn(&bn2_, kBn2Gamma, &c2_));
   ReluForward(c2_, &c2_);
   PS_RETURN_IF_ERROR(pool2_.Forward(c2_, &p2_));
-  // Dense reads p2_ [N,7,7,64] row-major: TF's NHWC flatten order (h, w, c).
-  PS_RETURN_IF_ERROR(local3_.Forward(p2_, p[kLocal3W], p[kLocal3B], &a3_));
-  ReluForward(a3_, &a3_);
-  PS_RETURN_IF_ERROR(local4_.Forward(a3_, p[kLocal4W], p[kLocal4B], &a4_));
-  ReluForward(a4_, &a4_);
-  return softmax_linear_.Forward(a4_, p[kLogitsW], p[kLogitsB], &logits_);
+  return head_.Forward(p2_, p, &logits_);
 }
 
 StatusOr<float> MnistBnModel::LossAndGradients(const std::vector<Tensor>& p, const Tensor& images,
@@ -109,12 +102,7 @@ StatusOr<float> MnistBnModel::LossAndGradients(const std::vector<Tensor>& p, con
 
   std::vector<Tensor>& g = *grads;
   g.resize(kNumVars);
-  PS_RETURN_IF_ERROR(
-      softmax_linear_.Backward(a4_, p[kLogitsW], dlogits_, &da4_, &g[kLogitsW], &g[kLogitsB]));
-  ReluBackward(a4_, da4_, &da4_);
-  PS_RETURN_IF_ERROR(local4_.Backward(a3_, p[kLocal4W], da4_, &da3_, &g[kLocal4W], &g[kLocal4B]));
-  ReluBackward(a3_, da3_, &da3_);
-  PS_RETURN_IF_ERROR(local3_.Backward(p2_, p[kLocal3W], da3_, &dp2_, &g[kLocal3W], &g[kLocal3B]));
+  PS_RETURN_IF_ERROR(head_.Backward(p2_, p, dlogits_, &dp2_, &g));
   PS_RETURN_IF_ERROR(pool2_.Backward(c2_.shape(), dp2_, &dc2_));
   ReluBackward(c2_, dc2_, &dc2_);
   PS_RETURN_IF_ERROR(bn2_.Backward(p[kBn2Gamma], dc2_, &dc2_, &g[kBn2Gamma], &g[kBn2Beta]));

@@ -19,9 +19,9 @@
 
 #include "nn/batch_norm.h"
 #include "nn/conv2d.h"
-#include "nn/dense.h"
 #include "nn/dnnl_context.h"
 #include "nn/max_pool.h"
+#include "nn/mnist_head.h"
 #include "nn/model.h"
 
 namespace pstrain {
@@ -53,15 +53,15 @@ class MnistBnModel : public Model {
   Conv2D conv1_, conv2_;
   BatchNorm bn1_, bn2_;
   MaxPool pool1_, pool2_;
-  Dense local3_, local4_, softmax_linear_;
+  MnistHead head_;  // local3, local4, softmax_linear
   // Zero biases for the bias-less convolutions, and a sink for their gradients.
   const Tensor zero_bias1_, zero_bias2_;
   Tensor unused_db_;
 
   // Activations of the latest Forward (BN and ReLU run in place on c1_, c2_),
   // and gradient scratch; kept so each step reuses the buffers.
-  Tensor c1_, p1_, c2_, p2_, a3_, a4_, logits_;
-  Tensor dlogits_, da4_, da3_, dp2_, dc2_, dp1_, dc1_;
+  Tensor c1_, p1_, c2_, p2_, logits_;
+  Tensor dlogits_, dp2_, dc2_, dp1_, dc1_;
 };
 
 }  // namespace nn

@@ -50,9 +50,7 @@ MnistModel::MnistModel()
       conv2_(ctx_.get(), {5, 5, 32, 64, 1, Padding::kSame}),
       pool1_(ctx_.get(), {2, 2, Padding::kSame}),
       pool2_(ctx_.get(), {2, 2, Padding::kSame}),
-      local3_(ctx_.get(), 7 * 7 * 64, 1024),
-      local4_(ctx_.get(), 1024, 10),
-      softmax_linear_(ctx_.get(), 10, 10) {}
+      head_(ctx_.get(), kLocal3W) {}
 
 Status MnistModel::Forward(const std::vector<Tensor>& p, const Tensor& images) {
   PS_RETURN_IF_ERROR(conv1_.Forward(images, p[kConv1W], p[kConv1B], &a1_));
@@ -61,12 +59,7 @@ Status MnistModel::Forward(const std::vector<Tensor>& p, const Tensor& images) {
   PS_RETURN_IF_ERROR(conv2_.Forward(p1_, p[kConv2W], p[kConv2B], &a2_));
   ReluForward(a2_, &a2_);
   PS_RETURN_IF_ERROR(pool2_.Forward(a2_, &p2_));
-  // Dense reads p2_ [N,7,7,64] row-major: TF's NHWC flatten order (h, w, c).
-  PS_RETURN_IF_ERROR(local3_.Forward(p2_, p[kLocal3W], p[kLocal3B], &a3_));
-  ReluForward(a3_, &a3_);
-  PS_RETURN_IF_ERROR(local4_.Forward(a3_, p[kLocal4W], p[kLocal4B], &a4_));
-  ReluForward(a4_, &a4_);
-  return softmax_linear_.Forward(a4_, p[kLogitsW], p[kLogitsB], &logits_);
+  return head_.Forward(p2_, p, &logits_);
 }
 
 StatusOr<float> MnistModel::LossAndGradients(const std::vector<Tensor>& p, const Tensor& images,
@@ -82,12 +75,7 @@ StatusOr<float> MnistModel::LossAndGradients(const std::vector<Tensor>& p, const
 
   std::vector<Tensor>& g = *grads;
   g.resize(kNumVars);
-  PS_RETURN_IF_ERROR(
-      softmax_linear_.Backward(a4_, p[kLogitsW], dlogits_, &da4_, &g[kLogitsW], &g[kLogitsB]));
-  ReluBackward(a4_, da4_, &da4_);
-  PS_RETURN_IF_ERROR(local4_.Backward(a3_, p[kLocal4W], da4_, &da3_, &g[kLocal4W], &g[kLocal4B]));
-  ReluBackward(a3_, da3_, &da3_);
-  PS_RETURN_IF_ERROR(local3_.Backward(p2_, p[kLocal3W], da3_, &dp2_, &g[kLocal3W], &g[kLocal3B]));
+  PS_RETURN_IF_ERROR(head_.Backward(p2_, p, dlogits_, &dp2_, &g));
   PS_RETURN_IF_ERROR(pool2_.Backward(a2_.shape(), dp2_, &da2_));
   ReluBackward(a2_, da2_, &da2_);
   PS_RETURN_IF_ERROR(conv2_.Backward(p1_, p[kConv2W], da2_, &dp1_, &g[kConv2W], &g[kConv2B]));

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "nn/conv2d.h"
-#include "nn/dense.h"
 #include "nn/dnnl_context.h"
 #include "nn/max_pool.h"
+#include "nn/mnist_head.h"
 #include "nn/model.h"
 
 namespace pstrain {
@@ -40,12 +40,12 @@ class MnistModel : public Model {
   std::unique_ptr<DnnlContext> ctx_;  // borrowed by the layers below
   Conv2D conv1_, conv2_;
   MaxPool pool1_, pool2_;
-  Dense local3_, local4_, softmax_linear_;
+  MnistHead head_;  // local3, local4, softmax_linear
 
   // Activations of the latest Forward (ReLUs run in place), and gradient
   // scratch; kept so each step reuses the buffers.
-  Tensor a1_, p1_, a2_, p2_, a3_, a4_, logits_;
-  Tensor dlogits_, da4_, da3_, dp2_, da2_, dp1_, da1_;
+  Tensor a1_, p1_, a2_, p2_, logits_;
+  Tensor dlogits_, dp2_, da2_, dp1_, da1_;
 };
 
 }  // namespace nn
