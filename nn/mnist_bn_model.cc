@@ -46,14 +46,7 @@ std::vector<VariableSpec> MnistBnVariables() {
   for (VariableSpec& v : bn("conv1", 32)) vars.push_back(std::move(v));
   vars.push_back({"conv2/weights", {5, 5, 32, 64}, tn(5e-2f)});
   for (VariableSpec& v : bn("conv2", 64)) vars.push_back(std::move(v));
-  vars.insert(vars.end(), {
-                              {"local3/weights", {7 * 7 * 64, 1024}, tn(0.04f)},
-                              {"local3/biases", {1024}, c(0.1f)},
-                              {"local4/weights", {1024, 10}, tn(0.04f)},
-                              {"local4/biases", {10}, c(0.1f)},
-                              {"softmax_linear/weights", {10, 10}, tn(1.0f / 192.0f)},
-                              {"softmax_linear/biases", {10}, c(0.0f)},
-                          });
+  for (VariableSpec& v : MnistHead::Variables()) vars.push_back(std::move(v));
   return vars;
 }
 

@@ -11,6 +11,19 @@ enum { kLocal3W, kLocal3B, kLocal4W, kLocal4B, kLogitsW, kLogitsB };
 
 }  // namespace
 
+std::vector<VariableSpec> MnistHead::Variables() {
+  auto tn = [](float stddev) { return Initializer{InitKind::kTruncatedNormal, stddev}; };
+  auto c = [](float value) { return Initializer{InitKind::kConstant, value}; };
+  return {
+      {"local3/weights", {7 * 7 * 64, 1024}, tn(0.04f)},
+      {"local3/biases", {1024}, c(0.1f)},
+      {"local4/weights", {1024, 10}, tn(0.04f)},
+      {"local4/biases", {10}, c(0.1f)},
+      {"softmax_linear/weights", {10, 10}, tn(1.0f / 192.0f)},
+      {"softmax_linear/biases", {10}, c(0.0f)},
+  };
+}
+
 MnistHead::MnistHead(DnnlContext* ctx, int first)
     : first_(first),
       local3_(ctx, 7 * 7 * 64, 1024),

@@ -13,12 +13,16 @@
 #include "core/tensor.h"
 #include "nn/dense.h"
 #include "nn/dnnl_context.h"
+#include "nn/model.h"
 
 namespace pstrain {
 namespace nn {
 
 class MnistHead {
  public:
+  // The head's six variables, in order, with MODELS.md's initializers.
+  static std::vector<VariableSpec> Variables();
+
   // Borrows ctx. `first` is the index of local3/weights in the params.
   MnistHead(DnnlContext* ctx, int first);
 

@@ -27,18 +27,14 @@ enum Var {
 std::vector<VariableSpec> MnistVariables() {
   auto tn = [](float stddev) { return Initializer{InitKind::kTruncatedNormal, stddev}; };
   auto c = [](float value) { return Initializer{InitKind::kConstant, value}; };
-  return {
+  std::vector<VariableSpec> vars = {
       {"conv1/weights", {5, 5, 1, 32}, tn(5e-2f)},
       {"conv1/biases", {32}, c(0.0f)},
       {"conv2/weights", {5, 5, 32, 64}, tn(5e-2f)},
       {"conv2/biases", {64}, c(0.1f)},
-      {"local3/weights", {7 * 7 * 64, 1024}, tn(0.04f)},
-      {"local3/biases", {1024}, c(0.1f)},
-      {"local4/weights", {1024, 10}, tn(0.04f)},
-      {"local4/biases", {10}, c(0.1f)},
-      {"softmax_linear/weights", {10, 10}, tn(1.0f / 192.0f)},
-      {"softmax_linear/biases", {10}, c(0.0f)},
   };
+  for (VariableSpec& v : MnistHead::Variables()) vars.push_back(std::move(v));
+  return vars;
 }
 
 }  // namespace
