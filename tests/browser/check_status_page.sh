@@ -16,14 +16,7 @@ BUILD_DIR=${BUILD_DIR:-$ROOT/build-http}
 OUT_DIR=${1:-$BUILD_DIR/browser}
 mkdir -p "$OUT_DIR"
 
-if ! command -v chromium >/dev/null; then
-  echo "check_status_page: installing chromium" >&2
-  SUDO=""
-  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core
-fi
+bash "$ROOT/scripts/apt_install.sh" chromium fonts-dejavu-core
 
 cmake -S "$ROOT" -B "$BUILD_DIR" >/dev/null
 cmake --build "$BUILD_DIR" --target status_page_demo -j"${JOBS:-1}" >/dev/null
