@@ -95,7 +95,9 @@ StatusOr<proto::PushResponse> PsClient::Push(const proto::PushHeader& header,
   SetDeadline(&ctx, transfer_timeout_);
   proto::PushResponse response;
   auto writer = stub_->Push(&ctx, &response);
-  WriteTensors(writer.get(), header, &proto::PushRequest::mutable_header, grads, chunk_bytes_);
+  proto::PushHeader counted = header;
+  counted.set_num_tensors(static_cast<int32_t>(grads.size()));
+  WriteTensors(writer.get(), counted, &proto::PushRequest::mutable_header, grads, chunk_bytes_);
   PS_RETURN_IF_ERROR(FromGrpcStatus(writer->Finish(), name_));
   return response;
 }

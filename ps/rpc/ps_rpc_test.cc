@@ -3,6 +3,7 @@
 
 #include "ps/ps_server.h"
 #include "ps/rpc/ps_client.h"
+#include "ps/tensor_chunks.h"
 
 namespace pstrain {
 namespace {
@@ -109,6 +110,39 @@ TEST_F(PsRpcTest, RejectsMalformedInitAndPush) {
   Tensor wrong({3});
   EXPECT_EQ(client_->Push(ph, {{"w", &wrong}}).status().code(), Code::kInvalidArgument);
   EXPECT_EQ(client_->Push(ph, {{"nope", &w}}).status().code(), Code::kNotFound);
+}
+
+// A worker killed in the middle of a push leaves a stream that ends early:
+// what did arrive must not be applied, nor global_step counted.
+TEST_F(PsRpcTest, PushStreamEndingShortOfItsGradientsAppliesNothing) {
+  Tensor w({2}, {1, 2});
+  Tensor b({1}, {5});
+  ASSERT_TRUE(client_->Init(Header({"w", "b"}, "GradientDescent"), {{"w", &w}, {"b", &b}}).ok());
+
+  auto stub = proto::Ps::NewStub(grpc::CreateChannel(
+      "127.0.0.1:" + std::to_string(server_->port()), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  proto::PushResponse response;
+  auto writer = stub->Push(&ctx, &response);
+  proto::PushRequest request;
+  request.mutable_header()->set_placement_fingerprint(42);
+  request.mutable_header()->set_increment_global_step(true);
+  request.mutable_header()->set_num_tensors(2);
+  ASSERT_TRUE(writer->Write(request));
+  Tensor gw({2}, {1, 1});
+  ForEachChunk("w", gw, 0, request.mutable_chunk(), [&] { return writer->Write(request); });
+  writer->WritesDone();
+  grpc::Status status = writer->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("ended after 1 of 2 gradients"), std::string::npos)
+      << status.error_message();
+
+  std::map<std::string, Tensor> out;
+  int64_t gs = 0;
+  ASSERT_TRUE(client_->Pull(42, {}, &out, &gs).ok());
+  EXPECT_EQ(gs, 10);
+  EXPECT_EQ(out["w"][0], 1.0f);
+  EXPECT_EQ(out["w"][1], 2.0f);
 }
 
 TEST_F(PsRpcTest, ShutdownRpcNotifiesTheOwner) {

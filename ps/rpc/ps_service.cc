@@ -117,6 +117,12 @@ grpc::Status PsService::Push(grpc::ServerContext*, grpc::ServerReader<proto::Pus
   }
   auto grads = assembler.Finish();
   if (!grads.ok()) return ToGrpcStatus(grads.status().Annotate("Push"));
+  if (grads->size() != static_cast<size_t>(header.num_tensors())) {
+    return ToGrpcStatus(InvalidArgument(
+        "Push from worker:" + std::to_string(header.worker()) + ": the stream ended after " +
+        std::to_string(grads->size()) + " of " + std::to_string(header.num_tensors()) +
+        " gradients; nothing applied"));
+  }
   if (store_->sync_enabled()) {
     auto r = store_->OfferSyncGradients(header.worker(), header.computed_at_step(),
                                         std::move(grads).value());
