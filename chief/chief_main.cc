@@ -80,14 +80,8 @@ int main(int argc, char** argv) {
   *options.init.mutable_sync() = *sync;
   options.init.set_heartbeat_timeout_secs(static_cast<float>(FLAGS_heartbeat_timeout_secs));
 
-  std::vector<std::pair<std::string, pstrain::Shape>> variables;
-  std::vector<bool> trainable;
-  for (const auto& v : (*model)->variables()) {
-    variables.emplace_back(v.name, v.shape);
-    trainable.push_back(v.trainable);
-  }
-  auto fleet = pstrain::PsFleet::CreateFromFlags(
-      config.spec, variables, *pstrain::OptimizerSlotCount(*optimizer), trainable);
+  auto fleet = pstrain::PsFleet::CreateFromFlags(config.spec, (*model)->variables(),
+                                                 *pstrain::OptimizerSlotCount(*optimizer));
   if (!fleet.ok()) return pstrain::ExitWith(fleet.status(), pstrain::kExitBadInput);
   auto test = pstrain::data::LoadMnistSplit(FLAGS_data_dir, "t10k");
   if (!test.ok()) return pstrain::ExitWith(test.status(), pstrain::kExitBadInput);

@@ -56,14 +56,8 @@ int main(int argc, char** argv) {
   auto sync = pstrain::SyncConfigFromFlags(config.spec.NumTasks("worker"));
   if (!sync.ok()) return pstrain::ExitWith(sync.status(), pstrain::kExitBadInput);
 
-  std::vector<std::pair<std::string, pstrain::Shape>> variables;
-  std::vector<bool> trainable;
-  for (const auto& v : (*model)->variables()) {
-    variables.emplace_back(v.name, v.shape);
-    trainable.push_back(v.trainable);
-  }
-  auto fleet = pstrain::PsFleet::CreateFromFlags(
-      config.spec, variables, *pstrain::OptimizerSlotCount(*optimizer), trainable);
+  auto fleet = pstrain::PsFleet::CreateFromFlags(config.spec, (*model)->variables(),
+                                                 *pstrain::OptimizerSlotCount(*optimizer));
   if (!fleet.ok()) return pstrain::ExitWith(fleet.status(), pstrain::kExitBadInput);
 
   auto train = pstrain::data::LoadMnistSplit(FLAGS_data_dir, "train");

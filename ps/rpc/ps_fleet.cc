@@ -29,20 +29,9 @@ Tensor SliceRows(const Tensor& whole, const cluster::Shard& shard) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<PsFleet>> PsFleet::CreateFromFlags(
-    const cluster::ClusterSpec& spec, const std::vector<std::pair<std::string, Shape>>& variables,
-    int slots_per_variable, const std::vector<bool>& trainable) {
-  if (trainable.size() != variables.size()) {
-    return InvalidArgument(std::to_string(trainable.size()) + " trainable flags for " +
-                           std::to_string(variables.size()) + " variables");
-  }
-  std::vector<cluster::VariableInfo> infos;
-  std::set<std::string> non_trainable;
-  for (size_t i = 0; i < variables.size(); ++i) {
-    const auto& [name, shape] = variables[i];
-    infos.push_back({name, shape, trainable[i] ? slots_per_variable : 0});
-    if (!trainable[i]) non_trainable.insert(name);
-  }
+StatusOr<std::unique_ptr<PsFleet>> PsFleet::PlaceFromFlags(
+    const cluster::ClusterSpec& spec, std::vector<cluster::VariableInfo> infos,
+    std::set<std::string> non_trainable) {
   PS_ASSIGN_OR_RETURN(auto strategy, cluster::ParsePlacementStrategy(FLAGS_placement));
   PS_ASSIGN_OR_RETURN(auto placement, cluster::ComputePlacement(infos, spec.NumTasks("ps"),
                                                                 strategy, FLAGS_min_slice_bytes));

@@ -32,15 +32,24 @@ class PsFleet {
   PsFleet(const cluster::ClusterSpec& spec, std::vector<cluster::VariableInfo> variables,
           cluster::Placement placement, uint32_t chunk_bytes = kDefaultChunkBytes);
 
-  // Computes the placement of `variables` over the spec's ps tasks with the
-  // --placement and --min_slice_bytes flags; slots_per_variable is the
-  // optimizer's slot count, given to each variable whose `trainable` flag
-  // (model order, one per variable) is set; a non-trainable one has no slots
-  // and its pushes are applied as var -= delta. InvalidArgument when the
-  // flags do not match the variables.
-  static StatusOr<std::unique_ptr<PsFleet>> CreateFromFlags(
-      const cluster::ClusterSpec& spec, const std::vector<std::pair<std::string, Shape>>& variables,
-      int slots_per_variable, const std::vector<bool>& trainable);
+  // Computes the placement of `variables` (model order) over the spec's ps
+  // tasks with the --placement and --min_slice_bytes flags. Spec is any type
+  // with `name`, `shape` and `trainable` members, such as nn::VariableSpec.
+  // slots_per_variable is the optimizer's slot count, given to each trainable
+  // variable; a non-trainable one has no slots and its pushes are applied as
+  // var -= delta. InvalidArgument when the flags are bad.
+  template <typename Spec>
+  static StatusOr<std::unique_ptr<PsFleet>> CreateFromFlags(const cluster::ClusterSpec& spec,
+                                                            const std::vector<Spec>& variables,
+                                                            int slots_per_variable) {
+    std::vector<cluster::VariableInfo> infos;
+    std::set<std::string> non_trainable;
+    for (const Spec& v : variables) {
+      infos.push_back({v.name, v.shape, v.trainable ? slots_per_variable : 0});
+      if (!v.trainable) non_trainable.insert(v.name);
+    }
+    return PlaceFromFlags(spec, std::move(infos), std::move(non_trainable));
+  }
 
   // Each ps's step when it answered (ps 0's is global_step).
   using PsSteps = std::vector<int64_t>;
@@ -97,6 +106,10 @@ class PsFleet {
   Status ForEachPs(const std::function<Status(int ps)>& fn);
 
   std::vector<cluster::VariableInfo> variables_;
+  static StatusOr<std::unique_ptr<PsFleet>> PlaceFromFlags(
+      const cluster::ClusterSpec& spec, std::vector<cluster::VariableInfo> variables,
+      std::set<std::string> non_trainable);
+
   std::set<std::string> non_trainable_;  // variable names; set by CreateFromFlags
   cluster::Placement placement_;
   std::vector<std::unique_ptr<PsClient>> clients_;
