@@ -9,7 +9,6 @@
 
 #include "nn/grad_check.h"
 #include "nn/reference_ops.h"
-#include "nn/relu.h"
 
 namespace pstrain {
 namespace nn {
@@ -61,24 +60,6 @@ Tensor Normalize(const Tensor& x, const std::vector<double>& mean, const std::ve
   return y;
 }
 
-Tensor Relu(const Tensor& x) {
-  Tensor y;
-  ReluForward(x, &y);
-  return y;
-}
-
-// Mean sparse softmax cross-entropy in double.
-double CrossEntropy(const Tensor& logits, const std::vector<int32_t>& labels) {
-  const int64_t n = logits.dim(0), c = logits.dim(1);
-  double total = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    double sum = 0;
-    for (int64_t j = 0; j < c; ++j) sum += std::exp(static_cast<double>(logits[i * c + j]));
-    total += std::log(sum) - logits[i * c + labels[i]];
-  }
-  return total / n;
-}
-
 TEST(MnistBnModel, VariablesAndTrainableFlags) {
   MnistBnModel model;
   const auto& v = model.variables();
@@ -123,12 +104,12 @@ TEST(MnistBnModel, LogitsMatchReferenceInBothModes) {
       return Normalize(x, mean, var, p[first], p[first + 1]);
     };
     Tensor x = ReferenceConv2D(images, p[kConv1W], Tensor({32}), 1, true);
-    x = ReferenceMaxPool(Relu(bn(x, kBn1)), 2, 2, true);
+    x = ReferenceMaxPool(ReferenceRelu(bn(x, kBn1)), 2, 2, true);
     x = ReferenceConv2D(x, p[kConv2W], Tensor({64}), 1, true);
-    x = ReferenceMaxPool(Relu(bn(x, kBn2)), 2, 2, true);
+    x = ReferenceMaxPool(ReferenceRelu(bn(x, kBn2)), 2, 2, true);
     x.Reshape({3, 3136});
-    x = Relu(ReferenceDense(x, p[10], p[11]));
-    x = Relu(ReferenceDense(x, p[12], p[13]));
+    x = ReferenceRelu(ReferenceDense(x, p[10], p[11]));
+    x = ReferenceRelu(ReferenceDense(x, p[12], p[13]));
     Tensor want = ReferenceDense(x, p[14], p[15]);
     auto logits = model.LogitsIn(mode, p, images);
     ASSERT_TRUE(logits.ok()) << logits.status().ToString();
@@ -154,7 +135,7 @@ TEST(MnistBnModel, TrainableGradientsMatchNumerical) {
   auto loss = [&] {
     auto logits = model.LogitsIn(MnistBnModel::Mode::kTraining, p, images);
     EXPECT_TRUE(logits.ok());
-    return CrossEntropy(*logits, labels);
+    return ReferenceCrossEntropy(*logits, labels);
   };
   for (size_t v = 0; v < p.size(); ++v) {
     if (!model.variables()[v].trainable) continue;
@@ -204,7 +185,7 @@ TEST(MnistBnModel, MovingStatisticDeltasMatchHandComputed) {
     return Normalize(x, mean, var, p[first], p[first + 1]);
   };
   Tensor c1 = ReferenceConv2D(images, p[kConv1W], Tensor({32}), 1, true);
-  Tensor p1 = ReferenceMaxPool(Relu(expect_deltas(c1, kBn1)), 2, 2, true);
+  Tensor p1 = ReferenceMaxPool(ReferenceRelu(expect_deltas(c1, kBn1)), 2, 2, true);
   expect_deltas(ReferenceConv2D(p1, p[kConv2W], Tensor({64}), 1, true), kBn2);
 }
 

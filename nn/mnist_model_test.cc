@@ -8,7 +8,6 @@
 #include "nn/grad_check.h"
 #include "nn/model.h"
 #include "nn/reference_ops.h"
-#include "nn/relu.h"
 #include "nn/softmax_xent.h"
 
 namespace pstrain {
@@ -30,25 +29,6 @@ std::vector<Tensor> TestParams(const Model& model, std::mt19937* rng) {
     params.push_back(RandomTensor(model.variables()[i].shape, rng, -scale[i], scale[i]));
   }
   return params;
-}
-
-Tensor Relu(const Tensor& x) {
-  Tensor y;
-  ReluForward(x, &y);
-  return y;
-}
-
-// Mean sparse softmax cross-entropy in double, so the numerical gradient is
-// not limited by a float loss's rounding.
-double CrossEntropy(const Tensor& logits, const std::vector<int32_t>& labels) {
-  const int64_t n = logits.dim(0), c = logits.dim(1);
-  double total = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    double sum = 0;
-    for (int64_t j = 0; j < c; ++j) sum += std::exp(static_cast<double>(logits[i * c + j]));
-    total += std::log(sum) - logits[i * c + labels[i]];
-  }
-  return total / n;
 }
 
 TEST(CreateModel, UnknownNameIsInvalidArgument) {
@@ -86,11 +66,12 @@ TEST(MnistModel, LogitsMatchReference) {
   auto logits = model->Logits(p, images);
   ASSERT_TRUE(logits.ok()) << logits.status().ToString();
 
-  Tensor x = ReferenceMaxPool(Relu(ReferenceConv2D(images, p[0], p[1], 1, true)), 2, 2, true);
-  x = ReferenceMaxPool(Relu(ReferenceConv2D(x, p[2], p[3], 1, true)), 2, 2, true);
+  Tensor x =
+      ReferenceMaxPool(ReferenceRelu(ReferenceConv2D(images, p[0], p[1], 1, true)), 2, 2, true);
+  x = ReferenceMaxPool(ReferenceRelu(ReferenceConv2D(x, p[2], p[3], 1, true)), 2, 2, true);
   x.Reshape({3, 3136});
-  x = Relu(ReferenceDense(x, p[4], p[5]));
-  x = Relu(ReferenceDense(x, p[6], p[7]));
+  x = ReferenceRelu(ReferenceDense(x, p[4], p[5]));
+  x = ReferenceRelu(ReferenceDense(x, p[6], p[7]));
   Tensor want = ReferenceDense(x, p[8], p[9]);
   ASSERT_EQ(logits->shape(), (Shape{3, 10}));
   for (int64_t i = 0; i < want.size(); ++i) {
@@ -129,7 +110,7 @@ TEST(MnistModel, GradientsMatchNumerical) {
   auto loss = [&] {
     auto logits = model->Logits(p, images);
     EXPECT_TRUE(logits.ok());
-    return CrossEntropy(*logits, labels);
+    return ReferenceCrossEntropy(*logits, labels);
   };
   for (size_t v = 0; v < p.size(); ++v) {
     const Tensor& g = grads[v];

@@ -1,6 +1,7 @@
 #include "nn/reference_ops.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace pstrain {
@@ -79,6 +80,23 @@ Tensor ReferenceDense(const Tensor& x, const Tensor& w, const Tensor& b) {
       y[i * out + o] = static_cast<float>(sum);
     }
   return y;
+}
+
+Tensor ReferenceRelu(const Tensor& x) {
+  Tensor y(x.shape());
+  for (int64_t i = 0; i < x.size(); ++i) y[i] = x[i] > 0 ? x[i] : 0.0f;
+  return y;
+}
+
+double ReferenceCrossEntropy(const Tensor& logits, const std::vector<int32_t>& labels) {
+  const int64_t n = logits.dim(0), c = logits.dim(1);
+  double total = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double sum = 0;
+    for (int64_t j = 0; j < c; ++j) sum += std::exp(static_cast<double>(logits[i * c + j]));
+    total += std::log(sum) - logits[i * c + labels[i]];
+  }
+  return total / n;
 }
 
 }  // namespace nn
