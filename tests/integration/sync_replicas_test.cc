@@ -68,18 +68,24 @@ TEST(SyncReplicas, DeadWorkerWithoutBackupsStallsUntilItComesBack) {
   cluster.StartAll();
   ASSERT_TRUE(cluster.WaitForStep(15, std::chrono::seconds(120)));
   cluster.Kill9("worker:1");
-  // The step cannot complete: the chief says what it waits for.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (cluster.Output("chief:0").find("has waited") == std::string::npos &&
-         std::chrono::steady_clock::now() < deadline) {
+  // The step cannot complete: the chief says what it waits for, and so does
+  // the surviving worker. Each logs on its own clock, so wait for both.
+  const std::regex stall(
+      R"(step \d+ has waited \d+ s: ps:0 holds (\d) of 2 gradients; dead: worker:1)");
+  const auto both_logged = [&] {
+    const std::string chief = cluster.Output("chief:0");
+    return std::regex_search(chief, stall) &&
+           cluster.Output("worker:0").find("has waited") != std::string::npos;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!both_logged() && std::chrono::steady_clock::now() < deadline) {
     cluster.WaitForExit("chief:0", std::chrono::seconds(1));
   }
   const std::string chief = cluster.Output("chief:0");
   EXPECT_NE(chief.find("worker:1 declared dead"), std::string::npos) << chief;
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(chief, m, std::regex(R"(step \d+ has waited \d+ s: ps:0 holds (\d) of 2 gradients; dead: worker:1)")))
-      << chief;
-  EXPECT_NE(cluster.Output("worker:0").find("has waited"), std::string::npos);
+  EXPECT_TRUE(std::regex_search(chief, stall)) << chief;
+  EXPECT_NE(cluster.Output("worker:0").find("has waited"), std::string::npos)
+      << cluster.Output("worker:0");
 
   cluster.Start("worker:1");  // as Kubernetes restarts it
   ASSERT_TRUE(cluster.WaitForExit("chief:0", std::chrono::seconds(300)));
