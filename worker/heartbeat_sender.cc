@@ -10,13 +10,15 @@ HeartbeatSender::HeartbeatSender(PsClient* coordinator, int worker,
   thread_ = std::thread([this] { Run(); });
 }
 
-HeartbeatSender::~HeartbeatSender() {
+HeartbeatSender::~HeartbeatSender() { Stop(); }
+
+void HeartbeatSender::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
   cv_.notify_all();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
 }
 
 StatusOr<int64_t> HeartbeatSender::Refresh() {

@@ -23,7 +23,13 @@ class HeartbeatSender {
  public:
   // Borrows coordinator, which must outlive this object. Starts the thread.
   HeartbeatSender(PsClient* coordinator, int worker, std::chrono::milliseconds interval);
-  ~HeartbeatSender();  // stops and joins the thread
+  ~HeartbeatSender();  // Stop()s
+
+  // Stops the thread and waits for it, and so for any heartbeat in flight.
+  // Call it before telling the ps this worker is done: a heartbeat that
+  // arrived after WorkerDone would count the worker as running again.
+  // Idempotent.
+  void Stop();
 
   void set_local_step(int64_t step) { local_step_.store(step); }
   void set_loss(float loss) { loss_.store(loss); }

@@ -132,6 +132,7 @@ int main(int argc, char** argv) {
     LOG(INFO) << "worker:" << index << " stopped (" << stop.reason() << ")";
     return 0;
   }
+  heartbeat.Stop();  // no heartbeat may land after WorkerDone and undo it
   pstrain::Status done = (*fleet)->client(0)->WorkerDone(index);
   if (!done.ok()) return pstrain::ExitWith(done, pstrain::kExitRetryable);
   return 0;

@@ -68,7 +68,7 @@ double RunJob(const std::string& tag, const std::function<void(TestCluster&)>& d
     EXPECT_TRUE(cluster.WaitForStep(kDisturbAt, std::chrono::seconds(300))) << cluster.Output("chief:0");
     disturb(cluster);
   }
-  EXPECT_TRUE(cluster.WaitForExit("chief:0", std::chrono::seconds(600)));
+  EXPECT_TRUE(cluster.WaitForExit("chief:0", std::chrono::seconds(600))) << cluster.Tails();
   EXPECT_TRUE(cluster.task("chief:0")->process()->succeeded())
       << cluster.task("chief:0")->process()->exit_description() << cluster.Output("chief:0");
   for (const char* t : {"ps:0", "ps:1", "worker:0", "worker:1"}) {
@@ -159,7 +159,7 @@ TEST(GracefulStop, SigtermedChiefSavesAndWorkerStopsCleanly) {
       << cluster.Output("worker:1");
 
   cluster.task("chief:0")->process()->Signal(SIGTERM);
-  ASSERT_TRUE(cluster.WaitForExit("chief:0", std::chrono::seconds(60)));
+  ASSERT_TRUE(cluster.WaitForExit("chief:0", std::chrono::seconds(60))) << cluster.Tails();
   EXPECT_TRUE(cluster.task("chief:0")->process()->succeeded()) << cluster.Output("chief:0");
   std::smatch m;
   const std::string chief = cluster.Output("chief:0");
@@ -169,7 +169,7 @@ TEST(GracefulStop, SigtermedChiefSavesAndWorkerStopsCleanly) {
 
   cluster.Start("chief:0");
   cluster.Start("worker:1");
-  ASSERT_TRUE(cluster.WaitForExit("chief:0", std::chrono::seconds(300)));
+  ASSERT_TRUE(cluster.WaitForExit("chief:0", std::chrono::seconds(300))) << cluster.Tails();
   EXPECT_TRUE(cluster.task("chief:0")->process()->succeeded()) << cluster.Output("chief:0");
   EXPECT_NE(cluster.Output("chief:0").find("a restarted chief carries on"), std::string::npos);
   EXPECT_NE(cluster.Output("chief:0").find("final: step 30"), std::string::npos)

@@ -147,6 +147,19 @@ std::string TestCluster::Output(const std::string& task) {
   return past_output_[task] + (it == tasks_.end() ? "" : it->second->output());
 }
 
+std::string TestCluster::Tails(size_t lines) {
+  std::string report;
+  for (const auto& entry : tasks_) {
+    const std::string out = Output(entry.first);
+    size_t start = out.size();
+    for (size_t seen = 0; start > 0 && seen <= lines; --start) {
+      if (out[start - 1] == '\n') ++seen;
+    }
+    report += "== " + entry.first + " ==\n" + out.substr(start) + "\n";
+  }
+  return report;
+}
+
 bool TestCluster::WaitForExit(const std::string& task, std::chrono::seconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (tasks_.at(task)->running()) {

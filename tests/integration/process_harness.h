@@ -72,6 +72,9 @@ class TestCluster {
   const cluster::ClusterSpec& spec() const { return spec_.spec; }
   // Every output line of every incarnation of a task so far.
   std::string Output(const std::string& task);
+  // The last `lines` output lines of every task, each block headed by its
+  // name: what a failed wait prints.
+  std::string Tails(size_t lines = 25);
   // Waits for the task to exit, draining every task's output meanwhile (a
   // task whose pipe fills up would block); false after `timeout`.
   bool WaitForExit(const std::string& task, std::chrono::seconds timeout);

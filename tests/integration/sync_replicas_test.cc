@@ -37,7 +37,7 @@ TEST(SyncReplicas, BackupWorkersHideAStraggler) {
   cluster.StartAll();
   cluster.Kill9("worker:2");
   cluster.Start("worker:2", {"--test_only_step_delay_ms=600"});
-  ASSERT_TRUE(cluster.WaitForExit("chief:0", std::chrono::seconds(300)));
+  ASSERT_TRUE(cluster.WaitForExit("chief:0", std::chrono::seconds(300))) << cluster.Tails();
   ASSERT_TRUE(cluster.task("chief:0")->process()->succeeded()) << cluster.Output("chief:0");
   for (int w = 0; w < 3; ++w) {
     ASSERT_TRUE(cluster.WaitForExit("worker:" + std::to_string(w), std::chrono::seconds(60)));
@@ -47,13 +47,17 @@ TEST(SyncReplicas, BackupWorkersHideAStraggler) {
   ASSERT_TRUE(std::regex_search(slow, m, std::regex(R"(done after (\d+) local steps, global_step \d+, (\d+) stale gradients dropped)")))
       << slow;
   EXPECT_GT(std::stoi(m[2]), 0) << "the straggler's late gradients were dropped and counted";
-  // Had the steps gone at the straggler's pace, it would have taken part in
-  // every one of the 40; at the fast workers' pace it manages a few.
-  EXPECT_LT(std::stoi(m[1]), 25) << slow;
+  const int slow_steps = std::stoi(m[1]);
+  // Had the steps gone at the straggler's pace, every worker would have taken
+  // part in each of the 40. At the fast workers' pace the straggler manages
+  // clearly fewer; how many fewer depends on how its 600 ms compare with a
+  // step (a sanitized Debug build takes over a second per step), so compare
+  // with the fast workers rather than with a fixed count.
   for (int w = 0; w < 2; ++w) {
     const std::string fast = cluster.Output("worker:" + std::to_string(w));
     ASSERT_TRUE(std::regex_search(fast, m, std::regex(R"(done after (\d+) local steps)"))) << fast;
     EXPECT_GE(std::stoi(m[1]), 30) << fast;
+    EXPECT_LT(slow_steps + 5, std::stoi(m[1])) << slow << fast;
   }
   EXPECT_NE(cluster.Output("chief:0").find("each step averages 2 of 3"), std::string::npos);
 }
@@ -88,7 +92,7 @@ TEST(SyncReplicas, DeadWorkerWithoutBackupsStallsUntilItComesBack) {
       << cluster.Output("worker:0");
 
   cluster.Start("worker:1");  // as Kubernetes restarts it
-  ASSERT_TRUE(cluster.WaitForExit("chief:0", std::chrono::seconds(300)));
+  ASSERT_TRUE(cluster.WaitForExit("chief:0", std::chrono::seconds(300))) << cluster.Tails();
   EXPECT_TRUE(cluster.task("chief:0")->process()->succeeded()) << cluster.Output("chief:0");
   EXPECT_NE(cluster.Output("chief:0").find("final: step 60"), std::string::npos)
       << cluster.Output("chief:0");
@@ -123,7 +127,7 @@ TEST(BoundedStaleness, FastWorkerWaitsForTheSlowest) {
   cluster.StartAll();
   cluster.Kill9("worker:1");
   cluster.Start("worker:1", {"--test_only_step_delay_ms=300"});
-  ASSERT_TRUE(cluster.WaitForExit("chief:0", std::chrono::seconds(300)));
+  ASSERT_TRUE(cluster.WaitForExit("chief:0", std::chrono::seconds(300))) << cluster.Tails();
   ASSERT_TRUE(cluster.task("chief:0")->process()->succeeded()) << cluster.Output("chief:0");
   int steps[2];
   for (int w = 0; w < 2; ++w) {
