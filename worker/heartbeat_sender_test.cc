@@ -6,7 +6,7 @@
 #include <optional>
 #include <thread>
 
-#include "ps/ps_server.h"
+#include "ps/rpc/loopback_ps.h"
 
 namespace pstrain {
 namespace {
@@ -14,15 +14,13 @@ namespace {
 class HeartbeatSenderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto s = PsServer::Start("127.0.0.1:0", 0, &stop_);
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    server_ = std::move(s).value();
-    client_ = std::make_unique<PsClient>(0, "127.0.0.1:" + std::to_string(server_->port()));
+    Status s = ps_.Start();
+    ASSERT_TRUE(s.ok()) << s.ToString();
   }
 
   // What ps:0 knows of worker 3, or nullopt when it has not heard of it.
   std::optional<proto::WorkerState> Worker3() {
-    auto st = client_->GetStatus(std::chrono::seconds(5));
+    auto st = ps_.client->GetStatus(std::chrono::seconds(5));
     EXPECT_TRUE(st.ok()) << st.status().ToString();
     if (!st.ok()) return std::nullopt;
     for (const auto& w : st->workers()) {
@@ -31,13 +29,11 @@ class HeartbeatSenderTest : public ::testing::Test {
     return std::nullopt;
   }
 
-  StopNotice stop_;
-  std::unique_ptr<PsServer> server_;
-  std::unique_ptr<PsClient> client_;
+  LoopbackPs ps_;
 };
 
 TEST_F(HeartbeatSenderTest, SendsTheLatestStepAndLossEveryInterval) {
-  HeartbeatSender sender(client_.get(), 3, std::chrono::milliseconds(5));
+  HeartbeatSender sender(ps_.client.get(), 3, std::chrono::milliseconds(5));
   sender.set_local_step(7);
   sender.set_loss(1.5f);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -57,12 +53,12 @@ TEST_F(HeartbeatSenderTest, SendsTheLatestStepAndLossEveryInterval) {
 // heartbeat thread still ran, a heartbeat landed after WorkerDone, and the
 // chief went on waiting for a worker that had exited.
 TEST_F(HeartbeatSenderTest, NoHeartbeatUndoesWorkerDoneAfterStop) {
-  HeartbeatSender sender(client_.get(), 3, std::chrono::milliseconds(1));
+  HeartbeatSender sender(ps_.client.get(), 3, std::chrono::milliseconds(1));
   sender.set_local_step(40);
   while (!Worker3()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   sender.Stop();
   sender.Stop();  // idempotent
-  ASSERT_TRUE(client_->WorkerDone(3).ok());
+  ASSERT_TRUE(ps_.client->WorkerDone(3).ok());
   // Two hundred intervals: without Stop a heartbeat would have reset done.
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   auto w = Worker3();

@@ -1,8 +1,7 @@
 // The Ps protocol end to end over real gRPC on loopback (port 0).
 #include <gtest/gtest.h>
 
-#include "ps/ps_server.h"
-#include "ps/rpc/ps_client.h"
+#include "ps/rpc/loopback_ps.h"
 #include "ps/tensor_chunks.h"
 
 namespace pstrain {
@@ -11,10 +10,8 @@ namespace {
 class PsRpcTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto s = PsServer::Start("127.0.0.1:0", 0, &stop_);
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    server_ = std::move(s).value();
-    client_ = std::make_unique<PsClient>(0, "127.0.0.1:" + std::to_string(server_->port()));
+    Status s = ps_.Start();
+    ASSERT_TRUE(s.ok()) << s.ToString();
   }
 
   proto::InitHeader Header(const std::vector<std::string>& names, const std::string& opt) {
@@ -29,31 +26,29 @@ class PsRpcTest : public ::testing::Test {
     return h;
   }
 
-  StopNotice stop_;
-  std::unique_ptr<PsServer> server_;
-  std::unique_ptr<PsClient> client_;
+  LoopbackPs ps_;
 };
 
 TEST_F(PsRpcTest, InitPushPullHoldsExactlyWhatThePushesImply) {
   Tensor w({2, 3}, {1, 2, 3, 4, 5, 6});
   Tensor b({3}, {0, 0, 0});
-  ASSERT_TRUE(client_->Init(Header({"w", "b"}, "Momentum"), {{"w", &w}, {"b", &b}}).ok());
+  ASSERT_TRUE(ps_.client->Init(Header({"w", "b"}, "Momentum"), {{"w", &w}, {"b", &b}}).ok());
 
   proto::PushHeader ph;
   ph.set_placement_fingerprint(42);
   ph.set_increment_global_step(true);
   Tensor gw({2, 3}, {1, 1, 1, 1, 1, 1});
-  auto step = client_->Push(ph, {{"w", &gw}});
+  auto step = ps_.client->Push(ph, {{"w", &gw}});
   ASSERT_TRUE(step.ok()) << step.status().ToString();
   EXPECT_EQ(step->global_step(), 11);
   EXPECT_EQ(step->outcome(), proto::APPLIED);
-  step = client_->Push(ph, {{"w", &gw}});
+  step = ps_.client->Push(ph, {{"w", &gw}});
   ASSERT_TRUE(step.ok());
   EXPECT_EQ(step->global_step(), 12);
 
   std::map<std::string, Tensor> out;
   int64_t gs = 0;
-  ASSERT_TRUE(client_->Pull(42, {}, &out, &gs).ok());
+  ASSERT_TRUE(ps_.client->Pull(42, {}, &out, &gs).ok());
   EXPECT_EQ(gs, 12);
   ASSERT_EQ(out.size(), 2u);
   // momentum: accum 1 then 1.9; var -= 0.5*1 then 0.5*1.9: 1 - 0.5 - 0.95
@@ -61,11 +56,11 @@ TEST_F(PsRpcTest, InitPushPullHoldsExactlyWhatThePushesImply) {
   EXPECT_FLOAT_EQ(out["w"][5], 6.0f - 0.5f - 0.95f);
   EXPECT_FLOAT_EQ(out["b"][1], 0.0f);
 
-  auto status = client_->GetStatus(std::chrono::seconds(5));
+  auto status = ps_.client->GetStatus(std::chrono::seconds(5));
   ASSERT_TRUE(status.ok());
   EXPECT_TRUE(status->ready());
   EXPECT_EQ(status->num_variables(), 2);
-  EXPECT_EQ(status->incarnation(), server_->incarnation());
+  EXPECT_EQ(status->incarnation(), ps_.server->incarnation());
 }
 
 // Init's non_trainable shards reach the store: their pushes are deltas.
@@ -74,13 +69,13 @@ TEST_F(PsRpcTest, NonTrainableShardsTakeAssignSub) {
   Tensor mm({2}, {1, 2});
   proto::InitHeader h = Header({"w", "bn/moving_mean"}, "Momentum");
   h.add_non_trainable("bn/moving_mean");
-  ASSERT_TRUE(client_->Init(h, {{"w", &w}, {"bn/moving_mean", &mm}}).ok());
+  ASSERT_TRUE(ps_.client->Init(h, {{"w", &w}, {"bn/moving_mean", &mm}}).ok());
   proto::PushHeader ph;
   ph.set_placement_fingerprint(42);
   Tensor delta({2}, {0.5f, -1.0f});
-  ASSERT_TRUE(client_->Push(ph, {{"w", &delta}, {"bn/moving_mean", &delta}}).ok());
+  ASSERT_TRUE(ps_.client->Push(ph, {{"w", &delta}, {"bn/moving_mean", &delta}}).ok());
   std::map<std::string, Tensor> out;
-  ASSERT_TRUE(client_->Pull(42, {}, &out, nullptr).ok());
+  ASSERT_TRUE(ps_.client->Pull(42, {}, &out, nullptr).ok());
   EXPECT_FLOAT_EQ(out["bn/moving_mean"][0], 0.5f);
   EXPECT_FLOAT_EQ(out["bn/moving_mean"][1], 3.0f);
   EXPECT_FLOAT_EQ(out["w"][0], 1.0f - 0.5f * 0.5f);  // the optimizer, lr 0.5
@@ -88,9 +83,9 @@ TEST_F(PsRpcTest, NonTrainableShardsTakeAssignSub) {
 
 TEST_F(PsRpcTest, RefusesAnotherPlacement) {
   Tensor w({2}, {1, 2});
-  ASSERT_TRUE(client_->Init(Header({"w"}, "GradientDescent"), {{"w", &w}}).ok());
+  ASSERT_TRUE(ps_.client->Init(Header({"w"}, "GradientDescent"), {{"w", &w}}).ok());
   std::map<std::string, Tensor> out;
-  Status s = client_->Pull(43, {}, &out, nullptr);
+  Status s = ps_.client->Pull(43, {}, &out, nullptr);
   EXPECT_EQ(s.code(), Code::kFailedPrecondition);
   EXPECT_NE(s.message().find("placement mismatch"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("ps:0"), std::string::npos) << s.message();
@@ -99,17 +94,17 @@ TEST_F(PsRpcTest, RefusesAnotherPlacement) {
 TEST_F(PsRpcTest, RejectsMalformedInitAndPush) {
   Tensor w({2}, {1, 2});
   // Declared but never sent.
-  Status s = client_->Init(Header({"w", "missing"}, "GradientDescent"), {{"w", &w}});
+  Status s = ps_.client->Init(Header({"w", "missing"}, "GradientDescent"), {{"w", &w}});
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
   EXPECT_NE(s.message().find("missing"), std::string::npos);
-  EXPECT_FALSE(client_->GetStatus(std::chrono::seconds(5))->ready());
+  EXPECT_FALSE(ps_.client->GetStatus(std::chrono::seconds(5))->ready());
 
-  ASSERT_TRUE(client_->Init(Header({"w"}, "GradientDescent"), {{"w", &w}}).ok());
+  ASSERT_TRUE(ps_.client->Init(Header({"w"}, "GradientDescent"), {{"w", &w}}).ok());
   proto::PushHeader ph;
   ph.set_placement_fingerprint(42);
   Tensor wrong({3});
-  EXPECT_EQ(client_->Push(ph, {{"w", &wrong}}).status().code(), Code::kInvalidArgument);
-  EXPECT_EQ(client_->Push(ph, {{"nope", &w}}).status().code(), Code::kNotFound);
+  EXPECT_EQ(ps_.client->Push(ph, {{"w", &wrong}}).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(ps_.client->Push(ph, {{"nope", &w}}).status().code(), Code::kNotFound);
 }
 
 // A worker killed in the middle of a push leaves a stream that ends early:
@@ -117,10 +112,10 @@ TEST_F(PsRpcTest, RejectsMalformedInitAndPush) {
 TEST_F(PsRpcTest, PushStreamEndingShortOfItsGradientsAppliesNothing) {
   Tensor w({2}, {1, 2});
   Tensor b({1}, {5});
-  ASSERT_TRUE(client_->Init(Header({"w", "b"}, "GradientDescent"), {{"w", &w}, {"b", &b}}).ok());
+  ASSERT_TRUE(ps_.client->Init(Header({"w", "b"}, "GradientDescent"), {{"w", &w}, {"b", &b}}).ok());
 
   auto stub = proto::Ps::NewStub(grpc::CreateChannel(
-      "127.0.0.1:" + std::to_string(server_->port()), grpc::InsecureChannelCredentials()));
+      "127.0.0.1:" + std::to_string(ps_.server->port()), grpc::InsecureChannelCredentials()));
   grpc::ClientContext ctx;
   proto::PushResponse response;
   auto writer = stub->Push(&ctx, &response);
@@ -139,21 +134,21 @@ TEST_F(PsRpcTest, PushStreamEndingShortOfItsGradientsAppliesNothing) {
 
   std::map<std::string, Tensor> out;
   int64_t gs = 0;
-  ASSERT_TRUE(client_->Pull(42, {}, &out, &gs).ok());
+  ASSERT_TRUE(ps_.client->Pull(42, {}, &out, &gs).ok());
   EXPECT_EQ(gs, 10);
   EXPECT_EQ(out["w"][0], 1.0f);
   EXPECT_EQ(out["w"][1], 2.0f);
 }
 
 TEST_F(PsRpcTest, ShutdownRpcNotifiesTheOwner) {
-  EXPECT_FALSE(stop_.requested());
-  ASSERT_TRUE(client_->Shutdown("test over").ok());
-  EXPECT_TRUE(stop_.WaitFor(std::chrono::seconds(5)));
-  EXPECT_EQ(stop_.reason(), "test over");
-  server_->Stop();
-  server_->Stop();  // idempotent
+  EXPECT_FALSE(ps_.shutdown_requested.requested());
+  ASSERT_TRUE(ps_.client->Shutdown("test over").ok());
+  EXPECT_TRUE(ps_.shutdown_requested.WaitFor(std::chrono::seconds(5)));
+  EXPECT_EQ(ps_.shutdown_requested.reason(), "test over");
+  ps_.server->Stop();
+  ps_.server->Stop();  // idempotent
   // GetStatus waits for a ps to come (back) up, until its deadline.
-  EXPECT_EQ(client_->GetStatus(std::chrono::milliseconds(500)).status().code(),
+  EXPECT_EQ(ps_.client->GetStatus(std::chrono::milliseconds(500)).status().code(),
             Code::kDeadlineExceeded);
 }
 
@@ -163,14 +158,14 @@ TEST_F(PsRpcTest, ThreeHundredMegabyteVariableTravelsInChunks) {
   const int64_t n = 300ll * 1000 * 1000 / 4;
   Tensor big({n / 1000, 1000});
   for (int64_t i = 0; i < big.size(); i += 4099) big[i] = static_cast<float>(i % 977);
-  ASSERT_TRUE(client_->Init(Header({"big"}, "GradientDescent"), {{"big", &big}}).ok());
+  ASSERT_TRUE(ps_.client->Init(Header({"big"}, "GradientDescent"), {{"big", &big}}).ok());
   Tensor grad({n / 1000, 1000});
   grad.Fill(2.0f);  // lr 0.5: every element goes down by exactly 1
   proto::PushHeader ph;
   ph.set_placement_fingerprint(42);
-  ASSERT_TRUE(client_->Push(ph, {{"big", &grad}}).ok());
+  ASSERT_TRUE(ps_.client->Push(ph, {{"big", &grad}}).ok());
   std::map<std::string, Tensor> out;
-  ASSERT_TRUE(client_->Pull(42, {"big"}, &out, nullptr).ok());
+  ASSERT_TRUE(ps_.client->Pull(42, {"big"}, &out, nullptr).ok());
   const Tensor& back = out["big"];
   ASSERT_EQ(back.shape(), big.shape());
   for (int64_t i = 0; i < n; i += 4099) ASSERT_EQ(back[i], big[i] - 1.0f) << i;
