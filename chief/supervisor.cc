@@ -41,7 +41,8 @@ Supervisor::Supervisor(nn::Model* model, PsFleet* fleet, const data::ImageDatase
       checkpoints_({options_.train_dir, options_.max_to_keep,
                     options_.keep_checkpoint_every_n_hours}),
       incarnations_(fleet->num_ps(), 0),
-      ps_health_(fleet->num_ps()) {}
+      ps_health_(fleet->num_ps()),
+      roster_(options_.num_workers, options_.init.heartbeat_timeout_secs()) {}
 
 Status Supervisor::RestoreOrInitialize(const std::string& why) {
   proto::InitHeader header = options_.init;
@@ -174,22 +175,27 @@ Status Supervisor::WriteSummaries(const proto::StatusResponse& st) {
   return OkStatus();
 }
 
-void Supervisor::WatchWorkers(const proto::StatusResponse& st) {
-  const double timeout = options_.init.heartbeat_timeout_secs();
-  for (const proto::WorkerState& w : st.workers()) {
-    const bool dead = !w.done() && w.seconds_since_heartbeat() > timeout;
-    auto it = worker_dead_.find(w.worker());
-    const bool was_dead = it != worker_dead_.end() && it->second;
-    if (dead && !was_dead) {
-      char secs[32];
-      std::snprintf(secs, sizeof(secs), "%.1f", w.seconds_since_heartbeat());
-      LOG(WARNING) << "worker:" << w.worker() << " declared dead: no heartbeat for " << secs
-                   << " s (last at local step " << w.local_step() << ")";
-    } else if (!dead && was_dead) {
-      LOG(INFO) << "worker:" << w.worker() << " is back (local step " << w.local_step() << ")";
-    }
-    worker_dead_[w.worker()] = dead;
+Status Supervisor::SendLiveWorkers() {
+  const std::vector<int> live = roster_.InState(WorkerRoster::State::kLive);
+  if (sent_live_ == live) return OkStatus();
+  PS_RETURN_IF_ERROR(fleet_->SetLiveWorkers(live));
+  const int r = options_.init.sync().replicas_to_aggregate();
+  const std::vector<int> done = roster_.InState(WorkerRoster::State::kDone);
+  const std::vector<int> dead = roster_.InState(WorkerRoster::State::kDead);
+  if (static_cast<int>(live.size()) < r) {
+    LOG(WARNING) << live.size() << " of " << options_.num_workers
+                 << " workers can still push (" << WorkerList(live) << "; finished: "
+                 << WorkerList(done) << "; dead: " << WorkerList(dead)
+                 << "): each step now averages the gradients of "
+                 << (live.empty() ? std::string("whatever it holds")
+                                  : "all " + std::to_string(live.size()))
+                 << " instead of " << r;
+  } else if (sent_live_.has_value() && static_cast<int>(sent_live_->size()) < r) {
+    LOG(INFO) << live.size() << " workers can push again (" << WorkerList(live)
+              << "): each step averages " << r << " gradients";
   }
+  sent_live_ = live;
+  return OkStatus();
 }
 
 void Supervisor::WatchSyncStep(const proto::StatusResponse& st) {
@@ -204,15 +210,12 @@ void Supervisor::WatchSyncStep(const proto::StatusResponse& st) {
     return;
   }
   last_stall_log_ = now;
-  std::string dead;
-  for (const auto& [w, is_dead] : worker_dead_) {
-    if (is_dead) dead += (dead.empty() ? "" : ", ") + ("worker:" + std::to_string(w));
-  }
+  const std::vector<int> dead = roster_.InState(WorkerRoster::State::kDead);
   LOG(WARNING) << "step " << st.global_step() << " has waited "
                << std::chrono::duration_cast<std::chrono::seconds>(now - last_step_change_).count()
                << " s: ps:0 holds " << st.pending_gradients() << " of "
-               << options_.init.sync().replicas_to_aggregate() << " gradients"
-               << (dead.empty() ? "" : "; dead: " + dead)
+               << st.required_gradients() << " gradients"
+               << (dead.empty() ? "" : "; dead: " + WorkerList(dead))
                << "; training resumes when enough workers push";
 }
 
@@ -227,6 +230,7 @@ Status Supervisor::Monitor() {
       if (s.ok()) s = RestoreOrInitialize("a ps lost its variables");
       if (!s.ok()) return s;
       ++restores_;
+      sent_live_.reset();  // a restarted ps knows nothing of the workers
       for (int ps = 0; ps < fleet_->num_ps(); ++ps) incarnations_[ps] = 0;
       PS_RETURN_IF_ERROR(CheckPsIncarnations(&needs_restore));
       LOG(INFO) << "training resumed";
@@ -234,10 +238,22 @@ Status Supervisor::Monitor() {
     auto st = fleet_->CoordinatorStatus();
     if (st.ok()) {
       last_contact = Clock::now();
-      WatchWorkers(*st);
-      if (options_.init.sync().enabled()) WatchSyncStep(*st);
+      roster_.Update(*st);
+      if (options_.init.sync().enabled()) {
+        Status sent = SendLiveWorkers();
+        if (!sent.ok()) LOG(WARNING) << "telling the ps tasks the live workers: " << sent.ToString();
+        WatchSyncStep(*st);
+      }
       PublishMetrics(*st);
-      if (st->done_workers_size() >= options_.num_workers) return OkStatus();
+      if (roster_.JobOver()) {
+        const std::vector<int> dead = roster_.InState(WorkerRoster::State::kDead);
+        if (!dead.empty()) {
+          LOG(WARNING) << "no worker can still push (finished: "
+                       << WorkerList(roster_.InState(WorkerRoster::State::kDone))
+                       << "; dead: " << WorkerList(dead) << "): training ends";
+        }
+        return OkStatus();
+      }
       const bool by_steps = options_.save_checkpoint_steps > 0 &&
                             st->global_step() >= last_saved_step_ + options_.save_checkpoint_steps;
       const bool by_time =

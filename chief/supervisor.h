@@ -5,11 +5,14 @@
 //             chief), carry on; else restore every ps from the newest
 //             readable checkpoint in the train dir, or initialize from the
 //             seed; mark the model ready.
-//   Monitor   until every worker has finished: save checkpoints on a timer
-//             and every N steps; write summaries; notice a ps that came back
-//             empty (new incarnation) and restore every ps from the latest
+//   Monitor   until no worker can still push and one has finished
+//             (chief/worker_roster.h): save checkpoints on a timer and every
+//             N steps; write summaries; notice a ps that came back empty
+//             (new incarnation) and restore every ps from the latest
 //             checkpoint; declare workers dead when their heartbeats stop;
-//             in sync mode say what a stalled step waits for.
+//             in sync mode tell every ps which workers can still push (a
+//             step needs no more gradients than they can give) and say what
+//             a stalled step waits for.
 //   Finish    final checkpoint, evaluation on the test set (the final line),
 //             shut every ps down.
 //   SaveOnStop  a graceful stop (SIGTERM): save a checkpoint and leave the
@@ -23,12 +26,14 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "chief/checkpoint_manager.h"
 #include "chief/http/metrics.h"
 #include "chief/training_summaries.h"
+#include "chief/worker_roster.h"
 #include "core/status.h"
 #include "core/stop_signals.h"
 #include "data/mnist_dataset.h"
@@ -81,7 +86,9 @@ class Supervisor {
   Status CheckPsIncarnations(bool* needs_restore);
   Status SaveCheckpoint(const char* why);
   Status WriteSummaries(const proto::StatusResponse& coordinator);
-  void WatchWorkers(const proto::StatusResponse& coordinator);
+  // Sync: tells every ps which workers can still push, when that changed
+  // since it was last told.
+  Status SendLiveWorkers();
   void WatchSyncStep(const proto::StatusResponse& coordinator);
   // Fills the metrics board from ps 0's status and the ps tasks' health.
   void PublishMetrics(const proto::StatusResponse& coordinator);
@@ -107,7 +114,10 @@ class Supervisor {
   int64_t last_summary_step_ = 0;
   int64_t summary_window_step_ = 0;
   std::chrono::steady_clock::time_point summary_window_start_;
-  std::map<int, bool> worker_dead_;  // by worker index
+  WorkerRoster roster_;
+  // The live workers every ps was last told of; unset: not told since a
+  // restore (or ever).
+  std::optional<std::vector<int>> sent_live_;
   int64_t last_step_ = -1;
   std::chrono::steady_clock::time_point last_step_change_;
   std::chrono::steady_clock::time_point last_stall_log_;

@@ -81,5 +81,12 @@ void NormalizeImages(const ImageDataset& ds, int64_t begin, int64_t count, Tenso
   for (int64_t i = 0; i < count; ++i) NormalizeImage(ds, begin + i, out->data() + i * pixels);
 }
 
+void KeepFirst(int64_t n, ImageDataset* ds) {
+  if (n <= 0 || n >= ds->count) return;
+  ds->count = n;
+  ds->pixels.resize(static_cast<size_t>(n) * ds->rows * ds->cols);
+  ds->labels.resize(static_cast<size_t>(n));
+}
+
 }  // namespace data
 }  // namespace pstrain

@@ -30,6 +30,9 @@ struct ImageDataset {
 // errors of ReadIdxFile otherwise.
 StatusOr<ImageDataset> LoadMnistSplit(const std::string& data_dir, const std::string& split);
 
+// Keeps the first `n` examples (all of them when n <= 0 or n >= count).
+void KeepFirst(int64_t n, ImageDataset* ds);
+
 // Writes images [begin, begin + count) into `out` as NHWC floats
 // pixel / 255 - 0.5, shaped [count, rows, cols, 1] (reshaped or reallocated if
 // it is not). The range must lie within the dataset (CHECKed).

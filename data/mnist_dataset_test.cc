@@ -90,13 +90,19 @@ TEST(LoadMnistSplit, PropagatesTruncation) {
   EXPECT_EQ(ds.status().code(), Code::kDataLoss);
 }
 
-TEST(NormalizeImages, ScalesToMinusHalfPlusHalf) {
+// Three 1x2 images.
+ImageDataset ThreeTinyImages() {
   ImageDataset ds;
   ds.count = 3;
   ds.rows = 1;
   ds.cols = 2;
   ds.pixels = {0, 255, 51, 102, 1, 2};
   ds.labels = {0, 1, 2};
+  return ds;
+}
+
+TEST(NormalizeImages, ScalesToMinusHalfPlusHalf) {
+  ImageDataset ds = ThreeTinyImages();
   Tensor out;
   NormalizeImages(ds, 1, 2, &out);
   EXPECT_EQ(out.shape(), (Shape{2, 1, 2, 1}));
@@ -107,6 +113,18 @@ TEST(NormalizeImages, ScalesToMinusHalfPlusHalf) {
   EXPECT_EQ(out.shape(), (Shape{1, 1, 2, 1}));
   EXPECT_FLOAT_EQ(out[0], -0.5f);
   EXPECT_FLOAT_EQ(out[1], 0.5f);
+}
+
+TEST(KeepFirst, KeepsTheFirstNExamples) {
+  ImageDataset ds = ThreeTinyImages();
+  KeepFirst(0, &ds);
+  EXPECT_EQ(ds.count, 3);
+  KeepFirst(9, &ds);
+  EXPECT_EQ(ds.count, 3);
+  KeepFirst(2, &ds);
+  EXPECT_EQ(ds.count, 2);
+  EXPECT_EQ(ds.pixels, (std::vector<uint8_t>{0, 255, 51, 102}));
+  EXPECT_EQ(ds.labels, (std::vector<int32_t>{0, 1}));
 }
 
 TEST(LoadMnistSplit, ReadsRealFashionMnist) {

@@ -50,10 +50,18 @@ StatusOr<SyncAccumulator::Outcome> SyncAccumulator::Offer(int worker, int64_t co
     }
   }
   received_.emplace_back(worker, std::move(grads));
-  if (static_cast<int>(received_.size()) >= options_.replicas_to_aggregate) {
-    return Outcome::kStepComplete;
-  }
+  if (static_cast<int>(received_.size()) >= required()) return Outcome::kStepComplete;
   return Outcome::kAccepted;
+}
+
+int SyncAccumulator::required() const {
+  if (live_replicas_ < 0) return options_.replicas_to_aggregate;
+  return std::max(1, std::min(options_.replicas_to_aggregate, live_replicas_));
+}
+
+bool SyncAccumulator::SetLiveReplicas(int live) {
+  live_replicas_ = live;
+  return !received_.empty() && static_cast<int>(received_.size()) >= required();
 }
 
 std::map<std::string, Tensor> SyncAccumulator::TakeAverage() {

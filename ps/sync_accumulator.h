@@ -13,7 +13,13 @@
 //    accumulator moves to S + 1;
 //  - strict: a worker counts once per step; its second gradient for S is a
 //    duplicate, dropped and counted. Not strict (TF's behaviour): a worker
-//    that pushes twice counts twice.
+//    that pushes twice counts twice;
+//  - fewer workers than R can still push (the others finished or were
+//    declared dead, as the chief tells with SetLiveReplicas): a step needs
+//    the gradients of all L that remain, min(R, L), at least 1. Lowering L
+//    may complete the step at once (it holds enough already); with L = 0 a
+//    step completes with whatever it holds, so no computed gradient is lost.
+//    TensorFlow waits for ever here: its end-of-training hang.
 //
 // Not thread-safe: the owner (VariableStore) serializes calls.
 #ifndef PSTRAIN_PS_SYNC_ACCUMULATOR_H_
@@ -46,20 +52,30 @@ class SyncAccumulator {
   // differ from the first gradient of the step.
   StatusOr<Outcome> Offer(int worker, int64_t computed_at, std::map<std::string, Tensor> grads);
 
-  // The average of the step's R gradients; moves to the next step.
+  // The average of the step's gradients; moves to the next step.
   std::map<std::string, Tensor> TakeAverage();
+
+  // How many workers can still push (a negative count: all of them, the
+  // start state). Returns true when the step is now complete: call
+  // TakeAverage.
+  bool SetLiveReplicas(int live);
+  // Gradients the current step needs: min(R, live), at least 1.
+  int required() const;
+  int live_replicas() const { return live_replicas_; }
 
   int64_t step() const { return step_; }
   int pending() const { return static_cast<int>(received_.size()); }
   const Options& options() const { return options_; }
   int64_t stale_dropped() const { return stale_dropped_; }
   int64_t duplicates_dropped() const { return duplicates_dropped_; }
-  // Resets to `step` with nothing pending (after a restore).
+  // Resets to `step` with nothing pending (after a restore); the live count
+  // is kept.
   void Reset(int64_t step);
 
  private:
   const Options options_;
   int64_t step_;
+  int live_replicas_ = -1;  // < 0: every worker
   std::vector<std::pair<int, std::map<std::string, Tensor>>> received_;
   int64_t stale_dropped_ = 0;
   int64_t duplicates_dropped_ = 0;

@@ -79,5 +79,43 @@ TEST(SyncAccumulator, RejectsMismatchedGradients) {
   EXPECT_EQ(acc.Offer(1, 0, std::move(other)).status().code(), Code::kInvalidArgument);
 }
 
+// Fewer live workers than R: a step needs the gradients of all that remain.
+TEST(SyncAccumulator, FewerLiveWorkersThanRNeedFewerGradients) {
+  SyncAccumulator acc({3, false}, 0);
+  EXPECT_EQ(acc.required(), 3);
+  EXPECT_EQ(*acc.Offer(0, 0, Grad(1)), Outcome::kAccepted);
+  EXPECT_EQ(*acc.Offer(1, 0, Grad(3)), Outcome::kAccepted);
+  // worker:2 finished: the two gradients held complete the step at once.
+  EXPECT_TRUE(acc.SetLiveReplicas(2));
+  EXPECT_EQ(acc.TakeAverage().at("w")[0], 2.0f);
+  EXPECT_EQ(acc.step(), 1);
+  // worker:1 finished too: worker:0 alone completes each step.
+  EXPECT_FALSE(acc.SetLiveReplicas(1));
+  EXPECT_EQ(acc.required(), 1);
+  EXPECT_EQ(*acc.Offer(0, 1, Grad(5)), Outcome::kStepComplete);
+  EXPECT_EQ(acc.TakeAverage().at("w")[0], 5.0f);
+  // More live workers than R never raise the need above R.
+  EXPECT_FALSE(acc.SetLiveReplicas(7));
+  EXPECT_EQ(acc.required(), 3);
+}
+
+TEST(SyncAccumulator, NoLiveWorkerLeftCompletesWhatTheStepHolds) {
+  SyncAccumulator acc({2, true}, 4);
+  EXPECT_FALSE(acc.SetLiveReplicas(0)) << "nothing held: nothing to complete";
+  acc.SetLiveReplicas(-1);
+  EXPECT_EQ(*acc.Offer(1, 4, Grad(6)), Outcome::kAccepted);
+  EXPECT_TRUE(acc.SetLiveReplicas(0));
+  EXPECT_EQ(acc.TakeAverage().at("w")[1], 12.0f);
+  EXPECT_EQ(acc.step(), 5);
+}
+
+TEST(SyncAccumulator, StrictCountsDistinctLiveWorkers) {
+  SyncAccumulator acc({2, true}, 0);
+  acc.SetLiveReplicas(2);
+  EXPECT_EQ(*acc.Offer(0, 0, Grad(1)), Outcome::kAccepted);
+  EXPECT_EQ(*acc.Offer(0, 0, Grad(1)), Outcome::kDuplicate);
+  EXPECT_TRUE(acc.SetLiveReplicas(1));  // worker:1 died: worker:0's one gradient is enough
+}
+
 }  // namespace
 }  // namespace pstrain

@@ -70,11 +70,14 @@ Status VariableStore::Initialize(const InitOptions& options,
     std::lock_guard<std::mutex> slock(sync_mu_);
     ++generation_;
     step_advanced_.notify_all();
+    // A restore keeps what the chief said of the workers.
+    const int live = accumulator_ ? accumulator_->live_replicas() : -1;
     accumulator_.reset();
     if (options.sync.enabled()) {
       accumulator_ = std::make_unique<SyncAccumulator>(
           SyncAccumulator::Options{options.sync.replicas_to_aggregate(), options.sync.strict()},
           options.global_step);
+      accumulator_->SetLiveReplicas(live);  // nothing pending: completes nothing
     }
   }
   variables_ = std::move(vars);
@@ -214,17 +217,28 @@ StatusOr<VariableStore::SyncPushResult> VariableStore::OfferSyncGradients(
     case SyncAccumulator::Outcome::kDuplicate:
       result.outcome = proto::DUPLICATE;
       break;
-    case SyncAccumulator::Outcome::kStepComplete: {
+    case SyncAccumulator::Outcome::kStepComplete:
       result.outcome = proto::STEP_COMPLETE;
-      const std::map<std::string, Tensor> average = accumulator_->TakeAverage();
-      ApplyLocked(*ResolveLocked(average));  // same names and shapes as checked
-      global_step_.store(accumulator_->step());
-      step_advanced_.notify_all();
+      CompleteStepLocked();
       break;
-    }
   }
   result.step = accumulator_->step();
   return result;
+}
+
+void VariableStore::CompleteStepLocked() {
+  const std::map<std::string, Tensor> average = accumulator_->TakeAverage();
+  ApplyLocked(*ResolveLocked(average));  // same names and shapes as checked on offer
+  global_step_.store(accumulator_->step());
+  step_advanced_.notify_all();
+}
+
+StatusOr<int64_t> VariableStore::SetLiveReplicas(int live) {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  std::lock_guard<std::mutex> slock(sync_mu_);
+  if (!accumulator_) return FailedPrecondition("this ps trains asynchronously");
+  if (accumulator_->SetLiveReplicas(live)) CompleteStepLocked();
+  return accumulator_->step();
 }
 
 Status VariableStore::WaitForStep(int64_t min_step, std::chrono::system_clock::time_point deadline,
@@ -243,7 +257,7 @@ Status VariableStore::WaitForStep(int64_t min_step, std::chrono::system_clock::t
       std::string detail;
       if (accumulator_) {
         detail = " (" + std::to_string(accumulator_->pending()) + " of " +
-                 std::to_string(accumulator_->options().replicas_to_aggregate) +
+                 std::to_string(accumulator_->required()) +
                  " gradients for step " + std::to_string(accumulator_->step()) + ")";
       }
       return DeadlineExceeded("at step " + std::to_string(global_step_.load()) +
@@ -263,6 +277,7 @@ VariableStore::SyncStats VariableStore::sync_stats() const {
   SyncStats stats;
   if (accumulator_) {
     stats.pending = accumulator_->pending();
+    stats.required = accumulator_->required();
     stats.stale_dropped = accumulator_->stale_dropped();
     stats.duplicates_dropped = accumulator_->duplicates_dropped();
   }

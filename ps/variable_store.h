@@ -102,9 +102,16 @@ class VariableStore {
   // when the ps is re-initialized meanwhile (a restore moved its step).
   Status WaitForStep(int64_t min_step, std::chrono::system_clock::time_point deadline,
                      const std::function<bool()>& cancelled);
+  // Sync replicas: how many workers can still push (the chief's view:
+  // neither finished nor declared dead). A step then needs min(R, live)
+  // gradients; when the pending step already has that many it is applied
+  // now, as OfferSyncGradients would. Returns this ps's step afterwards.
+  // FailedPrecondition when this ps trains asynchronously.
+  StatusOr<int64_t> SetLiveReplicas(int live);
   bool sync_enabled() const;
   struct SyncStats {
     int pending = 0;
+    int required = 0;  // gradients the step needs: min(R, live workers)
     int64_t stale_dropped = 0;
     int64_t duplicates_dropped = 0;
   };
@@ -139,6 +146,9 @@ class VariableStore {
   // Applies `grads` (already checked) to their variables at the current rate;
   // subtracts them from the non-trainable ones.
   void ApplyLocked(const std::vector<std::pair<Variable*, const Tensor*>>& work);
+  // Applies the accumulator's average, advances the step and wakes the
+  // waiters. Caller holds mu_ (shared) and sync_mu_.
+  void CompleteStepLocked();
   // The variables `grads` name, or an error for an unknown name or shape.
   StatusOr<std::vector<std::pair<Variable*, const Tensor*>>> ResolveLocked(
       const std::map<std::string, Tensor>& grads);

@@ -180,13 +180,19 @@ TEST(VariableStore, NonTrainableIsAssignSubAsync) {
   EXPECT_EQ(store.global_step(), 2);
 }
 
-// Sync: the step's deltas are averaged, then subtracted once.
-TEST(VariableStore, NonTrainableIsAssignSubOfTheAverageSync) {
-  VariableStore store;
+// ps:0's options for sync replicas averaging `r` gradients a step.
+VariableStore::InitOptions SyncOptions(int r) {
   VariableStore::InitOptions opts;
   opts.holds_global_step = true;
   opts.sync.set_enabled(true);
-  opts.sync.set_replicas_to_aggregate(2);
+  opts.sync.set_replicas_to_aggregate(r);
+  return opts;
+}
+
+// Sync: the step's deltas are averaged, then subtracted once.
+TEST(VariableStore, NonTrainableIsAssignSubOfTheAverageSync) {
+  VariableStore store;
+  VariableStore::InitOptions opts = SyncOptions(2);
   opts.non_trainable = {"bn/moving_mean"};
   ASSERT_TRUE(store.Initialize(opts, MomentumOpt(), Values(0, {1, 2})).ok());
   auto first = store.OfferSyncGradients(0, 0, Values(1, {0.2f, 0.0f}));
@@ -215,6 +221,43 @@ TEST(VariableStore, NonTrainableNamesMustBeVariablesAndHaveNoSlots) {
   slot.emplace("bn/moving_mean/Momentum", Tensor({1}));
   s = store.Initialize(opts, MomentumOpt(), Values(0, {1}), std::move(slot));
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
+}
+
+// The chief says fewer workers can push: a step that already holds enough
+// is applied at once, and waiters for the next step wake.
+TEST(VariableStore, FewerLiveWorkersCompleteTheHeldStep) {
+  VariableStore store;
+  VariableStore::InitOptions opts = SyncOptions(2);
+  std::map<std::string, Tensor> init;
+  init.emplace("w", Tensor({1}, {1}));
+  ASSERT_TRUE(store.Initialize(opts, Sgd(1.0f), std::move(init)).ok());
+  std::map<std::string, Tensor> g;
+  g.emplace("w", Tensor({1}, {0.25f}));
+  ASSERT_EQ(store.OfferSyncGradients(0, 0, g)->outcome, proto::ACCEPTED);
+  Status waited;
+  std::thread waiter([&] {
+    waited = store.WaitForStep(1, std::chrono::system_clock::now() + std::chrono::seconds(30),
+                               nullptr);
+  });
+  auto step = store.SetLiveReplicas(1);
+  waiter.join();
+  ASSERT_TRUE(step.ok());
+  EXPECT_EQ(*step, 1);
+  EXPECT_TRUE(waited.ok()) << waited.ToString();
+  EXPECT_FLOAT_EQ((*store.Read({"w"}))[0].second[0], 0.75f);
+  EXPECT_EQ(store.sync_stats().required, 1);
+  // A restore keeps the live count.
+  std::map<std::string, Tensor> again;
+  again.emplace("w", Tensor({1}, {1}));
+  ASSERT_TRUE(store.Initialize(opts, Sgd(1.0f), std::move(again)).ok());
+  EXPECT_EQ(store.sync_stats().required, 1);
+  EXPECT_EQ(store.OfferSyncGradients(0, 0, g)->outcome, proto::STEP_COMPLETE);
+}
+
+TEST(VariableStore, LiveWorkersAreForSyncOnly) {
+  VariableStore store;
+  ASSERT_TRUE(store.Initialize({}, Sgd(1.0f), {}).ok());
+  EXPECT_EQ(store.SetLiveReplicas(1).status().code(), Code::kFailedPrecondition);
 }
 
 }  // namespace

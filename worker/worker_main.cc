@@ -20,6 +20,8 @@ DEFINE_string(model, "mnist", "Built-in model to train");
 DEFINE_int32(batch_size, 128, "Examples per step");
 DEFINE_int64(max_steps, 0, "Stop when global_step reaches this (0: no limit)");
 DEFINE_int64(epochs, 1, "Passes over this worker's shard of the input (0: no limit)");
+DEFINE_int64(train_examples, 0,
+             "Train on the first this many examples of the training set (0: all of them)");
 DEFINE_int32(log_frequency, 10, "Log a progress line every this many steps");
 DEFINE_uint64(seed, 0, "Seed of the input's shuffling (each worker adds its index)");
 DEFINE_int32(ready_timeout_secs, 600, "Give up waiting for the chief to initialize after this");
@@ -62,6 +64,11 @@ int main(int argc, char** argv) {
 
   auto train = pstrain::data::LoadMnistSplit(FLAGS_data_dir, "train");
   if (!train.ok()) return pstrain::ExitWith(train.status(), pstrain::kExitBadInput);
+  if (FLAGS_train_examples < 0) {
+    return pstrain::ExitWith(pstrain::InvalidArgument("--train_examples must be >= 0"),
+                             pstrain::kExitBadInput);
+  }
+  pstrain::data::KeepFirst(FLAGS_train_examples, &*train);
   pstrain::data::BatchQueueOptions qopts;
   qopts.batch_size = FLAGS_batch_size;
   qopts.shard_index = index;

@@ -136,6 +136,15 @@ Status PsClient::WorkerDone(int worker) {
   return FromGrpcStatus(stub_->WorkerDone(&ctx, request, &response), name_);
 }
 
+Status PsClient::SetLiveWorkers(const std::vector<int>& workers) {
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, std::chrono::seconds(10));
+  proto::SetLiveWorkersRequest request;
+  for (int w : workers) request.add_workers(w);
+  proto::SetLiveWorkersResponse response;
+  return FromGrpcStatus(stub_->SetLiveWorkers(&ctx, request, &response), name_);
+}
+
 Status PsClient::Shutdown(const std::string& reason) {
   grpc::ClientContext ctx;
   SetDeadline(&ctx, std::chrono::seconds(10));

@@ -44,6 +44,8 @@ class PsClient {
   StatusOr<proto::HeartbeatResponse> Heartbeat(int worker, int64_t local_step, float loss);
   StatusOr<proto::StatusResponse> GetStatus(std::chrono::milliseconds timeout);
   Status WorkerDone(int worker);
+  // Sync replicas: the workers that can still push (the chief's view).
+  Status SetLiveWorkers(const std::vector<int>& workers);
   Status Shutdown(const std::string& reason);
 
   // Deadline for calls that move tensors (Init, Pull, Push).

@@ -261,6 +261,10 @@ StatusOr<proto::StatusResponse> PsFleet::CoordinatorStatus() {
   return clients_[0]->GetStatus(std::chrono::seconds(5));
 }
 
+Status PsFleet::SetLiveWorkers(const std::vector<int>& workers) {
+  return ForEachPs([&](int ps) { return clients_[ps]->SetLiveWorkers(workers); });
+}
+
 Status PsFleet::ShutdownAll(const std::string& reason) {
   return ForEachPs([&](int ps) { return clients_[ps]->Shutdown(reason); });
 }

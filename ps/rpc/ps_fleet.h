@@ -99,6 +99,8 @@ class PsFleet {
                                      int64_t local_step, const PsSteps& pulled, bool sync);
   // The status of ps 0, which keeps global_step and the finished workers.
   StatusOr<proto::StatusResponse> CoordinatorStatus();
+  // Sync replicas: tells every ps which workers can still push.
+  Status SetLiveWorkers(const std::vector<int>& workers);
   Status ShutdownAll(const std::string& reason);
 
  private:

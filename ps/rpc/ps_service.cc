@@ -154,6 +154,7 @@ grpc::Status PsService::GetStatus(grpc::ServerContext*, const proto::StatusReque
   response->set_learning_rate(store_->learning_rate());
   const VariableStore::SyncStats sync = store_->sync_stats();
   response->set_pending_gradients(sync.pending);
+  response->set_required_gradients(sync.required);
   response->set_stale_dropped(sync.stale_dropped);
   response->set_duplicates_dropped(sync.duplicates_dropped);
   for (const WorkerRegistry::WorkerState& w : workers_.Snapshot()) {
@@ -172,6 +173,21 @@ grpc::Status PsService::WorkerDone(grpc::ServerContext*, const proto::WorkerDone
                                    proto::WorkerDoneResponse*) {
   workers_.MarkDone(request->worker());
   LOG(INFO) << "ps:" << task_index_ << " worker:" << request->worker() << " finished";
+  return grpc::Status::OK;
+}
+
+grpc::Status PsService::SetLiveWorkers(grpc::ServerContext*,
+                                       const proto::SetLiveWorkersRequest* request,
+                                       proto::SetLiveWorkersResponse* response) {
+  const int live = request->workers_size();
+  auto step = store_->SetLiveReplicas(live);
+  if (!step.ok()) return ToGrpcStatus(step.status().Annotate("SetLiveWorkers"));
+  std::string names;
+  for (int w : request->workers()) names += (names.empty() ? "" : ", ") + ("worker:" + std::to_string(w));
+  LOG(INFO) << "ps:" << task_index_ << " at step " << *step << ": " << live
+            << " workers can still push" << (names.empty() ? "" : " (" + names + ")")
+            << "; a step needs " << store_->sync_stats().required << " gradients";
+  response->set_global_step(*step);
   return grpc::Status::OK;
 }
 

@@ -35,6 +35,9 @@ class PsService final : public proto::Ps::Service {
                          proto::StatusResponse* response) override;
   grpc::Status WorkerDone(grpc::ServerContext* ctx, const proto::WorkerDoneRequest* request,
                           proto::WorkerDoneResponse* response) override;
+  grpc::Status SetLiveWorkers(grpc::ServerContext* ctx,
+                              const proto::SetLiveWorkersRequest* request,
+                              proto::SetLiveWorkersResponse* response) override;
   grpc::Status Heartbeat(grpc::ServerContext* ctx, const proto::HeartbeatRequest* request,
                          proto::HeartbeatResponse* response) override;
   grpc::Status Shutdown(grpc::ServerContext* ctx, const proto::ShutdownRequest* request,

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The end-of-training scenario of the hardening issue, as a user runs it:
+# a cluster started from TF_CONFIG alone (no launcher), 1 chief, 2 ps and
+# 3 workers, sync replicas with 2 of 3 gradients per step, each worker
+# --epochs=3. Workers finish their shards at different steps; the job must
+# end by itself. Prints each task's exit code and the chief's final line;
+# exits 0 when every task exited 0 within the time limit.
+#
+#   bash tests/scenarios/sync_uneven_finish.sh [BUILD_DIR] [extra task flags]
+# Logs go to $OUT (default /tmp/pstrain_sync_uneven).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+BUILD="${1:-build}"
+shift || true
+OUT="${OUT:-/tmp/pstrain_sync_uneven}"
+LIMIT_SECS="${LIMIT_SECS:-1800}"
+rm -rf "$OUT" && mkdir -p "$OUT"
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+c0=$(free_port); p0=$(free_port); p1=$(free_port); w0=$(free_port); w1=$(free_port); w2=$(free_port)
+cluster="{\"chief\":[\"127.0.0.1:$c0\"],\"ps\":[\"127.0.0.1:$p0\",\"127.0.0.1:$p1\"],\"worker\":[\"127.0.0.1:$w0\",\"127.0.0.1:$w1\",\"127.0.0.1:$w2\"]}"
+flags=(--sync_replicas --replicas_to_aggregate=2 --total_num_replicas=3 --epochs=3
+       --train_dir="$OUT/train" --http_port=-1 "$@")
+
+declare -A pids
+start() {  # start TYPE INDEX BINARY
+  TF_CONFIG="{\"cluster\":$cluster,\"task\":{\"type\":\"$1\",\"index\":$2}}" \
+    "$BUILD/$3" "${flags[@]}" --undefok=sync_replicas,replicas_to_aggregate,total_num_replicas,epochs,train_dir,http_port \
+    >"$OUT/$1-$2.log" 2>&1 &
+  pids["$1:$2"]=$!
+}
+begin=$(date +%s)
+start ps 0 ps/ps_server
+start ps 1 ps/ps_server
+start chief 0 chief/chief
+for w in 0 1 2; do start worker $w worker/worker; done
+
+status=0
+for task in "${!pids[@]}"; do
+  pid=${pids[$task]}
+  while kill -0 "$pid" 2>/dev/null && (( $(date +%s) - begin < LIMIT_SECS )); do sleep 2; done
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "$task still running after ${LIMIT_SECS} s: the job did not end"
+    status=1
+    continue
+  fi
+  wait "$pid"; rc=$?
+  echo "$task exited $rc"
+  (( rc == 0 )) || status=1
+done
+kill $(jobs -p) 2>/dev/null
+echo "wall time: $(( $(date +%s) - begin )) s"
+grep -h "can still push\|training ends" "$OUT/chief-0.log" | sed 's/^/chief: /'
+grep -h "done after" "$OUT"/worker-*.log
+grep -h "final:" "$OUT/chief-0.log" || { echo "no final line"; status=1; }
+exit $status
