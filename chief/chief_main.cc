@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
   options.train_dir = FLAGS_train_dir;
   options.seed = FLAGS_seed;
   options.num_workers = num_workers;
+  options.init.set_num_workers(num_workers);
   options.startup_timeout = std::chrono::seconds(FLAGS_startup_timeout_secs);
   options.progress_interval = std::chrono::seconds(FLAGS_progress_secs);
   options.step_timeout = std::chrono::duration<double>(FLAGS_step_timeout_secs);

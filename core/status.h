@@ -63,6 +63,7 @@ inline Status Internal(std::string m) { return Status(Code::kInternal, std::move
 inline Status DataLoss(std::string m) { return Status(Code::kDataLoss, std::move(m)); }
 inline Status Aborted(std::string m) { return Status(Code::kAborted, std::move(m)); }
 inline Status OutOfRange(std::string m) { return Status(Code::kOutOfRange, std::move(m)); }
+inline Status ResourceExhausted(std::string m) { return Status(Code::kResourceExhausted, std::move(m)); }
 inline Status DeadlineExceeded(std::string m) { return Status(Code::kDeadlineExceeded, std::move(m)); }
 inline Status IoError(std::string m) { return Status(Code::kUnavailable, std::move(m)); }
 

@@ -3,6 +3,7 @@
 #include <cassert>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <new>
 
 namespace pstrain {
@@ -21,6 +22,19 @@ float* AllocateFloats(int64_t n) {
 int64_t NumElements(const Shape& shape) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
+  return n;
+}
+
+StatusOr<int64_t> CheckedNumElements(const Shape& shape) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max() / sizeof(float);
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) return InvalidArgument("shape " + ShapeString(shape) + " has a negative dimension");
+    if (d != 0 && n > kMax / d) {
+      return InvalidArgument("shape " + ShapeString(shape) + " has too many elements");
+    }
+    n *= d;
+  }
   return n;
 }
 

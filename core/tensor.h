@@ -12,12 +12,19 @@
 #include <string>
 #include <vector>
 
+#include "core/status.h"
+
 namespace pstrain {
 
 using Shape = std::vector<int64_t>;
 
-// Number of elements of a shape (1 for a scalar shape {}).
+// Number of elements of a shape (1 for a scalar shape {}). The shape must be
+// valid (CheckedNumElements says so); shapes from outside are checked first.
 int64_t NumElements(const Shape& shape);
+// NumElements of a shape from outside (a request, a file): InvalidArgument
+// for a negative dimension, or when the element count or its float32 byte
+// count does not fit in 63 bits.
+StatusOr<int64_t> CheckedNumElements(const Shape& shape);
 // "[5,5,1,32]"
 std::string ShapeString(const Shape& shape);
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
 
 namespace pstrain {
 namespace {
@@ -31,6 +32,33 @@ TEST(Tensor, ReshapeKeepsData) {
   a.Reshape({3, 2});
   EXPECT_EQ(a.dim(0), 3);
   EXPECT_EQ(a[5], 6);
+}
+
+}  // namespace
+}  // namespace pstrain
+
+namespace pstrain {
+namespace {
+
+TEST(CheckedNumElements, CountsValidShapes) {
+  EXPECT_EQ(*CheckedNumElements({}), 1);
+  EXPECT_EQ(*CheckedNumElements({5, 5, 1, 32}), 800);
+  EXPECT_EQ(*CheckedNumElements({0, int64_t{1} << 62}), 0);
+}
+
+TEST(CheckedNumElements, RefusesOverflowAndNegativeDimensions) {
+  // Each dimension is modest; their product wraps 64 bits (to 0 here).
+  const int64_t d = int64_t{1} << 32;
+  for (const Shape& bad : {Shape{d, d}, Shape{d, d, 4}, Shape{int64_t{1} << 62},
+                           Shape{3, -1}, Shape{-2, -2}}) {
+    auto n = CheckedNumElements(bad);
+    EXPECT_EQ(n.status().code(), Code::kInvalidArgument) << ShapeString(bad);
+    EXPECT_NE(n.status().message().find(ShapeString(bad)), std::string::npos);
+  }
+  // The largest count whose float32 bytes still fit.
+  const int64_t max = std::numeric_limits<int64_t>::max() / 4;
+  EXPECT_EQ(*CheckedNumElements({max}), max);
+  EXPECT_FALSE(CheckedNumElements({max + 1}).ok());
 }
 
 }  // namespace

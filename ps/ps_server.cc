@@ -23,20 +23,24 @@ grpc::ChannelArguments DefaultChannelArguments() {
   return args;
 }
 
-PsServer::PsServer(int task_index, uint64_t incarnation)
-    : task_index_(task_index), incarnation_(incarnation) {}
+PsServer::PsServer(int task_index, uint64_t incarnation, uint64_t max_bytes)
+    : task_index_(task_index), incarnation_(incarnation), store_(max_bytes) {}
 
 StatusOr<std::unique_ptr<PsServer>> PsServer::Start(const std::string& listen_address,
                                                     int task_index,
-                                                    StopNotice* shutdown_requested) {
+                                                    StopNotice* shutdown_requested,
+                                                    uint64_t max_bytes) {
   std::random_device rd;
   const uint64_t incarnation = (static_cast<uint64_t>(rd()) << 32) ^ rd();
-  std::unique_ptr<PsServer> ps(new PsServer(task_index, incarnation));
+  std::unique_ptr<PsServer> ps(new PsServer(task_index, incarnation, max_bytes));
   ps->service_ = std::make_unique<PsService>(
       task_index, incarnation, &ps->store_,
       [shutdown_requested](const std::string& reason) { shutdown_requested->Notify(reason); });
   grpc::ServerBuilder builder;
   ConfigureMessageSizes(&builder);
+  grpc::ResourceQuota quota("ps:" + std::to_string(task_index));
+  quota.SetMaxThreads(kMaxThreads);
+  builder.SetResourceQuota(quota);
   builder.AddListeningPort(listen_address, grpc::InsecureServerCredentials(), &ps->port_);
   builder.RegisterService(ps->service_.get());
   ps->server_ = builder.BuildAndStart();

@@ -22,11 +22,17 @@ namespace pstrain {
 class PsServer {
  public:
   // Listens on listen_address ("0.0.0.0:2222"; port 0 picks a free port).
-  // Unavailable when the port cannot be bound.
+  // Unavailable when the port cannot be bound. The store holds at most
+  // max_bytes (variables, slots and shadows); requests that would take it
+  // past that are refused.
   // Borrows shutdown_requested, which must outlive the server.
   static StatusOr<std::unique_ptr<PsServer>> Start(const std::string& listen_address,
                                                    int task_index,
-                                                   StopNotice* shutdown_requested);
+                                                   StopNotice* shutdown_requested,
+                                                   uint64_t max_bytes = UINT64_MAX);
+  // gRPC threads serving calls at once: bounds what concurrent requests can
+  // make the ps hold (each push at most one copy of its variables).
+  static constexpr int kMaxThreads = 256;
   ~PsServer();
 
   int port() const { return port_; }
@@ -37,7 +43,7 @@ class PsServer {
   void Stop();
 
  private:
-  PsServer(int task_index, uint64_t incarnation);
+  PsServer(int task_index, uint64_t incarnation, uint64_t max_bytes);
 
   const int task_index_;
   const uint64_t incarnation_;

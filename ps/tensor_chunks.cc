@@ -37,12 +37,9 @@ Status TensorAssembler::Add(const proto::TensorChunk& chunk) {
                            std::to_string(chunk.meta().dtype()));
   }
   Shape shape(chunk.meta().shape().begin(), chunk.meta().shape().end());
-  for (int64_t d : shape) {
-    if (d < 0 || d > (int64_t{1} << 40)) {
-      return InvalidArgument("tensor " + name + ": bad shape " + ShapeString(shape));
-    }
-  }
-  const uint64_t expected_bytes = static_cast<uint64_t>(NumElements(shape)) * sizeof(float);
+  auto elements = CheckedNumElements(shape);
+  if (!elements.ok()) return elements.status().Annotate("tensor " + name);
+  const uint64_t expected_bytes = static_cast<uint64_t>(*elements) * sizeof(float);
   if (chunk.total_bytes() != expected_bytes) {
     return InvalidArgument("tensor " + name + ": total_bytes " +
                            std::to_string(chunk.total_bytes()) + " does not match shape " +
@@ -54,12 +51,24 @@ Status TensorAssembler::Add(const proto::TensorChunk& chunk) {
       return InvalidArgument("tensor " + name + ": first chunk at offset " +
                              std::to_string(chunk.offset()));
     }
+    if (limits_.check) PS_RETURN_IF_ERROR(limits_.check(name, shape));
+    const uint64_t cost = expected_bytes + name.size() + kOverheadBytes;
+    if (cost > limits_.max_bytes - held_bytes_) {
+      return ResourceExhausted("tensor " + name + " " + ShapeString(shape) + ": " +
+                               std::to_string(expected_bytes) + " bytes would take this request " +
+                               "past its limit of " + std::to_string(limits_.max_bytes) +
+                               " bytes");
+    }
+    held_bytes_ += cost;
     // Chunks overwrite every byte: no need to zero the buffer first.
     it = pending_.emplace(name, Pending{Tensor(shape, Tensor::kUninitialized), 0}).first;
   }
   Pending& p = it->second;
   if (p.tensor.shape() != shape) {
     return InvalidArgument("tensor " + name + ": shape changed between chunks");
+  }
+  if (p.received == expected_bytes && expected_bytes > 0) {
+    return InvalidArgument("tensor " + name + ": sent again after it was whole");
   }
   if (chunk.offset() != p.received) {
     return InvalidArgument("tensor " + name + ": chunk at offset " +

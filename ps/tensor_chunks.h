@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "core/status.h"
 #include "core/tensor.h"
@@ -27,12 +28,31 @@ bool ForEachChunk(const std::string& name, const Tensor& tensor, uint32_t chunk_
                   proto::TensorChunk* chunk, const std::function<bool()>& emit);
 
 // Reassembles named tensors from a stream of chunks. Each tensor's chunks must
-// arrive in order of offset with consistent metadata. Not thread-safe.
+// arrive in order of offset with consistent metadata. Nothing is allocated
+// for a tensor before its shape has been checked against the limits, so a
+// stream from outside cannot make the receiver allocate more than
+// limits.max_bytes. Not thread-safe.
 class TensorAssembler {
  public:
+  struct Limits {
+    // Bytes the stream may make the receiver hold: every tensor's data, plus
+    // its name and kOverheadBytes of bookkeeping.
+    uint64_t max_bytes = UINT64_MAX;
+    // Called on each tensor's first chunk, before anything is allocated for
+    // it; an error refuses the chunk (say, a gradient for an unknown
+    // variable, or of another shape). May be empty.
+    std::function<Status(const std::string& name, const Shape& shape)> check;
+  };
+  static constexpr uint64_t kOverheadBytes = 128;
+
+  TensorAssembler() = default;
+  explicit TensorAssembler(Limits limits) : limits_(std::move(limits)) {}
+
   // Adds one chunk. InvalidArgument, naming the tensor, for a chunk that does
-  // not fit: wrong dtype, shape and size disagreeing, a gap or overlap, or
-  // data past the end.
+  // not fit: wrong dtype, a shape whose size overflows, shape and size
+  // disagreeing, a gap or overlap, data past the end, or a second stream of
+  // a tensor already whole; ResourceExhausted past limits.max_bytes; the
+  // error of limits.check.
   Status Add(const proto::TensorChunk& chunk);
   // Checks every tensor arrived whole and hands them over.
   StatusOr<std::map<std::string, Tensor>> Finish();
@@ -42,6 +62,8 @@ class TensorAssembler {
     Tensor tensor;
     uint64_t received = 0;
   };
+  const Limits limits_;
+  uint64_t held_bytes_ = 0;  // counted against limits_.max_bytes
   std::map<std::string, Pending> pending_;
 };
 

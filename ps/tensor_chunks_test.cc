@@ -87,5 +87,58 @@ TEST(TensorChunks, RejectsMalformedStreams) {
   }
 }
 
+// The Init that crashed a ps: dimensions of 2^32 each, whose byte count
+// wraps to 0, so that total_bytes 0 matched.
+TEST(TensorChunks, RefusesShapesWhoseSizeOverflows) {
+  TensorAssembler a;
+  proto::TensorChunk c;
+  c.set_name("w");
+  c.mutable_meta()->set_dtype(proto::DT_FLOAT);
+  for (int i = 0; i < 2; ++i) c.mutable_meta()->add_shape(int64_t{1} << 32);
+  c.set_total_bytes(0);
+  Status s = a.Add(c);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("too many elements"), std::string::npos) << s.message();
+  c.mutable_meta()->set_shape(1, -4);
+  EXPECT_EQ(a.Add(c).code(), Code::kInvalidArgument);
+  EXPECT_EQ(a.Finish()->size(), 0u) << "nothing was kept";
+}
+
+TEST(TensorChunks, RefusesWhatPassesTheByteLimitBeforeAllocating) {
+  TensorAssembler a(TensorAssembler::Limits{1000, {}});
+  auto small = Split("a", Iota({100}), 4096);  // 400 bytes + bookkeeping
+  ASSERT_TRUE(a.Add(small[0]).ok());
+  auto big = Split("b", Iota({120}), 4096);  // 480 more: past 1000
+  Status s = a.Add(big[0]);
+  EXPECT_EQ(s.code(), Code::kResourceExhausted);
+  EXPECT_NE(s.message().find("tensor b [120]"), std::string::npos) << s.message();
+  // Many empty tensors cost their bookkeeping: the limit holds for them too.
+  TensorAssembler b(TensorAssembler::Limits{1000, {}});
+  Status last;
+  for (int i = 0; i < 100 && last.ok(); ++i) last = b.Add(Split("e" + std::to_string(i), Tensor({0}), 64)[0]);
+  EXPECT_EQ(last.code(), Code::kResourceExhausted);
+}
+
+TEST(TensorChunks, CheckSeesEachTensorFirst) {
+  std::vector<std::string> seen;
+  TensorAssembler a(TensorAssembler::Limits{
+      UINT64_MAX, [&](const std::string& name, const Shape& shape) {
+        seen.push_back(name + ShapeString(shape));
+        return name == "known" ? OkStatus() : NotFound("no variable " + name);
+      }});
+  for (const auto& c : Split("known", Iota({4}), 8)) ASSERT_TRUE(a.Add(c).ok());
+  EXPECT_EQ(a.Add(Split("other", Iota({4}), 8)[0]).code(), Code::kNotFound);
+  EXPECT_EQ(seen, (std::vector<std::string>{"known[4]", "other[4]"})) << "once per tensor";
+}
+
+TEST(TensorChunks, RefusesATensorSentTwice) {
+  TensorAssembler a;
+  auto chunks = Split("v", Iota({2}), 64);
+  ASSERT_TRUE(a.Add(chunks[0]).ok());
+  Status s = a.Add(chunks[0]);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("sent again"), std::string::npos) << s.message();
+}
+
 }  // namespace
 }  // namespace pstrain

@@ -41,8 +41,22 @@ Status VariableStore::Initialize(const InitOptions& options,
       return InvalidArgument("non-trainable " + name + " is not a variable on this ps");
     }
   }
-  for (auto& [name, value] : values) {
+  // Everything the store will hold, counted before any slot is allocated.
+  uint64_t footprint = 0;
+  for (const auto& [name, value] : values) {
     if (name.empty()) return InvalidArgument("variable with an empty name");
+    const bool trainable = !options.non_trainable.count(name);
+    const uint64_t copies =
+        1 + (trainable ? slot_names.size() + (options.ema_decay > 0 ? 1 : 0) : 0);
+    footprint += copies * value.bytes();
+  }
+  if (footprint > max_bytes_) {
+    return ResourceExhausted(std::to_string(values.size()) + " variables with their slots and " +
+                             "shadows need " + std::to_string(footprint) +
+                             " bytes, more than this ps may hold (" + std::to_string(max_bytes_) +
+                             ")");
+  }
+  for (auto& [name, value] : values) {
     auto v = std::make_unique<Variable>();
     v->trainable = !options.non_trainable.count(name);
     for (size_t s = 0; v->trainable && s < slot_names.size(); ++s) {
@@ -102,6 +116,18 @@ Status VariableStore::CheckPlacement(uint64_t fingerprint) const {
                               Hex(options_.placement_fingerprint) +
                               " (do all tasks use the same cluster spec, model and "
                               "--placement/--min_slice_bytes?)");
+  }
+  return OkStatus();
+}
+
+Status VariableStore::CheckGradient(const std::string& name, const Shape& shape) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  if (!ready_) return Unavailable("variables are not initialized (is this ps restarting?)");
+  auto it = variables_.find(name);
+  if (it == variables_.end()) return NotFound("gradient for unknown variable " + name);
+  if (it->second->value.shape() != shape) {
+    return InvalidArgument("gradient for " + name + " has shape " + ShapeString(shape) +
+                           ", variable has " + ShapeString(it->second->value.shape()));
   }
   return OkStatus();
 }

@@ -36,6 +36,9 @@ namespace pstrain {
 
 class VariableStore {
  public:
+  // max_bytes bounds what Initialize may hold: variables, slots and shadows.
+  explicit VariableStore(uint64_t max_bytes = UINT64_MAX) : max_bytes_(max_bytes) {}
+
   struct InitOptions {
     uint64_t placement_fingerprint = 0;
     bool holds_global_step = false;
@@ -61,11 +64,18 @@ class VariableStore {
   // `state` may hold saved slots and shadows, named "<variable>/<slot>" and
   // "<variable>/ExponentialMovingAverage" (a restore); others start fresh.
   // InvalidArgument for a state tensor that matches no variable, slot or
-  // shadow, or has another shape.
+  // shadow, or has another shape. ResourceExhausted, before any slot is
+  // allocated, when the variables with their slots and shadows would take
+  // more than max_bytes. On an error the store is as it was.
   Status Initialize(const InitOptions& options, std::unique_ptr<Optimizer> optimizer,
                     std::map<std::string, Tensor> values, std::map<std::string, Tensor> state = {});
 
   bool ready() const;
+  uint64_t max_bytes() const { return max_bytes_; }
+  // OK when a gradient `name` of `shape` may be pushed: a variable of that
+  // shape. NotFound or InvalidArgument otherwise, naming the variable. Lets
+  // a push be refused before its tensors are allocated.
+  Status CheckGradient(const std::string& name, const Shape& shape) const;
   // FailedPrecondition when not initialized or initialized under another
   // placement; the message gives both fingerprints.
   Status CheckPlacement(uint64_t fingerprint) const;
@@ -153,6 +163,7 @@ class VariableStore {
   StatusOr<std::vector<std::pair<Variable*, const Tensor*>>> ResolveLocked(
       const std::map<std::string, Tensor>& grads);
 
+  const uint64_t max_bytes_;
   mutable std::shared_mutex mu_;  // exclusive for Initialize, shared otherwise
   bool ready_ = false;
   InitOptions options_;

@@ -1,6 +1,13 @@
 // PsService: the gRPC face of one ps task. Translates the Ps protocol
 // (proto/ps.proto) into VariableStore calls; holds no training logic.
 //
+// Every request is read and checked whole before it changes anything, and
+// every size it implies is checked before anything is allocated: the
+// streams of Init and Push are parsed here, message by message
+// (ps/rpc/unparsed_stream.h), so a stream that ends in garbage is refused
+// like one cut short; what a request may make the ps hold is bounded by the
+// store's max_bytes; a refusal is a gRPC error that names the problem.
+//
 // Handlers run on gRPC's threads, concurrently. The shutdown callback runs on
 // the thread of the Shutdown RPC, with no lock held; it must not block on the
 // server (the main thread stops the server).
@@ -25,12 +32,14 @@ class PsService final : public proto::Ps::Service {
   PsService(int task_index, uint64_t incarnation, VariableStore* store,
             std::function<void(const std::string& reason)> on_shutdown);
 
-  grpc::Status Init(grpc::ServerContext* ctx, grpc::ServerReader<proto::InitRequest>* reader,
-                    proto::InitResponse* response) override;
+  // Init and Push, registered with unparsed messages in place of the
+  // generated handlers.
+  grpc::Status InitStream(grpc::ServerContext* ctx, grpc::ServerReader<grpc::ByteBuffer>* reader,
+                          proto::InitResponse* response);
+  grpc::Status PushStream(grpc::ServerContext* ctx, grpc::ServerReader<grpc::ByteBuffer>* reader,
+                          proto::PushResponse* response);
   grpc::Status Pull(grpc::ServerContext* ctx, const proto::PullRequest* request,
                     grpc::ServerWriter<proto::PullResponse>* writer) override;
-  grpc::Status Push(grpc::ServerContext* ctx, grpc::ServerReader<proto::PushRequest>* reader,
-                    proto::PushResponse* response) override;
   grpc::Status GetStatus(grpc::ServerContext* ctx, const proto::StatusRequest* request,
                          proto::StatusResponse* response) override;
   grpc::Status WorkerDone(grpc::ServerContext* ctx, const proto::WorkerDoneRequest* request,
@@ -44,12 +53,26 @@ class PsService final : public proto::Ps::Service {
                         proto::ShutdownResponse* response) override;
 
  private:
+  template <typename Response>
+  using UnparsedHandler = grpc::Status (PsService::*)(grpc::ServerContext*,
+                                                      grpc::ServerReader<grpc::ByteBuffer>*,
+                                                      Response*);
+  // Serves client-streaming `method` (its index in proto/ps.proto's service)
+  // with `handler`, which gets the stream's messages unparsed.
+  template <typename Response>
+  void ReadUnparsed(int method, UnparsedHandler<Response> handler);
+
+  // InvalidArgument unless 0 <= worker < the cluster's worker count (once
+  // Init told it).
+  Status CheckWorker(int worker) const;
+
   const int task_index_;
   const uint64_t incarnation_;
   VariableStore* const store_;
   const std::function<void(const std::string&)> on_shutdown_;
 
   WorkerRegistry workers_;
+  std::atomic<int> num_workers_{0};  // set by Init; 0: not known yet
   // Set by Init, read by Heartbeat; a worker silent this long counts as dead.
   std::atomic<std::chrono::duration<double>> heartbeat_timeout_{std::chrono::seconds(10)};
 };

@@ -22,10 +22,12 @@ cluster="{\"chief\":[\"127.0.0.1:$c0\"],\"ps\":[\"127.0.0.1:$p0\",\"127.0.0.1:$p
 flags=(--sync_replicas --replicas_to_aggregate=2 --total_num_replicas=3 --epochs=3
        --train_dir="$OUT/train" --http_port=-1 "$@")
 
+# Every task gets every flag; each ignores those it does not define.
+undefok=$(printf '%s\n' "${flags[@]}" | sed -n 's/^--\([a-z_0-9]*\).*/\1/p' | paste -sd, -)
 declare -A pids
 start() {  # start TYPE INDEX BINARY
   TF_CONFIG="{\"cluster\":$cluster,\"task\":{\"type\":\"$1\",\"index\":$2}}" \
-    "$BUILD/$3" "${flags[@]}" --undefok=sync_replicas,replicas_to_aggregate,total_num_replicas,epochs,train_dir,http_port \
+    "$BUILD/$3" "${flags[@]}" --undefok="$undefok" \
     >"$OUT/$1-$2.log" 2>&1 &
   pids["$1:$2"]=$!
 }

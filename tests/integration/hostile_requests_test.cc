@@ -1,0 +1,392 @@
+// Hostile requests against a live ps_server process: overflowing and absurd
+// shapes, streams that end in garbage or are cut short, requests naming
+// unknown variables and workers, and thousands of random and mutated
+// requests for every method. Each is refused with an error naming the
+// problem; the ps keeps serving, and every variable, slot, shadow and counter
+// is bit for bit what it was.
+#include <grpcpp/impl/client_unary_call.h>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ps/ps_server.h"
+#include "ps/rpc/ps_fleet.h"
+#include "tests/integration/process_harness.h"
+
+namespace pstrain {
+namespace {
+
+using testing::BuildDir;
+using testing::RunningTask;
+
+const char* const kMethods[] = {"Init",       "Pull",           "Push",      "GetStatus",
+                                "WorkerDone", "SetLiveWorkers", "Heartbeat"};
+
+std::string Serialize(const google::protobuf::Message& m) { return m.SerializeAsString(); }
+
+grpc::ByteBuffer Buffer(const std::string& bytes) {
+  grpc::Slice slice(bytes);
+  return grpc::ByteBuffer(&slice, 1);
+}
+
+// Talks the Ps protocol in raw bytes, so that a test can send what no
+// well-behaved client would.
+class RawPs {
+ public:
+  explicit RawPs(const std::string& address)
+      : channel_(grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
+                                           DefaultChannelArguments())) {}
+
+  // A client stream of `messages` to a client-streaming method.
+  grpc::Status Stream(const std::string& method, const std::vector<std::string>& messages) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    grpc::ByteBuffer response;
+    std::unique_ptr<grpc::ClientWriter<grpc::ByteBuffer>> writer(
+        grpc::internal::ClientWriterFactory<grpc::ByteBuffer>::Create(
+            channel_.get(),
+            grpc::internal::RpcMethod(Name(method).c_str(),
+                                      grpc::internal::RpcMethod::CLIENT_STREAMING),
+            &ctx, &response));
+    for (const std::string& m : messages) {
+      if (!writer->Write(Buffer(m))) break;
+    }
+    writer->WritesDone();
+    return writer->Finish();
+  }
+
+  // One request to a unary or server-streaming method; reads every reply.
+  grpc::Status Call(const std::string& method, const std::string& request) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    if (method == "Pull") {
+      std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> reader(
+          grpc::internal::ClientReaderFactory<grpc::ByteBuffer>::Create(
+              channel_.get(),
+              grpc::internal::RpcMethod(Name(method).c_str(),
+                                        grpc::internal::RpcMethod::SERVER_STREAMING),
+              &ctx, Buffer(request)));
+      grpc::ByteBuffer reply;
+      while (reader->Read(&reply)) {
+      }
+      return reader->Finish();
+    }
+    grpc::ByteBuffer reply;
+    return grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
+        channel_.get(),
+        grpc::internal::RpcMethod(Name(method).c_str(), grpc::internal::RpcMethod::NORMAL_RPC),
+        &ctx, Buffer(request), &reply);
+  }
+
+ private:
+  static std::string Name(const std::string& method) { return "/pstrain.proto.Ps/" + method; }
+  std::shared_ptr<grpc::Channel> channel_;
+};
+
+class HostileRequests : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    spec_ = testing::MakeLocalSpec(dir_.path(), 1, 2);
+    ps_ = std::make_unique<RunningTask>(
+        "ps:0", std::vector<std::string>{BuildDir() + "/ps/ps_server",
+                                         "--cluster_spec=" + spec_.path, "--job=ps", "--task=0",
+                                         "--max_memory_bytes=100000000"});
+    placement_ = *cluster::ComputePlacement(vars_, 1, cluster::PlacementStrategy::kGreedy,
+                                            1 << 20);
+    fleet_ = std::make_unique<PsFleet>(spec_.spec, vars_, placement_);
+    ASSERT_TRUE(fleet_->WaitForPs(false, nullptr, std::chrono::seconds(30)).ok());
+    std::vector<Tensor> init = {Tensor({64, 32}), Tensor({32})};
+    for (int64_t i = 0; i < init[0].size(); ++i) init[0][i] = 0.001f * static_cast<float>(i);
+    proto::InitHeader header;
+    header.mutable_optimizer()->set_name("Momentum");
+    header.mutable_optimizer()->set_learning_rate(0.1f);
+    header.mutable_optimizer()->set_momentum(0.9f);
+    header.set_ema_decay(0.99f);
+    header.set_num_workers(2);
+    ASSERT_TRUE(fleet_->InitVariables(init, header).ok());
+    // Some history in the slots, the shadows and global_step.
+    std::vector<Tensor> grads = {Tensor({64, 32}), Tensor({32})};
+    grads[0].Fill(0.5f);
+    grads[1].Fill(-1.0f);
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_TRUE(fleet_->PushGradients(grads, 0, i + 1, {i}, /*sync=*/false).ok());
+    }
+    ASSERT_TRUE(fleet_->PullState(&before_, nullptr).ok());
+    status_before_ = *fleet_->CoordinatorStatus();
+    raw_ = std::make_unique<RawPs>(spec_.spec.Address("ps", 0));
+  }
+
+  void TearDown() override {
+    if (fleet_) (void)fleet_->ShutdownAll("test done");
+    if (ps_) ps_->WaitForExit(std::chrono::seconds(20));
+  }
+
+  // The ps still serves, and holds exactly what it held before the attack.
+  void ExpectUntouched() {
+    PsFleet::State after;
+    ASSERT_TRUE(fleet_->PullState(&after, nullptr).ok()) << "the ps stopped serving";
+    ASSERT_EQ(after.size(), before_.size());
+    for (const auto& [name, t] : before_) {
+      const Tensor& a = after.at(name);
+      ASSERT_EQ(a.shape(), t.shape()) << name;
+      ASSERT_EQ(std::memcmp(a.data(), t.data(), t.bytes()), 0) << name << " changed";
+    }
+    auto st = fleet_->CoordinatorStatus();
+    ASSERT_TRUE(st.ok());
+    EXPECT_EQ(st->global_step(), status_before_.global_step());
+    EXPECT_EQ(st->num_variables(), status_before_.num_variables());
+    EXPECT_EQ(st->num_bytes(), status_before_.num_bytes());
+    EXPECT_EQ(st->incarnation(), status_before_.incarnation()) << "the ps restarted";
+  }
+
+  // A push header that matches the ps, for all of its variables.
+  proto::PushRequest PushHeader() const {
+    proto::PushRequest r;
+    r.mutable_header()->set_placement_fingerprint(placement_.fingerprint);
+    r.mutable_header()->set_worker(1);
+    r.mutable_header()->set_increment_global_step(true);
+    r.mutable_header()->set_num_tensors(2);
+    return r;
+  }
+  // The chunks of a valid push: every variable, 4 KB a chunk.
+  std::vector<std::string> PushChunks() const {
+    std::vector<std::string> out;
+    for (const auto& v : vars_) {
+      Tensor g(v.shape);
+      g.Fill(1.0f);
+      proto::PushRequest r;
+      ForEachChunk(v.name, g, 4096, r.mutable_chunk(), [&] {
+        out.push_back(Serialize(r));
+        return true;
+      });
+    }
+    return out;
+  }
+  static proto::TensorChunk ChunkOf(const std::string& name, std::vector<int64_t> shape,
+                                    uint64_t total_bytes, const std::string& data) {
+    proto::TensorChunk c;
+    c.set_name(name);
+    c.mutable_meta()->set_dtype(proto::DT_FLOAT);
+    for (int64_t d : shape) c.mutable_meta()->add_shape(d);
+    c.set_total_bytes(total_bytes);
+    c.set_data(data);
+    return c;
+  }
+  std::string InitHeaderMessage(const std::string& optimizer) const {
+    proto::InitRequest r;
+    r.mutable_header()->mutable_optimizer()->set_name(optimizer);
+    r.mutable_header()->mutable_optimizer()->set_learning_rate(0.1f);
+    r.mutable_header()->add_variables("w");
+    return Serialize(r);
+  }
+
+  static void ExpectRefused(const grpc::Status& s, grpc::StatusCode code, const std::string& says) {
+    EXPECT_EQ(s.error_code(), code) << s.error_message();
+    EXPECT_NE(s.error_message().find(says), std::string::npos) << s.error_message();
+  }
+
+  testing::TempDir dir_{"hostile"};
+  testing::LocalSpec spec_;
+  std::unique_ptr<RunningTask> ps_;
+  std::vector<cluster::VariableInfo> vars_ = {{"w", {64, 32}, 1}, {"b", {32}, 1}};
+  cluster::Placement placement_;
+  std::unique_ptr<PsFleet> fleet_;
+  PsFleet::State before_;
+  proto::StatusResponse status_before_;
+  std::unique_ptr<RawPs> raw_;
+};
+
+// The Init that crashed a ps: each dimension 2^32, so the byte count wrapped
+// to 0 and passed the size check; absurd shapes besides.
+TEST_F(HostileRequests, InitWithOverflowingOrAbsurdShapesIsRefused) {
+  const int64_t big = int64_t{1} << 32;
+  for (const std::string& optimizer : {"GradientDescent", "Momentum"}) {
+    proto::InitRequest chunk;
+    *chunk.mutable_chunk() = ChunkOf("w", {big, big}, 0, "");
+    ExpectRefused(raw_->Stream("Init", {InitHeaderMessage(optimizer), Serialize(chunk)}),
+                  grpc::StatusCode::INVALID_ARGUMENT, "too many elements");
+    *chunk.mutable_chunk() = ChunkOf("w", {-1, 4}, 0, "");
+    ExpectRefused(raw_->Stream("Init", {InitHeaderMessage(optimizer), Serialize(chunk)}),
+                  grpc::StatusCode::INVALID_ARGUMENT, "negative dimension");
+    // 4 TB: a valid shape that no ps here can hold, refused before allocating.
+    *chunk.mutable_chunk() = ChunkOf("w", {int64_t{1} << 40}, uint64_t{1} << 42, "abcd");
+    ExpectRefused(raw_->Stream("Init", {InitHeaderMessage(optimizer), Serialize(chunk)}),
+                  grpc::StatusCode::RESOURCE_EXHAUSTED, "past its limit");
+    // 40 MB fits the stream's limit (100 MB), but not with the optimizer's
+    // slot and the moving average: 3 x 40 MB.
+    if (optimizer == "Momentum") {
+      proto::InitHeader h;
+      h.mutable_optimizer()->set_name("Momentum");
+      h.mutable_optimizer()->set_learning_rate(0.1f);
+      h.set_ema_decay(0.5f);
+      h.add_variables("w");
+      Tensor huge({10 << 20});
+      std::vector<std::string> stream;
+      proto::InitRequest r;
+      *r.mutable_header() = h;
+      stream.push_back(Serialize(r));
+      ForEachChunk("w", huge, 8 << 20, r.mutable_chunk(), [&] {
+        stream.push_back(Serialize(r));
+        return true;
+      });
+      ExpectRefused(raw_->Stream("Init", stream), grpc::StatusCode::RESOURCE_EXHAUSTED,
+                    "more than this ps may hold");
+    }
+  }
+  proto::InitRequest stray;
+  *stray.mutable_chunk() = ChunkOf("elsewhere", {1}, 4, "abcd");
+  ExpectRefused(raw_->Stream("Init", {InitHeaderMessage("Momentum"), Serialize(stray)}),
+                grpc::StatusCode::INVALID_ARGUMENT, "no declared variable");
+  ExpectUntouched();
+}
+
+// gRPC's own reader takes an unparseable message for the end of the stream;
+// this one applied the gradients before it. Now the push is refused whole.
+TEST_F(HostileRequests, PushEndingInGarbageOrCutShortAppliesNothing) {
+  std::vector<std::string> push = {Serialize(PushHeader())};
+  for (const std::string& c : PushChunks()) push.push_back(c);
+  for (const std::string& garbage :
+       {std::string("\xff\xff\xff\xff\xff", 5), std::string("\x0a\x10short", 7),
+        std::string("\x12\x05\x0a\x01", 4)}) {
+    std::vector<std::string> stream = push;
+    stream.push_back(garbage);
+    ExpectRefused(raw_->Stream("Push", stream), grpc::StatusCode::INVALID_ARGUMENT,
+                  "not a valid pstrain.proto.PushRequest");
+  }
+  std::vector<std::string> cut(push.begin(), push.end() - 1);
+  ExpectRefused(raw_->Stream("Push", cut), grpc::StatusCode::INVALID_ARGUMENT, "nothing applied");
+  ExpectRefused(raw_->Stream("Push", {push[0]}), grpc::StatusCode::INVALID_ARGUMENT,
+                "ended after 0 of 2 gradients");
+  ExpectUntouched();
+  // The same push, whole, is applied: the refusals above were for cause.
+  EXPECT_TRUE(raw_->Stream("Push", push).ok());
+}
+
+TEST_F(HostileRequests, PushNamingWhatIsNotThereIsRefused) {
+  struct Case {
+    std::string what;
+    proto::PushRequest header;
+    proto::TensorChunk chunk;
+    grpc::StatusCode code;
+    std::string says;
+  };
+  std::vector<Case> cases;
+  auto header = PushHeader();
+  cases.push_back({"unknown variable", header, ChunkOf("nope", {4}, 16, std::string(16, 'x')),
+                   grpc::StatusCode::NOT_FOUND, "unknown variable nope"});
+  cases.push_back({"wrong shape", header, ChunkOf("b", {33}, 132, std::string(132, 'x')),
+                   grpc::StatusCode::INVALID_ARGUMENT, "has shape [33], variable has [32]"});
+  cases.push_back({"overflowing shape", header, ChunkOf("b", {int64_t{1} << 62, 8}, 0, ""),
+                   grpc::StatusCode::INVALID_ARGUMENT, "too many elements"});
+  header.mutable_header()->set_placement_fingerprint(placement_.fingerprint + 1);
+  cases.push_back({"other placement", header, ChunkOf("b", {32}, 128, std::string(128, 'x')),
+                   grpc::StatusCode::FAILED_PRECONDITION, "placement mismatch"});
+  header = PushHeader();
+  header.mutable_header()->set_worker(7);
+  cases.push_back({"unknown worker", header, ChunkOf("b", {32}, 128, std::string(128, 'x')),
+                   grpc::StatusCode::INVALID_ARGUMENT, "no worker:7 in the cluster (2 workers)"});
+  header = PushHeader();
+  header.mutable_header()->set_num_tensors(-3);
+  cases.push_back({"negative count", header, ChunkOf("b", {32}, 128, std::string(128, 'x')),
+                   grpc::StatusCode::INVALID_ARGUMENT, "num_tensors -3"});
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    proto::PushRequest chunk;
+    *chunk.mutable_chunk() = c.chunk;
+    ExpectRefused(raw_->Stream("Push", {Serialize(c.header), Serialize(chunk)}), c.code, c.says);
+  }
+  ExpectUntouched();
+}
+
+TEST_F(HostileRequests, UnaryRequestsOutOfRangeAreRefused) {
+  proto::HeartbeatRequest hb;
+  hb.set_worker(-5);
+  ExpectRefused(raw_->Call("Heartbeat", Serialize(hb)), grpc::StatusCode::INVALID_ARGUMENT,
+                "no worker:-5");
+  proto::WorkerDoneRequest done;
+  done.set_worker(1 << 30);
+  ExpectRefused(raw_->Call("WorkerDone", Serialize(done)), grpc::StatusCode::INVALID_ARGUMENT,
+                "in the cluster");
+  proto::SetLiveWorkersRequest live;
+  live.add_workers(0);
+  ExpectRefused(raw_->Call("SetLiveWorkers", Serialize(live)),
+                grpc::StatusCode::FAILED_PRECONDITION, "asynchronously");
+  proto::PullRequest pull;
+  pull.set_placement_fingerprint(placement_.fingerprint);
+  pull.add_names("nope");
+  ExpectRefused(raw_->Call("Pull", Serialize(pull)), grpc::StatusCode::NOT_FOUND, "nope");
+  pull.set_include_state(true);
+  ExpectRefused(raw_->Call("Pull", Serialize(pull)), grpc::StatusCode::INVALID_ARGUMENT,
+                "include_state takes no names");
+  // A chunk size of 1 byte would make the ps send 10,000 messages: it is
+  // raised to the minimum, and the pull is served.
+  pull.Clear();
+  pull.set_placement_fingerprint(placement_.fingerprint);
+  pull.set_chunk_bytes(1);
+  EXPECT_TRUE(raw_->Call("Pull", Serialize(pull)).ok());
+  ExpectUntouched();
+}
+
+// Thousands of random byte strings for every method, and streams of random
+// and of mutated messages for Init and Push. Shutdown is left out: a
+// well-formed Shutdown is obeyed (mutual TLS decides who may send one).
+TEST_F(HostileRequests, RandomAndMutatedRequestsChangeNothing) {
+  std::mt19937_64 rng(20261123);
+  auto random_bytes = [&rng](size_t max_len) {
+    std::string s(rng() % (max_len + 1), '\0');
+    for (char& c : s) c = static_cast<char>(rng());
+    return s;
+  };
+  int refused = 0, total = 0;
+  for (const char* method : kMethods) {
+    const std::string m = method;
+    for (int i = 0; i < 600; ++i) {
+      grpc::Status s;
+      if (m == "Init" || m == "Push") {
+        std::vector<std::string> stream;
+        for (int k = 1 + rng() % 4; k > 0; --k) stream.push_back(random_bytes(64));
+        s = raw_->Stream(m, stream);
+      } else {
+        s = raw_->Call(m, random_bytes(48));
+      }
+      ++total;
+      refused += !s.ok();
+      ASSERT_NE(s.error_code(), grpc::StatusCode::UNAVAILABLE) << m << ": the ps went away";
+    }
+  }
+  // Valid pushes, one field broken at random: each must be refused.
+  const std::vector<std::string> chunks = PushChunks();
+  for (int i = 0; i < 600; ++i) {
+    proto::PushRequest header = PushHeader();
+    std::vector<std::string> stream = {Serialize(header)};
+    stream.insert(stream.end(), chunks.begin(), chunks.end());
+    const size_t at = 1 + rng() % chunks.size();
+    proto::PushRequest chunk;
+    ASSERT_TRUE(chunk.ParseFromString(stream[at]));
+    proto::TensorChunk* c = chunk.mutable_chunk();
+    switch (rng() % 6) {
+      case 0: c->mutable_meta()->set_shape(0, static_cast<int64_t>(rng())); break;
+      case 1: c->set_total_bytes(rng()); break;
+      case 2: c->set_offset(c->offset() + 1 + rng() % 100000); break;
+      case 3: c->set_name("v" + std::to_string(rng())); break;
+      case 4: c->mutable_meta()->set_dtype(proto::DT_INT64); break;
+      case 5: c->mutable_data()->append(1 + rng() % 64, 'z'); break;
+    }
+    stream[at] = Serialize(chunk);
+    grpc::Status s = raw_->Stream("Push", stream);
+    ++total;
+    ASSERT_FALSE(s.ok()) << "a broken push was applied";
+    EXPECT_FALSE(s.error_message().empty());
+    ++refused;
+  }
+  std::printf("%d hostile requests, %d refused\n", total, refused);
+  EXPECT_GT(refused, total * 9 / 10);
+  ExpectUntouched();
+}
+
+}  // namespace
+}  // namespace pstrain
