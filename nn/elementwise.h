@@ -3,6 +3,8 @@
 #ifndef PSTRAIN_NN_ELEMENTWISE_H_
 #define PSTRAIN_NN_ELEMENTWISE_H_
 
+#include <cmath>
+
 #include "core/device_fn.h"
 
 namespace pstrain {
@@ -37,6 +39,25 @@ PSTRAIN_HD inline float BatchNormGrad(float dy, float x_hat, float scale, float 
 // assign_moving_average): moving -= (1 - decay) * (moving - batch).
 PSTRAIN_HD inline float MovingAverageDelta(float moving, float batch, float decay) {
   return (1.0f - decay) * (moving - batch);
+}
+
+// Local response normalization (TensorFlow's tf.nn.lrn), per channel c with
+// n = bias + alpha * sum of x^2 over the channels [c - r, c + r]:
+// y = x * n^-beta. LrnScale gives n^-beta; beta = 0.75 (cifar10's) avoids pow.
+PSTRAIN_HD inline float LrnScale(float n, float beta) {
+  if (beta == 0.75f) {
+    const float r = 1.0f / sqrtf(n);  // n^-0.5
+    return r * sqrtf(r);              // n^-0.5 * n^-0.25
+  }
+  return powf(n, -beta);
+}
+// d(loss)/dx_j of LRN: the direct term dy_j * scale_j, minus
+// 2 * alpha * beta * x_j * window_sum, where window_sum adds
+// dy_c * y_c / n_c over the channels c whose window holds j (the same
+// window, it being symmetric).
+PSTRAIN_HD inline float LrnGrad(float dy, float x, float scale, float alpha, float beta,
+                                float window_sum) {
+  return dy * scale - 2.0f * alpha * beta * x * window_sum;
 }
 
 // One Nesterov momentum step, TensorFlow's use_nesterov form:
