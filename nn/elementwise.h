@@ -4,6 +4,7 @@
 #define PSTRAIN_NN_ELEMENTWISE_H_
 
 #include <cmath>
+#include <cstdint>
 
 #include "core/device_fn.h"
 
@@ -58,6 +59,19 @@ PSTRAIN_HD inline float LrnScale(float n, float beta) {
 PSTRAIN_HD inline float LrnGrad(float dy, float x, float scale, float alpha, float beta,
                                 float window_sum) {
   return dy * scale - 2.0f * alpha * beta * x * window_sum;
+}
+
+// Dropout's draw for element i of call `call`: a counter-based hash of
+// (seed, call, i), so the mask does not depend on how threads split the work.
+// Returns the element's multiplier: 1 / keep_prob when kept, else 0.
+PSTRAIN_HD inline float DropoutMultiplier(uint64_t seed, uint64_t call, uint64_t i,
+                                          float keep_prob) {
+  uint64_t z = seed ^ (call * 0x9e3779b97f4a7c15ULL) ^ (i * 0xd1b54a32d192ed03ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  const float u = static_cast<float>(z >> 40) * 0x1.0p-24f;  // uniform in [0, 1)
+  return u < keep_prob ? 1.0f / keep_prob : 0.0f;
 }
 
 // One Nesterov momentum step, TensorFlow's use_nesterov form:

@@ -75,5 +75,26 @@ void ExpectGradientMatches(const char* what, Tensor* x, const Tensor& analytic,
   }
 }
 
+void ExpectModelGradientsMatch(const std::vector<VariableSpec>& variables,
+                               std::vector<Tensor>* params, const std::vector<Tensor>& grads,
+                               const std::function<double()>& loss, GradCheckOptions options,
+                               std::mt19937* rng) {
+  ASSERT_EQ(grads.size(), params->size());
+  for (size_t v = 0; v < params->size(); ++v) {
+    if (!variables[v].trainable) continue;
+    const Tensor& g = grads[v];
+    ASSERT_EQ(g.shape(), (*params)[v].shape()) << variables[v].name;
+    std::vector<int64_t> order(g.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::partial_sort(order.begin(), order.begin() + 3, order.end(),
+                      [&](int64_t a, int64_t b) { return std::fabs(g[a]) > std::fabs(g[b]); });
+    options.coords.assign(order.begin(), order.begin() + 3);
+    std::uniform_int_distribution<int64_t> pick(0, g.size() - 1);
+    for (int i = 0; i < 3; ++i) options.coords.push_back(pick(*rng));
+    EXPECT_GT(std::fabs(g[order[0]]), 10 * options.atol) << variables[v].name;
+    ExpectGradientMatches(variables[v].name.c_str(), &(*params)[v], g, loss, options);
+  }
+}
+
 }  // namespace nn
 }  // namespace pstrain

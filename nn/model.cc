@@ -1,19 +1,15 @@
 #include "nn/model.h"
 
-#include "nn/mnist_bn_model.h"
-#include "nn/mnist_model.h"
+#include "nn/graph_model.h"
+#include "nn/model_spec.h"
 
 namespace pstrain {
 namespace nn {
 
-StatusOr<std::unique_ptr<Model>> CreateModel(const std::string& name) {
-  try {
-    if (name == "mnist") return std::unique_ptr<Model>(std::make_unique<MnistModel>());
-    if (name == "mnist_bn") return std::unique_ptr<Model>(std::make_unique<MnistBnModel>());
-  } catch (const dnnl::error& e) {  // the oneDNN engine could not start
-    return Internal("model " + name + ": oneDNN: " + e.what());
-  }
-  return InvalidArgument("unknown model \"" + name + "\" (known: mnist, mnist_bn)");
+StatusOr<std::unique_ptr<Model>> CreateModel(const std::string& name_or_path) {
+  PS_ASSIGN_OR_RETURN(proto::ModelSpec spec, LoadModelSpec(name_or_path));
+  PS_ASSIGN_OR_RETURN(std::unique_ptr<GraphModel> model, GraphModel::Create(spec));
+  return std::unique_ptr<Model>(std::move(model));
 }
 
 Status CheckModelInputs(const std::string& model, const std::vector<VariableSpec>& variables,

@@ -34,6 +34,8 @@ struct VariableSpec {
   // false: not trained by the optimizer (a batch norm's moving statistics);
   // LossAndGradients gives its assign_sub delta instead of a gradient.
   bool trainable = true;
+  // > 0: the loss adds weight_decay * l2_loss(w) = weight_decay * sum(w^2) / 2.
+  float weight_decay = 0;
 };
 
 // The initial value of a variable. Deterministic: the same (spec.name, seed)
@@ -64,9 +66,11 @@ class Model {
   virtual StatusOr<Tensor> Logits(const std::vector<Tensor>& params, const Tensor& images) = 0;
 };
 
-// "mnist" or "mnist_bn" (cifar10 later). InvalidArgument naming the model
-// for an unknown name.
-StatusOr<std::unique_ptr<Model>> CreateModel(const std::string& name);
+// A built-in network ("mnist", "mnist_bn", "cifar10") or a ModelSpec text
+// file (nn/model_spec.h, nn/graph_model.h). NotFound for a name that is
+// neither; InvalidArgument naming the file, layer and problem for a spec
+// that does not parse or hold together.
+StatusOr<std::unique_ptr<Model>> CreateModel(const std::string& name_or_path);
 
 // InvalidArgument, naming the model, unless `params` match `variables` one
 // for one in shape and `images` is a non-empty batch [N, example_shape...].

@@ -1,5 +1,4 @@
-#include "nn/mnist_bn_model.h"
-
+// The mnist_bn network (nn/models/mnist_bn.pbtxt) against naive loops.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,11 +7,22 @@
 #include <random>
 
 #include "nn/grad_check.h"
+#include "nn/graph_model.h"
+#include "nn/model_spec.h"
 #include "nn/reference_ops.h"
 
 namespace pstrain {
 namespace nn {
 namespace {
+
+// A fresh mnist_bn network (kept for the test's lifetime).
+GraphModel* MnistBn() {
+  static std::vector<std::unique_ptr<GraphModel>> models;
+  auto model = GraphModel::Create(*LoadModelSpec("mnist_bn"));
+  EXPECT_TRUE(model.ok()) << model.status().ToString();
+  models.push_back(std::move(model).value());
+  return models.back().get();
+}
 
 // Indices into variables(), as the model orders them.
 enum { kConv1W = 0, kBn1 = 1, kConv2W = 5, kBn2 = 6, kLocal3W = 10 };
@@ -61,7 +71,7 @@ Tensor Normalize(const Tensor& x, const std::vector<double>& mean, const std::ve
 }
 
 TEST(MnistBnModel, VariablesAndTrainableFlags) {
-  MnistBnModel model;
+  GraphModel& model = *MnistBn();
   const auto& v = model.variables();
   ASSERT_EQ(v.size(), 16u);
   const std::string bn = "conv1/batch_normalization/";
@@ -86,12 +96,12 @@ TEST(MnistBnModel, VariablesAndTrainableFlags) {
 // The whole network in both modes against naive loops: inference normalizes
 // with the moving statistics, training with the batch's.
 TEST(MnistBnModel, LogitsMatchReferenceInBothModes) {
-  MnistBnModel model;
+  GraphModel& model = *MnistBn();
   std::mt19937 rng(41);
   std::vector<Tensor> p = TestParams(model, &rng);
   Tensor images = RandomTensor({3, 28, 28, 1}, &rng, -0.5f, 0.5f);
-  for (auto mode : {MnistBnModel::Mode::kInference, MnistBnModel::Mode::kTraining}) {
-    const bool training = mode == MnistBnModel::Mode::kTraining;
+  for (auto mode : {Mode::kInference, Mode::kTraining}) {
+    const bool training = mode == Mode::kTraining;
     SCOPED_TRACE(training ? "training" : "inference");
     auto bn = [&](const Tensor& x, int first) {
       std::vector<double> mean, var;
@@ -123,7 +133,7 @@ TEST(MnistBnModel, LogitsMatchReferenceInBothModes) {
 // Every trainable variable's gradient against central differences of the
 // training-mode loss, at its largest coordinates and a few random ones.
 TEST(MnistBnModel, TrainableGradientsMatchNumerical) {
-  MnistBnModel model;
+  GraphModel& model = *MnistBn();
   std::mt19937 rng(42);
   std::vector<Tensor> p = TestParams(model, &rng);
   Tensor images = RandomTensor({2, 28, 28, 1}, &rng, -0.5f, 0.5f);
@@ -133,39 +143,26 @@ TEST(MnistBnModel, TrainableGradientsMatchNumerical) {
   ASSERT_EQ(grads.size(), p.size());
 
   auto loss = [&] {
-    auto logits = model.LogitsIn(MnistBnModel::Mode::kTraining, p, images);
+    auto logits = model.LogitsIn(Mode::kTraining, p, images);
     EXPECT_TRUE(logits.ok());
     return ReferenceCrossEntropy(*logits, labels);
   };
-  for (size_t v = 0; v < p.size(); ++v) {
-    if (!model.variables()[v].trainable) continue;
-    const Tensor& g = grads[v];
-    ASSERT_EQ(g.shape(), p[v].shape());
-    std::vector<int64_t> order(g.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::partial_sort(order.begin(), order.begin() + 3, order.end(),
-                      [&](int64_t a, int64_t b) { return std::fabs(g[a]) > std::fabs(g[b]); });
-    // The float forward leaves about 2e-7 of noise in the loss, 4e-4 in a
-    // difference over 2 eps, so atol sits above it; a larger eps would meet
-    // the curvature that the batch statistics add.
-    GradCheckOptions options;
-    options.eps = 3e-4;
-    options.atol = 1e-3;
-    options.rtol = 3e-2;
-    options.kink_tolerant = true;
-    options.coords.assign(order.begin(), order.begin() + 3);
-    std::uniform_int_distribution<int64_t> pick(0, g.size() - 1);
-    for (int i = 0; i < 3; ++i) options.coords.push_back(pick(rng));
-    EXPECT_GT(std::fabs(g[order[0]]), 10 * options.atol) << model.variables()[v].name;
-    ExpectGradientMatches(model.variables()[v].name.c_str(), &p[v], g, loss, options);
-  }
+  // The float forward leaves about 2e-7 of noise in the loss, 4e-4 in a
+  // difference over 2 eps, so atol sits above it; a larger eps would meet
+  // the curvature that the batch statistics add.
+  GradCheckOptions options;
+  options.eps = 3e-4;
+  options.atol = 1e-3;
+  options.rtol = 3e-2;
+  options.kink_tolerant = true;
+  ExpectModelGradientsMatch(model.variables(), &p, grads, loss, options, &rng);
 }
 
 // The moving statistics get (1 - 0.99) * (moving - batch statistic), with the
 // batch statistics of each BN layer's input worked out by hand and the
 // variance Bessel-corrected, m / (m - 1).
 TEST(MnistBnModel, MovingStatisticDeltasMatchHandComputed) {
-  MnistBnModel model;
+  GraphModel& model = *MnistBn();
   std::mt19937 rng(43);
   std::vector<Tensor> p = TestParams(model, &rng);
   Tensor images = RandomTensor({2, 28, 28, 1}, &rng, -0.5f, 0.5f);
@@ -190,7 +187,7 @@ TEST(MnistBnModel, MovingStatisticDeltasMatchHandComputed) {
 }
 
 TEST(MnistBnModel, RejectsBadInputs) {
-  MnistBnModel model;
+  GraphModel& model = *MnistBn();
   std::mt19937 rng(44);
   std::vector<Tensor> p = TestParams(model, &rng);
   std::vector<Tensor> grads;

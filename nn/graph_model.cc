@@ -1,0 +1,160 @@
+#include "nn/graph_model.h"
+
+#include <map>
+
+#include "nn/layers/layers.h"
+#include "nn/softmax_xent.h"
+
+namespace pstrain {
+namespace nn {
+namespace {
+
+// The name of the oneof field set in a LayerSpec ("conv2d"), or "?".
+std::string KindName(const proto::LayerSpec& spec) {
+  const auto* oneof = spec.GetDescriptor()->FindOneofByName("kind");
+  const auto* field = spec.GetReflection()->GetOneofFieldDescriptor(spec, oneof);
+  return field != nullptr ? field->name() : "?";
+}
+
+// Multiply-adds of one example through a layer, times 2; element-wise work
+// is not counted (as TF-slim's analyzer counts).
+int64_t LayerFlops(const proto::LayerSpec& spec, const Shape& in, const Shape& out) {
+  if (spec.has_conv2d()) {
+    const int64_t k = spec.conv2d().kernel_size();
+    return 2 * NumElements(out) * k * k * in.back();
+  }
+  if (spec.has_dense()) return 2 * NumElements(in) * spec.dense().units();
+  return 0;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<GraphModel>> GraphModel::Create(const proto::ModelSpec& spec,
+                                                         uint64_t seed) {
+  std::unique_ptr<GraphModel> m(new GraphModel());
+  m->name_ = spec.name().empty() ? "model" : spec.name();
+  const std::string where = "model " + m->name_;
+  m->example_shape_.assign(spec.input_shape().begin(), spec.input_shape().end());
+  if (m->example_shape_.size() != 3 || NumElements(m->example_shape_) <= 0 ||
+      !CheckedNumElements(m->example_shape_).ok()) {
+    return InvalidArgument(where + ": input_shape must be three positive sizes, HWC, got " +
+                           ShapeString(m->example_shape_));
+  }
+  for (int64_t d : m->example_shape_) {
+    if (d <= 0) return InvalidArgument(where + ": input_shape has a size <= 0");
+  }
+  m->num_classes_ = spec.num_classes();
+  if (m->num_classes_ < 2) return InvalidArgument(where + ": num_classes must be at least 2");
+  if (spec.layer_size() == 0) return InvalidArgument(where + ": no layers");
+  try {
+    m->dnnl_ = std::make_unique<DnnlContext>();
+  } catch (const dnnl::error& e) {
+    return Internal(where + ": oneDNN: " + e.what());
+  }
+  const LayerContext context{m->dnnl_.get(), seed};
+  std::map<std::string, std::string> owner;  // variable name -> layer name
+  Shape shape = m->example_shape_;
+  for (int i = 0; i < spec.layer_size(); ++i) {
+    const proto::LayerSpec& ls = spec.layer(i);
+    const std::string kind = KindName(ls);
+    const std::string at = where + ": layer " +
+                           (ls.name().empty() ? "#" + std::to_string(i + 1) : ls.name()) + " (" +
+                           kind + ")";
+    if (ls.name().empty()) return InvalidArgument(at + ": no name");
+    auto layer = CreateLayer(ls, context);
+    if (!layer.ok()) return layer.status().Annotate(at);
+    auto out = (*layer)->OutputShape(shape);
+    if (!out.ok()) return out.status().Annotate(at);
+    if (!CheckedNumElements(*out).ok()) return InvalidArgument(at + ": output too large");
+    m->flops_per_example_ += LayerFlops(ls, shape, *out);
+    std::vector<size_t> owned;
+    for (VariableSpec& v : (*layer)->Variables()) {
+      if (!CheckedNumElements(v.shape).ok() || NumElements(v.shape) > (int64_t{1} << 32)) {
+        return InvalidArgument(at + ": variable " + v.name + " " + ShapeString(v.shape) +
+                               " is too large");
+      }
+      auto [it, fresh] = owner.emplace(v.name, ls.name());
+      if (!fresh) {
+        return InvalidArgument(at + ": variable " + v.name + " is already defined by layer " +
+                               it->second);
+      }
+      owned.push_back(m->variables_.size());
+      m->variables_.push_back(std::move(v));
+    }
+    m->owned_.push_back(std::move(owned));
+    m->layer_info_.push_back({ls.name(), kind, *out});
+    m->layers_.push_back(std::move(layer).value());
+    shape = *out;
+  }
+  if (shape != Shape{m->num_classes_}) {
+    return InvalidArgument(where + ": the last layer gives " + ShapeString(shape) +
+                           ", the logits must be [" + std::to_string(m->num_classes_) + "]");
+  }
+  m->acts_.resize(m->layers_.size());
+  m->dacts_.resize(m->layers_.size());
+  return m;
+}
+
+Params GraphModel::LayerParams(size_t layer, const std::vector<Tensor>& params) const {
+  Params p;
+  for (size_t v : owned_[layer]) p.push_back(&params[v]);
+  return p;
+}
+
+Status GraphModel::Forward(Mode mode, const std::vector<Tensor>& params, const Tensor& images) {
+  PS_RETURN_IF_ERROR(CheckModelInputs(name_, variables_, example_shape_, params, images));
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const Tensor& in = i == 0 ? images : acts_[i - 1];
+    Status s = layers_[i]->Forward(mode, in, LayerParams(i, params), &acts_[i]);
+    if (!s.ok()) return s.Annotate(name_ + ": layer " + layers_[i]->name());
+  }
+  return OkStatus();
+}
+
+StatusOr<Tensor> GraphModel::LogitsIn(Mode mode, const std::vector<Tensor>& params,
+                                      const Tensor& images) {
+  PS_RETURN_IF_ERROR(Forward(mode, params, images));
+  return acts_.back();
+}
+
+StatusOr<float> GraphModel::LossAndGradients(const std::vector<Tensor>& params,
+                                             const Tensor& images,
+                                             const std::vector<int32_t>& labels,
+                                             std::vector<Tensor>* grads) {
+  PS_RETURN_IF_ERROR(Forward(Mode::kTraining, params, images));
+  if (static_cast<int64_t>(labels.size()) != images.dim(0)) {
+    return InvalidArgument(name_ + ": " + std::to_string(labels.size()) + " labels for " +
+                           std::to_string(images.dim(0)) + " images");
+  }
+  PS_ASSIGN_OR_RETURN(float loss, SoftmaxCrossEntropy(acts_.back(), labels, &dlogits_));
+  std::vector<Tensor>& g = *grads;
+  g.resize(variables_.size());
+  for (size_t i = layers_.size(); i-- > 0;) {
+    const Tensor& in = i == 0 ? images : acts_[i - 1];
+    const Tensor& dy = i + 1 == layers_.size() ? dlogits_ : dacts_[i];
+    Grads layer_grads;
+    for (size_t v : owned_[i]) layer_grads.push_back(&g[v]);
+    // The images need no gradient: the first layer skips its input's.
+    Status s = layers_[i]->Backward(in, acts_[i], LayerParams(i, params), dy,
+                                    i == 0 ? nullptr : &dacts_[i - 1], layer_grads);
+    if (!s.ok()) return s.Annotate(name_ + ": layer " + layers_[i]->name());
+  }
+  // Weight decay: loss += wd * sum(w^2) / 2, so the gradient gains wd * w.
+  double decay_loss = 0;
+  for (size_t v = 0; v < variables_.size(); ++v) {
+    const float wd = variables_[v].weight_decay;
+    if (wd <= 0) continue;
+    const float* w = params[v].data();
+    float* dw = g[v].data();
+    double sum = 0;
+    for (int64_t i = 0; i < params[v].size(); ++i) {
+      sum += static_cast<double>(w[i]) * w[i];
+      dw[i] += wd * w[i];
+    }
+    decay_loss += wd * sum / 2;
+  }
+  return static_cast<float>(loss + decay_loss);
+}
+
+}  // namespace nn
+}  // namespace pstrain

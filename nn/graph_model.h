@@ -1,0 +1,78 @@
+// GraphModel: a Model built from a ModelSpec (proto/model.proto): a chain of
+// layers (nn/layer.h) ending in logits, with the mean sparse softmax
+// cross-entropy plus each variable's weight decay as its loss.
+//
+// Thread safety: as Model; layers keep activations between calls, so one
+// thread at a time.
+#ifndef PSTRAIN_NN_GRAPH_MODEL_H_
+#define PSTRAIN_NN_GRAPH_MODEL_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nn/dnnl_context.h"
+#include "nn/layer.h"
+#include "nn/model.h"
+#include "proto/model.pb.h"
+
+namespace pstrain {
+namespace nn {
+
+class GraphModel : public Model {
+ public:
+  // InvalidArgument, as "model NAME: layer LAYER (KIND): problem", for a
+  // spec that does not hold together: a layer without a name or kind, a
+  // value out of range, an input the layer cannot take, two variables of
+  // one name, or a last layer whose output is not [num_classes]. `seed`
+  // drives dropout's masks.
+  static StatusOr<std::unique_ptr<GraphModel>> Create(const proto::ModelSpec& spec,
+                                                      uint64_t seed = 0);
+
+  const std::string& name() const { return name_; }
+  const std::vector<VariableSpec>& variables() const override { return variables_; }
+  Shape example_shape() const override { return example_shape_; }
+  int num_classes() const override { return num_classes_; }
+  StatusOr<float> LossAndGradients(const std::vector<Tensor>& params, const Tensor& images,
+                                   const std::vector<int32_t>& labels,
+                                   std::vector<Tensor>* grads) override;
+  StatusOr<Tensor> Logits(const std::vector<Tensor>& params, const Tensor& images) override {
+    return LogitsIn(Mode::kInference, params, images);
+  }
+  // The logits in either mode (training: batch statistics, dropout).
+  StatusOr<Tensor> LogitsIn(Mode mode, const std::vector<Tensor>& params, const Tensor& images);
+  // Forward FLOPs of one example (multiply-adds count 2), for model_info.
+  int64_t ForwardFlopsPerExample() const { return flops_per_example_; }
+  // Each layer's name, kind and one example's output shape, in order.
+  struct LayerInfo {
+    std::string name, kind;
+    Shape output;
+  };
+  const std::vector<LayerInfo>& layers() const { return layer_info_; }
+
+ private:
+  GraphModel() = default;
+  Status Forward(Mode mode, const std::vector<Tensor>& params, const Tensor& images);
+  Params LayerParams(size_t layer, const std::vector<Tensor>& params) const;
+
+  std::string name_;
+  Shape example_shape_;
+  int num_classes_ = 0;
+  std::unique_ptr<DnnlContext> dnnl_;  // borrowed by the layers
+  std::vector<std::unique_ptr<Layer>> layers_;
+  std::vector<LayerInfo> layer_info_;
+  std::vector<VariableSpec> variables_;
+  std::vector<std::vector<size_t>> owned_;  // per layer: its variables' indices
+  int64_t flops_per_example_ = 0;
+
+  // Activations of the latest Forward (acts_[i]: layer i's output) and their
+  // gradients; kept so each step reuses the buffers.
+  std::vector<Tensor> acts_, dacts_;
+  Tensor dlogits_;
+};
+
+}  // namespace nn
+}  // namespace pstrain
+
+#endif  // PSTRAIN_NN_GRAPH_MODEL_H_

@@ -1,0 +1,53 @@
+#include "nn/layers/layers.h"
+
+#include "nn/relu.h"
+
+namespace pstrain {
+namespace nn {
+
+void ApplyRelu(bool relu, Tensor* y) {
+  if (relu) ReluForward(*y, y);
+}
+
+const Tensor& ReluGradient(bool relu, const Tensor& y, const Tensor& dy, Tensor* scratch) {
+  if (!relu) return dy;
+  ReluBackward(y, dy, scratch);
+  return *scratch;
+}
+
+StatusOr<Initializer> InitializerFrom(const proto::InitializerSpec& spec, const std::string& what) {
+  switch (spec.kind_case()) {
+    case proto::InitializerSpec::kTruncatedNormalStddev:
+      if (!(spec.truncated_normal_stddev() > 0)) {
+        return InvalidArgument(what + ": truncated_normal_stddev must be > 0");
+      }
+      return Initializer{InitKind::kTruncatedNormal, spec.truncated_normal_stddev()};
+    case proto::InitializerSpec::kConstant:
+      return Initializer{InitKind::kConstant, spec.constant()};
+    case proto::InitializerSpec::KIND_NOT_SET:
+      break;
+  }
+  return InvalidArgument(what + ": no initializer (truncated_normal_stddev or constant)");
+}
+
+StatusOr<std::unique_ptr<Layer>> CreateLayer(const proto::LayerSpec& spec,
+                                             const LayerContext& context) {
+  const std::string& name = spec.name();
+  switch (spec.kind_case()) {
+    case proto::LayerSpec::kConv2D: return CreateConv2DLayer(name, spec.conv2d(), context);
+    case proto::LayerSpec::kDense: return CreateDenseLayer(name, spec.dense(), context);
+    case proto::LayerSpec::kMaxPool: return CreatePoolLayer(name, true, spec.max_pool(), context);
+    case proto::LayerSpec::kAvgPool: return CreatePoolLayer(name, false, spec.avg_pool(), context);
+    case proto::LayerSpec::kLrn: return CreateLrnLayer(name, spec.lrn());
+    case proto::LayerSpec::kBatchNorm: return CreateBatchNormLayer(name, spec.batch_norm());
+    case proto::LayerSpec::kRelu: return CreateReluLayer(name);
+    case proto::LayerSpec::kFlatten: return CreateFlattenLayer(name);
+    case proto::LayerSpec::kDropout: return CreateDropoutLayer(name, spec.dropout(), context);
+    case proto::LayerSpec::KIND_NOT_SET: break;
+  }
+  return InvalidArgument("no kind (conv2d, max_pool, avg_pool, lrn, dense, relu, dropout, "
+                         "batch_norm or flatten)");
+}
+
+}  // namespace nn
+}  // namespace pstrain

@@ -1,0 +1,61 @@
+// The layers a ModelSpec names (proto/model.proto), made from their specs.
+#ifndef PSTRAIN_NN_LAYERS_LAYERS_H_
+#define PSTRAIN_NN_LAYERS_LAYERS_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "core/status.h"
+#include "nn/dnnl_context.h"
+#include "nn/layer.h"
+#include "proto/model.pb.h"
+
+namespace pstrain {
+namespace nn {
+
+// What every layer of one model shares.
+struct LayerContext {
+  DnnlContext* dnnl = nullptr;  // borrowed; outlives the layers
+  uint64_t seed = 0;            // dropout masks
+};
+
+// The layer `spec` describes. InvalidArgument naming the layer for a spec
+// without a kind or with a value out of range (a kernel of size 0, a
+// keep_prob of 2, ...).
+StatusOr<std::unique_ptr<Layer>> CreateLayer(const proto::LayerSpec& spec,
+                                             const LayerContext& context);
+
+// Factories of each kind, used by CreateLayer; each checks its spec.
+StatusOr<std::unique_ptr<Layer>> CreateConv2DLayer(const std::string& name,
+                                                   const proto::Conv2DSpec& spec,
+                                                   const LayerContext& context);
+StatusOr<std::unique_ptr<Layer>> CreateDenseLayer(const std::string& name,
+                                                  const proto::DenseSpec& spec,
+                                                  const LayerContext& context);
+StatusOr<std::unique_ptr<Layer>> CreatePoolLayer(const std::string& name, bool max,
+                                                 const proto::PoolSpec& spec,
+                                                 const LayerContext& context);
+StatusOr<std::unique_ptr<Layer>> CreateLrnLayer(const std::string& name,
+                                                const proto::LrnSpec& spec);
+StatusOr<std::unique_ptr<Layer>> CreateBatchNormLayer(const std::string& name,
+                                                      const proto::BatchNormSpec& spec);
+std::unique_ptr<Layer> CreateReluLayer(const std::string& name);
+std::unique_ptr<Layer> CreateFlattenLayer(const std::string& name);
+StatusOr<std::unique_ptr<Layer>> CreateDropoutLayer(const std::string& name,
+                                                    const proto::DropoutSpec& spec,
+                                                    const LayerContext& context);
+
+// A weighted layer's fused ReLU: ApplyRelu runs it on the layer's output in
+// place; ReluGradient gives d(loss)/d(pre-activation) from the output y and
+// dy, in *scratch when the ReLU is on, or dy itself when it is off.
+void ApplyRelu(bool relu, Tensor* y);
+const Tensor& ReluGradient(bool relu, const Tensor& y, const Tensor& dy, Tensor* scratch);
+
+// Initializer from its spec; InvalidArgument naming `what` when unset or
+// negative.
+StatusOr<Initializer> InitializerFrom(const proto::InitializerSpec& spec, const std::string& what);
+
+}  // namespace nn
+}  // namespace pstrain
+
+#endif  // PSTRAIN_NN_LAYERS_LAYERS_H_

@@ -1,0 +1,119 @@
+// Layers without variables: LRN, ReLU, flatten and dropout.
+#include <cstring>
+#include <memory>
+
+#include "core/fnv1a.h"
+#include "nn/dropout.h"
+#include "nn/layers/layers.h"
+#include "nn/lrn.h"
+#include "nn/relu.h"
+
+namespace pstrain {
+namespace nn {
+namespace {
+
+// y, shaped `shape`, holding x's elements.
+void CopyAs(const Tensor& x, const Shape& shape, Tensor* y) {
+  if (y->shape() != shape) *y = Tensor(shape, Tensor::kUninitialized);
+  if (x.size() > 0) std::memcpy(y->data(), x.data(), x.bytes());
+}
+
+class LrnLayer : public Layer {
+ public:
+  LrnLayer(const std::string& name, Lrn lrn) : Layer(name), lrn_(std::move(lrn)) {}
+  StatusOr<Shape> OutputShape(const Shape& in) override {
+    if (in.size() != 3) return InvalidArgument("input " + ShapeString(in) + " is not HWC");
+    return in;
+  }
+  Status Forward(Mode, const Tensor& x, const Params&, Tensor* y) override {
+    return lrn_.Forward(x, y);
+  }
+  Status Backward(const Tensor& x, const Tensor&, const Params&, const Tensor& dy, Tensor* dx,
+                  const Grads&) override {
+    return dx == nullptr ? OkStatus() : lrn_.Backward(x, dy, dx);
+  }
+
+ private:
+  const Lrn lrn_;
+};
+
+class ReluLayer : public Layer {
+ public:
+  using Layer::Layer;
+  StatusOr<Shape> OutputShape(const Shape& in) override { return in; }
+  Status Forward(Mode, const Tensor& x, const Params&, Tensor* y) override {
+    ReluForward(x, y);
+    return OkStatus();
+  }
+  Status Backward(const Tensor&, const Tensor& y, const Params&, const Tensor& dy, Tensor* dx,
+                  const Grads&) override {
+    if (dx != nullptr) ReluBackward(y, dy, dx);
+    return OkStatus();
+  }
+};
+
+class FlattenLayer : public Layer {
+ public:
+  using Layer::Layer;
+  StatusOr<Shape> OutputShape(const Shape& in) override { return Shape{NumElements(in)}; }
+  Status Forward(Mode, const Tensor& x, const Params&, Tensor* y) override {
+    CopyAs(x, {x.dim(0), x.size() / std::max<int64_t>(x.dim(0), 1)}, y);
+    return OkStatus();
+  }
+  Status Backward(const Tensor& x, const Tensor&, const Params&, const Tensor& dy, Tensor* dx,
+                  const Grads&) override {
+    if (dx != nullptr) CopyAs(dy, x.shape(), dx);
+    return OkStatus();
+  }
+};
+
+class DropoutLayer : public Layer {
+ public:
+  DropoutLayer(const std::string& name, Dropout dropout)
+      : Layer(name), dropout_(std::move(dropout)) {}
+  StatusOr<Shape> OutputShape(const Shape& in) override { return in; }
+  Status Forward(Mode mode, const Tensor& x, const Params&, Tensor* y) override {
+    if (mode == Mode::kTraining) {
+      dropout_.Forward(x, y);
+    } else {
+      CopyAs(x, x.shape(), y);
+    }
+    return OkStatus();
+  }
+  Status Backward(const Tensor&, const Tensor&, const Params&, const Tensor& dy, Tensor* dx,
+                  const Grads&) override {
+    return dx == nullptr ? OkStatus() : dropout_.Backward(dy, dx);
+  }
+
+ private:
+  Dropout dropout_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Layer>> CreateLrnLayer(const std::string& name,
+                                                const proto::LrnSpec& spec) {
+  PS_ASSIGN_OR_RETURN(Lrn lrn,
+                      Lrn::Create({spec.depth_radius(), spec.bias(), spec.alpha(), spec.beta()}));
+  return std::unique_ptr<Layer>(std::make_unique<LrnLayer>(name, std::move(lrn)));
+}
+
+std::unique_ptr<Layer> CreateReluLayer(const std::string& name) {
+  return std::make_unique<ReluLayer>(name);
+}
+
+std::unique_ptr<Layer> CreateFlattenLayer(const std::string& name) {
+  return std::make_unique<FlattenLayer>(name);
+}
+
+StatusOr<std::unique_ptr<Layer>> CreateDropoutLayer(const std::string& name,
+                                                    const proto::DropoutSpec& spec,
+                                                    const LayerContext& context) {
+  // Each dropout layer draws its own masks: the seed mixes in its name.
+  PS_ASSIGN_OR_RETURN(Dropout dropout,
+                      Dropout::Create(spec.keep_prob(), context.seed ^ Fnv1a64(name)));
+  return std::unique_ptr<Layer>(std::make_unique<DropoutLayer>(name, std::move(dropout)));
+}
+
+}  // namespace nn
+}  // namespace pstrain

@@ -1,0 +1,30 @@
+// Model specs: the built-in networks (nn/models/*.pbtxt, compiled into the
+// binaries) and users' own, from protobuf text files.
+#ifndef PSTRAIN_NN_MODEL_SPEC_H_
+#define PSTRAIN_NN_MODEL_SPEC_H_
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "proto/model.pb.h"
+
+namespace pstrain {
+namespace nn {
+
+// "cifar10", "mnist", "mnist_bn".
+std::vector<std::string> BuiltinModelNames();
+
+// A built-in network by name, or else a ModelSpec text file at that path.
+// NotFound when it is neither; InvalidArgument naming the file, line and
+// column for text that does not parse (an unknown layer kind or field, a
+// value of the wrong type).
+StatusOr<proto::ModelSpec> LoadModelSpec(const std::string& name_or_path);
+
+// Parses ModelSpec text; `source` names it in errors.
+StatusOr<proto::ModelSpec> ParseModelSpec(const std::string& text, const std::string& source);
+
+}  // namespace nn
+}  // namespace pstrain
+
+#endif  // PSTRAIN_NN_MODEL_SPEC_H_

@@ -1,0 +1,145 @@
+// Model specs that do not parse or hold together are refused with one line
+// naming the layer and the problem; a user's own network builds and trains.
+#include "nn/model_spec.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "nn/grad_check.h"
+#include "nn/graph_model.h"
+
+namespace pstrain {
+namespace nn {
+namespace {
+
+const char* const kTinyNet = R"pb(
+  name: "tiny"
+  input_shape: [8, 8, 2]
+  num_classes: 3
+  layer {
+    name: "conv"
+    conv2d {
+      filters: 4 kernel_size: 3 relu: true
+      weights_initializer { truncated_normal_stddev: 0.1 }
+      biases_initializer { constant: 0 }
+    }
+  }
+  layer { name: "pool" avg_pool { window: 2 } }
+  layer { name: "norm" lrn { depth_radius: 1 bias: 1 alpha: 0.1 beta: 0.75 } }
+  layer { name: "drop" dropout { keep_prob: 0.5 } }
+  layer { name: "bn" batch_norm {} }
+  layer { name: "flat" flatten {} }
+  layer {
+    name: "logits"
+    dense {
+      units: 3 weight_decay: 0.01
+      weights_initializer { truncated_normal_stddev: 0.1 }
+      biases_initializer { constant: 0 }
+    }
+  }
+)pb";
+
+Status Build(const std::string& text) {
+  PS_ASSIGN_OR_RETURN(proto::ModelSpec spec, ParseModelSpec(text, "test.pbtxt"));
+  return GraphModel::Create(spec).status();
+}
+
+TEST(ModelSpec, BuiltinsBuild) {
+  for (const std::string& name : BuiltinModelNames()) {
+    auto spec = LoadModelSpec(name);
+    ASSERT_TRUE(spec.ok()) << name << ": " << spec.status().ToString();
+    EXPECT_TRUE(GraphModel::Create(*spec).ok()) << name;
+  }
+  EXPECT_EQ(BuiltinModelNames(), (std::vector<std::string>{"cifar10", "mnist", "mnist_bn"}));
+}
+
+TEST(ModelSpec, EveryKindOfBadSpecIsRefusedNamingTheProblem) {
+  struct Case {
+    std::string what, text;
+    Code code;
+    std::string says;
+  };
+  const std::string head = "name: \"net\" input_shape: [8, 8, 2] num_classes: 3 ";
+  const std::string logits =
+      "layer { name: \"logits\" dense { units: 3 weights_initializer { constant: 0 } "
+      "biases_initializer { constant: 0 } } }";
+  const std::vector<Case> cases = {
+      {"unknown layer kind", head + "layer { name: \"x\" softmax {} }", Code::kInvalidArgument,
+       "test.pbtxt:1:"},
+      {"unknown field", head + "layer { name: \"p\" max_pool { window: 2 size: 3 } }",
+       Code::kInvalidArgument, "size"},
+      {"no kind", head + "layer { name: \"x\" }" + logits, Code::kInvalidArgument,
+       "layer x (?): no kind"},
+      {"no name", head + "layer { relu {} }" + logits, Code::kInvalidArgument,
+       "layer #1 (relu): no name"},
+      {"window larger than the input",
+       head + "layer { name: \"p\" max_pool { window: 9 padding: VALID } }" + logits,
+       Code::kInvalidArgument, "layer p (max_pool): input [8,8,2] is smaller than the window"},
+      {"zero filters",
+       head + "layer { name: \"c\" conv2d { kernel_size: 3 weights_initializer { constant: 1 } "
+              "biases_initializer { constant: 0 } } }" + logits,
+       Code::kInvalidArgument, "layer c (conv2d): filters and kernel_size must be > 0"},
+      {"no initializer", head + "layer { name: \"d\" dense { units: 3 } }",
+       Code::kInvalidArgument, "layer d (dense): weights_initializer: no initializer"},
+      {"bad keep_prob", head + "layer { name: \"d\" dropout { keep_prob: 2 } }" + logits,
+       Code::kInvalidArgument, "layer d (dropout): dropout: keep_prob must be in (0, 1]"},
+      {"duplicate variable", head + logits + logits, Code::kInvalidArgument,
+       "layer logits (dense): variable logits/weights is already defined by layer logits"},
+      {"logits of the wrong size",
+       head + "layer { name: \"d\" dense { units: 4 weights_initializer { constant: 0 } "
+              "biases_initializer { constant: 0 } } }",
+       Code::kInvalidArgument, "the last layer gives [4], the logits must be [3]"},
+      {"lrn after flatten", head + "layer { name: \"f\" flatten {} } layer { name: \"n\" lrn { "
+                                   "bias: 1 } }" + logits,
+       Code::kInvalidArgument, "layer n (lrn): input [128] is not HWC"},
+      {"no layers", head, Code::kInvalidArgument, "no layers"},
+      {"bad input shape", "input_shape: [8, 8] num_classes: 3 " + logits, Code::kInvalidArgument,
+       "input_shape must be three positive sizes"},
+  };
+  for (const Case& c : cases) {
+    Status s = Build(c.text);
+    EXPECT_EQ(s.code(), c.code) << c.what << ": " << s.ToString();
+    EXPECT_NE(s.message().find(c.says), std::string::npos) << c.what << ": " << s.ToString();
+  }
+}
+
+TEST(ModelSpec, MissingFileIsNotFound) {
+  auto spec = LoadModelSpec("/nonexistent/net.pbtxt");
+  EXPECT_EQ(spec.status().code(), Code::kNotFound);
+  EXPECT_NE(spec.status().message().find("cifar10, mnist, mnist_bn"), std::string::npos);
+}
+
+// A user's network from a file, with every layer kind: a few steps of plain
+// gradient descent on one batch lower its loss.
+TEST(ModelSpec, UserNetworkFromAFileTrains) {
+  const std::string path = ::testing::TempDir() + "/tiny.pbtxt";
+  std::ofstream(path) << kTinyNet;
+  auto spec = LoadModelSpec(path);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  auto model = GraphModel::Create(*spec, /*seed=*/5);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  std::vector<Tensor> p;
+  for (const auto& v : (*model)->variables()) p.push_back(InitialValue(v, 1));
+  std::mt19937 rng(7);
+  Tensor images = RandomTensor({6, 8, 8, 2}, &rng);
+  std::vector<int32_t> labels = {0, 1, 2, 0, 1, 2};
+  std::vector<Tensor> g;
+  auto first = (*model)->LossAndGradients(p, images, labels, &g);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  float last = *first;
+  for (int step = 0; step < 30; ++step) {
+    auto loss = (*model)->LossAndGradients(p, images, labels, &g);
+    ASSERT_TRUE(loss.ok());
+    last = *loss;
+    for (size_t v = 0; v < p.size(); ++v) {
+      if (!(*model)->variables()[v].trainable) continue;
+      for (int64_t i = 0; i < p[v].size(); ++i) p[v][i] -= 0.5f * g[v][i];
+    }
+  }
+  EXPECT_LT(last, 0.8f * *first);
+}
+
+}  // namespace
+}  // namespace nn
+}  // namespace pstrain
