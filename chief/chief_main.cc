@@ -15,11 +15,14 @@
 #include "data/data_flags.h"
 #include "data/mnist_dataset.h"
 #include "nn/model.h"
+#include "nn/model_spec.h"
 #include "ps/optimizer_flags.h"
 #include "ps/rpc/ps_fleet.h"
 #include "ps/sync_flags.h"
 
-DEFINE_string(model, "mnist", "Built-in model being trained");
+DEFINE_string(model, "mnist",
+              "Network being trained: a built-in one (mnist, mnist_bn, cifar10) or a ModelSpec "
+              "text file (proto/model.proto)");
 DEFINE_uint64(seed, 0, "Seed of the variables' initial values");
 DEFINE_string(train_dir, "runs/pstrain", "Where the chief writes checkpoints");
 DEFINE_int32(startup_timeout_secs, 600, "Give up waiting for the ps tasks after this");
@@ -32,8 +35,10 @@ DEFINE_double(keep_checkpoint_every_n_hours, 10000,
 DEFINE_int64(save_summaries_steps, 100,
              "Write TensorBoard summaries every this many steps (0: off)");
 DEFINE_double(ema_decay, 0,
-              "Keep ExponentialMovingAverage shadows of the variables with this decay (0: off)");
-DEFINE_bool(eval_use_moving_averages, false, "Evaluate the moving averages, not the variables");
+              "Keep ExponentialMovingAverage shadows of the variables with this decay (0: off; "
+              "default: the model's recipe, cifar10: 0.9999)");
+DEFINE_bool(eval_use_moving_averages, false,
+            "Evaluate the moving averages, not the variables (default: the model's recipe)");
 DEFINE_int32(batch_size, 128, "The workers' batch size (for examples/sec)");
 DEFINE_int32(http_port, 0,
              "Serve /healthz, /metrics, /status and a status page on this port (0: a free "
@@ -51,8 +56,14 @@ int main(int argc, char** argv) {
 
   const auto config = pstrain::cluster::ClusterConfigFromFlagsOrDie("chief");
   const int num_workers = config.spec.NumTasks("worker");
-  auto model = pstrain::nn::CreateModel(FLAGS_model);
+  auto spec = pstrain::nn::LoadModelSpec(FLAGS_model);
+  if (!spec.ok()) return pstrain::ExitWith(spec.status(), pstrain::kExitBadInput);
+  auto model = pstrain::nn::CreateModel(*spec);
   if (!model.ok()) return pstrain::ExitWith(model.status(), pstrain::kExitBadInput);
+  const pstrain::proto::TrainingRecipe& recipe = spec->recipe();
+  const auto given = [](const char* flag) {
+    return !gflags::GetCommandLineFlagInfoOrDie(flag).is_default;
+  };
   pstrain::SupervisorOptions options;
   options.train_dir = FLAGS_train_dir;
   options.seed = FLAGS_seed;
@@ -66,19 +77,22 @@ int main(int argc, char** argv) {
   options.max_to_keep = FLAGS_max_to_keep;
   options.keep_checkpoint_every_n_hours = FLAGS_keep_checkpoint_every_n_hours;
   options.save_summaries_steps = FLAGS_save_summaries_steps;
-  options.eval_use_moving_averages = FLAGS_eval_use_moving_averages;
+  options.eval_use_moving_averages = given("eval_use_moving_averages")
+                                         ? FLAGS_eval_use_moving_averages
+                                         : recipe.eval_use_moving_averages();
   options.batch_size = FLAGS_batch_size;
-  if (FLAGS_ema_decay < 0 || FLAGS_ema_decay >= 1) {
+  const double ema_decay = given("ema_decay") ? FLAGS_ema_decay : recipe.ema_decay();
+  if (ema_decay < 0 || ema_decay >= 1) {
     return pstrain::ExitWith(pstrain::InvalidArgument("--ema_decay must be in [0, 1)"),
                              pstrain::kExitBadInput);
   }
-  options.init.set_ema_decay(static_cast<float>(FLAGS_ema_decay));
-  auto optimizer = pstrain::OptimizerConfigFromFlags();
-  if (!optimizer.ok()) return pstrain::ExitWith(optimizer.status(), pstrain::kExitBadInput);
-  *options.init.mutable_optimizer() = *optimizer;
+  options.init.set_ema_decay(static_cast<float>(ema_decay));
   auto sync = pstrain::SyncConfigFromFlags(num_workers);
   if (!sync.ok()) return pstrain::ExitWith(sync.status(), pstrain::kExitBadInput);
   *options.init.mutable_sync() = *sync;
+  auto optimizer = pstrain::OptimizerConfigFromFlags(recipe, sync->enabled());
+  if (!optimizer.ok()) return pstrain::ExitWith(optimizer.status(), pstrain::kExitBadInput);
+  *options.init.mutable_optimizer() = *optimizer;
   options.init.set_heartbeat_timeout_secs(static_cast<float>(FLAGS_heartbeat_timeout_secs));
 
   auto fleet = pstrain::PsFleet::CreateFromFlags(config.spec, (*model)->variables(),

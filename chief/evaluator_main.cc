@@ -40,7 +40,9 @@
 DEFINE_string(train_dir, "", "The chief's train dir, where the checkpoints are (required)");
 DEFINE_string(eval_dir, "",
               "Where the evaluator writes its event files (default <train_dir>/eval)");
-DEFINE_string(model, "mnist", "Built-in model the checkpoints hold");
+DEFINE_string(model, "mnist",
+              "Network the checkpoints hold: a built-in one (mnist, mnist_bn, cifar10) or a "
+              "ModelSpec text file");
 DEFINE_int32(eval_interval_secs, 60, "Look for new checkpoints this often");
 DEFINE_bool(run_once, false, "Evaluate the latest readable checkpoint and exit");
 DEFINE_bool(eval_use_moving_averages, true,

@@ -108,9 +108,9 @@ void BatchQueue::Run() {
 Batch BatchQueue::MakeBatch(const std::vector<int64_t>& order, size_t begin, size_t end,
                             int64_t epoch) const {
   const int64_t n = static_cast<int64_t>(end - begin);
-  const int64_t pixels = int64_t{ds_->rows} * ds_->cols;
+  const int64_t pixels = ds_->image_size();
   Batch batch;
-  batch.images = Tensor({n, ds_->rows, ds_->cols, 1});
+  batch.images = Tensor({n, ds_->rows, ds_->cols, ds_->depth});
   batch.labels.reserve(n);
   batch.epoch = epoch;
   for (int64_t i = 0; i < n; ++i) {

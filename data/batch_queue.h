@@ -31,7 +31,7 @@ namespace pstrain {
 namespace data {
 
 struct Batch {
-  Tensor images;                // [n, rows, cols, 1], pixel / 255 - 0.5
+  Tensor images;                // [n, rows, cols, depth], pixel / 255 - 0.5
   std::vector<int32_t> labels;  // n
   int64_t epoch = 0;            // 0-based
 };

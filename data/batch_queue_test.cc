@@ -115,6 +115,28 @@ TEST(BatchQueue, ForeverKeepsGoingAndStopsOnDestruction) {
   queue.reset();              // the producer is blocked on a full queue
 }
 
+TEST(BatchQueue, BatchesKeepEveryChannel) {
+  ImageDataset ds;  // four 1x1 images of 3 channels: (i, i + 1, i + 2)
+  ds.count = 4;
+  ds.rows = 1;
+  ds.cols = 1;
+  ds.depth = 3;
+  for (int i = 0; i < 4; ++i) {
+    for (int c = 0; c < 3; ++c) ds.pixels.push_back(static_cast<uint8_t>(10 * i + c));
+    ds.labels.push_back(i);
+  }
+  auto queue = MakeQueue(&ds, {/*batch_size=*/4, 0, 1, /*seed=*/3, /*epochs=*/1, 2});
+  ASSERT_NE(queue, nullptr);
+  Batch batch;
+  ASSERT_TRUE(queue->Next(&batch));
+  EXPECT_EQ(batch.images.shape(), (Shape{4, 1, 1, 3}));
+  for (int64_t i = 0; i < 4; ++i) {
+    for (int c = 0; c < 3; ++c) {
+      EXPECT_NEAR(batch.images[3 * i + c], (10 * batch.labels[i] + c) / 255.0f - 0.5f, 1e-6);
+    }
+  }
+}
+
 TEST(BatchQueue, RejectsBadOptions) {
   const ImageDataset ds = IndexedDataset(2);
   struct Case {

@@ -63,7 +63,7 @@ StatusOr<ImageDataset> LoadMnistSplit(const std::string& data_dir, const std::st
 
 void NormalizeImage(const ImageDataset& ds, int64_t index, float* dst) {
   CHECK(index >= 0 && index < ds.count) << "image " << index << " of " << ds.count;
-  const int64_t pixels = int64_t{ds.rows} * ds.cols;
+  const int64_t pixels = ds.image_size();
   const uint8_t* src = ds.pixels.data() + index * pixels;
   for (int64_t i = 0; i < pixels; ++i) dst[i] = src[i] / 255.0f - 0.5f;
 }
@@ -71,20 +71,20 @@ void NormalizeImage(const ImageDataset& ds, int64_t index, float* dst) {
 void NormalizeImages(const ImageDataset& ds, int64_t begin, int64_t count, Tensor* out) {
   CHECK(begin >= 0 && count >= 0 && begin + count <= ds.count)
       << "images [" << begin << ", " << begin + count << ") of " << ds.count;
-  const Shape shape = {count, ds.rows, ds.cols, 1};
+  const Shape shape = {count, ds.rows, ds.cols, ds.depth};
   if (out->size() == NumElements(shape)) {
     out->Reshape(shape);
   } else {
     *out = Tensor(shape);
   }
-  const int64_t pixels = int64_t{ds.rows} * ds.cols;
+  const int64_t pixels = ds.image_size();
   for (int64_t i = 0; i < count; ++i) NormalizeImage(ds, begin + i, out->data() + i * pixels);
 }
 
 void KeepFirst(int64_t n, ImageDataset* ds) {
   if (n <= 0 || n >= ds->count) return;
   ds->count = n;
-  ds->pixels.resize(static_cast<size_t>(n) * ds->rows * ds->cols);
+  ds->pixels.resize(static_cast<size_t>(n * ds->image_size()));
   ds->labels.resize(static_cast<size_t>(n));
 }
 

@@ -1,6 +1,12 @@
-// MNIST-format image datasets (MNIST, Fashion-MNIST) in memory.
+// Image datasets in memory, and the MNIST-format ones (MNIST, Fashion-MNIST).
 //
-// A split is a pair of IDX files in one directory, gzip-compressed or not:
+// An ImageDataset holds uint8 images of one shape, HWC (rows, cols, depth
+// channels), with a label in [0, 10) each: MNIST's (depth 1), CIFAR-10's
+// (data/cifar_dataset.h, depth 3) or a TFRecord file's
+// (data/example_dataset.h). data/dataset_loader.h picks the reader.
+//
+// An MNIST split is a pair of IDX files in one directory, gzip-compressed or
+// not:
 //   <split>-images-idx3-ubyte[.gz]  uint8 [count, rows, cols]
 //   <split>-labels-idx1-ubyte[.gz]  uint8 [count], each < 10
 // An ImageDataset is immutable once loaded: any thread may read it.
@@ -20,12 +26,16 @@ namespace data {
 struct ImageDataset {
   int64_t count = 0;
   int rows = 0, cols = 0;
-  std::vector<uint8_t> pixels;  // count * rows * cols, row-major
+  int depth = 1;                // channels
+  std::vector<uint8_t> pixels;  // count * rows * cols * depth, HWC, row-major
   std::vector<int32_t> labels;  // count, each in [0, 10)
+
+  // rows * cols * depth: the values of one image.
+  int64_t image_size() const { return int64_t{rows} * cols * depth; }
 };
 
-// Loads split "train" or "t10k" from `data_dir`, preferring the .gz file when
-// both exist. NotFound if a file is missing; InvalidArgument for another split
+// Loads split "train" or "t10k" from `data_dir` (depth 1), preferring the .gz
+// file when both exist. NotFound if a file is missing; InvalidArgument for another split
 // name or files of the wrong rank, counts that disagree or a label >= 10; the
 // errors of ReadIdxFile otherwise.
 StatusOr<ImageDataset> LoadMnistSplit(const std::string& data_dir, const std::string& split);
@@ -34,11 +44,11 @@ StatusOr<ImageDataset> LoadMnistSplit(const std::string& data_dir, const std::st
 void KeepFirst(int64_t n, ImageDataset* ds);
 
 // Writes images [begin, begin + count) into `out` as NHWC floats
-// pixel / 255 - 0.5, shaped [count, rows, cols, 1] (reshaped or reallocated if
-// it is not). The range must lie within the dataset (CHECKed).
+// pixel / 255 - 0.5, shaped [count, rows, cols, depth] (reshaped or
+// reallocated if it is not). The range must lie within the dataset (CHECKed).
 void NormalizeImages(const ImageDataset& ds, int64_t begin, int64_t count, Tensor* out);
 
-// Writes image `index` as rows * cols floats pixel / 255 - 0.5 at `dst`.
+// Writes image `index` as image_size() floats pixel / 255 - 0.5 at `dst`.
 void NormalizeImage(const ImageDataset& ds, int64_t index, float* dst);
 
 }  // namespace data

@@ -20,6 +20,7 @@ TEST(LoadMnistSplit, LoadsGzipAndPlainSplits) {
   EXPECT_EQ(train->count, 12);
   EXPECT_EQ(train->rows, 3);
   EXPECT_EQ(train->cols, 2);
+  EXPECT_EQ(train->depth, 1);
   EXPECT_EQ(train->pixels.size(), 12u * 6);
   EXPECT_EQ(train->pixels[6 * 11 + 5], 16);
   EXPECT_EQ(train->labels[11], 1);
@@ -113,6 +114,38 @@ TEST(NormalizeImages, ScalesToMinusHalfPlusHalf) {
   EXPECT_EQ(out.shape(), (Shape{1, 1, 2, 1}));
   EXPECT_FLOAT_EQ(out[0], -0.5f);
   EXPECT_FLOAT_EQ(out[1], 0.5f);
+}
+
+TEST(NormalizeImages, KeepsEveryChannelOfDeeperImages) {
+  ImageDataset ds;  // two 1x2 images of 3 channels, HWC
+  ds.count = 2;
+  ds.rows = 1;
+  ds.cols = 2;
+  ds.depth = 3;
+  ds.pixels = {0, 51, 102, 153, 204, 255, 255, 204, 153, 102, 51, 0};
+  ds.labels = {4, 5};
+  EXPECT_EQ(ds.image_size(), 6);
+  Tensor out;
+  NormalizeImages(ds, 1, 1, &out);
+  EXPECT_EQ(out.shape(), (Shape{1, 1, 2, 3}));
+  const float expected[] = {0.5f, 0.3f, 0.1f, -0.1f, -0.3f, -0.5f};
+  for (int i = 0; i < 6; ++i) EXPECT_NEAR(out[i], expected[i], 1e-6) << i;
+  float one[6];
+  NormalizeImage(ds, 0, one);
+  EXPECT_FLOAT_EQ(one[2], 102 / 255.0f - 0.5f);
+  EXPECT_FLOAT_EQ(one[5], 0.5f);
+}
+
+TEST(KeepFirst, KeepsWholeImagesOfEveryChannel) {
+  ImageDataset ds;
+  ds.count = 3;
+  ds.rows = 1;
+  ds.cols = 1;
+  ds.depth = 2;
+  ds.pixels = {1, 2, 3, 4, 5, 6};
+  ds.labels = {0, 1, 2};
+  KeepFirst(2, &ds);
+  EXPECT_EQ(ds.pixels, (std::vector<uint8_t>{1, 2, 3, 4}));
 }
 
 TEST(KeepFirst, KeepsTheFirstNExamples) {

@@ -8,6 +8,10 @@ namespace nn {
 
 StatusOr<std::unique_ptr<Model>> CreateModel(const std::string& name_or_path) {
   PS_ASSIGN_OR_RETURN(proto::ModelSpec spec, LoadModelSpec(name_or_path));
+  return CreateModel(spec);
+}
+
+StatusOr<std::unique_ptr<Model>> CreateModel(const proto::ModelSpec& spec) {
   PS_ASSIGN_OR_RETURN(std::unique_ptr<GraphModel> model, GraphModel::Create(spec));
   return std::unique_ptr<Model>(std::move(model));
 }

@@ -16,6 +16,7 @@
 
 #include "core/status.h"
 #include "core/tensor.h"
+#include "proto/model.pb.h"
 
 namespace pstrain {
 namespace nn {
@@ -71,6 +72,8 @@ class Model {
 // neither; InvalidArgument naming the file, layer and problem for a spec
 // that does not parse or hold together.
 StatusOr<std::unique_ptr<Model>> CreateModel(const std::string& name_or_path);
+// The network a spec describes (nn/graph_model.h's errors).
+StatusOr<std::unique_ptr<Model>> CreateModel(const proto::ModelSpec& spec);
 
 // InvalidArgument, naming the model, unless `params` match `variables` one
 // for one in shape and `images` is a non-empty batch [N, example_shape...].

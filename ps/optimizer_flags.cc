@@ -10,17 +10,18 @@
 #include "ps/optimizer.h"
 
 // The optimizer's hyper-parameters, named as TF's arguments. One that is not
-// given on the command line is left out of the config, so the optimizer takes
-// TF's default for it (ps/optimizer.h); the defaults printed here are TF's.
-// Exceptions: --learning_rate, --momentum and --use_nesterov always reach
-// GradientDescent and Momentum, whose defaults are the mnist recipe of
-// MODELS.md (Nesterov momentum 0.9, rate 0.01).
+// given on the command line takes the model's recipe (proto/model.proto's
+// TrainingRecipe: --optimizer, --learning_rate, --momentum, --use_nesterov,
+// --lr_schedule and its flags), or else is left out of the config, so the
+// optimizer takes TF's default for it (ps/optimizer.h); the defaults printed
+// here are the mnist recipe's and TF's.
 DEFINE_string(optimizer, "Momentum",
-              "GradientDescent, Momentum, Adagrad, Adadelta, Adam, RMSProp or Ftrl");
+              "GradientDescent, Momentum, Adagrad, Adadelta, Adam, RMSProp or Ftrl (default: "
+              "the model's recipe)");
 DEFINE_double(learning_rate, 0.01,
-              "Learning rate (the base rate of --lr_schedule); when not given: 0.01 for "
-              "GradientDescent and Momentum, 0.001 for Adam and Adadelta, required by the "
-              "others");
+              "Learning rate (the base rate of --lr_schedule); when not given: the model's "
+              "recipe for its optimizer (mnist: 0.01, with --sync_replicas 0.03; cifar10: 0.1), "
+              "else 0.001 for Adam and Adadelta, required by the others");
 DEFINE_double(momentum, 0.9, "Momentum (Momentum: 0.9 when not given; RMSProp: 0)");
 DEFINE_bool(use_nesterov, true, "Nesterov momentum (Momentum)");
 DEFINE_double(beta1, 0.9, "Adam: decay of the first-moment estimate");
@@ -100,17 +101,32 @@ StatusOr<proto::LrScheduleConfig> LrScheduleFromFlags() {
 
 }  // namespace
 
-StatusOr<proto::OptimizerConfig> OptimizerConfigFromFlags() {
+StatusOr<proto::OptimizerConfig> OptimizerConfigFromFlags(const proto::TrainingRecipe& recipe,
+                                                          bool sync) {
   proto::OptimizerConfig c;
-  c.set_name(FLAGS_optimizer);
-  const bool recipe = FLAGS_optimizer == "GradientDescent" || FLAGS_optimizer == "Momentum";
-  if (recipe || Given("learning_rate")) {
+  const std::string name =
+      Given("optimizer") || recipe.optimizer().empty() ? FLAGS_optimizer : recipe.optimizer();
+  c.set_name(name);
+  // The recipe's values are for the recipe's optimizer.
+  const bool recipe_optimizer = !recipe.optimizer().empty() && name == recipe.optimizer();
+  if (Given("learning_rate")) {
+    c.set_learning_rate(static_cast<float>(FLAGS_learning_rate));
+  } else if (recipe_optimizer && recipe.learning_rate() > 0) {
+    c.set_learning_rate(sync && recipe.sync_learning_rate() > 0 ? recipe.sync_learning_rate()
+                                                                : recipe.learning_rate());
+  } else if (name == "GradientDescent" || name == "Momentum") {
     c.set_learning_rate(static_cast<float>(FLAGS_learning_rate));
   }
-  if (FLAGS_optimizer == "Momentum" || Given("momentum")) {
+  if (Given("momentum")) {
+    c.set_momentum(static_cast<float>(FLAGS_momentum));
+  } else if (recipe_optimizer && recipe.momentum() > 0) {
+    c.set_momentum(recipe.momentum());
+  } else if (name == "Momentum") {
     c.set_momentum(static_cast<float>(FLAGS_momentum));
   }
-  c.set_use_nesterov(FLAGS_use_nesterov);
+  c.set_use_nesterov(Given("use_nesterov") || !recipe_optimizer || name != "Momentum"
+                         ? FLAGS_use_nesterov
+                         : recipe.use_nesterov());
   if (Given("beta1")) c.set_beta1(static_cast<float>(FLAGS_beta1));
   if (Given("beta2")) c.set_beta2(static_cast<float>(FLAGS_beta2));
   if (Given("epsilon")) c.set_epsilon(static_cast<float>(FLAGS_epsilon));
@@ -127,7 +143,14 @@ StatusOr<proto::OptimizerConfig> OptimizerConfigFromFlags() {
   c.set_l2_regularization_strength(static_cast<float>(FLAGS_l2_regularization_strength));
   c.set_l2_shrinkage_regularization_strength(
       static_cast<float>(FLAGS_l2_shrinkage_regularization_strength));
-  PS_ASSIGN_OR_RETURN(*c.mutable_lr_schedule(), LrScheduleFromFlags());
+  const bool schedule_given = Given("lr_schedule") || Given("decay_steps") ||
+                              Given("decay_rate") || Given("staircase") ||
+                              Given("lr_boundaries") || Given("lr_values");
+  if (schedule_given || !recipe.has_lr_schedule()) {
+    PS_ASSIGN_OR_RETURN(*c.mutable_lr_schedule(), LrScheduleFromFlags());
+  } else {
+    *c.mutable_lr_schedule() = recipe.lr_schedule();
+  }
   PS_RETURN_IF_ERROR(Optimizer::Create(c).status());
   return c;
 }

@@ -7,6 +7,7 @@
 #include <gflags/gflags.h>
 
 #include "core/status.h"
+#include "proto/model.pb.h"
 #include "proto/ps.pb.h"
 
 DECLARE_string(optimizer);
@@ -17,11 +18,13 @@ DECLARE_bool(use_nesterov);
 namespace pstrain {
 
 // The config from --optimizer, its hyper-parameter flags (named as TF's
-// arguments) and --lr_schedule with its flags. A hyper-parameter flag that is
-// not given leaves TF's default (ps/optimizer_flags.cc lists the exceptions).
-// InvalidArgument naming the parameter for an unknown optimizer or schedule, a
-// bad hyper-parameter or a malformed list.
-StatusOr<proto::OptimizerConfig> OptimizerConfigFromFlags();
+// arguments) and --lr_schedule with its flags. A flag that is not given takes
+// the model's recipe (its sync_learning_rate when `sync`), else TF's default
+// (ps/optimizer_flags.cc says which). InvalidArgument naming the parameter
+// for an unknown optimizer or schedule, a bad hyper-parameter or a malformed
+// list.
+StatusOr<proto::OptimizerConfig> OptimizerConfigFromFlags(
+    const proto::TrainingRecipe& recipe = proto::TrainingRecipe(), bool sync = false);
 // Number of slot tensors the configured optimizer keeps per variable.
 StatusOr<int> OptimizerSlotCount(const proto::OptimizerConfig& config);
 

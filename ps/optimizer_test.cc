@@ -474,6 +474,47 @@ TEST_F(OptimizerFlags, DefaultsAreTheMnistRecipe) {
   EXPECT_EQ(c->lr_schedule().kind(), proto::LrScheduleConfig::CONSTANT);
 }
 
+// cifar10's recipe (nn/models/cifar10.pbtxt): what no flag gives comes from
+// it; a flag given wins; a sync run takes the recipe's sync rate.
+TEST_F(OptimizerFlags, ModelRecipeFillsWhatNoFlagGives) {
+  proto::TrainingRecipe recipe;
+  recipe.set_optimizer("GradientDescent");
+  recipe.set_learning_rate(0.1f);
+  recipe.mutable_lr_schedule()->set_kind(proto::LrScheduleConfig::EXPONENTIAL_DECAY);
+  recipe.mutable_lr_schedule()->set_decay_steps(136718);
+  recipe.mutable_lr_schedule()->set_decay_rate(0.1f);
+  recipe.mutable_lr_schedule()->set_staircase(true);
+  auto c = OptimizerConfigFromFlags(recipe, /*sync=*/false);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->name(), "GradientDescent");
+  EXPECT_FLOAT_EQ(c->learning_rate(), 0.1f);
+  EXPECT_EQ(c->lr_schedule().kind(), proto::LrScheduleConfig::EXPONENTIAL_DECAY);
+  EXPECT_EQ(c->lr_schedule().decay_steps(), 136718);
+  EXPECT_TRUE(c->lr_schedule().staircase());
+
+  recipe.set_sync_learning_rate(0.3f);
+  EXPECT_FLOAT_EQ(OptimizerConfigFromFlags(recipe, /*sync=*/true)->learning_rate(), 0.3f);
+  EXPECT_FLOAT_EQ(OptimizerConfigFromFlags(recipe, /*sync=*/false)->learning_rate(), 0.1f);
+
+  Set("learning_rate", "0.05");
+  Set("lr_schedule", "constant");
+  c = OptimizerConfigFromFlags(recipe, /*sync=*/true);
+  ASSERT_TRUE(c.ok());
+  EXPECT_FLOAT_EQ(c->learning_rate(), 0.05f);
+  EXPECT_EQ(c->lr_schedule().kind(), proto::LrScheduleConfig::CONSTANT);
+
+  // Another optimizer than the recipe's does not take the recipe's rate.
+  Set("optimizer", "Adam");
+  gflags::SetCommandLineOption("learning_rate", "0.01");
+  proto::TrainingRecipe momentum;
+  momentum.set_optimizer("Momentum");
+  momentum.set_momentum(0.5f);
+  c = OptimizerConfigFromFlags(momentum, false);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->name(), "Adam");
+  EXPECT_EQ(c->momentum(), 0.0f);
+}
+
 TEST_F(OptimizerFlags, FlagsNotGivenLeaveTensorFlowsDefaults) {
   Set("optimizer", "RMSProp");
   Set("learning_rate", "0.05");

@@ -10,13 +10,16 @@
 #include "data/data_flags.h"
 #include "data/mnist_dataset.h"
 #include "nn/model.h"
+#include "nn/model_spec.h"
 #include "ps/optimizer_flags.h"
 #include "ps/rpc/ps_fleet.h"
 #include "ps/sync_flags.h"
 #include "worker/heartbeat_sender.h"
 #include "worker/trainer.h"
 
-DEFINE_string(model, "mnist", "Built-in model to train");
+DEFINE_string(model, "mnist",
+              "Network to train: a built-in one (mnist, mnist_bn, cifar10) or a ModelSpec "
+              "text file (proto/model.proto)");
 DEFINE_int32(batch_size, 128, "Examples per step");
 DEFINE_int64(max_steps, 0, "Stop when global_step reaches this (0: no limit)");
 DEFINE_int64(epochs, 1, "Passes over this worker's shard of the input (0: no limit)");
@@ -51,12 +54,14 @@ int main(int argc, char** argv) {
     return pstrain::ExitWith(pstrain::InvalidArgument("--batch_size must be positive"),
                              pstrain::kExitBadInput);
   }
-  auto model = pstrain::nn::CreateModel(FLAGS_model);
+  auto spec = pstrain::nn::LoadModelSpec(FLAGS_model);
+  if (!spec.ok()) return pstrain::ExitWith(spec.status(), pstrain::kExitBadInput);
+  auto model = pstrain::nn::CreateModel(*spec);
   if (!model.ok()) return pstrain::ExitWith(model.status(), pstrain::kExitBadInput);
-  auto optimizer = pstrain::OptimizerConfigFromFlags();
-  if (!optimizer.ok()) return pstrain::ExitWith(optimizer.status(), pstrain::kExitBadInput);
   auto sync = pstrain::SyncConfigFromFlags(config.spec.NumTasks("worker"));
   if (!sync.ok()) return pstrain::ExitWith(sync.status(), pstrain::kExitBadInput);
+  auto optimizer = pstrain::OptimizerConfigFromFlags(spec->recipe(), sync->enabled());
+  if (!optimizer.ok()) return pstrain::ExitWith(optimizer.status(), pstrain::kExitBadInput);
 
   auto fleet = pstrain::PsFleet::CreateFromFlags(config.spec, (*model)->variables(),
                                                  *pstrain::OptimizerSlotCount(*optimizer));

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "chief/summary/tfrecord.h"
 #include "core/status.h"
+#include "core/tfrecord.h"
 #include "proto/event.pb.h"
 
 namespace pstrain {

@@ -7,7 +7,7 @@
 
 #include "chief/summary/event_writer.h"
 #include "chief/summary/test_util.h"
-#include "chief/summary/tfrecord.h"
+#include "core/tfrecord.h"
 
 namespace pstrain {
 namespace {

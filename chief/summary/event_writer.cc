@@ -13,7 +13,7 @@
 
 #include "chief/summary/histogram.h"
 #include "chief/summary/png.h"
-#include "chief/summary/tfrecord.h"
+#include "core/tfrecord.h"
 
 namespace pstrain {
 namespace {

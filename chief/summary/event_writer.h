@@ -1,7 +1,7 @@
 // EventWriter: writes a TensorBoard event file, TensorFlow's EventsWriter in
 // miniature. The file is "<train_dir>/events.out.tfevents.<unix seconds>.<hostname>";
 // its first record is the Event with file_version "brain.Event:2", then one
-// Event per Add call, each framed as a TFRecord (chief/summary/tfrecord.h).
+// Event per Add call, each framed as a TFRecord (core/tfrecord.h).
 //
 // Thread-safety: every method may be called from any thread at once; a mutex
 // orders the records. Summaries are encoded (histogram, PNG) outside the lock.

@@ -1,0 +1,261 @@
+#include "core/tfrecord.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "core/atomic_file.h"
+#include "core/crc32c.h"
+
+namespace pstrain {
+namespace {
+
+// Records are read in pieces of at most this many bytes, so a length that
+// passed its CRC but exceeds what the file holds cannot allocate more.
+constexpr size_t kReadChunkBytes = size_t{16} << 20;
+constexpr size_t kGzipInputBytes = size_t{1} << 16;
+// The writer hands its buffer to the file (or to deflate) at this size.
+constexpr size_t kWriteBufferBytes = size_t{1} << 20;
+
+void EncodeFixed64(uint64_t v, char* out) {
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>(v >> (8 * i));
+}
+void EncodeFixed32(uint32_t v, char* out) {
+  for (int i = 0; i < 4; ++i) out[i] = static_cast<char>(v >> (8 * i));
+}
+uint64_t DecodeFixed64(const char* in) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(in[i])) << (8 * i);
+  return v;
+}
+uint32_t DecodeFixed32(const char* in) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(static_cast<uint8_t>(in[i])) << (8 * i);
+  return v;
+}
+
+bool HeaderCrcMatches(const char* header) {
+  return crc32c::Unmask(DecodeFixed32(header + 8)) == crc32c::Value(header, 8);
+}
+
+}  // namespace
+
+void AppendTfRecord(std::string_view data, std::string* out) {
+  char header[kTfRecordHeaderBytes];
+  EncodeFixed64(data.size(), header);
+  EncodeFixed32(crc32c::Mask(crc32c::Value(header, 8)), header + 8);
+  char footer[kTfRecordFooterBytes];
+  EncodeFixed32(crc32c::Mask(crc32c::Value(data.data(), data.size())), footer);
+  out->append(header, sizeof(header));
+  out->append(data);
+  out->append(footer, sizeof(footer));
+}
+
+// ---------------------------------------------------------------------------
+// Reader
+
+struct TfRecordReader::Gzip {
+  Gzip() { std::memset(&stream, 0, sizeof(stream)); }
+  ~Gzip() { inflateEnd(&stream); }
+
+  z_stream stream;
+  unsigned char input[kGzipInputBytes];
+  bool input_eof = false;     // the file has no more compressed bytes
+  bool member_ended = false;  // inflate reached the end of a gzip member
+};
+
+TfRecordReader::TfRecordReader(std::string path, std::FILE* file, std::unique_ptr<Gzip> gzip)
+    : path_(std::move(path)), file_(file), gzip_(std::move(gzip)) {}
+
+StatusOr<std::unique_ptr<TfRecordReader>> TfRecordReader::Open(const std::string& path) {
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) {
+    const std::string message = "cannot open " + path + ": " + std::strerror(errno);
+    return errno == ENOENT ? NotFound(message) : Unavailable(message);
+  }
+  // A plain file whose first record's length happens to begin 1f 8b still
+  // has a matching length CRC; a gzip header matches it by chance only.
+  char head[kTfRecordHeaderBytes];
+  const size_t got = std::fread(head, 1, sizeof(head), file);
+  const bool read_error = std::ferror(file) != 0;
+  if (read_error || std::fseek(file, 0, SEEK_SET) != 0) {
+    const std::string message = "cannot read " + path + ": " + std::strerror(errno);
+    std::fclose(file);
+    return Unavailable(message);
+  }
+  const bool plain_record = got == sizeof(head) && HeaderCrcMatches(head);
+  const bool gzip_magic =
+      got >= 2 && static_cast<uint8_t>(head[0]) == 0x1f && static_cast<uint8_t>(head[1]) == 0x8b;
+  std::unique_ptr<Gzip> gzip;
+  if (gzip_magic && !plain_record) {
+    gzip = std::make_unique<Gzip>();
+    if (inflateInit2(&gzip->stream, 16 + MAX_WBITS) != Z_OK) {
+      std::fclose(file);
+      return Internal(path + ": inflateInit2 failed");
+    }
+  }
+  return std::unique_ptr<TfRecordReader>(new TfRecordReader(path, file, std::move(gzip)));
+}
+
+TfRecordReader::~TfRecordReader() { std::fclose(file_); }
+
+Status TfRecordReader::ReadFully(char* buf, size_t n, size_t* got) {
+  if (gzip_ != nullptr) return Inflate(buf, n, got);
+  *got = std::fread(buf, 1, n, file_);
+  if (*got < n && std::ferror(file_)) {
+    return Unavailable("cannot read " + path_ + ": " + std::strerror(errno));
+  }
+  return OkStatus();
+}
+
+Status TfRecordReader::Inflate(char* buf, size_t n, size_t* got) {
+  z_stream& s = gzip_->stream;
+  *got = 0;
+  while (*got < n) {
+    if (s.avail_in == 0 && !gzip_->input_eof) {
+      const size_t r = std::fread(gzip_->input, 1, sizeof(gzip_->input), file_);
+      if (r < sizeof(gzip_->input)) {
+        if (std::ferror(file_)) {
+          return Unavailable("cannot read " + path_ + ": " + std::strerror(errno));
+        }
+        gzip_->input_eof = true;
+      }
+      s.next_in = gzip_->input;
+      s.avail_in = static_cast<uInt>(r);
+    }
+    if (gzip_->member_ended) {
+      if (s.avail_in == 0) return OkStatus();  // the end of the file
+      inflateReset(&s);                        // another gzip member follows
+      gzip_->member_ended = false;
+    }
+    s.next_out = reinterpret_cast<Bytef*>(buf + *got);
+    s.avail_out = static_cast<uInt>(n - *got);
+    const int rc = inflate(&s, Z_NO_FLUSH);
+    *got = n - s.avail_out;
+    if (rc == Z_STREAM_END) {
+      gzip_->member_ended = true;
+    } else if (rc == Z_BUF_ERROR && s.avail_in == 0 && gzip_->input_eof) {
+      return Corrupt("gzip stream cut short");
+    } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+      return Corrupt(std::string("corrupt gzip stream (") +
+                     (s.msg != nullptr ? s.msg : "zlib error " + std::to_string(rc)) + ")");
+    }
+  }
+  return OkStatus();
+}
+
+Status TfRecordReader::Corrupt(const std::string& what) const {
+  return DataLoss(path_ + ": " + what + " in record " + std::to_string(index_) + " at offset " +
+                  std::to_string(offset_));
+}
+
+Status TfRecordReader::ReadRecord(std::string* data) {
+  char header[kTfRecordHeaderBytes];
+  size_t got = 0;
+  PS_RETURN_IF_ERROR(ReadFully(header, sizeof(header), &got));
+  if (got == 0) {
+    return OutOfRange(path_ + ": end of file after " + std::to_string(index_) +
+                      " records at offset " + std::to_string(offset_));
+  }
+  if (got < sizeof(header)) {
+    return Corrupt("truncated header (" + std::to_string(got) + " of " +
+                   std::to_string(sizeof(header)) + " bytes)");
+  }
+  if (!HeaderCrcMatches(header)) return Corrupt("length CRC mismatch");
+  const uint64_t length = DecodeFixed64(header);
+  data->clear();
+  while (data->size() < length) {
+    const size_t before = data->size();
+    const size_t chunk = static_cast<size_t>(std::min<uint64_t>(length - before, kReadChunkBytes));
+    data->resize(before + chunk);
+    PS_RETURN_IF_ERROR(ReadFully(data->data() + before, chunk, &got));
+    if (got < chunk) {
+      return Corrupt("truncated data (length " + std::to_string(length) + ", " +
+                     std::to_string(before + got) + " bytes left)");
+    }
+  }
+  char footer[kTfRecordFooterBytes];
+  PS_RETURN_IF_ERROR(ReadFully(footer, sizeof(footer), &got));
+  if (got < sizeof(footer)) return Corrupt("truncated data CRC");
+  if (crc32c::Unmask(DecodeFixed32(footer)) != crc32c::Value(data->data(), data->size())) {
+    return Corrupt("data CRC mismatch");
+  }
+  offset_ += sizeof(header) + length + sizeof(footer);
+  ++index_;
+  return OkStatus();
+}
+
+// ---------------------------------------------------------------------------
+// Writer
+
+struct TfRecordWriter::Impl {
+  Impl() { std::memset(&stream, 0, sizeof(stream)); }
+  ~Impl() {
+    if (gzip) deflateEnd(&stream);
+  }
+
+  std::unique_ptr<AtomicFile> file;
+  bool gzip = false;
+  z_stream stream;
+};
+
+TfRecordWriter::TfRecordWriter(std::string path, std::unique_ptr<Impl> impl)
+    : path_(std::move(path)), impl_(std::move(impl)) {}
+
+TfRecordWriter::~TfRecordWriter() = default;
+
+StatusOr<std::unique_ptr<TfRecordWriter>> TfRecordWriter::Create(const std::string& path,
+                                                                 TfRecordCompression compression) {
+  auto impl = std::make_unique<Impl>();
+  PS_ASSIGN_OR_RETURN(impl->file, AtomicFile::Create(path));
+  if (compression == TfRecordCompression::kGzip) {
+    if (deflateInit2(&impl->stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
+                     Z_DEFAULT_STRATEGY) != Z_OK) {
+      return Internal(path + ": deflateInit2 failed");
+    }
+    impl->gzip = true;
+  }
+  return std::unique_ptr<TfRecordWriter>(new TfRecordWriter(path, std::move(impl)));
+}
+
+Status TfRecordWriter::Write(std::string_view data) {
+  if (closed_) return FailedPrecondition(path_ + ": write after Close");
+  AppendTfRecord(data, &buffer_);
+  ++records_;
+  if (buffer_.size() >= kWriteBufferBytes) return Flush(/*finish=*/false);
+  return OkStatus();
+}
+
+Status TfRecordWriter::Close() {
+  if (closed_) return FailedPrecondition(path_ + ": closed twice");
+  closed_ = true;
+  PS_RETURN_IF_ERROR(Flush(/*finish=*/true));
+  return impl_->file->Commit();
+}
+
+Status TfRecordWriter::Flush(bool finish) {
+  if (!impl_->gzip) {
+    PS_RETURN_IF_ERROR(impl_->file->Append(buffer_.data(), buffer_.size()));
+    buffer_.clear();
+    return OkStatus();
+  }
+  z_stream& s = impl_->stream;
+  s.next_in = reinterpret_cast<Bytef*>(buffer_.data());
+  s.avail_in = static_cast<uInt>(buffer_.size());
+  char out[1 << 16];
+  int rc = Z_OK;
+  do {
+    s.next_out = reinterpret_cast<Bytef*>(out);
+    s.avail_out = sizeof(out);
+    rc = deflate(&s, finish ? Z_FINISH : Z_NO_FLUSH);
+    if (rc == Z_STREAM_ERROR) return Internal(path_ + ": deflate failed");
+    PS_RETURN_IF_ERROR(impl_->file->Append(out, sizeof(out) - s.avail_out));
+  } while (s.avail_out == 0 || (finish && rc != Z_STREAM_END));
+  buffer_.clear();
+  return OkStatus();
+}
+
+}  // namespace pstrain
