@@ -1,0 +1,118 @@
+// pstrain_model_info: what a network holds and costs, as TF-slim's
+// model_analyzer prints it: every variable (name, shape, parameters, bytes,
+// initializer), the totals, forward FLOPs per example, and where each shard
+// would live over N ps tasks with the bytes per ps (optimizer slots
+// included, as placement weighs them).
+//
+//   pstrain_model_info --model=cifar10 --ps=2
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
+#include <cstdio>
+#include <string>
+
+#include "cluster/placement.h"
+#include "cluster/placement_flags.h"
+#include "core/task_main.h"
+#include "nn/graph_model.h"
+#include "nn/model_spec.h"
+#include "ps/optimizer_flags.h"
+
+DEFINE_string(model, "mnist",
+              "A built-in network (mnist, mnist_bn, cifar10) or a ModelSpec text file");
+DEFINE_int32(ps, 1, "Place the variables over this many ps tasks");
+DEFINE_bool(sync_replicas, false, "Use the recipe's sync learning rate (printed only)");
+
+namespace pstrain {
+namespace {
+
+std::string InitializerText(const nn::Initializer& init) {
+  char buf[64];
+  if (init.kind == nn::InitKind::kTruncatedNormal) {
+    std::snprintf(buf, sizeof(buf), "tn(%g)", init.value);
+  } else {
+    std::snprintf(buf, sizeof(buf), "c(%g)", init.value);
+  }
+  return buf;
+}
+
+std::string Human(double bytes) {
+  char buf[32];
+  if (bytes >= 1 << 20) {
+    std::snprintf(buf, sizeof(buf), "%.2f MiB", bytes / (1 << 20));
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.1f KiB", bytes / 1024);
+  }
+  return buf;
+}
+
+int Run() {
+  auto spec = nn::LoadModelSpec(FLAGS_model);
+  if (!spec.ok()) return ExitWith(spec.status(), kExitBadInput);
+  auto model = nn::GraphModel::Create(*spec);
+  if (!model.ok()) return ExitWith(model.status(), kExitBadInput);
+  auto optimizer = OptimizerConfigFromFlags(spec->recipe(), FLAGS_sync_replicas);
+  if (!optimizer.ok()) return ExitWith(optimizer.status(), kExitBadInput);
+  auto slots = OptimizerSlotCount(*optimizer);
+  if (!slots.ok()) return ExitWith(slots.status(), kExitBadInput);
+  if (FLAGS_ps < 1) return ExitWith(InvalidArgument("--ps must be >= 1"), kExitBadInput);
+
+  const nn::GraphModel& m = **model;
+  std::printf("model %s: input %s, %d classes, optimizer %s (%d slot%s per variable)\n\n",
+              m.name().c_str(), ShapeString(m.example_shape()).c_str(), m.num_classes(),
+              optimizer->name().c_str(), *slots, *slots == 1 ? "" : "s");
+  std::printf("%-40s %-16s %12s %12s %-12s %s\n", "variable", "shape", "parameters", "bytes",
+              "initializer", "notes");
+  int64_t params = 0, bytes = 0;
+  std::vector<cluster::VariableInfo> infos;
+  for (const nn::VariableSpec& v : m.variables()) {
+    const int64_t n = NumElements(v.shape);
+    params += n;
+    bytes += n * 4;
+    std::string notes;
+    if (!v.trainable) notes = "not trained";
+    if (v.weight_decay > 0) {
+      char wd[48];
+      std::snprintf(wd, sizeof(wd), "weight decay %g", v.weight_decay);
+      notes = wd;
+    }
+    std::printf("%-40s %-16s %12lld %12lld %-12s %s\n", v.name.c_str(),
+                ShapeString(v.shape).c_str(), static_cast<long long>(n),
+                static_cast<long long>(n * 4), InitializerText(v.init).c_str(), notes.c_str());
+    infos.push_back({v.name, v.shape, v.trainable ? *slots : 0});
+  }
+  std::printf("\ntotal: %zu variables, %lld parameters, %s\n", m.variables().size(),
+              static_cast<long long>(params), Human(static_cast<double>(bytes)).c_str());
+  std::printf("forward: %.3f GFLOP per example (multiply-adds count 2)\n\n",
+              m.ForwardFlopsPerExample() / 1e9);
+  std::printf("%-20s %-12s %s\n", "layer", "kind", "output per example");
+  for (const auto& l : m.layers()) {
+    std::printf("%-20s %-12s %s\n", l.name.c_str(), l.kind.c_str(), ShapeString(l.output).c_str());
+  }
+
+  auto strategy = cluster::ParsePlacementStrategy(FLAGS_placement);
+  if (!strategy.ok()) return ExitWith(strategy.status(), kExitBadInput);
+  auto placement = cluster::ComputePlacement(infos, FLAGS_ps, *strategy, FLAGS_min_slice_bytes);
+  if (!placement.ok()) return ExitWith(placement.status(), kExitBadInput);
+  std::printf("\nplacement over %d ps (%s, slices of at least %lld bytes; bytes include slots):\n",
+              FLAGS_ps, FLAGS_placement.c_str(), static_cast<long long>(FLAGS_min_slice_bytes));
+  for (const cluster::Shard& s : placement->shards) {
+    std::printf("  ps:%d  %-44s %-16s %s\n", s.ps, s.name.c_str(), ShapeString(s.shape).c_str(),
+                Human(static_cast<double>(s.bytes)).c_str());
+  }
+  for (int ps = 0; ps < FLAGS_ps; ++ps) {
+    std::printf("ps:%d holds %s\n", ps, Human(static_cast<double>(placement->bytes_per_ps[ps])).c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace pstrain
+
+int main(int argc, char** argv) {
+  pstrain::InitTaskMain(
+      "prints a network's variables, totals, FLOPs and placement over ps tasks.\n"
+      "  pstrain_model_info --model=cifar10 --ps=2",
+      &argc, &argv);
+  return pstrain::Run();
+}
