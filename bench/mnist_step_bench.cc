@@ -1,5 +1,6 @@
-// mnist_step_bench: the time of one mnist training step in one process, the
-// figure to set beside PyTorch's (shared/peers/pytorch/bench_train.py).
+// mnist_step_bench: the time of one training step in one process (mnist by
+// default, --model=cifar10 or any model), the figure to set beside
+// PyTorch's (shared/peers/pytorch/bench_train.py).
 //
 // One step = LossAndGradients at batch 128 on random data plus a Nesterov
 // momentum update (lr 0.01, momentum 0.9) of every variable. Prints one line
@@ -15,6 +16,7 @@
 #include "nn/elementwise.h"
 #include "nn/model.h"
 
+DEFINE_string(model, "mnist", "a built-in network or a ModelSpec file");
 DEFINE_int32(batch, 128, "images per step");
 DEFINE_int32(warmup, 10, "untimed steps first");
 DEFINE_int32(steps, 100, "timed steps");
@@ -27,7 +29,7 @@ constexpr float kMomentum = 0.9f;
 constexpr int kBatches = 4;  // distinct random batches, cycled, as the PyTorch peer does
 
 int Run() {
-  auto created = nn::CreateModel("mnist");
+  auto created = nn::CreateModel(FLAGS_model);
   if (!created.ok()) {
     std::fprintf(stderr, "%s\n", created.status().ToString().c_str());
     return 1;
@@ -88,10 +90,10 @@ int Run() {
   const size_t n = times.size();
   const double median = n % 2 == 1 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
   std::printf(
-      "{\"bench\":\"mnist_step\",\"batch\":%d,\"warmup\":%d,\"steps\":%d,"
+      "{\"bench\":\"step\",\"model\":\"%s\",\"batch\":%d,\"warmup\":%d,\"steps\":%d,"
       "\"step_s\":{\"min\":%.5f,\"median\":%.5f,\"max\":%.5f},"
       "\"imgs_per_s_median\":%.1f,\"final_loss\":%.4f}\n",
-      FLAGS_batch, FLAGS_warmup, FLAGS_steps, times.front(), median, times.back(),
+      FLAGS_model.c_str(), FLAGS_batch, FLAGS_warmup, FLAGS_steps, times.front(), median, times.back(),
       FLAGS_batch / median, loss);
   return 0;
 }

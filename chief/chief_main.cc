@@ -13,6 +13,7 @@
 #include "core/stop_signals.h"
 #include "core/task_main.h"
 #include "data/data_flags.h"
+#include "data/dataset_loader.h"
 #include "data/mnist_dataset.h"
 #include "nn/model.h"
 #include "nn/model_spec.h"
@@ -98,9 +99,9 @@ int main(int argc, char** argv) {
   auto fleet = pstrain::PsFleet::CreateFromFlags(config.spec, (*model)->variables(),
                                                  *pstrain::OptimizerSlotCount(*optimizer));
   if (!fleet.ok()) return pstrain::ExitWith(fleet.status(), pstrain::kExitBadInput);
-  auto test = pstrain::data::LoadMnistSplit(FLAGS_data_dir, "t10k");
+  auto test = pstrain::data::LoadDataset(FLAGS_data_dir, FLAGS_data_format, "test");
   if (!test.ok()) return pstrain::ExitWith(test.status(), pstrain::kExitBadInput);
-  auto train = pstrain::data::LoadMnistSplit(FLAGS_data_dir, "train");
+  auto train = pstrain::data::LoadDataset(FLAGS_data_dir, FLAGS_data_format, "train");
   if (!train.ok()) return pstrain::ExitWith(train.status(), pstrain::kExitBadInput);
   std::error_code ec;
   std::filesystem::create_directories(FLAGS_train_dir, ec);
@@ -122,6 +123,7 @@ int main(int argc, char** argv) {
   }
   options.board = &board;
   options.model_name = FLAGS_model;
+  options.input = pstrain::ImageInputOf(*spec);
   pstrain::Supervisor supervisor(model->get(), fleet->get(), &*test, &*train, &stop, options);
   pstrain::Status s = supervisor.Start();
   if (s.ok()) s = supervisor.Monitor();

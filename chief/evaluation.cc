@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "data/input_pipeline.h"
 #include "ps/variable_store.h"
 
 namespace pstrain {
@@ -33,13 +34,25 @@ StatusOr<std::vector<Tensor>> SelectEvalParams(const nn::Model& model,
   return params;
 }
 
+ImageInput ImageInputOf(const proto::ModelSpec& spec) {
+  ImageInput input;
+  input.preprocessing = spec.input().preprocessing();
+  if (spec.input_shape_size() == 3) {
+    input.height = static_cast<int>(spec.input_shape(0));
+    input.width = static_cast<int>(spec.input_shape(1));
+  }
+  return input;
+}
+
 StatusOr<EvalResult> EvaluatePrecisionAt1(nn::Model* model, const std::vector<Tensor>& params,
-                                          const data::ImageDataset& ds, int batch_size) {
+                                          const data::ImageDataset& ds, const ImageInput& input,
+                                          int batch_size) {
   EvalResult result;
   Tensor images;
   for (int64_t begin = 0; begin < ds.count; begin += batch_size) {
     const int64_t n = std::min<int64_t>(batch_size, ds.count - begin);
-    data::NormalizeImages(ds, begin, n, &images);
+    PS_RETURN_IF_ERROR(data::PrepareEvalImages(ds, begin, n, input.preprocessing, input.height,
+                                               input.width, &images));
     PS_ASSIGN_OR_RETURN(Tensor logits, model->Logits(params, images));
     const int64_t classes = logits.dim(1);
     for (int64_t i = 0; i < n; ++i) {

@@ -11,8 +11,19 @@
 #include "core/tensor.h"
 #include "data/mnist_dataset.h"
 #include "nn/model.h"
+#include "proto/model.pb.h"
 
 namespace pstrain {
+
+// How labelled images become the model's input for evaluation: the model
+// spec's preprocessing, to its input height and width
+// (data/input_pipeline.h's PrepareEvalImages).
+struct ImageInput {
+  proto::InputSpec::Preprocessing preprocessing = proto::InputSpec::SCALE;
+  int height = 0;
+  int width = 0;
+};
+ImageInput ImageInputOf(const proto::ModelSpec& spec);
 
 struct EvalResult {
   int64_t correct = 0;
@@ -31,9 +42,11 @@ StatusOr<std::vector<Tensor>> SelectEvalParams(const nn::Model& model,
                                                bool use_moving_averages,
                                                const std::string& source, bool* used_averages);
 
-// Runs every example of `ds` through the model in batches of batch_size.
+// Runs every example of `ds`, prepared as `input` says, through the model in
+// batches of batch_size.
 StatusOr<EvalResult> EvaluatePrecisionAt1(nn::Model* model, const std::vector<Tensor>& params,
-                                          const data::ImageDataset& ds, int batch_size = 1000);
+                                          const data::ImageDataset& ds, const ImageInput& input,
+                                          int batch_size = 1000);
 
 }  // namespace pstrain
 

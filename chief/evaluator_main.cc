@@ -33,8 +33,10 @@
 #include "core/stop_signals.h"
 #include "core/task_main.h"
 #include "data/data_flags.h"
+#include "data/dataset_loader.h"
 #include "data/mnist_dataset.h"
 #include "nn/model.h"
+#include "nn/model_spec.h"
 #include "ps/variable_store.h"
 
 DEFINE_string(train_dir, "", "The chief's train dir, where the checkpoints are (required)");
@@ -79,8 +81,10 @@ class CheckpointEvaluator {
  public:
   // Borrows every argument.
   CheckpointEvaluator(const std::string& train_dir, nn::Model* model,
-                      const data::ImageDataset* test_set, EventWriter* writer)
-      : train_dir_(train_dir), model_(model), test_set_(test_set), writer_(writer) {}
+                      const data::ImageDataset* test_set, const ImageInput& input,
+                      EventWriter* writer)
+      : train_dir_(train_dir), model_(model), test_set_(test_set), input_(input),
+        writer_(writer) {}
 
   // Evaluates checkpoint `base` (a name in the train dir), logs the result
   // and writes and flushes its summary: true. A checkpoint that cannot be
@@ -92,7 +96,7 @@ class CheckpointEvaluator {
     if (!ckpt.ok()) return Skip(base, ckpt.status());
     auto params = ModelParams(*model_, base, &*ckpt, use_moving_averages);
     if (!params.ok()) return Skip(base, params.status());
-    auto result = EvaluatePrecisionAt1(model_, *params, *test_set_);
+    auto result = EvaluatePrecisionAt1(model_, *params, *test_set_, input_);
     if (!result.ok()) return Skip(base, result.status());
     char line[256];
     std::snprintf(line, sizeof(line), "eval: %s precision @ 1 = %.4f (%lld examples)", base.c_str(),
@@ -113,6 +117,7 @@ class CheckpointEvaluator {
   const std::string train_dir_;
   nn::Model* const model_;
   const data::ImageDataset* const test_set_;
+  const ImageInput input_;
   EventWriter* const writer_;
 };
 
@@ -180,9 +185,11 @@ int Main(const StopNotice& stop) {
   if (!FLAGS_cluster_spec.empty() || std::getenv("TF_CONFIG") != nullptr) {
     LOG(INFO) << "task " << cluster::ClusterConfigFromFlagsOrDie("evaluator").task.ToString();
   }
-  auto model = nn::CreateModel(FLAGS_model);
+  auto spec = nn::LoadModelSpec(FLAGS_model);
+  if (!spec.ok()) return ExitWith(spec.status(), kExitBadInput);
+  auto model = nn::CreateModel(*spec);
   if (!model.ok()) return ExitWith(model.status(), kExitBadInput);
-  auto test = data::LoadMnistSplit(FLAGS_data_dir, "t10k");
+  auto test = data::LoadDataset(FLAGS_data_dir, FLAGS_data_format, "test");
   if (!test.ok()) return ExitWith(test.status(), kExitBadInput);
   const std::string eval_dir = FLAGS_eval_dir.empty() ? FLAGS_train_dir + "/eval" : FLAGS_eval_dir;
   auto writer = EventWriter::Create(eval_dir);
@@ -195,7 +202,8 @@ int Main(const StopNotice& stop) {
             << "; events in " << (*writer)->path();
 
   CheckpointWatcher watcher(FLAGS_train_dir);
-  CheckpointEvaluator evaluator(FLAGS_train_dir, model->get(), &*test, writer->get());
+  CheckpointEvaluator evaluator(FLAGS_train_dir, model->get(), &*test, ImageInputOf(*spec),
+                                writer->get());
   if (!FLAGS_run_once) return Watch(&watcher, &evaluator, stop);
   auto names = watcher.NewCheckpoints();
   if (!names.ok()) return ExitWith(names.status(), kExitBadInput);

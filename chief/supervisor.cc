@@ -125,7 +125,8 @@ Status Supervisor::Start() {
   }
   if (options_.save_summaries_steps > 0) {
     PS_ASSIGN_OR_RETURN(summaries_,
-                        TrainingSummaries::Create(options_.train_dir, model_, train_set_));
+                        TrainingSummaries::Create(options_.train_dir, model_, train_set_,
+                                                  options_.input));
     if (train_set_ != nullptr) PS_RETURN_IF_ERROR(summaries_->InputImages(step));
     PS_RETURN_IF_ERROR(summaries_->Flush());
     LOG(INFO) << "TensorBoard summaries: " << summaries_->path();
@@ -355,7 +356,7 @@ Status Supervisor::Finish() {
   if (options_.eval_use_moving_averages && !averaged) {
     LOG(WARNING) << "no moving averages on the ps (--ema_decay=0?); evaluating the variables";
   }
-  PS_ASSIGN_OR_RETURN(EvalResult eval, EvaluatePrecisionAt1(model_, params, *test_set_));
+  PS_ASSIGN_OR_RETURN(EvalResult eval, EvaluatePrecisionAt1(model_, params, *test_set_, options_.input));
   char line[128];
   std::snprintf(line, sizeof(line), "final: step %lld, test accuracy %.4f (%lld examples)",
                 static_cast<long long>(step), eval.accuracy(),

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "chief/checkpoint_manager.h"
+#include "chief/evaluation.h"
 #include "chief/http/metrics.h"
 #include "chief/training_summaries.h"
 #include "chief/worker_roster.h"
@@ -60,6 +61,7 @@ struct SupervisorOptions {
   int64_t save_summaries_steps = 100;  // 0: no summaries
   bool eval_use_moving_averages = false;
   std::string model_name;
+  ImageInput input;  // how the test and training images become the model's input
   MetricsBoard* board = nullptr;  // where /metrics, /status and / read from; may be null
 };
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "data/input_pipeline.h"
+
 namespace pstrain {
 namespace {
 
@@ -11,15 +13,16 @@ constexpr int kImages = 3;
 }  // namespace
 
 StatusOr<std::unique_ptr<TrainingSummaries>> TrainingSummaries::Create(
-    const std::string& train_dir, nn::Model* model, const data::ImageDataset* train_set) {
+    const std::string& train_dir, nn::Model* model, const data::ImageDataset* train_set,
+    const ImageInput& input) {
   PS_ASSIGN_OR_RETURN(auto writer, EventWriter::Create(train_dir));
   return std::unique_ptr<TrainingSummaries>(
-      new TrainingSummaries(std::move(writer), model, train_set));
+      new TrainingSummaries(std::move(writer), model, train_set, input));
 }
 
 TrainingSummaries::TrainingSummaries(std::unique_ptr<EventWriter> writer, nn::Model* model,
-                                     const data::ImageDataset* train_set)
-    : writer_(std::move(writer)), model_(model), train_set_(train_set) {}
+                                     const data::ImageDataset* train_set, const ImageInput& input)
+    : writer_(std::move(writer)), model_(model), train_set_(train_set), input_(input) {}
 
 Status TrainingSummaries::Scalars(int64_t step, double loss, double learning_rate,
                                   double steps_per_sec, double examples_per_sec) {
@@ -33,7 +36,9 @@ Status TrainingSummaries::Histograms(int64_t step, const std::vector<Tensor>& pa
   const int64_t n = std::min<int64_t>(kHistogramBatch, train_set_->count);
   if (next_batch_ + n > train_set_->count) next_batch_ = 0;
   Tensor images;
-  data::NormalizeImages(*train_set_, next_batch_, n, &images);
+  // The evaluation path (no random distortions): a fixed view of the data.
+  PS_RETURN_IF_ERROR(data::PrepareEvalImages(*train_set_, next_batch_, n, input_.preprocessing,
+                                             input_.height, input_.width, &images));
   std::vector<int32_t> labels(train_set_->labels.begin() + next_batch_,
                               train_set_->labels.begin() + next_batch_ + n);
   next_batch_ += n;
@@ -50,10 +55,10 @@ Status TrainingSummaries::Histograms(int64_t step, const std::vector<Tensor>& pa
 }
 
 Status TrainingSummaries::InputImages(int64_t step) {
-  const size_t pixels = static_cast<size_t>(train_set_->rows) * train_set_->cols;
+  const size_t pixels = static_cast<size_t>(train_set_->image_size());
   for (int i = 0; i < kImages && i < train_set_->count; ++i) {
     PS_RETURN_IF_ERROR(writer_->AddImage("input/image/" + std::to_string(i), step,
-                                         train_set_->rows, train_set_->cols, 1,
+                                         train_set_->rows, train_set_->cols, train_set_->depth,
                                          train_set_->pixels.data() + i * pixels));
   }
   return OkStatus();

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "chief/evaluation.h"
 #include "chief/summary/event_writer.h"
 #include "core/status.h"
 #include "core/tensor.h"
@@ -22,11 +23,12 @@ namespace pstrain {
 
 class TrainingSummaries {
  public:
-  // Borrows model and train_set (the images the gradient histograms and
-  // the image summary use).
+  // Borrows model and train_set (the images the gradient histograms, prepared
+  // as `input` says, and the image summary use).
   static StatusOr<std::unique_ptr<TrainingSummaries>> Create(const std::string& train_dir,
                                                              nn::Model* model,
-                                                             const data::ImageDataset* train_set);
+                                                             const data::ImageDataset* train_set,
+                                                             const ImageInput& input);
 
   Status Scalars(int64_t step, double loss, double learning_rate, double steps_per_sec,
                  double examples_per_sec);
@@ -41,11 +43,12 @@ class TrainingSummaries {
 
  private:
   TrainingSummaries(std::unique_ptr<EventWriter> writer, nn::Model* model,
-                    const data::ImageDataset* train_set);
+                    const data::ImageDataset* train_set, const ImageInput& input);
 
   std::unique_ptr<EventWriter> writer_;
   nn::Model* const model_;
   const data::ImageDataset* const train_set_;
+  const ImageInput input_;
   int64_t next_batch_ = 0;  // rotates through the training set
 };
 

@@ -4,41 +4,10 @@
 #include <random>
 #include <string>
 
+#include "data/shard_order.h"
+
 namespace pstrain {
 namespace data {
-namespace {
-
-std::vector<int64_t> ShardIndices(int64_t count, int shard_index, int num_shards) {
-  std::vector<int64_t> indices;
-  for (int64_t i = shard_index; i < count; i += num_shards) indices.push_back(i);
-  return indices;
-}
-
-// A uniform integer in [0, n), n > 0, without modulo bias.
-uint64_t UniformBelow(std::mt19937_64* rng, uint64_t n) {
-  const uint64_t limit = -n % n;  // 2^64 mod n: values below it are rejected
-  uint64_t x;
-  do {
-    x = (*rng)();
-  } while (x < limit);
-  return x % n;
-}
-
-// The RNG of one epoch of one shard: distinct streams for every
-// (seed, shard, epoch), decorrelated by odd multipliers.
-std::mt19937_64 EpochRng(uint64_t seed, int shard_index, int64_t epoch) {
-  return std::mt19937_64(seed ^ (static_cast<uint64_t>(shard_index) * 0x9e3779b97f4a7c15ull) ^
-                         (static_cast<uint64_t>(epoch + 1) * 0xbf58476d1ce4e5b9ull));
-}
-
-void Shuffle(std::vector<int64_t>* v, std::mt19937_64* rng) {
-  for (size_t i = v->size(); i > 1; --i) {
-    std::swap((*v)[i - 1], (*v)[UniformBelow(rng, i)]);
-  }
-}
-
-}  // namespace
-
 StatusOr<std::unique_ptr<BatchQueue>> BatchQueue::Create(const ImageDataset* ds,
                                                          const BatchQueueOptions& opts) {
   if (ds == nullptr) return InvalidArgument("BatchQueue needs a dataset");
@@ -92,9 +61,7 @@ bool BatchQueue::Next(Batch* out) {
 void BatchQueue::Run() {
   std::vector<int64_t> order;
   for (int64_t epoch = 0; opts_.epochs == 0 || epoch < opts_.epochs; ++epoch) {
-    order = shard_;
-    std::mt19937_64 rng = EpochRng(opts_.seed, opts_.shard_index, epoch);
-    Shuffle(&order, &rng);
+    order = EpochOrder(shard_, opts_.seed, opts_.shard_index, epoch);
     for (size_t begin = 0; begin < order.size(); begin += opts_.batch_size) {
       const size_t end = std::min(order.size(), begin + opts_.batch_size);
       if (!Push(MakeBatch(order, begin, end, epoch))) return;

@@ -1,6 +1,7 @@
 // BatchQueue: one worker's input pipeline over an in-memory image dataset.
 //
-// This shard holds the examples whose index i satisfies
+// Batches (data/batch_source.h) hold images [n, rows, cols, depth] as
+// pixel / 255 - 0.5. This shard holds the examples whose index i satisfies
 // i % num_shards == shard_index. A background thread shuffles them at the
 // start of every epoch and fills a bounded queue of normalized batches ahead
 // of the training step. Each epoch's order is a Fisher-Yates shuffle driven by
@@ -25,16 +26,11 @@
 
 #include "core/status.h"
 #include "core/tensor.h"
+#include "data/batch_source.h"
 #include "data/mnist_dataset.h"
 
 namespace pstrain {
 namespace data {
-
-struct Batch {
-  Tensor images;                // [n, rows, cols, depth], pixel / 255 - 0.5
-  std::vector<int32_t> labels;  // n
-  int64_t epoch = 0;            // 0-based
-};
 
 struct BatchQueueOptions {
   int batch_size = 128;
@@ -45,7 +41,7 @@ struct BatchQueueOptions {
   int capacity = 4;    // batches prepared ahead
 };
 
-class BatchQueue {
+class BatchQueue : public BatchSource {
  public:
   // Starts the producer thread. `ds` is borrowed and must outlive the queue.
   // InvalidArgument for a null dataset, batch_size < 1, num_shards < 1,
@@ -53,17 +49,17 @@ class BatchQueue {
   // with no examples.
   static StatusOr<std::unique_ptr<BatchQueue>> Create(const ImageDataset* ds,
                                                       const BatchQueueOptions& opts);
-  ~BatchQueue();
+  ~BatchQueue() override;
 
   BatchQueue(const BatchQueue&) = delete;
   BatchQueue& operator=(const BatchQueue&) = delete;
 
   // Blocks until a batch is ready and moves it into `out`. Returns false once
   // the last epoch's last batch has been taken (never, if epochs is 0).
-  bool Next(Batch* out);
+  bool Next(Batch* out) override;
 
   // Number of examples in this shard.
-  int64_t examples_per_epoch() const { return static_cast<int64_t>(shard_.size()); }
+  int64_t examples_per_epoch() const override { return static_cast<int64_t>(shard_.size()); }
 
  private:
   BatchQueue(const ImageDataset* ds, const BatchQueueOptions& opts);

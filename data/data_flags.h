@@ -6,5 +6,6 @@
 #include <gflags/gflags.h>
 
 DECLARE_string(data_dir);
+DECLARE_string(data_format);
 
 #endif  // PSTRAIN_DATA_DATA_FLAGS_H_

@@ -163,6 +163,59 @@ FloatImage DistortForTraining(const FloatImage& in, const DistortionParams& para
   return img;
 }
 
+void DistortForTrainingInto(const ImageDataset& ds, int64_t index, const DistortionParams& params,
+                            const DistortionDraw& draw, float* dst) {
+  const int height = params.crop_height, width = params.crop_width, depth = ds.depth;
+  CHECK(index >= 0 && index < ds.count) << "image " << index << " of " << ds.count;
+  CHECK(draw.crop_top >= 0 && draw.crop_left >= 0 && height > 0 && width > 0 &&
+        draw.crop_top + height <= ds.rows && draw.crop_left + width <= ds.cols)
+      << "crop " << height << "x" << width << " at (" << draw.crop_top << ", " << draw.crop_left
+      << ") of a " << ds.rows << "x" << ds.cols << " image";
+  const uint8_t* image = ds.pixels.data() + index * ds.image_size();
+  const int64_t pixels = int64_t{height} * width;
+  const int64_t n = pixels * depth;
+
+  // Crop, flip and brightness in one pass: output pixel (y, x) is source
+  // pixel (top + y, left + x), or (top + y, left + width - 1 - x) flipped.
+  const float delta = draw.brightness_delta;
+  for (int y = 0; y < height; ++y) {
+    const uint8_t* row = image + (int64_t{draw.crop_top + y} * ds.cols + draw.crop_left) * depth;
+    float* out = dst + int64_t{y} * width * depth;
+    if (!draw.flip) {
+      for (int64_t i = 0; i < int64_t{width} * depth; ++i)
+        out[i] = static_cast<float>(row[i]) + delta;
+    } else {
+      for (int x = 0; x < width; ++x) {
+        const uint8_t* px = row + int64_t{width - 1 - x} * depth;
+        for (int c = 0; c < depth; ++c) out[x * depth + c] = static_cast<float>(px[c]) + delta;
+      }
+    }
+  }
+
+  // Contrast, as AdjustContrast: each channel's mean from a double sum in
+  // pixel order, then x -> (x - mean) * factor + mean.
+  const float factor = draw.contrast_factor;
+  for (int c = 0; c < depth; ++c) {
+    double sum = 0;
+    for (int64_t i = 0; i < pixels; ++i) sum += dst[i * depth + c];
+    const float mean = static_cast<float>(sum / pixels);
+    for (int64_t i = 0; i < pixels; ++i) {
+      float& v = dst[i * depth + c];
+      v = (v - mean) * factor + mean;
+    }
+  }
+
+  // Standardization, as PerImageStandardization.
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += dst[i];
+  const double mean = sum / n;
+  double squares = 0;
+  for (int64_t i = 0; i < n; ++i) squares += (dst[i] - mean) * (dst[i] - mean);
+  const double stddev = std::sqrt(squares / n);
+  const double adjusted = std::max(stddev, 1.0 / std::sqrt(static_cast<double>(n)));
+  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<float>((dst[i] - mean) / adjusted);
+}
+
 FloatImage PrepareForEvaluation(const FloatImage& in, int height, int width) {
   FloatImage img = ResizeWithCropOrPad(in, height, width);
   PerImageStandardization(&img);

@@ -91,6 +91,15 @@ DistortionDraw DrawDistortion(const DistortionParams& params, int height, int wi
 FloatImage DistortForTraining(const FloatImage& in, const DistortionParams& params,
                               const DistortionDraw& draw);
 
+// DistortForTraining(ToFloatImage(ds, index), params, draw), written as
+// crop_height * crop_width * depth floats at `dst`: the same arithmetic in the
+// same order (bit-identical values under the project's compiler flags), with
+// crop, flip and brightness fused into one pass from the pixels and no
+// allocation (the input pipeline's per-image path).
+// `index` must lie within the dataset and the draw fit the image (CHECKed).
+void DistortForTrainingInto(const ImageDataset& ds, int64_t index, const DistortionParams& params,
+                            const DistortionDraw& draw, float* dst);
+
 // The evaluation path: ResizeWithCropOrPad to height x width, then
 // standardization.
 FloatImage PrepareForEvaluation(const FloatImage& in, int height, int width);

@@ -190,6 +190,45 @@ TEST(DistortForTraining, AppliesTheDrawsInTensorFlowsOrder) {
   EXPECT_NEAR(unflipped.values[1], 46 / s, 1e-5);
 }
 
+TEST(DistortForTrainingInto, MatchesDistortForTraining) {
+  // Random images of 3 and of 1 channel, odd sizes, with and without flips.
+  struct Case {
+    int rows, cols, depth, crop_height, crop_width;
+  };
+  const Case cases[] = {{32, 32, 3, 24, 24}, {7, 5, 1, 4, 3}, {6, 6, 2, 6, 6}};
+  std::mt19937_64 rng(17);
+  for (const Case& c : cases) {
+    ImageDataset ds;
+    ds.count = 3;
+    ds.rows = c.rows;
+    ds.cols = c.cols;
+    ds.depth = c.depth;
+    for (int64_t i = 0; i < ds.count * ds.image_size(); ++i) {
+      ds.pixels.push_back(static_cast<uint8_t>(rng() % 256));
+    }
+    ds.labels = {0, 1, 2};
+    DistortionParams params;
+    params.crop_height = c.crop_height;
+    params.crop_width = c.crop_width;
+    std::vector<float> out(static_cast<size_t>(c.crop_height) * c.crop_width * c.depth);
+    int flips = 0;
+    for (int trial = 0; trial < 40; ++trial) {
+      const int64_t index = trial % ds.count;
+      const DistortionDraw draw = DrawDistortion(params, ds.rows, ds.cols, &rng);
+      flips += draw.flip;
+      DistortForTrainingInto(ds, index, params, draw, out.data());
+      const FloatImage want = DistortForTraining(ToFloatImage(ds, index), params, draw);
+      ASSERT_EQ(want.values.size(), out.size());
+      for (size_t j = 0; j < out.size(); ++j) {
+        ASSERT_NEAR(out[j], want.values[j], 1e-6f * (1 + std::abs(want.values[j])))
+            << c.rows << "x" << c.cols << "x" << c.depth << " trial " << trial << " value " << j;
+      }
+    }
+    EXPECT_GT(flips, 0);
+    EXPECT_LT(flips, 40);
+  }
+}
+
 TEST(DrawDistortion, DrawsInTensorFlowsRangesReproducibly) {
   const DistortionParams params;  // 24x24 crop, delta 63, contrast [0.2, 1.8)
   std::mt19937_64 rng(42);

@@ -14,6 +14,7 @@ PACKAGES=(
   zlib1g-dev
   nlohmann-json3-dev
   dataset-fashion-mnist
+  python3-jsonschema python3-yaml
 )
 
 exec bash "$(dirname "$0")/apt_install.sh" "${PACKAGES[@]}"

@@ -28,7 +28,7 @@ std::string ProgressLine(int64_t step, float loss, double examples_per_sec,
   return line;
 }
 
-Trainer::Trainer(nn::Model* model, PsFleet* fleet, data::BatchQueue* input,
+Trainer::Trainer(nn::Model* model, PsFleet* fleet, data::BatchSource* input,
                  HeartbeatSender* heartbeat, const StopNotice* stop,
                  const TrainerOptions& options)
     : model_(model),

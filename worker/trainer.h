@@ -22,7 +22,7 @@
 
 #include "core/status.h"
 #include "core/stop_signals.h"
-#include "data/batch_queue.h"
+#include "data/batch_source.h"
 #include "nn/model.h"
 #include "ps/rpc/ps_fleet.h"
 #include "worker/backoff.h"
@@ -56,7 +56,7 @@ struct TrainerResult {
 class Trainer {
  public:
   // Borrows everything; all must outlive Run. heartbeat may be null.
-  Trainer(nn::Model* model, PsFleet* fleet, data::BatchQueue* input, HeartbeatSender* heartbeat,
+  Trainer(nn::Model* model, PsFleet* fleet, data::BatchSource* input, HeartbeatSender* heartbeat,
           const StopNotice* stop, const TrainerOptions& options);
 
   // InvalidArgument naming the step when the loss is NaN or Inf (nothing of
@@ -76,7 +76,7 @@ class Trainer {
 
   nn::Model* const model_;
   PsFleet* const fleet_;
-  data::BatchQueue* const input_;
+  data::BatchSource* const input_;
   HeartbeatSender* const heartbeat_;
   const StopNotice* const stop_;
   const TrainerOptions options_;

@@ -6,8 +6,9 @@
 #include "cluster/cluster_flags.h"
 #include "core/stop_signals.h"
 #include "core/task_main.h"
-#include "data/batch_queue.h"
 #include "data/data_flags.h"
+#include "data/dataset_loader.h"
+#include "data/input_pipeline.h"
 #include "data/mnist_dataset.h"
 #include "nn/model.h"
 #include "nn/model_spec.h"
@@ -25,6 +26,10 @@ DEFINE_int64(max_steps, 0, "Stop when global_step reaches this (0: no limit)");
 DEFINE_int64(epochs, 1, "Passes over this worker's shard of the input (0: no limit)");
 DEFINE_int64(train_examples, 0,
              "Train on the first this many examples of the training set (0: all of them)");
+DEFINE_int64(min_after_dequeue, -1,
+             "Training shuffle buffer: examples kept in it after each batch (0: shuffle each "
+             "epoch's shard instead; -1: the model's input spec, cifar10: 20000)");
+DEFINE_int32(input_threads, 1, "Threads that read and preprocess training examples");
 DEFINE_int32(log_frequency, 10, "Log a progress line every this many steps");
 DEFINE_uint64(seed, 0, "Seed of the input's shuffling (each worker adds its index)");
 DEFINE_int32(ready_timeout_secs, 600, "Give up waiting for the chief to initialize after this");
@@ -67,23 +72,41 @@ int main(int argc, char** argv) {
                                                  *pstrain::OptimizerSlotCount(*optimizer));
   if (!fleet.ok()) return pstrain::ExitWith(fleet.status(), pstrain::kExitBadInput);
 
-  auto train = pstrain::data::LoadMnistSplit(FLAGS_data_dir, "train");
+  auto train = pstrain::data::LoadDataset(FLAGS_data_dir, FLAGS_data_format, "train");
   if (!train.ok()) return pstrain::ExitWith(train.status(), pstrain::kExitBadInput);
   if (FLAGS_train_examples < 0) {
     return pstrain::ExitWith(pstrain::InvalidArgument("--train_examples must be >= 0"),
                              pstrain::kExitBadInput);
   }
   pstrain::data::KeepFirst(FLAGS_train_examples, &*train);
-  pstrain::data::BatchQueueOptions qopts;
+  pstrain::data::InputPipelineOptions qopts;
   qopts.batch_size = FLAGS_batch_size;
   qopts.shard_index = index;
   qopts.num_shards = config.spec.NumTasks("worker");
   qopts.seed = FLAGS_seed + static_cast<uint64_t>(index);
   qopts.epochs = FLAGS_epochs;
-  auto input = pstrain::data::BatchQueue::Create(&*train, qopts);
+  qopts.preprocessing = spec->input().preprocessing();
+  qopts.height = static_cast<int>(spec->input_shape(0));
+  qopts.width = static_cast<int>(spec->input_shape(1));
+  qopts.min_after_dequeue =
+      FLAGS_min_after_dequeue >= 0 ? FLAGS_min_after_dequeue : spec->input().min_after_dequeue();
+  qopts.reader_threads = FLAGS_input_threads;
+  if (train->depth != spec->input_shape(2)) {
+    return pstrain::ExitWith(
+        pstrain::InvalidArgument("the data in " + FLAGS_data_dir + " have " +
+                                 std::to_string(train->depth) + " channels, model " + FLAGS_model +
+                                 " takes " + std::to_string(spec->input_shape(2))),
+        pstrain::kExitBadInput);
+  }
+  auto input = pstrain::data::InputPipeline::Create(&*train, qopts);
   if (!input.ok()) return pstrain::ExitWith(input.status(), pstrain::kExitBadInput);
   LOG(INFO) << "worker:" << index << " reads " << (*input)->examples_per_epoch()
-            << " examples per epoch (shard " << index << " of " << qopts.num_shards << ")";
+            << " examples per epoch (shard " << index << " of " << qopts.num_shards << ", "
+            << pstrain::proto::InputSpec::Preprocessing_Name(qopts.preprocessing)
+            << (qopts.min_after_dequeue > 0
+                    ? ", shuffle buffer of " + std::to_string(qopts.min_after_dequeue) + "+"
+                    : "")
+            << ")";
 
   pstrain::Status ready = (*fleet)->WaitForPs(/*require_ready=*/true, &stop,
                                               std::chrono::seconds(FLAGS_ready_timeout_secs));

@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
-# Checks the deployment files offline (needs node and npm; the npm registry
-# only on the first run):
+# Checks the deployment files offline with validate.py:
 #   - deploy/compose/docker-compose.yml against the Compose Specification,
 #   - deploy/kubernetes/tfjob.yaml against the TFJob CRD's openAPIV3Schema,
 #     with the schemas in ../shared/schemas (relative to the repository root),
-#   - every TF_CONFIG in the compose file against its services.
-# Installs ajv and js-yaml (the exact versions of package-lock.json) into
-# tests/deploy/node_modules first, only when they are missing or stale.
-# Not part of ctest: CI may not reach the npm registry.
+#   - every TF_CONFIG in the compose file against its services,
+#   - the TFJob's replicas, containers and probes, and its claim in pvc.yaml.
+# Installs Debian's python3-jsonschema and python3-yaml first when missing
+# (scripts/apt_install.sh; no apt work once they are there) and runs Debian's
+# own interpreter, which has them: the python3 on PATH may not.
+# Arguments go to validate.py (--compose, --tfjob, --pvc: other files).
+# Exits 1 if a check fails; 77 (ctest: skipped) if the schemas are missing.
 set -euo pipefail
-cd "$(dirname "$0")"
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+schemas="$(cd "$repo/.." && pwd)/shared/schemas"
 
-if ! npm ls --silent >/dev/null 2>&1; then
-  npm ci --no-audit --no-fund --silent
-fi
-status=0
-node validate.js || status=1
+for schema in compose-spec.json kubeflow.org_tfjobs.v1.9.0.yaml; do
+  if [ ! -f "$schemas/$schema" ]; then
+    echo "validate.sh: skipped: no $schemas/$schema (the schemas belong in ../shared/schemas, relative to the repository root)"
+    exit 77
+  fi
+done
 
-exit "$status"
+bash "$repo/scripts/apt_install.sh" python3-jsonschema python3-yaml
+exec /usr/bin/python3 "$here/validate.py" "$@"

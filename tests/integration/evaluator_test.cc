@@ -15,6 +15,7 @@
 #include "chief/summary/event_reader.h"
 #include "data/mnist_dataset.h"
 #include "nn/model.h"
+#include "nn/model_spec.h"
 #include "ps/variable_store.h"
 #include "tests/integration/process_harness.h"
 
@@ -51,7 +52,8 @@ double InProcessPrecision(uint64_t seed) {
   std::vector<Tensor> params;
   for (const nn::VariableSpec& v : (*model)->variables())
     params.push_back(nn::InitialValue(v, seed));
-  auto result = EvaluatePrecisionAt1(model->get(), params, *test);
+  auto result =
+      EvaluatePrecisionAt1(model->get(), params, *test, ImageInputOf(*nn::LoadModelSpec("mnist")));
   EXPECT_TRUE(result.ok()) << result.status().ToString();
   return result->accuracy();
 }

@@ -1,0 +1,47 @@
+// BatchSource: what the training loop reads its batches from.
+//
+// A source delivers batches of examples, epoch after epoch, until its last
+// epoch is done. BatchQueue (data/batch_queue.h: the plain per-epoch shuffle
+// of an in-memory shard) and InputPipeline (data/input_pipeline.h:
+// preprocessing and TensorFlow's shuffle buffer) implement it.
+//
+// Thread safety: implementations say; both of ours let any thread call Next
+// (calls are serialized) and examples_per_epoch.
+#ifndef PSTRAIN_DATA_BATCH_SOURCE_H_
+#define PSTRAIN_DATA_BATCH_SOURCE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace pstrain {
+namespace data {
+
+struct Batch {
+  Tensor images;                // [n, height, width, depth], preprocessed
+  std::vector<int32_t> labels;  // n
+  // 0-based. A source whose batches may span epochs (a shuffle buffer) gives
+  // the latest epoch any of the batch's examples came from; that can then
+  // step back by one from a batch to the next while the buffer holds two
+  // epochs.
+  int64_t epoch = 0;
+};
+
+class BatchSource {
+ public:
+  virtual ~BatchSource();
+
+  // Blocks until a batch is ready and moves it into `out`. Returns false once
+  // the last epoch's last batch has been taken (never, for a source that runs
+  // for ever), and on every call after that.
+  virtual bool Next(Batch* out) = 0;
+
+  // Number of examples in one epoch of this source (this worker's shard).
+  virtual int64_t examples_per_epoch() const = 0;
+};
+
+}  // namespace data
+}  // namespace pstrain
+
+#endif  // PSTRAIN_DATA_BATCH_SOURCE_H_

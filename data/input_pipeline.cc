@@ -1,0 +1,286 @@
+#include "data/input_pipeline.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "data/shard_order.h"
+
+namespace pstrain {
+namespace data {
+namespace {
+
+std::string Size(int height, int width) {
+  return std::to_string(height) + "x" + std::to_string(width);
+}
+
+// RNG streams of one shard: 0 for the shuffle buffer, 1 + r for reader r.
+uint64_t ShardStreamSeed(const InputPipelineOptions& opts, uint64_t stream) {
+  return StreamSeed(StreamSeed(opts.seed, static_cast<uint64_t>(opts.shard_index)), stream);
+}
+
+DistortionParams DistortionFor(int height, int width) {
+  DistortionParams params;  // TensorFlow's ranges
+  params.crop_height = height;
+  params.crop_width = width;
+  return params;
+}
+
+// Resolves the output shape (0: the images') and checks it against the
+// preprocessing.
+Status CheckOutputShape(const ImageDataset& ds, proto::InputSpec::Preprocessing preprocessing,
+                        int* height, int* width) {
+  if (!proto::InputSpec::Preprocessing_IsValid(preprocessing)) {
+    return InvalidArgument("preprocessing " + std::to_string(static_cast<int>(preprocessing)) +
+                           " is not SCALE or DISTORT");
+  }
+  if (*height < 0 || *width < 0) {
+    return InvalidArgument("output height and width must be >= 0 (0: the images'), got " +
+                           Size(*height, *width));
+  }
+  if (*height == 0) *height = ds.rows;
+  if (*width == 0) *width = ds.cols;
+  if (preprocessing == proto::InputSpec::SCALE && (*height != ds.rows || *width != ds.cols)) {
+    return InvalidArgument("SCALE preprocessing needs an output height x width of the images' " +
+                           Size(ds.rows, ds.cols) + ", got " + Size(*height, *width));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<InputPipeline>> InputPipeline::Create(const ImageDataset* ds,
+                                                               const InputPipelineOptions& opts) {
+  if (ds == nullptr) return InvalidArgument("InputPipeline needs a dataset");
+  if (opts.batch_size < 1) {
+    return InvalidArgument("batch_size must be positive, got " + std::to_string(opts.batch_size));
+  }
+  if (opts.num_shards < 1 || opts.shard_index < 0 || opts.shard_index >= opts.num_shards) {
+    return InvalidArgument("shard_index " + std::to_string(opts.shard_index) + " of num_shards " +
+                           std::to_string(opts.num_shards) + " is not in 0.." +
+                           std::to_string(opts.num_shards - 1));
+  }
+  if (ds->count <= opts.shard_index) {
+    return InvalidArgument("shard_index " + std::to_string(opts.shard_index) + " of " +
+                           std::to_string(opts.num_shards) + " has no examples: the dataset has " +
+                           std::to_string(ds->count));
+  }
+  if (opts.epochs < 0) {
+    return InvalidArgument("epochs must be >= 0 (0: for ever), got " + std::to_string(opts.epochs));
+  }
+  InputPipelineOptions resolved = opts;
+  Status shape = CheckOutputShape(*ds, opts.preprocessing, &resolved.height, &resolved.width);
+  if (!shape.ok()) return shape;
+  if (resolved.height > ds->rows || resolved.width > ds->cols) {
+    return InvalidArgument("output height x width " + Size(resolved.height, resolved.width) +
+                           " is larger than the images' " + Size(ds->rows, ds->cols));
+  }
+  if (opts.preprocessing == proto::InputSpec::DISTORT) {
+    Status params =
+        CheckDistortionParams(DistortionFor(resolved.height, resolved.width), ds->rows, ds->cols);
+    if (!params.ok()) return params;
+  }
+  if (opts.min_after_dequeue < 0) {
+    return InvalidArgument("min_after_dequeue must be >= 0 (0: no shuffle buffer), got " +
+                           std::to_string(opts.min_after_dequeue));
+  }
+  if (opts.capacity < 0) {
+    return InvalidArgument("capacity must be >= 0 (0: min_after_dequeue + 3 * batch_size), got " +
+                           std::to_string(opts.capacity));
+  }
+  if (opts.capacity == 0) resolved.capacity = opts.min_after_dequeue + 3 * int64_t{opts.batch_size};
+  if (opts.min_after_dequeue > 0 && opts.min_after_dequeue >= resolved.capacity) {
+    return InvalidArgument("min_after_dequeue " + std::to_string(opts.min_after_dequeue) +
+                           " must be below capacity " + std::to_string(resolved.capacity));
+  }
+  if (opts.reader_threads < 1) {
+    return InvalidArgument("reader_threads must be positive, got " +
+                           std::to_string(opts.reader_threads));
+  }
+  if (opts.batches_ahead < 1) {
+    return InvalidArgument("batches_ahead must be positive, got " +
+                           std::to_string(opts.batches_ahead));
+  }
+  std::unique_ptr<ShuffleBuffer> buffer;
+  if (resolved.min_after_dequeue > 0) {
+    StatusOr<std::unique_ptr<ShuffleBuffer>> created = ShuffleBuffer::Create(
+        resolved.capacity, resolved.min_after_dequeue, ShardStreamSeed(resolved, 0));
+    if (!created.ok()) return created.status();
+    buffer = std::move(created).value();
+  }
+  return std::unique_ptr<InputPipeline>(new InputPipeline(ds, resolved, std::move(buffer)));
+}
+
+InputPipeline::InputPipeline(const ImageDataset* ds, const InputPipelineOptions& opts,
+                             std::unique_ptr<ShuffleBuffer> buffer)
+    : ds_(ds),
+      opts_(opts),
+      shard_(ShardIndices(ds->count, opts.shard_index, opts.num_shards)),
+      distortion_(DistortionFor(opts.height, opts.width)),
+      example_size_(int64_t{opts.height} * opts.width * ds->depth),
+      buffer_(std::move(buffer)) {
+  if (buffer_ == nullptr) {
+    threads_.emplace_back([this] { DirectLoop(); });
+    return;
+  }
+  order_ = EpochOrder(shard_, opts_.seed, opts_.shard_index, 0);
+  readers_left_ = opts_.reader_threads;
+  for (int r = 0; r < opts_.reader_threads; ++r) threads_.emplace_back([this, r] { ReadLoop(r); });
+  threads_.emplace_back([this] { BatchLoop(); });
+}
+
+InputPipeline::~InputPipeline() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  not_full_.notify_all();
+  if (buffer_ != nullptr) buffer_->Cancel();
+  for (std::thread& t : threads_) t.join();
+}
+
+bool InputPipeline::Next(Batch* out) {
+  std::unique_lock<std::mutex> lock(mu_);
+  not_empty_.wait(lock, [this] { return !batches_.empty() || done_; });
+  if (batches_.empty()) return false;
+  *out = std::move(batches_.front());
+  batches_.pop_front();
+  not_full_.notify_one();
+  return true;
+}
+
+bool InputPipeline::Claim(int64_t* example, int64_t* epoch) {
+  std::lock_guard<std::mutex> lock(walk_mu_);
+  if (position_ == order_.size()) {
+    if (opts_.epochs != 0 && epoch_ + 1 >= opts_.epochs) return false;
+    ++epoch_;
+    order_ = EpochOrder(shard_, opts_.seed, opts_.shard_index, epoch_);
+    position_ = 0;
+  }
+  *example = order_[position_++];
+  *epoch = epoch_;
+  return true;
+}
+
+void InputPipeline::Preprocess(int64_t index, std::mt19937_64* rng, float* dst) const {
+  if (opts_.preprocessing == proto::InputSpec::SCALE) {
+    NormalizeImage(*ds_, index, dst);
+    return;
+  }
+  const DistortionDraw draw = DrawDistortion(distortion_, ds_->rows, ds_->cols, rng);
+  DistortForTrainingInto(*ds_, index, distortion_, draw, dst);
+}
+
+void InputPipeline::ReadLoop(int reader) {
+  std::mt19937_64 rng(ShardStreamSeed(opts_, 1 + static_cast<uint64_t>(reader)));
+  int64_t index, epoch;
+  while (Claim(&index, &epoch)) {
+    Example example;
+    example.values.resize(static_cast<size_t>(example_size_));
+    Preprocess(index, &rng, example.values.data());
+    example.label = ds_->labels[index];
+    example.epoch = epoch;
+    if (!buffer_->Enqueue(std::move(example)).ok()) return;  // cancelled
+  }
+  bool last;
+  {
+    std::lock_guard<std::mutex> lock(walk_mu_);
+    last = --readers_left_ == 0;
+  }
+  if (last) buffer_->Close();
+}
+
+void InputPipeline::BatchLoop() {
+  std::vector<Example> examples;
+  examples.reserve(static_cast<size_t>(opts_.batch_size));
+  for (;;) {
+    examples.clear();
+    const Status status = buffer_->DequeueUpTo(opts_.batch_size, &examples);
+    if (status.code() == Code::kOutOfRange) break;  // the last batch is out
+    if (!status.ok()) return;                       // cancelled
+    const int64_t n = static_cast<int64_t>(examples.size());
+    Batch batch;
+    batch.images = Tensor({n, opts_.height, opts_.width, ds_->depth}, Tensor::kUninitialized);
+    batch.labels.reserve(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      std::memcpy(batch.images.data() + i * example_size_, examples[i].values.data(),
+                  static_cast<size_t>(example_size_) * sizeof(float));
+      batch.labels.push_back(examples[i].label);
+      batch.epoch = std::max(batch.epoch, examples[i].epoch);
+    }
+    if (!Push(std::move(batch))) return;
+  }
+  Finish();
+}
+
+void InputPipeline::DirectLoop() {
+  std::mt19937_64 rng(ShardStreamSeed(opts_, 1));
+  for (int64_t epoch = 0; opts_.epochs == 0 || epoch < opts_.epochs; ++epoch) {
+    const std::vector<int64_t> order = EpochOrder(shard_, opts_.seed, opts_.shard_index, epoch);
+    for (size_t begin = 0; begin < order.size(); begin += opts_.batch_size) {
+      const size_t end = std::min(order.size(), begin + opts_.batch_size);
+      const int64_t n = static_cast<int64_t>(end - begin);
+      Batch batch;
+      batch.images = Tensor({n, opts_.height, opts_.width, ds_->depth}, Tensor::kUninitialized);
+      batch.labels.reserve(static_cast<size_t>(n));
+      batch.epoch = epoch;
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t example = order[begin + i];
+        Preprocess(example, &rng, batch.images.data() + i * example_size_);
+        batch.labels.push_back(ds_->labels[example]);
+      }
+      if (!Push(std::move(batch))) return;
+    }
+  }
+  Finish();
+}
+
+bool InputPipeline::Push(Batch batch) {
+  std::unique_lock<std::mutex> lock(mu_);
+  not_full_.wait(lock, [this] {
+    return stopping_ || batches_.size() < static_cast<size_t>(opts_.batches_ahead);
+  });
+  if (stopping_) return false;
+  batches_.push_back(std::move(batch));
+  not_empty_.notify_one();
+  return true;
+}
+
+void InputPipeline::Finish() {
+  std::lock_guard<std::mutex> lock(mu_);
+  done_ = true;
+  not_empty_.notify_all();
+}
+
+Status PrepareEvalImages(const ImageDataset& ds, int64_t begin, int64_t count,
+                         proto::InputSpec::Preprocessing preprocessing, int height, int width,
+                         Tensor* out) {
+  if (begin < 0 || count < 0 || begin > ds.count || count > ds.count - begin) {
+    return InvalidArgument("images [" + std::to_string(begin) + ", " +
+                           std::to_string(begin + count) + ") are not within the dataset's " +
+                           std::to_string(ds.count));
+  }
+  Status shape = CheckOutputShape(ds, preprocessing, &height, &width);
+  if (!shape.ok()) return shape;
+  if (preprocessing == proto::InputSpec::SCALE) {
+    NormalizeImages(ds, begin, count, out);
+    return OkStatus();
+  }
+  const Shape want = {count, height, width, ds.depth};
+  if (out->size() == NumElements(want)) {
+    out->Reshape(want);
+  } else {
+    *out = Tensor(want, Tensor::kUninitialized);
+  }
+  const int64_t size = int64_t{height} * width * ds.depth;
+  for (int64_t i = 0; i < count; ++i) {
+    const FloatImage img = PrepareForEvaluation(ToFloatImage(ds, begin + i), height, width);
+    std::memcpy(out->data() + i * size, img.values.data(),
+                static_cast<size_t>(size) * sizeof(float));
+  }
+  return OkStatus();
+}
+
+}  // namespace data
+}  // namespace pstrain

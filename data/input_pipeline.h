@@ -1,0 +1,163 @@
+// InputPipeline: one worker's training input with preprocessing and
+// TensorFlow's shuffle buffer (tf.train.shuffle_batch, as cifar10_input.py
+// builds it); PrepareEvalImages: the matching evaluation input.
+//
+// The shard holds the examples whose index i satisfies
+// i % num_shards == shard_index, walked epoch after epoch, each epoch in a
+// fresh order (data/shard_order.h: the same orders as BatchQueue's).
+// Preprocessing (proto::InputSpec::Preprocessing) turns each image into the
+// model's input, height x width x depth floats:
+//   SCALE:   pixel / 255 - 0.5; the images must be height x width.
+//   DISTORT: data/distortions.h's training path in TensorFlow's ranges:
+//            random height x width crop, left-right flip, brightness,
+//            contrast, per-image standardization.
+//
+// With min_after_dequeue > 0, `reader_threads` threads walk the shard,
+// preprocess and enqueue examples into a ShuffleBuffer
+// (data/shuffle_buffer.h) of `capacity`, and one batching thread dequeues
+// batch_size examples at a time into batches, keeping `batches_ahead` ready.
+// Batches then span epochs as the buffer mixes them; every batch is full but
+// the last one of the last epoch, and each epoch's examples all come out
+// exactly once. With one reader thread the batches are a function of the
+// options alone (the same on every run); more readers enqueue in an order
+// thread timing decides.
+//
+// With min_after_dequeue 0 there is no buffer: one thread preprocesses each
+// epoch's shuffled order straight into batches, exactly BatchQueue's batches
+// for SCALE; batches never span epochs and the last of every epoch may be
+// smaller; reader_threads and capacity are not used.
+//
+// Random draws (DISTORT) come from std::mt19937_64 streams seeded from (seed,
+// shard_index, reader): shards and readers draw differently.
+//
+// Thread safety: Next may be called from any thread; calls are serialized.
+// examples_per_epoch from any thread. The destructor cancels the buffer, stops
+// and joins every thread; it must not run concurrently with Next.
+#ifndef PSTRAIN_DATA_INPUT_PIPELINE_H_
+#define PSTRAIN_DATA_INPUT_PIPELINE_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "core/status.h"
+#include "core/tensor.h"
+#include "data/batch_source.h"
+#include "data/distortions.h"
+#include "data/mnist_dataset.h"
+#include "data/shuffle_buffer.h"
+#include "proto/model.pb.h"
+
+namespace pstrain {
+namespace data {
+
+struct InputPipelineOptions {
+  int batch_size = 128;
+  int shard_index = 0;
+  int num_shards = 1;
+  uint64_t seed = 0;
+  int64_t epochs = 0;  // 0: for ever
+  proto::InputSpec::Preprocessing preprocessing = proto::InputSpec::SCALE;
+  // The model's input; 0: the images' own rows (height) or cols (width).
+  int height = 0, width = 0;
+  // Examples that stay in the shuffle buffer after each dequeue; 0: no buffer.
+  int64_t min_after_dequeue = 0;
+  // Examples the buffer holds at most; 0: min_after_dequeue + 3 * batch_size,
+  // as TensorFlow's cifar10 tutorial.
+  int64_t capacity = 0;
+  int reader_threads = 1;  // threads that preprocess into the buffer
+  int batches_ahead = 4;   // batches prepared ahead of Next
+};
+
+class InputPipeline : public BatchSource {
+ public:
+  // Starts the threads. `ds` is borrowed and must outlive the pipeline.
+  // InvalidArgument, naming the option, for a null or empty dataset,
+  // batch_size < 1, a shard outside [0, num_shards) or with no examples,
+  // epochs < 0, an unknown preprocessing, height or width < 0, an output larger
+  // than the images, SCALE with an output shape other than the images',
+  // min_after_dequeue < 0, capacity < 0 or min_after_dequeue >= capacity,
+  // reader_threads < 1 or batches_ahead < 1.
+  static StatusOr<std::unique_ptr<InputPipeline>> Create(const ImageDataset* ds,
+                                                         const InputPipelineOptions& opts);
+  ~InputPipeline() override;
+
+  InputPipeline(const InputPipeline&) = delete;
+  InputPipeline& operator=(const InputPipeline&) = delete;
+
+  // Blocks until a batch is ready and moves it into `out`: images
+  // [n, height, width, depth], labels, and the latest epoch among its
+  // examples. Returns false once the last batch has been taken (never, if
+  // epochs is 0).
+  bool Next(Batch* out) override;
+
+  // Number of examples in this shard.
+  int64_t examples_per_epoch() const override { return static_cast<int64_t>(shard_.size()); }
+
+  // The options in effect (height, width and capacity resolved).
+  const InputPipelineOptions& options() const { return opts_; }
+
+ private:
+  InputPipeline(const ImageDataset* ds, const InputPipelineOptions& opts,
+                std::unique_ptr<ShuffleBuffer> buffer);
+
+  // The next example a reader should read: false once the last epoch is
+  // walked.
+  bool Claim(int64_t* example, int64_t* epoch);
+  // Writes example `index` preprocessed at `dst` (height * width * depth
+  // floats), drawing from `rng` for DISTORT.
+  void Preprocess(int64_t index, std::mt19937_64* rng, float* dst) const;
+  void ReadLoop(int reader);  // a reader thread (with a buffer)
+  void BatchLoop();           // the batching thread (with a buffer)
+  void DirectLoop();          // the only thread without a buffer
+  // Waits for room, then adds a batch for Next; false if stopping.
+  bool Push(Batch batch);
+  // Marks the last batch pushed.
+  void Finish();
+
+  // Constant after construction.
+  const ImageDataset* const ds_;
+  const InputPipelineOptions opts_;
+  const std::vector<int64_t> shard_;  // this shard's example indices, ascending
+  const DistortionParams distortion_;
+  const int64_t example_size_;                   // height * width * depth
+  const std::unique_ptr<ShuffleBuffer> buffer_;  // null without one; thread-safe
+
+  // The walk of the shard that readers share.
+  std::mutex walk_mu_;
+  std::vector<int64_t> order_;  // guarded by walk_mu_; the current epoch's order
+  int64_t epoch_ = 0;           // guarded by walk_mu_
+  size_t position_ = 0;         // guarded by walk_mu_; next index into order_
+  int readers_left_ = 0;        // guarded by walk_mu_; the last one closes the buffer
+
+  // Batches ready for Next.
+  std::mutex mu_;
+  std::condition_variable not_empty_;
+  std::condition_variable not_full_;
+  std::deque<Batch> batches_;  // guarded by mu_
+  bool stopping_ = false;      // guarded by mu_; set by the destructor
+  bool done_ = false;          // guarded by mu_; the last batch has been pushed
+
+  std::vector<std::thread> threads_;  // started last, joined by the destructor
+};
+
+// The evaluation input: images [begin, begin + count) of `ds` into `out`,
+// resized to [count, height, width, depth] (0 for height or width: the
+// images' own). SCALE: pixel / 255 - 0.5 (NormalizeImages), the images must
+// be height x width. DISTORT: central crop (or zero pad) to height x width,
+// then per-image standardization (PrepareForEvaluation). InvalidArgument for
+// a range outside the dataset, a negative height or width, an unknown
+// preprocessing or SCALE with another shape; `out` is unchanged then.
+Status PrepareEvalImages(const ImageDataset& ds, int64_t begin, int64_t count,
+                         proto::InputSpec::Preprocessing preprocessing, int height, int width,
+                         Tensor* out);
+
+}  // namespace data
+}  // namespace pstrain
+
+#endif  // PSTRAIN_DATA_INPUT_PIPELINE_H_

@@ -1,0 +1,444 @@
+#include "data/input_pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "data/batch_queue.h"
+
+namespace pstrain {
+namespace data {
+namespace {
+
+// `count` 2x2x1 images that name their example: pixel 0 is index % 256,
+// pixel 1 index / 256 (count <= 65536), pixels 2 and 3 (7 * index) % 256 and
+// 255 - pixel 2. Label index % 10.
+ImageDataset IndexedDataset(int64_t count) {
+  ImageDataset ds;
+  ds.count = count;
+  ds.rows = 2;
+  ds.cols = 2;
+  for (int64_t i = 0; i < count; ++i) {
+    const uint8_t mixed = static_cast<uint8_t>((7 * i) % 256);
+    ds.pixels.insert(ds.pixels.end(), {static_cast<uint8_t>(i % 256), static_cast<uint8_t>(i / 256),
+                                       mixed, static_cast<uint8_t>(255 - mixed)});
+    ds.labels.push_back(static_cast<int32_t>(i % 10));
+  }
+  return ds;
+}
+
+int64_t Pixel(float scaled) { return std::lround((scaled + 0.5f) * 255.0f); }
+
+// The example image i of a SCALE batch of IndexedDataset came from; checks
+// that the rest of the image and the label agree with it.
+int64_t ExampleOf(const Batch& batch, int64_t i) {
+  const float* image = batch.images.data() + 4 * i;
+  const int64_t example = Pixel(image[0]) + 256 * Pixel(image[1]);
+  EXPECT_EQ(Pixel(image[2]), (7 * example) % 256);
+  EXPECT_EQ(Pixel(image[3]), 255 - (7 * example) % 256);
+  EXPECT_EQ(batch.labels[i], example % 10);
+  return example;
+}
+
+// `count` random 32x32x3 images, labels i % 10.
+ImageDataset RandomDataset(int64_t count, uint64_t seed) {
+  ImageDataset ds;
+  ds.count = count;
+  ds.rows = ds.cols = 32;
+  ds.depth = 3;
+  std::mt19937_64 rng(seed);
+  ds.pixels.resize(static_cast<size_t>(count * ds.image_size()));
+  for (uint8_t& p : ds.pixels) p = static_cast<uint8_t>(rng() % 256);
+  for (int64_t i = 0; i < count; ++i) ds.labels.push_back(static_cast<int32_t>(i % 10));
+  return ds;
+}
+
+std::unique_ptr<InputPipeline> MakePipeline(const ImageDataset* ds,
+                                            const InputPipelineOptions& opts) {
+  StatusOr<std::unique_ptr<InputPipeline>> pipeline = InputPipeline::Create(ds, opts);
+  EXPECT_TRUE(pipeline.ok()) << pipeline.status().ToString();
+  return pipeline.ok() ? std::move(pipeline).value() : nullptr;
+}
+
+std::vector<Batch> DrainBatches(BatchSource* source) {
+  std::vector<Batch> batches;
+  Batch batch;
+  while (source->Next(&batch)) batches.push_back(std::move(batch));
+  EXPECT_FALSE(source->Next(&batch));
+  return batches;
+}
+
+InputPipelineOptions BufferedOptions() {
+  InputPipelineOptions opts;
+  opts.batch_size = 16;
+  opts.seed = 3;
+  opts.epochs = 1;
+  opts.min_after_dequeue = 100;
+  return opts;
+}
+
+void ExpectSameBatches(const std::vector<Batch>& a, const std::vector<Batch>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].images.shape(), b[i].images.shape()) << "batch " << i;
+    EXPECT_EQ(a[i].labels, b[i].labels) << "batch " << i;
+    EXPECT_EQ(a[i].epoch, b[i].epoch) << "batch " << i;
+    EXPECT_EQ(0, std::memcmp(a[i].images.data(), b[i].images.data(), a[i].images.bytes()))
+        << "batch " << i;
+  }
+}
+
+TEST(InputPipeline, EveryExampleOfTheShardOncePerEpoch) {
+  const ImageDataset ds = IndexedDataset(1003);
+  std::vector<int> seen(1003, 0);
+  for (int shard = 0; shard < 3; ++shard) {
+    InputPipelineOptions opts = BufferedOptions();
+    opts.shard_index = shard;
+    opts.num_shards = 3;
+    opts.reader_threads = 1 + shard;  // 1, 2 and 3 readers
+    auto pipeline = MakePipeline(&ds, opts);
+    ASSERT_NE(pipeline, nullptr);
+    EXPECT_EQ(pipeline->examples_per_epoch(), shard == 0 ? 335 : 334);
+    std::set<int64_t> examples;
+    for (const Batch& batch : DrainBatches(pipeline.get())) {
+      EXPECT_EQ(batch.epoch, 0);
+      for (int64_t i = 0; i < batch.images.dim(0); ++i) {
+        const int64_t example = ExampleOf(batch, i);
+        EXPECT_EQ(example % 3, shard);
+        EXPECT_TRUE(examples.insert(example).second) << "example " << example << " twice";
+        ++seen[example];
+      }
+    }
+    EXPECT_EQ(static_cast<int64_t>(examples.size()), pipeline->examples_per_epoch());
+  }
+  EXPECT_EQ(seen, std::vector<int>(1003, 1));
+}
+
+TEST(InputPipeline, SeveralEpochsGiveEachExampleOncePerEpoch) {
+  const ImageDataset ds = IndexedDataset(500);
+  InputPipelineOptions opts = BufferedOptions();
+  opts.epochs = 3;
+  opts.reader_threads = 2;
+  auto pipeline = MakePipeline(&ds, opts);
+  ASSERT_NE(pipeline, nullptr);
+  std::vector<int> seen(500, 0);
+  std::vector<Batch> batches = DrainBatches(pipeline.get());
+  ASSERT_EQ(batches.size(), 94u);  // 1500 examples in batches of 16
+  for (const Batch& batch : batches) {
+    EXPECT_GE(batch.epoch, 0);
+    EXPECT_LE(batch.epoch, 2);
+    for (int64_t i = 0; i < batch.images.dim(0); ++i) ++seen[ExampleOf(batch, i)];
+  }
+  EXPECT_EQ(seen, std::vector<int>(500, 3));
+  // The first batches draw from the first 116 examples read, all of epoch 0;
+  // the last ones from what is left of epoch 2.
+  EXPECT_EQ(batches.front().epoch, 0);
+  EXPECT_EQ(batches.back().epoch, 2);
+}
+
+TEST(InputPipeline, BufferedEpochsEndWithOnePartialBatch) {
+  const ImageDataset ds = IndexedDataset(23);
+  InputPipelineOptions opts;
+  opts.batch_size = 10;
+  opts.epochs = 2;
+  opts.min_after_dequeue = 5;
+  auto pipeline = MakePipeline(&ds, opts);
+  ASSERT_NE(pipeline, nullptr);
+  std::vector<int64_t> sizes;
+  for (const Batch& batch : DrainBatches(pipeline.get())) {
+    sizes.push_back(batch.images.dim(0));
+    EXPECT_EQ(batch.images.shape(), (Shape{batch.images.dim(0), 2, 2, 1}));
+    EXPECT_EQ(static_cast<int64_t>(batch.labels.size()), batch.images.dim(0));
+  }
+  EXPECT_EQ(sizes, (std::vector<int64_t>{10, 10, 10, 10, 6}));
+  Batch batch;
+  EXPECT_FALSE(pipeline->Next(&batch));
+}
+
+TEST(InputPipeline, UnbufferedEpochsEachEndWithAPartialBatch) {
+  const ImageDataset ds = IndexedDataset(23);
+  InputPipelineOptions opts;
+  opts.batch_size = 10;
+  opts.epochs = 2;
+  auto pipeline = MakePipeline(&ds, opts);
+  ASSERT_NE(pipeline, nullptr);
+  std::vector<int64_t> sizes, epochs;
+  for (const Batch& batch : DrainBatches(pipeline.get())) {
+    sizes.push_back(batch.images.dim(0));
+    epochs.push_back(batch.epoch);
+  }
+  EXPECT_EQ(sizes, (std::vector<int64_t>{10, 10, 3, 10, 10, 3}));
+  EXPECT_EQ(epochs, (std::vector<int64_t>{0, 0, 0, 1, 1, 1}));
+}
+
+TEST(InputPipeline, WithoutABufferMatchesBatchQueue) {
+  const ImageDataset ds = IndexedDataset(103);
+  InputPipelineOptions opts;
+  opts.batch_size = 8;
+  opts.shard_index = 1;
+  opts.num_shards = 3;
+  opts.seed = 42;
+  opts.epochs = 2;
+  auto pipeline = MakePipeline(&ds, opts);
+  ASSERT_NE(pipeline, nullptr);
+  auto queue = BatchQueue::Create(&ds, {/*batch_size=*/8, /*shard_index=*/1, /*num_shards=*/3,
+                                        /*seed=*/42, /*epochs=*/2, /*capacity=*/4});
+  ASSERT_TRUE(queue.ok());
+  ExpectSameBatches(DrainBatches(pipeline.get()), DrainBatches(queue->get()));
+}
+
+TEST(InputPipeline, SameSeedAndOneReaderGiveTheSameBatches) {
+  const ImageDataset ds = RandomDataset(300, 1);
+  InputPipelineOptions opts;
+  opts.batch_size = 32;
+  opts.seed = 9;
+  opts.epochs = 2;
+  opts.preprocessing = proto::InputSpec::DISTORT;
+  opts.height = opts.width = 24;
+  opts.min_after_dequeue = 50;
+  auto first = MakePipeline(&ds, opts);
+  auto second = MakePipeline(&ds, opts);
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  const std::vector<Batch> a = DrainBatches(first.get());
+  // The second is read slowly, so its reader runs ahead to the buffer's
+  // capacity: the batches must not depend on that.
+  std::vector<Batch> b;
+  Batch batch;
+  while (second->Next(&batch)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    b.push_back(std::move(batch));
+  }
+  ASSERT_EQ(a.size(), 19u);  // 600 examples in batches of 32
+  ExpectSameBatches(a, b);
+
+  opts.seed = 10;
+  const std::vector<Batch> other = DrainBatches(MakePipeline(&ds, opts).get());
+  ASSERT_EQ(other.size(), a.size());
+  EXPECT_NE(other[0].labels, a[0].labels);
+}
+
+// Pearson correlation of channel c of a height x width x 3 output with the
+// window at (top, left) of a 32x32x3 image, mirrored if `flip`.
+double Correlation(const float* out, const uint8_t* image, int size, int top, int left, bool flip,
+                   int c) {
+  double sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
+  const int n = size * size;
+  for (int y = 0; y < size; ++y) {
+    for (int x = 0; x < size; ++x) {
+      const int sx_col = left + (flip ? size - 1 - x : x);
+      const double a = out[(y * size + x) * 3 + c];
+      const double b = image[((top + y) * 32 + sx_col) * 3 + c];
+      sx += a, sy += b, sxx += a * a, syy += b * b, sxy += a * b;
+    }
+  }
+  const double cov = sxy - sx * sy / n;
+  const double var = (sxx - sx * sx / n) * (syy - sy * sy / n);
+  return var > 0 ? cov / std::sqrt(var) : 0;
+}
+
+TEST(InputPipeline, DistortGivesStandardizedCropsOfTheExample) {
+  // Ten examples with labels 0..9 name themselves.
+  const ImageDataset ds = RandomDataset(10, 2);
+  InputPipelineOptions opts;
+  opts.batch_size = 4;
+  opts.epochs = 3;
+  opts.preprocessing = proto::InputSpec::DISTORT;
+  opts.height = opts.width = 24;
+  opts.min_after_dequeue = 5;
+  auto pipeline = MakePipeline(&ds, opts);
+  ASSERT_NE(pipeline, nullptr);
+  constexpr int kSize = 24 * 24 * 3;
+  std::map<int32_t, std::vector<std::vector<float>>> images;  // by label
+  for (const Batch& batch : DrainBatches(pipeline.get())) {
+    ASSERT_EQ(batch.images.shape(), (Shape{batch.images.dim(0), 24, 24, 3}));
+    for (int64_t i = 0; i < batch.images.dim(0); ++i) {
+      const float* out = batch.images.data() + i * kSize;
+      double sum = 0, squares = 0;
+      for (int j = 0; j < kSize; ++j) sum += out[j], squares += double{out[j]} * out[j];
+      const double mean = sum / kSize;
+      EXPECT_NEAR(mean, 0, 1e-5);
+      EXPECT_NEAR(std::sqrt(squares / kSize - mean * mean), 1, 1e-4);
+      // Brightness, contrast and standardization are affine per channel with
+      // a positive slope: each channel correlates perfectly with the crop's.
+      const int32_t label = batch.labels[i];
+      const uint8_t* image = ds.pixels.data() + label * ds.image_size();
+      bool found = false;
+      for (int top = 0; top <= 8 && !found; ++top) {
+        for (int left = 0; left <= 8 && !found; ++left) {
+          for (bool flip : {false, true}) {
+            bool all = true;
+            for (int c = 0; c < 3 && all; ++c) {
+              all = Correlation(out, image, 24, top, left, flip, c) > 0.99999;
+            }
+            if (all) found = true;
+          }
+        }
+      }
+      EXPECT_TRUE(found) << "an image of example " << label << " is no crop of it";
+      images[label].emplace_back(out, out + kSize);
+    }
+  }
+  ASSERT_EQ(images.size(), 10u);
+  for (const auto& [label, versions] : images) {
+    ASSERT_EQ(versions.size(), 3u) << "example " << label;
+    EXPECT_NE(versions[0], versions[1]) << "example " << label << " distorted alike twice";
+  }
+}
+
+TEST(InputPipeline, ForeverKeepsGoingAndStopsOnDestruction) {
+  const ImageDataset ds = IndexedDataset(50);
+  for (int64_t min_after_dequeue : {0, 20}) {
+    InputPipelineOptions opts;
+    opts.batch_size = 8;
+    opts.min_after_dequeue = min_after_dequeue;
+    opts.reader_threads = 2;
+    opts.batches_ahead = 1;
+    auto pipeline = MakePipeline(&ds, opts);
+    ASSERT_NE(pipeline, nullptr);
+    Batch batch;
+    for (int i = 0; i < 100; ++i) ASSERT_TRUE(pipeline->Next(&batch));
+    EXPECT_EQ(batch.images.dim(0), 8);
+    EXPECT_GE(batch.epoch, 14);  // 800 examples of 50 per epoch
+    pipeline.reset();            // every thread is blocked on a full queue
+    // Destroyed while still starting up.
+    MakePipeline(&ds, opts).reset();
+  }
+}
+
+TEST(InputPipeline, ResolvesDefaults) {
+  const ImageDataset ds = RandomDataset(4, 3);
+  InputPipelineOptions opts;
+  opts.batch_size = 2;
+  opts.min_after_dequeue = 1;
+  auto pipeline = MakePipeline(&ds, opts);
+  ASSERT_NE(pipeline, nullptr);
+  EXPECT_EQ(pipeline->options().height, 32);
+  EXPECT_EQ(pipeline->options().width, 32);
+  EXPECT_EQ(pipeline->options().capacity, 1 + 3 * 2);
+}
+
+TEST(InputPipeline, RejectsBadOptions) {
+  const ImageDataset ds = RandomDataset(4, 4);
+  struct Case {
+    const char* message;
+    void (*change)(InputPipelineOptions*);
+  };
+  const Case cases[] = {
+      {"batch_size must be positive", [](InputPipelineOptions* o) { o->batch_size = 0; }},
+      {"shard_index 2 of num_shards 2 is not in 0..1",
+       [](InputPipelineOptions* o) { o->shard_index = 2, o->num_shards = 2; }},
+      {"shard_index 0 of num_shards 0", [](InputPipelineOptions* o) { o->num_shards = 0; }},
+      {"shard_index 4 of 5 has no examples",
+       [](InputPipelineOptions* o) { o->shard_index = 4, o->num_shards = 5; }},
+      {"epochs must be >= 0", [](InputPipelineOptions* o) { o->epochs = -1; }},
+      {"preprocessing 7 is not SCALE or DISTORT",
+       [](InputPipelineOptions* o) {
+         o->preprocessing = static_cast<proto::InputSpec::Preprocessing>(7);
+       }},
+      {"output height and width must be >= 0", [](InputPipelineOptions* o) { o->height = -1; }},
+      {"SCALE preprocessing needs an output height x width of the images' 32x32, got 24x32",
+       [](InputPipelineOptions* o) { o->height = 24; }},
+      {"output height x width 33x24 is larger than the images' 32x32",
+       [](InputPipelineOptions* o) {
+         o->preprocessing = proto::InputSpec::DISTORT, o->height = 33, o->width = 24;
+       }},
+      {"min_after_dequeue must be >= 0",
+       [](InputPipelineOptions* o) { o->min_after_dequeue = -1; }},
+      {"capacity must be >= 0", [](InputPipelineOptions* o) { o->capacity = -5; }},
+      {"min_after_dequeue 10 must be below capacity 10",
+       [](InputPipelineOptions* o) { o->min_after_dequeue = 10, o->capacity = 10; }},
+      {"reader_threads must be positive", [](InputPipelineOptions* o) { o->reader_threads = 0; }},
+      {"batches_ahead must be positive", [](InputPipelineOptions* o) { o->batches_ahead = 0; }},
+  };
+  for (const Case& c : cases) {
+    InputPipelineOptions opts;
+    c.change(&opts);
+    StatusOr<std::unique_ptr<InputPipeline>> pipeline = InputPipeline::Create(&ds, opts);
+    ASSERT_FALSE(pipeline.ok()) << c.message;
+    EXPECT_EQ(pipeline.status().code(), Code::kInvalidArgument);
+    EXPECT_NE(pipeline.status().message().find(c.message), std::string::npos)
+        << pipeline.status().message();
+  }
+  EXPECT_EQ(InputPipeline::Create(nullptr, {}).status().code(), Code::kInvalidArgument);
+}
+
+// One 4x4x1 image whose pixel (y, x) is 4y + x, and a second of 200s.
+ImageDataset RampDataset() {
+  ImageDataset ds;
+  ds.count = 2;
+  ds.rows = ds.cols = 4;
+  for (int p = 0; p < 16; ++p) ds.pixels.push_back(static_cast<uint8_t>(p));
+  for (int p = 0; p < 16; ++p) ds.pixels.push_back(200);
+  ds.labels = {0, 1};
+  return ds;
+}
+
+TEST(PrepareEvalImages, DistortTakesTheCentralCropStandardized) {
+  const ImageDataset ds = RampDataset();
+  Tensor out({3});
+  ASSERT_TRUE(PrepareEvalImages(ds, 0, 2, proto::InputSpec::DISTORT, 2, 2, &out).ok());
+  ASSERT_EQ(out.shape(), (Shape{2, 2, 2, 1}));
+  // The central 2x2 of the ramp: 5 6 / 9 10, mean 7.5, deviations
+  // -2.5 -1.5 1.5 2.5, population stddev sqrt(17 / 4).
+  const float s = std::sqrt(17.0f / 4);
+  const float expected[] = {-2.5f / s, -1.5f / s, 1.5f / s, 2.5f / s};
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(out[i], expected[i], 1e-6) << i;
+  // A flat image has stddev 0: divided by 1 / sqrt(4) instead, all zeros.
+  for (int i = 4; i < 8; ++i) EXPECT_EQ(out[i], 0) << i;
+
+  // One image from the middle of the range, 1x3 (rows crop 4 -> 1 at offset
+  // 1, cols 4 -> 3 at offset 0): 4 5 6.
+  ASSERT_TRUE(PrepareEvalImages(ds, 0, 1, proto::InputSpec::DISTORT, 1, 3, &out).ok());
+  ASSERT_EQ(out.shape(), (Shape{1, 1, 3, 1}));
+  const float s3 = std::sqrt(2.0f / 3);
+  EXPECT_NEAR(out[0], -1 / s3, 1e-6);
+  EXPECT_NEAR(out[1], 0, 1e-6);
+  EXPECT_NEAR(out[2], 1 / s3, 1e-6);
+}
+
+TEST(PrepareEvalImages, ScaleNormalizes) {
+  const ImageDataset ds = RampDataset();
+  Tensor out;
+  ASSERT_TRUE(PrepareEvalImages(ds, 1, 1, proto::InputSpec::SCALE, 0, 0, &out).ok());
+  ASSERT_EQ(out.shape(), (Shape{1, 4, 4, 1}));
+  for (int i = 0; i < 16; ++i) EXPECT_NEAR(out[i], 200 / 255.0f - 0.5f, 1e-6);
+  ASSERT_TRUE(PrepareEvalImages(ds, 0, 2, proto::InputSpec::SCALE, 4, 4, &out).ok());
+  EXPECT_NEAR(out[5], 5 / 255.0f - 0.5f, 1e-6);
+}
+
+TEST(PrepareEvalImages, RejectsBadArguments) {
+  const ImageDataset ds = RampDataset();
+  Tensor out({7});
+  struct Case {
+    int64_t begin, count;
+    proto::InputSpec::Preprocessing preprocessing;
+    int height, width;
+    const char* message;
+  };
+  const Case cases[] = {
+      {1, 2, proto::InputSpec::SCALE, 4, 4, "images [1, 3) are not within the dataset's 2"},
+      {-1, 1, proto::InputSpec::SCALE, 4, 4, "images [-1, 0)"},
+      {0, -1, proto::InputSpec::SCALE, 4, 4, "images [0, -1)"},
+      {0, 1, proto::InputSpec::SCALE, 2, 2, "SCALE preprocessing needs"},
+      {0, 1, proto::InputSpec::DISTORT, -2, 2, "must be >= 0"},
+      {0, 1, static_cast<proto::InputSpec::Preprocessing>(5), 2, 2, "preprocessing 5"},
+  };
+  for (const Case& c : cases) {
+    const Status status =
+        PrepareEvalImages(ds, c.begin, c.count, c.preprocessing, c.height, c.width, &out);
+    EXPECT_EQ(status.code(), Code::kInvalidArgument) << c.message;
+    EXPECT_NE(status.message().find(c.message), std::string::npos) << status.message();
+    EXPECT_EQ(out.shape(), Shape{7});  // untouched
+  }
+}
+
+}  // namespace
+}  // namespace data
+}  // namespace pstrain

@@ -1,0 +1,38 @@
+// The examples of one worker's shard and each epoch's order of them, shared by
+// BatchQueue and InputPipeline so both walk a shard identically.
+//
+// A shard holds the examples whose index i satisfies
+// i % num_shards == shard_index. Each epoch's order is a Fisher-Yates shuffle
+// driven by std::mt19937_64 seeded from (seed, shard_index, epoch) alone, with
+// arithmetic of our own (not <random>'s distributions), so it is the same on
+// every platform and run, and differs between epochs and shards. Stateless
+// functions: thread-safe.
+#ifndef PSTRAIN_DATA_SHARD_ORDER_H_
+#define PSTRAIN_DATA_SHARD_ORDER_H_
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace pstrain {
+namespace data {
+
+// The indices in [0, count) of shard `shard_index` of `num_shards`, ascending.
+std::vector<int64_t> ShardIndices(int64_t count, int shard_index, int num_shards);
+
+// `shard` in the order of `epoch`: a Fisher-Yates shuffle by the RNG of
+// (seed, shard_index, epoch).
+std::vector<int64_t> EpochOrder(const std::vector<int64_t>& shard, uint64_t seed, int shard_index,
+                                int64_t epoch);
+
+// A uniform integer in [0, n), n > 0, without modulo bias.
+uint64_t UniformBelow(std::mt19937_64* rng, uint64_t n);
+
+// A seed for an RNG stream of its own: distinct `stream` values (odd
+// multipliers decorrelate them) give unrelated generators for one seed.
+uint64_t StreamSeed(uint64_t seed, uint64_t stream);
+
+}  // namespace data
+}  // namespace pstrain
+
+#endif  // PSTRAIN_DATA_SHARD_ORDER_H_
