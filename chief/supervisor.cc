@@ -115,6 +115,16 @@ Status Supervisor::Start() {
     LOG(INFO) << "  ps:" << ps << " holds " << placement.ShardsOnPs(ps).size() << " shards, "
               << placement.bytes_per_ps[ps] << " bytes";
   }
+  const proto::OptimizerConfig& opt = options_.init.optimizer();
+  LOG(INFO) << "optimizer " << opt.name() << ", learning rate " << opt.learning_rate()
+            << (opt.lr_schedule().kind() == proto::LrScheduleConfig::EXPONENTIAL_DECAY
+                    ? " decayed by " + std::to_string(opt.lr_schedule().decay_rate()) + " every " +
+                          std::to_string(opt.lr_schedule().decay_steps()) + " steps" +
+                          (opt.lr_schedule().staircase() ? " (staircase)" : "")
+                    : "")
+            << (options_.init.ema_decay() > 0
+                    ? ", moving averages with decay " + std::to_string(options_.init.ema_decay())
+                    : "");
   const proto::SyncConfig& sync = options_.init.sync();
   if (sync.enabled()) {
     LOG(INFO) << "synchronous replicas: each step averages " << sync.replicas_to_aggregate()

@@ -1,12 +1,12 @@
 // BatchSource: what the training loop reads its batches from.
 //
 // A source delivers batches of examples, epoch after epoch, until its last
-// epoch is done. BatchQueue (data/batch_queue.h: the plain per-epoch shuffle
-// of an in-memory shard) and InputPipeline (data/input_pipeline.h:
-// preprocessing and TensorFlow's shuffle buffer) implement it.
+// epoch is done. InputPipeline (data/input_pipeline.h: preprocessing, and
+// either a plain per-epoch shuffle of an in-memory shard or TensorFlow's
+// shuffle buffer) implements it.
 //
-// Thread safety: implementations say; both of ours let any thread call Next
-// (calls are serialized) and examples_per_epoch.
+// Thread safety: implementations say; ours lets any thread call Next (calls
+// are serialized) and examples_per_epoch.
 #ifndef PSTRAIN_DATA_BATCH_SOURCE_H_
 #define PSTRAIN_DATA_BATCH_SOURCE_H_
 

@@ -27,6 +27,20 @@ DistortionParams DistortionFor(int height, int width) {
   return params;
 }
 
+// InvalidArgument naming option `name` unless `value` >= 1.
+Status CheckPositive(const char* name, int64_t value) {
+  if (value >= 1) return OkStatus();
+  return InvalidArgument(std::string(name) + " must be positive, got " + std::to_string(value));
+}
+
+// InvalidArgument naming option `name` unless `value` >= 0; `zero` says what
+// 0 stands for.
+Status CheckNotNegative(const char* name, int64_t value, const char* zero) {
+  if (value >= 0) return OkStatus();
+  return InvalidArgument(std::string(name) + " must be >= 0 (0: " + zero + "), got " +
+                         std::to_string(value));
+}
+
 // Resolves the output shape (0: the images') and checks it against the
 // preprocessing.
 Status CheckOutputShape(const ImageDataset& ds, proto::InputSpec::Preprocessing preprocessing,
@@ -53,9 +67,7 @@ Status CheckOutputShape(const ImageDataset& ds, proto::InputSpec::Preprocessing 
 StatusOr<std::unique_ptr<InputPipeline>> InputPipeline::Create(const ImageDataset* ds,
                                                                const InputPipelineOptions& opts) {
   if (ds == nullptr) return InvalidArgument("InputPipeline needs a dataset");
-  if (opts.batch_size < 1) {
-    return InvalidArgument("batch_size must be positive, got " + std::to_string(opts.batch_size));
-  }
+  PS_RETURN_IF_ERROR(CheckPositive("batch_size", opts.batch_size));
   if (opts.num_shards < 1 || opts.shard_index < 0 || opts.shard_index >= opts.num_shards) {
     return InvalidArgument("shard_index " + std::to_string(opts.shard_index) + " of num_shards " +
                            std::to_string(opts.num_shards) + " is not in 0.." +
@@ -66,42 +78,29 @@ StatusOr<std::unique_ptr<InputPipeline>> InputPipeline::Create(const ImageDatase
                            std::to_string(opts.num_shards) + " has no examples: the dataset has " +
                            std::to_string(ds->count));
   }
-  if (opts.epochs < 0) {
-    return InvalidArgument("epochs must be >= 0 (0: for ever), got " + std::to_string(opts.epochs));
-  }
+  PS_RETURN_IF_ERROR(CheckNotNegative("epochs", opts.epochs, "for ever"));
   InputPipelineOptions resolved = opts;
-  Status shape = CheckOutputShape(*ds, opts.preprocessing, &resolved.height, &resolved.width);
-  if (!shape.ok()) return shape;
+  PS_RETURN_IF_ERROR(
+      CheckOutputShape(*ds, opts.preprocessing, &resolved.height, &resolved.width));
   if (resolved.height > ds->rows || resolved.width > ds->cols) {
     return InvalidArgument("output height x width " + Size(resolved.height, resolved.width) +
                            " is larger than the images' " + Size(ds->rows, ds->cols));
   }
   if (opts.preprocessing == proto::InputSpec::DISTORT) {
-    Status params =
-        CheckDistortionParams(DistortionFor(resolved.height, resolved.width), ds->rows, ds->cols);
-    if (!params.ok()) return params;
+    PS_RETURN_IF_ERROR(
+        CheckDistortionParams(DistortionFor(resolved.height, resolved.width), ds->rows, ds->cols));
   }
-  if (opts.min_after_dequeue < 0) {
-    return InvalidArgument("min_after_dequeue must be >= 0 (0: no shuffle buffer), got " +
-                           std::to_string(opts.min_after_dequeue));
-  }
-  if (opts.capacity < 0) {
-    return InvalidArgument("capacity must be >= 0 (0: min_after_dequeue + 3 * batch_size), got " +
-                           std::to_string(opts.capacity));
-  }
+  PS_RETURN_IF_ERROR(
+      CheckNotNegative("min_after_dequeue", opts.min_after_dequeue, "no shuffle buffer"));
+  PS_RETURN_IF_ERROR(
+      CheckNotNegative("capacity", opts.capacity, "min_after_dequeue + 3 * batch_size"));
   if (opts.capacity == 0) resolved.capacity = opts.min_after_dequeue + 3 * int64_t{opts.batch_size};
   if (opts.min_after_dequeue > 0 && opts.min_after_dequeue >= resolved.capacity) {
     return InvalidArgument("min_after_dequeue " + std::to_string(opts.min_after_dequeue) +
                            " must be below capacity " + std::to_string(resolved.capacity));
   }
-  if (opts.reader_threads < 1) {
-    return InvalidArgument("reader_threads must be positive, got " +
-                           std::to_string(opts.reader_threads));
-  }
-  if (opts.batches_ahead < 1) {
-    return InvalidArgument("batches_ahead must be positive, got " +
-                           std::to_string(opts.batches_ahead));
-  }
+  PS_RETURN_IF_ERROR(CheckPositive("reader_threads", opts.reader_threads));
+  PS_RETURN_IF_ERROR(CheckPositive("batches_ahead", opts.batches_ahead));
   std::unique_ptr<ShuffleBuffer> buffer;
   if (resolved.min_after_dequeue > 0) {
     StatusOr<std::unique_ptr<ShuffleBuffer>> created = ShuffleBuffer::Create(

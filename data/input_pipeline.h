@@ -4,7 +4,7 @@
 //
 // The shard holds the examples whose index i satisfies
 // i % num_shards == shard_index, walked epoch after epoch, each epoch in a
-// fresh order (data/shard_order.h: the same orders as BatchQueue's).
+// fresh order (data/shard_order.h's EpochOrder).
 // Preprocessing (proto::InputSpec::Preprocessing) turns each image into the
 // model's input, height x width x depth floats:
 //   SCALE:   pixel / 255 - 0.5; the images must be height x width.
@@ -23,9 +23,9 @@
 // thread timing decides.
 //
 // With min_after_dequeue 0 there is no buffer: one thread preprocesses each
-// epoch's shuffled order straight into batches, exactly BatchQueue's batches
-// for SCALE; batches never span epochs and the last of every epoch may be
-// smaller; reader_threads and capacity are not used.
+// epoch's order straight into batches, in that order; batches never span
+// epochs and the last of every epoch may be smaller; reader_threads and
+// capacity are not used.
 //
 // Random draws (DISTORT) come from std::mt19937_64 streams seeded from (seed,
 // shard_index, reader): shards and readers draw differently.

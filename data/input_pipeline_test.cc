@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -9,8 +10,9 @@
 #include <random>
 #include <set>
 #include <thread>
+#include <vector>
 
-#include "data/batch_queue.h"
+#include "data/shard_order.h"
 
 namespace pstrain {
 namespace data {
@@ -74,12 +76,50 @@ std::vector<Batch> DrainBatches(BatchSource* source) {
   return batches;
 }
 
-InputPipelineOptions BufferedOptions() {
+// Options for SCALE batches; min_after_dequeue 0: no shuffle buffer.
+InputPipelineOptions Options(int batch_size, int64_t epochs, int64_t min_after_dequeue = 0) {
   InputPipelineOptions opts;
-  opts.batch_size = 16;
+  opts.batch_size = batch_size;
+  opts.epochs = epochs;
+  opts.min_after_dequeue = min_after_dequeue;
+  return opts;
+}
+
+// The examples that an unbuffered pipeline over shard `shard_index` of
+// `num_shards` of IndexedDataset(count) gives, in batches of 8, in order, one
+// vector per epoch; checks that the epochs follow one another.
+std::vector<std::vector<int64_t>> UnbufferedEpochs(int64_t count, int shard_index,
+                                                   int num_shards, uint64_t seed,
+                                                   int64_t epochs_to_run) {
+  const ImageDataset ds = IndexedDataset(count);
+  InputPipelineOptions opts = Options(/*batch_size=*/8, epochs_to_run);
+  opts.shard_index = shard_index;
+  opts.num_shards = num_shards;
+  opts.seed = seed;
+  std::vector<std::vector<int64_t>> epochs;
+  std::unique_ptr<InputPipeline> pipeline = MakePipeline(&ds, opts);
+  if (pipeline == nullptr) return epochs;
+  for (const Batch& batch : DrainBatches(pipeline.get())) {
+    if (static_cast<int64_t>(epochs.size()) <= batch.epoch) epochs.resize(batch.epoch + 1);
+    EXPECT_EQ(batch.epoch + 1, static_cast<int64_t>(epochs.size())) << "an epoch went back";
+    for (int64_t i = 0; i < batch.images.dim(0); ++i) {
+      epochs[batch.epoch].push_back(ExampleOf(batch, i));
+    }
+  }
+  return epochs;
+}
+
+// Options for DISTORT batches of 24x24 crops through a shuffle buffer.
+InputPipelineOptions DistortOptions(int batch_size, int64_t epochs, int64_t min_after_dequeue) {
+  InputPipelineOptions opts = Options(batch_size, epochs, min_after_dequeue);
+  opts.preprocessing = proto::InputSpec::DISTORT;
+  opts.height = opts.width = 24;
+  return opts;
+}
+
+InputPipelineOptions BufferedOptions() {
+  InputPipelineOptions opts = Options(/*batch_size=*/16, /*epochs=*/1, /*min_after_dequeue=*/100);
   opts.seed = 3;
-  opts.epochs = 1;
-  opts.min_after_dequeue = 100;
   return opts;
 }
 
@@ -144,11 +184,8 @@ TEST(InputPipeline, SeveralEpochsGiveEachExampleOncePerEpoch) {
 
 TEST(InputPipeline, BufferedEpochsEndWithOnePartialBatch) {
   const ImageDataset ds = IndexedDataset(23);
-  InputPipelineOptions opts;
-  opts.batch_size = 10;
-  opts.epochs = 2;
-  opts.min_after_dequeue = 5;
-  auto pipeline = MakePipeline(&ds, opts);
+  auto pipeline =
+      MakePipeline(&ds, Options(/*batch_size=*/10, /*epochs=*/2, /*min_after_dequeue=*/5));
   ASSERT_NE(pipeline, nullptr);
   std::vector<int64_t> sizes;
   for (const Batch& batch : DrainBatches(pipeline.get())) {
@@ -163,10 +200,7 @@ TEST(InputPipeline, BufferedEpochsEndWithOnePartialBatch) {
 
 TEST(InputPipeline, UnbufferedEpochsEachEndWithAPartialBatch) {
   const ImageDataset ds = IndexedDataset(23);
-  InputPipelineOptions opts;
-  opts.batch_size = 10;
-  opts.epochs = 2;
-  auto pipeline = MakePipeline(&ds, opts);
+  auto pipeline = MakePipeline(&ds, Options(/*batch_size=*/10, /*epochs=*/2));
   ASSERT_NE(pipeline, nullptr);
   std::vector<int64_t> sizes, epochs;
   for (const Batch& batch : DrainBatches(pipeline.get())) {
@@ -177,31 +211,71 @@ TEST(InputPipeline, UnbufferedEpochsEachEndWithAPartialBatch) {
   EXPECT_EQ(epochs, (std::vector<int64_t>{0, 0, 0, 1, 1, 1}));
 }
 
-TEST(InputPipeline, WithoutABufferMatchesBatchQueue) {
-  const ImageDataset ds = IndexedDataset(103);
-  InputPipelineOptions opts;
-  opts.batch_size = 8;
-  opts.shard_index = 1;
-  opts.num_shards = 3;
-  opts.seed = 42;
-  opts.epochs = 2;
+TEST(InputPipeline, UnbufferedEpochsFollowTheShardsEpochOrder) {
+  const std::vector<std::vector<int64_t>> epochs =
+      UnbufferedEpochs(103, /*shard_index=*/1, /*num_shards=*/3, /*seed=*/42, /*epochs=*/2);
+  ASSERT_EQ(epochs.size(), 2u);
+  const std::vector<int64_t> shard = ShardIndices(103, 1, 3);
+  for (int64_t epoch = 0; epoch < 2; ++epoch) {
+    EXPECT_EQ(epochs[epoch], EpochOrder(shard, 42, 1, epoch)) << "epoch " << epoch;
+  }
+}
+
+TEST(InputPipeline, UnbufferedShuffleDiffersBetweenEpochsAndIsReproducible) {
+  const std::vector<std::vector<int64_t>> first =
+      UnbufferedEpochs(200, /*shard_index=*/1, /*num_shards=*/2, /*seed=*/42, /*epochs=*/3);
+  const std::vector<std::vector<int64_t>> again = UnbufferedEpochs(200, 1, 2, 42, 3);
+  ASSERT_EQ(first.size(), 3u);
+  EXPECT_EQ(first, again);
+  EXPECT_NE(first[0], first[1]);
+  EXPECT_NE(first[1], first[2]);
+  std::vector<int64_t> sorted = first[0];
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_NE(first[0], sorted);  // actually shuffled
+  EXPECT_EQ(sorted, ShardIndices(200, 1, 2));
+
+  const std::vector<std::vector<int64_t>> other = UnbufferedEpochs(200, 1, 2, /*seed=*/43, 3);
+  ASSERT_EQ(other.size(), 3u);
+  EXPECT_NE(other[0], first[0]);
+}
+
+TEST(InputPipeline, UnbufferedBatchesKeepEveryChannel) {
+  // Four 2x2x3 images; image i's pixel (y, x) channel c is 48i + 3(2y + x) + c.
+  ImageDataset ds;
+  ds.count = 4;
+  ds.rows = ds.cols = 2;
+  ds.depth = 3;
+  for (int i = 0; i < 4; ++i) {
+    for (int p = 0; p < 12; ++p) ds.pixels.push_back(static_cast<uint8_t>(48 * i + p));
+    ds.labels.push_back(i);
+  }
+  InputPipelineOptions opts = Options(/*batch_size=*/4, /*epochs=*/1);
+  opts.seed = 3;
   auto pipeline = MakePipeline(&ds, opts);
   ASSERT_NE(pipeline, nullptr);
-  auto queue = BatchQueue::Create(&ds, {/*batch_size=*/8, /*shard_index=*/1, /*num_shards=*/3,
-                                        /*seed=*/42, /*epochs=*/2, /*capacity=*/4});
-  ASSERT_TRUE(queue.ok());
-  ExpectSameBatches(DrainBatches(pipeline.get()), DrainBatches(queue->get()));
+  const std::vector<Batch> batches = DrainBatches(pipeline.get());
+  ASSERT_EQ(batches.size(), 1u);
+  const Batch& batch = batches[0];
+  ASSERT_EQ(batch.images.shape(), (Shape{4, 2, 2, 3}));
+  for (int64_t i = 0; i < 4; ++i) {
+    for (int y = 0; y < 2; ++y) {
+      for (int x = 0; x < 2; ++x) {
+        for (int c = 0; c < 3; ++c) {
+          const int64_t at = ((i * 2 + y) * 2 + x) * 3 + c;
+          const int pixel = 48 * batch.labels[i] + 3 * (2 * y + x) + c;
+          EXPECT_NEAR(batch.images[at], pixel / 255.0f - 0.5f, 1e-6)
+              << "image " << i << " (" << y << ", " << x << ") channel " << c;
+        }
+      }
+    }
+  }
 }
 
 TEST(InputPipeline, SameSeedAndOneReaderGiveTheSameBatches) {
   const ImageDataset ds = RandomDataset(300, 1);
-  InputPipelineOptions opts;
-  opts.batch_size = 32;
+  InputPipelineOptions opts =
+      DistortOptions(/*batch_size=*/32, /*epochs=*/2, /*min_after_dequeue=*/50);
   opts.seed = 9;
-  opts.epochs = 2;
-  opts.preprocessing = proto::InputSpec::DISTORT;
-  opts.height = opts.width = 24;
-  opts.min_after_dequeue = 50;
   auto first = MakePipeline(&ds, opts);
   auto second = MakePipeline(&ds, opts);
   ASSERT_NE(first, nullptr);
@@ -246,13 +320,8 @@ double Correlation(const float* out, const uint8_t* image, int size, int top, in
 TEST(InputPipeline, DistortGivesStandardizedCropsOfTheExample) {
   // Ten examples with labels 0..9 name themselves.
   const ImageDataset ds = RandomDataset(10, 2);
-  InputPipelineOptions opts;
-  opts.batch_size = 4;
-  opts.epochs = 3;
-  opts.preprocessing = proto::InputSpec::DISTORT;
-  opts.height = opts.width = 24;
-  opts.min_after_dequeue = 5;
-  auto pipeline = MakePipeline(&ds, opts);
+  auto pipeline =
+      MakePipeline(&ds, DistortOptions(/*batch_size=*/4, /*epochs=*/3, /*min_after_dequeue=*/5));
   ASSERT_NE(pipeline, nullptr);
   constexpr int kSize = 24 * 24 * 3;
   std::map<int32_t, std::vector<std::vector<float>>> images;  // by label

@@ -1,5 +1,5 @@
-// The examples of one worker's shard and each epoch's order of them, shared by
-// BatchQueue and InputPipeline so both walk a shard identically.
+// The examples of one worker's shard and each epoch's order of them, as
+// InputPipeline (data/input_pipeline.h) walks a shard.
 //
 // A shard holds the examples whose index i satisfies
 // i % num_shards == shard_index. Each epoch's order is a Fisher-Yates shuffle

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <fstream>
 #include <cstdlib>
 #include <regex>
 #include <set>
@@ -137,6 +138,78 @@ TEST(LocalCluster, WorkerUnderAnotherPlacementIsRefused) {
       &out);
   EXPECT_EQ(result, "exit code 1") << out;
   EXPECT_NE(out.find("another placement"), std::string::npos) << out;
+}
+
+// The example network shipped in docs/ trains in the local cluster, as the
+// README says: a user's network needs no code.
+TEST(LocalCluster, UserNetworkFromDocsTrains) {
+  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  testing::TempDir dir("user_net");
+  std::string out;
+  const std::string result = testing::RunToCompletion(
+      {BuildDir() + "/deploy/pstrain_local", "--ps=1", "--workers=2",
+       "--model=" + std::string(PSTRAIN_SOURCE_DIR) + "/docs/example_net.pbtxt", "--max_steps=60",
+       "--http_port=-1", "--save_summaries_steps=0", "--train_dir=" + dir.path()},
+      std::chrono::seconds(600), &out);
+  ASSERT_EQ(result, "exit code 0") << out;
+  std::smatch m;
+  ASSERT_TRUE(
+      std::regex_search(out, m, std::regex(R"(final: step (\d+), test accuracy (0\.\d+))")))
+      << out;
+  EXPECT_GT(std::stod(m[2]), 0.5) << "60 steps lift it well above chance (0.1)";
+  auto ckpt = ReadCheckpoint(dir.path() + "/model.ckpt-" + std::string(m[1]));
+  ASSERT_TRUE(ckpt.ok()) << ckpt.status().ToString();
+  for (const char* name : {"conv1/weights", "hidden/weights", "logits/biases"}) {
+    EXPECT_EQ(ckpt->tensors.count(name), 1u) << name << " saved under its spec's name";
+  }
+}
+
+// cifar10 end to end on real data: Fashion-MNIST written in the CIFAR-10
+// binary layout, read by the CIFAR reader, distorted and shuffled by the
+// input pipeline, trained by the cluster and evaluated on central crops.
+TEST(LocalCluster, Cifar10TrainsOnFashionMnistInTheCifarLayout) {
+  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  testing::TempDir dir("cifar10_fmnist");
+  std::string out;
+  ASSERT_EQ(testing::RunToCompletion(
+                {BuildDir() + "/tools/pstrain_fmnist_to_cifar", "--output_dir=" + dir.path()},
+                std::chrono::seconds(120), &out),
+            "exit code 0")
+      << out;
+  const std::string result = testing::RunToCompletion(
+      {BuildDir() + "/deploy/pstrain_local", "--ps=2", "--workers=2", "--model=cifar10",
+       "--data_dir=" + dir.path(), "--max_steps=30", "--epochs=0", "--min_after_dequeue=2000",
+       "--http_port=-1", "--save_summaries_steps=0", "--train_dir=" + dir.path() + "/train"},
+      std::chrono::seconds(600), &out);
+  ASSERT_EQ(result, "exit code 0") << out;
+  EXPECT_NE(out.find("DISTORT, shuffle buffer of 2000+"), std::string::npos) << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex(R"(final: step \d+, test accuracy 0\.\d+)")))
+      << out;
+  EXPECT_NE(out.find("optimizer GradientDescent, learning rate 0.1 decayed by 0.100000 every "
+                     "136718 steps (staircase), moving averages with decay 0.999900"),
+            std::string::npos)
+      << "cifar10's recipe\n" << out;
+}
+
+// A bad model spec stops a task at start: exit 1, one line naming the layer.
+TEST(LocalCluster, BadModelSpecExits1NamingTheLayer) {
+  testing::TempDir dir("bad_spec");
+  const std::string path = dir.path() + "/bad.pbtxt";
+  std::ofstream(path) << "input_shape: [28, 28, 1] num_classes: 10\n"
+                         "layer { name: \"p\" max_pool { window: 40 padding: VALID } }\n";
+  auto spec = testing::MakeLocalSpec(dir.path(), 1, 1);
+  for (const std::string job : {"worker", "chief"}) {
+    std::string out;
+    const std::string result = testing::RunToCompletion(
+        {BuildDir() + "/" + job + "/" + job, "--cluster_spec=" + spec.path, "--job=" + job,
+         "--task=0", "--model=" + path, "--train_dir=" + dir.path() + "/train",
+         "--undefok=train_dir"},
+        std::chrono::seconds(60), &out);
+    EXPECT_EQ(result, "exit code 1") << job << out;
+    EXPECT_NE(out.find("layer p (max_pool): input [28,28,1] is smaller than the window"),
+              std::string::npos)
+        << job << out;
+  }
 }
 
 }  // namespace
