@@ -7,6 +7,8 @@
 #ifndef PSTRAIN_CORE_TASK_MAIN_H_
 #define PSTRAIN_CORE_TASK_MAIN_H_
 
+#include <string>
+
 #include "core/status.h"
 
 namespace pstrain {
@@ -21,6 +23,19 @@ void InitTaskMain(const char* usage, int* argc, char*** argv);
 
 // Logs the error and returns `exit_code`, for `return ExitWith(s, code);`.
 int ExitWith(const Status& error, int exit_code);
+
+// The end of a command-line tool's main, after InitTaskMain: refuses an
+// argument left over after the flags, else runs `run`; 0 when it succeeds,
+// kExitBadInput (logging the error) when either fails.
+template <typename Run>
+int RunTool(int argc, char** argv, Run&& run) {
+  if (argc > 1) {
+    return ExitWith(InvalidArgument(std::string("unexpected argument \"") + argv[1] + "\""),
+                    kExitBadInput);
+  }
+  const Status s = run();
+  return s.ok() ? 0 : ExitWith(s, kExitBadInput);
+}
 
 }  // namespace pstrain
 

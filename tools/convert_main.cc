@@ -74,12 +74,5 @@ int main(int argc, char** argv) {
       "convert_to_records.py does: DIR/train.tfrecords and DIR/test.tfrecords, with .gz when\n"
       "gzip-compressed. Exits 1 with one line naming the problem on bad input.",
       &argc, &argv);
-  if (argc > 1) {
-    return pstrain::ExitWith(
-        pstrain::InvalidArgument(std::string("unexpected argument \"") + argv[1] + "\""),
-        pstrain::kExitBadInput);
-  }
-  const Status s = Run();
-  if (!s.ok()) return pstrain::ExitWith(s, pstrain::kExitBadInput);
-  return 0;
+  return pstrain::RunTool(argc, argv, Run);
 }

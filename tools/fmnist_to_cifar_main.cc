@@ -112,12 +112,5 @@ int main(int argc, char** argv) {
       "image is padded with zeros to 32x32 and repeated for R, G and B. Exits 1 with one line\n"
       "naming the problem on bad input.",
       &argc, &argv);
-  if (argc > 1) {
-    return pstrain::ExitWith(
-        pstrain::InvalidArgument(std::string("unexpected argument \"") + argv[1] + "\""),
-        pstrain::kExitBadInput);
-  }
-  const Status s = Run();
-  if (!s.ok()) return pstrain::ExitWith(s, pstrain::kExitBadInput);
-  return 0;
+  return pstrain::RunTool(argc, argv, Run);
 }

@@ -6,15 +6,15 @@
 #include <string>
 
 #include "chief/summary/event_writer.h"
-#include "chief/summary/test_util.h"
+#include "core/test_util.h"
 #include "core/tfrecord.h"
 
 namespace pstrain {
 namespace {
 
-using summary_test::ReadBytes;
-using summary_test::TempDir;
-using summary_test::WriteBytes;
+using test_util::ReadBytes;
+using test_util::TempDir;
+using test_util::WriteBytes;
 
 TEST(EventReader, ReadsAFileTensorFlowWrote) {
   if (!std::filesystem::exists(PSTRAIN_TF_EVENT_FILE)) {

@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "chief/summary/event_reader.h"
-#include "chief/summary/test_util.h"
+#include "core/test_util.h"
 
 namespace pstrain {
 namespace {
 
-using summary_test::TempDir;
+using test_util::TempDir;
 
 std::unique_ptr<EventWriter> NewWriter(const std::string& dir) {
   StatusOr<std::unique_ptr<EventWriter>> writer = EventWriter::Create(dir);

@@ -1,6 +1,6 @@
-// Helpers for chief/summary tests: temporary directories and whole files.
-#ifndef PSTRAIN_CHIEF_SUMMARY_TEST_UTIL_H_
-#define PSTRAIN_CHIEF_SUMMARY_TEST_UTIL_H_
+// Test helpers: temporary directories and whole files.
+#ifndef PSTRAIN_CORE_TEST_UTIL_H_
+#define PSTRAIN_CORE_TEST_UTIL_H_
 
 #include <unistd.h>
 
@@ -11,7 +11,7 @@
 #include <string>
 
 namespace pstrain {
-namespace summary_test {
+namespace test_util {
 
 // A fresh directory, removed with everything in it on destruction.
 class TempDir {
@@ -19,7 +19,7 @@ class TempDir {
   TempDir() {
     static std::atomic<int> counter{0};
     path_ = (std::filesystem::temp_directory_path() /
-             ("pstrain_summary_" + std::to_string(getpid()) + "_" + std::to_string(counter++)))
+             ("pstrain_test_" + std::to_string(getpid()) + "_" + std::to_string(counter++)))
                 .string();
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
@@ -40,7 +40,7 @@ inline void WriteBytes(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
 
-}  // namespace summary_test
+}  // namespace test_util
 }  // namespace pstrain
 
-#endif  // PSTRAIN_CHIEF_SUMMARY_TEST_UTIL_H_
+#endif  // PSTRAIN_CORE_TEST_UTIL_H_
