@@ -2,8 +2,8 @@
 
 #include <map>
 
+#include "nn/cpu/cpu_backend.h"
 #include "nn/layers/layers.h"
-#include "nn/softmax_xent.h"
 
 namespace pstrain {
 namespace nn {
@@ -46,12 +46,10 @@ StatusOr<std::unique_ptr<GraphModel>> GraphModel::Create(const proto::ModelSpec&
   m->num_classes_ = spec.num_classes();
   if (m->num_classes_ < 2) return InvalidArgument(where + ": num_classes must be at least 2");
   if (spec.layer_size() == 0) return InvalidArgument(where + ": no layers");
-  try {
-    m->dnnl_ = std::make_unique<DnnlContext>();
-  } catch (const dnnl::error& e) {
-    return Internal(where + ": oneDNN: " + e.what());
-  }
-  const LayerContext context{m->dnnl_.get(), seed};
+  auto backend = cpu::CreateCpuBackend();
+  if (!backend.ok()) return backend.status().Annotate(where);
+  m->backend_ = std::move(backend).value();
+  const LayerContext context{m->backend_.get(), seed};
   std::map<std::string, std::string> owner;  // variable name -> layer name
   Shape shape = m->example_shape_;
   for (int i = 0; i < spec.layer_size(); ++i) {
@@ -126,7 +124,7 @@ StatusOr<float> GraphModel::LossAndGradients(const std::vector<Tensor>& params,
     return InvalidArgument(name_ + ": " + std::to_string(labels.size()) + " labels for " +
                            std::to_string(images.dim(0)) + " images");
   }
-  PS_ASSIGN_OR_RETURN(float loss, SoftmaxCrossEntropy(acts_.back(), labels, &dlogits_));
+  PS_ASSIGN_OR_RETURN(float loss, backend_->SoftmaxCrossEntropy(acts_.back(), labels, &dlogits_));
   std::vector<Tensor>& g = *grads;
   g.resize(variables_.size());
   for (size_t i = layers_.size(); i-- > 0;) {
@@ -144,14 +142,8 @@ StatusOr<float> GraphModel::LossAndGradients(const std::vector<Tensor>& params,
   for (size_t v = 0; v < variables_.size(); ++v) {
     const float wd = variables_[v].weight_decay;
     if (wd <= 0) continue;
-    const float* w = params[v].data();
-    float* dw = g[v].data();
-    double sum = 0;
-    for (int64_t i = 0; i < params[v].size(); ++i) {
-      sum += static_cast<double>(w[i]) * w[i];
-      dw[i] += wd * w[i];
-    }
-    decay_loss += wd * sum / 2;
+    PS_ASSIGN_OR_RETURN(double term, backend_->AddWeightDecay(params[v], wd, &g[v]));
+    decay_loss += term;
   }
   return static_cast<float>(loss + decay_loss);
 }

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/dnnl_context.h"
+#include "nn/backend.h"
 #include "nn/layer.h"
 #include "nn/model.h"
 #include "proto/model.pb.h"
@@ -34,6 +34,7 @@ class GraphModel : public Model {
   const std::vector<VariableSpec>& variables() const override { return variables_; }
   Shape example_shape() const override { return example_shape_; }
   int num_classes() const override { return num_classes_; }
+  std::string backend() const override { return backend_->Describe(); }
   StatusOr<float> LossAndGradients(const std::vector<Tensor>& params, const Tensor& images,
                                    const std::vector<int32_t>& labels,
                                    std::vector<Tensor>* grads) override;
@@ -59,7 +60,7 @@ class GraphModel : public Model {
   std::string name_;
   Shape example_shape_;
   int num_classes_ = 0;
-  std::unique_ptr<DnnlContext> dnnl_;  // borrowed by the layers
+  std::unique_ptr<Backend> backend_;  // borrowed by the layers
   std::vector<std::unique_ptr<Layer>> layers_;
   std::vector<LayerInfo> layer_info_;
   std::vector<VariableSpec> variables_;

@@ -8,7 +8,7 @@
 #include "nn/grad_check.h"
 #include "nn/model.h"
 #include "nn/reference_ops.h"
-#include "nn/softmax_xent.h"
+#include "nn/cpu/softmax_xent.h"
 
 namespace pstrain {
 namespace nn {
@@ -90,7 +90,7 @@ TEST(MnistModel, LossIsCrossEntropyOfLogits) {
   ASSERT_TRUE(loss.ok()) << loss.status().ToString();
   auto logits = model->Logits(p, images);
   ASSERT_TRUE(logits.ok());
-  EXPECT_FLOAT_EQ(*loss, *SoftmaxCrossEntropy(*logits, labels, nullptr));
+  EXPECT_FLOAT_EQ(*loss, *cpu::SoftmaxCrossEntropy(*logits, labels, nullptr));
   ASSERT_EQ(grads.size(), p.size());
   for (size_t i = 0; i < p.size(); ++i) EXPECT_EQ(grads[i].shape(), p[i].shape());
 }

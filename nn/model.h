@@ -51,6 +51,8 @@ class Model {
   // The shape of one example, NHWC without N: {28,28,1} for mnist.
   virtual Shape example_shape() const = 0;
   virtual int num_classes() const = 0;
+  // What its arithmetic runs on, for logs: "cpu (oneDNN 2.6.3, 2 threads)".
+  virtual std::string backend() const = 0;
   // Mean softmax cross-entropy over the batch (training mode), and one
   // tensor per param in variables() order: d(loss)/d(param) for a trainable
   // variable; for a non-trainable one the delta its owner subtracts from it

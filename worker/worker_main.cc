@@ -63,6 +63,7 @@ int main(int argc, char** argv) {
   if (!spec.ok()) return pstrain::ExitWith(spec.status(), pstrain::kExitBadInput);
   auto model = pstrain::nn::CreateModel(*spec);
   if (!model.ok()) return pstrain::ExitWith(model.status(), pstrain::kExitBadInput);
+  LOG(INFO) << "worker:" << index << " runs " << FLAGS_model << " on " << (*model)->backend();
   auto sync = pstrain::SyncConfigFromFlags(config.spec.NumTasks("worker"));
   if (!sync.ok()) return pstrain::ExitWith(sync.status(), pstrain::kExitBadInput);
   auto optimizer = pstrain::OptimizerConfigFromFlags(spec->recipe(), sync->enabled());

@@ -3,7 +3,6 @@
 // deltas, given in place of their gradients.
 #include <memory>
 
-#include "nn/batch_norm.h"
 #include "nn/layers/layers.h"
 
 namespace pstrain {
@@ -14,8 +13,8 @@ enum { kGamma, kBeta, kMovingMean, kMovingVariance };
 
 class BatchNormLayer : public Layer {
  public:
-  BatchNormLayer(const std::string& name, float epsilon, float momentum)
-      : Layer(name), epsilon_(epsilon), momentum_(momentum) {}
+  BatchNormLayer(const std::string& name, float epsilon, float momentum, Backend* backend)
+      : Layer(name), epsilon_(epsilon), momentum_(momentum), backend_(backend) {}
 
   std::vector<VariableSpec> Variables() const override {
     const Initializer one{InitKind::kConstant, 1.0f}, zero{InitKind::kConstant, 0.0f};
@@ -28,7 +27,7 @@ class BatchNormLayer : public Layer {
   StatusOr<Shape> OutputShape(const Shape& in) override {
     if (in.empty() || in.back() <= 0) return InvalidArgument("input " + ShapeString(in) + " has no channels");
     channels_ = in.back();
-    bn_ = std::make_unique<BatchNorm>(BatchNormConfig{channels_, epsilon_, momentum_});
+    PS_ASSIGN_OR_RETURN(bn_, backend_->BatchNorm({channels_, epsilon_, momentum_}));
     return in;
   }
 
@@ -48,21 +47,23 @@ class BatchNormLayer : public Layer {
 
  private:
   const float epsilon_, momentum_;
+  Backend* const backend_;
   int64_t channels_ = 0;
-  std::unique_ptr<BatchNorm> bn_;
+  std::unique_ptr<BatchNormKernel> bn_;
   Tensor unused_dx_;
 };
 
 }  // namespace
 
 StatusOr<std::unique_ptr<Layer>> CreateBatchNormLayer(const std::string& name,
-                                                      const proto::BatchNormSpec& spec) {
+                                                      const proto::BatchNormSpec& spec,
+                                                      const LayerContext& context) {
   const float epsilon = spec.epsilon() > 0 ? spec.epsilon() : 1e-3f;
   const float momentum = spec.momentum() > 0 ? spec.momentum() : 0.99f;
   if (spec.epsilon() < 0 || !(momentum < 1)) {
     return InvalidArgument("epsilon must be >= 0 and momentum in [0, 1)");
   }
-  return std::unique_ptr<Layer>(std::make_unique<BatchNormLayer>(name, epsilon, momentum));
+  return std::unique_ptr<Layer>(std::make_unique<BatchNormLayer>(name, epsilon, momentum, context.backend));
 }
 
 }  // namespace nn

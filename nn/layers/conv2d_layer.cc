@@ -1,7 +1,6 @@
 // conv2d (+ bias) (+ ReLU) on the Conv2D kernel.
 #include <memory>
 
-#include "nn/conv2d.h"
 #include "nn/layers/layers.h"
 
 namespace pstrain {
@@ -11,9 +10,9 @@ namespace {
 class Conv2DLayer : public Layer {
  public:
   Conv2DLayer(const std::string& name, const proto::Conv2DSpec& spec, Initializer weights_init,
-              Initializer biases_init, DnnlContext* dnnl)
+              Initializer biases_init, Backend* backend)
       : Layer(name), spec_(spec), weights_init_(weights_init), biases_init_(biases_init),
-        dnnl_(dnnl), zero_bias_({spec.filters()}) {}
+        backend_(backend), zero_bias_({spec.filters()}) {}
 
   std::vector<VariableSpec> Variables() const override {
     const int64_t k = spec_.kernel_size();
@@ -30,35 +29,36 @@ class Conv2DLayer : public Layer {
     if (in.size() != 3) return InvalidArgument("input " + ShapeString(in) + " is not HWC");
     in_channels_ = in[2];
     const int64_t stride = spec_.stride() > 0 ? spec_.stride() : 1;
-    conv_ = std::make_unique<Conv2D>(
-        dnnl_, Conv2DConfig{spec_.kernel_size(), spec_.kernel_size(), in[2], spec_.filters(), stride,
-                            spec_.padding() == proto::VALID ? Padding::kValid : Padding::kSame});
-    Shape out = conv_->OutputShape({1, in[0], in[1], in[2]});
-    if (out[1] <= 0 || out[2] <= 0) {
+    const Padding padding = spec_.padding() == proto::VALID ? Padding::kValid : Padding::kSame;
+    const int64_t k = spec_.kernel_size();
+    const WindowDim h = ComputeWindow(in[0], k, stride, padding);
+    const WindowDim w = ComputeWindow(in[1], k, stride, padding);
+    if (h.out <= 0 || w.out <= 0) {
       return InvalidArgument("input " + ShapeString(in) + " is smaller than the kernel");
     }
-    return Shape(out.begin() + 1, out.end());
+    PS_ASSIGN_OR_RETURN(conv_,
+                        backend_->Conv2D({k, k, in[2], spec_.filters(), stride, padding}));
+    return Shape{h.out, w.out, spec_.filters()};
   }
 
   Status Forward(Mode, const Tensor& x, const Params& p, Tensor* y) override {
     PS_RETURN_IF_ERROR(conv_->Forward(x, *p[0], spec_.no_bias() ? zero_bias_ : *p[1], y));
-    ApplyRelu(spec_.relu(), y);
-    return OkStatus();
+    return ApplyRelu(backend_, spec_.relu(), y);
   }
 
   Status Backward(const Tensor& x, const Tensor& y, const Params& p, const Tensor& dy, Tensor* dx,
                   const Grads& g) override {
-    const Tensor& dz = ReluGradient(spec_.relu(), y, dy, &dz_);
-    return conv_->Backward(x, *p[0], dz, dx, g[0], spec_.no_bias() ? &unused_db_ : g[1]);
+    PS_ASSIGN_OR_RETURN(const Tensor* dz, ReluGradient(backend_, spec_.relu(), y, dy, &dz_));
+    return conv_->Backward(x, *p[0], *dz, dx, g[0], spec_.no_bias() ? &unused_db_ : g[1]);
   }
 
  private:
   const proto::Conv2DSpec spec_;
   const Initializer weights_init_, biases_init_;
-  DnnlContext* const dnnl_;
+  Backend* const backend_;
   const Tensor zero_bias_;  // the kernel's bias when the layer has none
   int64_t in_channels_ = 0;
-  std::unique_ptr<Conv2D> conv_;
+  std::unique_ptr<AffineKernel> conv_;
   Tensor dz_, unused_db_;
 };
 
@@ -76,7 +76,7 @@ StatusOr<std::unique_ptr<Layer>> CreateConv2DLayer(const std::string& name,
   if (!spec.no_bias()) {
     PS_ASSIGN_OR_RETURN(b, InitializerFrom(spec.biases_initializer(), "biases_initializer"));
   }
-  return std::unique_ptr<Layer>(std::make_unique<Conv2DLayer>(name, spec, w, b, context.dnnl));
+  return std::unique_ptr<Layer>(std::make_unique<Conv2DLayer>(name, spec, w, b, context.backend));
 }
 
 }  // namespace nn

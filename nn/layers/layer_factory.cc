@@ -1,18 +1,18 @@
 #include "nn/layers/layers.h"
 
-#include "nn/relu.h"
 
 namespace pstrain {
 namespace nn {
 
-void ApplyRelu(bool relu, Tensor* y) {
-  if (relu) ReluForward(*y, y);
+Status ApplyRelu(Backend* backend, bool relu, Tensor* y) {
+  return relu ? backend->Relu(*y, y) : OkStatus();
 }
 
-const Tensor& ReluGradient(bool relu, const Tensor& y, const Tensor& dy, Tensor* scratch) {
-  if (!relu) return dy;
-  ReluBackward(y, dy, scratch);
-  return *scratch;
+StatusOr<const Tensor*> ReluGradient(Backend* backend, bool relu, const Tensor& y,
+                                     const Tensor& dy, Tensor* scratch) {
+  if (!relu) return &dy;
+  PS_RETURN_IF_ERROR(backend->ReluGrad(y, dy, scratch));
+  return scratch;
 }
 
 StatusOr<Initializer> InitializerFrom(const proto::InitializerSpec& spec, const std::string& what) {
@@ -38,9 +38,9 @@ StatusOr<std::unique_ptr<Layer>> CreateLayer(const proto::LayerSpec& spec,
     case proto::LayerSpec::kDense: return CreateDenseLayer(name, spec.dense(), context);
     case proto::LayerSpec::kMaxPool: return CreatePoolLayer(name, true, spec.max_pool(), context);
     case proto::LayerSpec::kAvgPool: return CreatePoolLayer(name, false, spec.avg_pool(), context);
-    case proto::LayerSpec::kLrn: return CreateLrnLayer(name, spec.lrn());
-    case proto::LayerSpec::kBatchNorm: return CreateBatchNormLayer(name, spec.batch_norm());
-    case proto::LayerSpec::kRelu: return CreateReluLayer(name);
+    case proto::LayerSpec::kLrn: return CreateLrnLayer(name, spec.lrn(), context);
+    case proto::LayerSpec::kBatchNorm: return CreateBatchNormLayer(name, spec.batch_norm(), context);
+    case proto::LayerSpec::kRelu: return CreateReluLayer(name, context);
     case proto::LayerSpec::kFlatten: return CreateFlattenLayer(name);
     case proto::LayerSpec::kDropout: return CreateDropoutLayer(name, spec.dropout(), context);
     case proto::LayerSpec::KIND_NOT_SET: break;

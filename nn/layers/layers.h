@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "core/status.h"
-#include "nn/dnnl_context.h"
+#include "nn/backend.h"
 #include "nn/layer.h"
 #include "proto/model.pb.h"
 
@@ -15,8 +15,8 @@ namespace nn {
 
 // What every layer of one model shares.
 struct LayerContext {
-  DnnlContext* dnnl = nullptr;  // borrowed; outlives the layers
-  uint64_t seed = 0;            // dropout masks
+  Backend* backend = nullptr;  // borrowed; outlives the layers
+  uint64_t seed = 0;           // dropout masks
 };
 
 // The layer `spec` describes. InvalidArgument naming the layer for a spec
@@ -36,10 +36,12 @@ StatusOr<std::unique_ptr<Layer>> CreatePoolLayer(const std::string& name, bool m
                                                  const proto::PoolSpec& spec,
                                                  const LayerContext& context);
 StatusOr<std::unique_ptr<Layer>> CreateLrnLayer(const std::string& name,
-                                                const proto::LrnSpec& spec);
+                                                const proto::LrnSpec& spec,
+                                                const LayerContext& context);
 StatusOr<std::unique_ptr<Layer>> CreateBatchNormLayer(const std::string& name,
-                                                      const proto::BatchNormSpec& spec);
-std::unique_ptr<Layer> CreateReluLayer(const std::string& name);
+                                                      const proto::BatchNormSpec& spec,
+                                                      const LayerContext& context);
+std::unique_ptr<Layer> CreateReluLayer(const std::string& name, const LayerContext& context);
 std::unique_ptr<Layer> CreateFlattenLayer(const std::string& name);
 StatusOr<std::unique_ptr<Layer>> CreateDropoutLayer(const std::string& name,
                                                     const proto::DropoutSpec& spec,
@@ -48,8 +50,9 @@ StatusOr<std::unique_ptr<Layer>> CreateDropoutLayer(const std::string& name,
 // A weighted layer's fused ReLU: ApplyRelu runs it on the layer's output in
 // place; ReluGradient gives d(loss)/d(pre-activation) from the output y and
 // dy, in *scratch when the ReLU is on, or dy itself when it is off.
-void ApplyRelu(bool relu, Tensor* y);
-const Tensor& ReluGradient(bool relu, const Tensor& y, const Tensor& dy, Tensor* scratch);
+Status ApplyRelu(Backend* backend, bool relu, Tensor* y);
+StatusOr<const Tensor*> ReluGradient(Backend* backend, bool relu, const Tensor& y,
+                                     const Tensor& dy, Tensor* scratch);
 
 // Initializer from its spec; InvalidArgument naming `what` when unset or
 // negative.

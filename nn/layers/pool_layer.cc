@@ -1,9 +1,7 @@
 // Max and average pooling layers.
 #include <memory>
 
-#include "nn/avg_pool.h"
 #include "nn/layers/layers.h"
-#include "nn/max_pool.h"
 
 namespace pstrain {
 namespace nn {
@@ -11,41 +9,38 @@ namespace {
 
 class PoolLayer : public Layer {
  public:
-  PoolLayer(const std::string& name, bool max, int64_t window, int64_t stride, Padding padding,
-            DnnlContext* dnnl)
-      : Layer(name), max_(max), window_(window), stride_(stride), padding_(padding), dnnl_(dnnl) {}
+  PoolLayer(const std::string& name, bool max, const PoolConfig& config, Backend* backend)
+      : Layer(name), max_(max), config_(config), backend_(backend) {}
 
   StatusOr<Shape> OutputShape(const Shape& in) override {
     if (in.size() != 3) return InvalidArgument("input " + ShapeString(in) + " is not HWC");
-    const WindowDim h = ComputeWindow(in[0], window_, stride_, padding_);
-    const WindowDim w = ComputeWindow(in[1], window_, stride_, padding_);
+    const WindowDim h = ComputeWindow(in[0], config_.window, config_.stride, config_.padding);
+    const WindowDim w = ComputeWindow(in[1], config_.window, config_.stride, config_.padding);
     if (h.out <= 0 || w.out <= 0) {
       return InvalidArgument("input " + ShapeString(in) + " is smaller than the window");
     }
     if (max_) {
-      max_pool_ = std::make_unique<MaxPool>(dnnl_, MaxPoolConfig{window_, stride_, padding_});
+      PS_ASSIGN_OR_RETURN(pool_, backend_->MaxPool(config_));
+    } else {
+      PS_ASSIGN_OR_RETURN(pool_, backend_->AvgPool(config_));
     }
     return Shape{h.out, w.out, in[2]};
   }
 
   Status Forward(Mode, const Tensor& x, const Params&, Tensor* y) override {
-    if (max_) return max_pool_->Forward(x, y);
-    return AvgPool({window_, stride_, padding_}).Forward(x, y);
+    return pool_->Forward(x, y);
   }
 
   Status Backward(const Tensor& x, const Tensor&, const Params&, const Tensor& dy, Tensor* dx,
                   const Grads&) override {
-    if (dx == nullptr) return OkStatus();
-    if (max_) return max_pool_->Backward(x.shape(), dy, dx);
-    return AvgPool({window_, stride_, padding_}).Backward(x.shape(), dy, dx);
+    return dx == nullptr ? OkStatus() : pool_->Backward(x.shape(), dy, dx);
   }
 
  private:
   const bool max_;
-  const int64_t window_, stride_;
-  const Padding padding_;
-  DnnlContext* const dnnl_;
-  std::unique_ptr<MaxPool> max_pool_;
+  const PoolConfig config_;
+  Backend* const backend_;
+  std::unique_ptr<PoolKernel> pool_;
 };
 
 }  // namespace
@@ -59,7 +54,8 @@ StatusOr<std::unique_ptr<Layer>> CreatePoolLayer(const std::string& name, bool m
   const int64_t stride = spec.stride() > 0 ? spec.stride() : spec.window();
   const Padding padding = spec.padding() == proto::VALID ? Padding::kValid : Padding::kSame;
   return std::unique_ptr<Layer>(
-      std::make_unique<PoolLayer>(name, max, spec.window(), stride, padding, context.dnnl));
+      std::make_unique<PoolLayer>(name, max, PoolConfig{spec.window(), stride, padding},
+                                  context.backend));
 }
 
 }  // namespace nn

@@ -3,10 +3,7 @@
 #include <memory>
 
 #include "core/fnv1a.h"
-#include "nn/dropout.h"
 #include "nn/layers/layers.h"
-#include "nn/lrn.h"
-#include "nn/relu.h"
 
 namespace pstrain {
 namespace nn {
@@ -20,36 +17,38 @@ void CopyAs(const Tensor& x, const Shape& shape, Tensor* y) {
 
 class LrnLayer : public Layer {
  public:
-  LrnLayer(const std::string& name, Lrn lrn) : Layer(name), lrn_(std::move(lrn)) {}
+  LrnLayer(const std::string& name, std::unique_ptr<LrnKernel> lrn)
+      : Layer(name), lrn_(std::move(lrn)) {}
   StatusOr<Shape> OutputShape(const Shape& in) override {
     if (in.size() != 3) return InvalidArgument("input " + ShapeString(in) + " is not HWC");
     return in;
   }
   Status Forward(Mode, const Tensor& x, const Params&, Tensor* y) override {
-    return lrn_.Forward(x, y);
+    return lrn_->Forward(x, y);
   }
   Status Backward(const Tensor& x, const Tensor&, const Params&, const Tensor& dy, Tensor* dx,
                   const Grads&) override {
-    return dx == nullptr ? OkStatus() : lrn_.Backward(x, dy, dx);
+    return dx == nullptr ? OkStatus() : lrn_->Backward(x, dy, dx);
   }
 
  private:
-  const Lrn lrn_;
+  const std::unique_ptr<LrnKernel> lrn_;
 };
 
 class ReluLayer : public Layer {
  public:
-  using Layer::Layer;
+  ReluLayer(const std::string& name, Backend* backend) : Layer(name), backend_(backend) {}
   StatusOr<Shape> OutputShape(const Shape& in) override { return in; }
   Status Forward(Mode, const Tensor& x, const Params&, Tensor* y) override {
-    ReluForward(x, y);
-    return OkStatus();
+    return backend_->Relu(x, y);
   }
   Status Backward(const Tensor&, const Tensor& y, const Params&, const Tensor& dy, Tensor* dx,
                   const Grads&) override {
-    if (dx != nullptr) ReluBackward(y, dy, dx);
-    return OkStatus();
+    return dx == nullptr ? OkStatus() : backend_->ReluGrad(y, dy, dx);
   }
+
+ private:
+  Backend* const backend_;
 };
 
 class FlattenLayer : public Layer {
@@ -69,37 +68,36 @@ class FlattenLayer : public Layer {
 
 class DropoutLayer : public Layer {
  public:
-  DropoutLayer(const std::string& name, Dropout dropout)
+  DropoutLayer(const std::string& name, std::unique_ptr<DropoutKernel> dropout)
       : Layer(name), dropout_(std::move(dropout)) {}
   StatusOr<Shape> OutputShape(const Shape& in) override { return in; }
   Status Forward(Mode mode, const Tensor& x, const Params&, Tensor* y) override {
-    if (mode == Mode::kTraining) {
-      dropout_.Forward(x, y);
-    } else {
-      CopyAs(x, x.shape(), y);
-    }
+    if (mode == Mode::kTraining) return dropout_->Forward(x, y);
+    CopyAs(x, x.shape(), y);
     return OkStatus();
   }
   Status Backward(const Tensor&, const Tensor&, const Params&, const Tensor& dy, Tensor* dx,
                   const Grads&) override {
-    return dx == nullptr ? OkStatus() : dropout_.Backward(dy, dx);
+    return dx == nullptr ? OkStatus() : dropout_->Backward(dy, dx);
   }
 
  private:
-  Dropout dropout_;
+  const std::unique_ptr<DropoutKernel> dropout_;
 };
 
 }  // namespace
 
 StatusOr<std::unique_ptr<Layer>> CreateLrnLayer(const std::string& name,
-                                                const proto::LrnSpec& spec) {
-  PS_ASSIGN_OR_RETURN(Lrn lrn,
-                      Lrn::Create({spec.depth_radius(), spec.bias(), spec.alpha(), spec.beta()}));
+                                                const proto::LrnSpec& spec,
+                                                const LayerContext& context) {
+  PS_ASSIGN_OR_RETURN(
+      std::unique_ptr<LrnKernel> lrn,
+      context.backend->Lrn({spec.depth_radius(), spec.bias(), spec.alpha(), spec.beta()}));
   return std::unique_ptr<Layer>(std::make_unique<LrnLayer>(name, std::move(lrn)));
 }
 
-std::unique_ptr<Layer> CreateReluLayer(const std::string& name) {
-  return std::make_unique<ReluLayer>(name);
+std::unique_ptr<Layer> CreateReluLayer(const std::string& name, const LayerContext& context) {
+  return std::make_unique<ReluLayer>(name, context.backend);
 }
 
 std::unique_ptr<Layer> CreateFlattenLayer(const std::string& name) {
@@ -110,8 +108,8 @@ StatusOr<std::unique_ptr<Layer>> CreateDropoutLayer(const std::string& name,
                                                     const proto::DropoutSpec& spec,
                                                     const LayerContext& context) {
   // Each dropout layer draws its own masks: the seed mixes in its name.
-  PS_ASSIGN_OR_RETURN(Dropout dropout,
-                      Dropout::Create(spec.keep_prob(), context.seed ^ Fnv1a64(name)));
+  PS_ASSIGN_OR_RETURN(std::unique_ptr<DropoutKernel> dropout,
+                      context.backend->Dropout(spec.keep_prob(), context.seed ^ Fnv1a64(name)));
   return std::unique_ptr<Layer>(std::make_unique<DropoutLayer>(name, std::move(dropout)));
 }
 

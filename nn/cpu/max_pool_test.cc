@@ -1,0 +1,91 @@
+#include "nn/cpu/max_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "nn/grad_check.h"
+#include "nn/reference_ops.h"
+
+namespace pstrain {
+namespace nn {
+namespace cpu {
+namespace {
+
+struct PoolCase {
+  const char* name;
+  int64_t n, h, w, c, window, stride;
+  Padding padding;
+};
+
+// Odd sizes, so SAME pads after the input and padded cells could matter.
+const PoolCase kCases[] = {
+    {"same_2x2_odd", 2, 5, 7, 3, 2, 2, Padding::kSame},
+    {"same_3x3_stride2", 2, 7, 6, 3, 3, 2, Padding::kSame},
+    {"same_3x3_stride1", 1, 5, 5, 2, 3, 1, Padding::kSame},
+    {"valid_2x2", 2, 5, 7, 3, 2, 2, Padding::kValid},
+    {"valid_3x3_stride2", 2, 7, 6, 3, 3, 2, Padding::kValid},
+};
+
+class MaxPoolTest : public ::testing::TestWithParam<PoolCase> {
+ protected:
+  DnnlContext ctx_;
+};
+
+TEST_P(MaxPoolTest, ForwardMatchesReference) {
+  const PoolCase& c = GetParam();
+  std::mt19937 rng(5);
+  MaxPool pool(&ctx_, {c.window, c.stride, c.padding});
+  // All negative: a padded cell that counted as 0 would win and show up.
+  Tensor x = RandomTensor({c.n, c.h, c.w, c.c}, &rng, -2.0f, -1.0f);
+  Tensor y;
+  ASSERT_TRUE(pool.Forward(x, &y).ok());
+  Tensor want = ReferenceMaxPool(x, c.window, c.stride, c.padding == Padding::kSame);
+  ASSERT_EQ(y.shape(), want.shape());
+  for (int64_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], want[i]) << "at " << i;
+}
+
+TEST_P(MaxPoolTest, BackwardMatchesNumericalGradient) {
+  const PoolCase& c = GetParam();
+  std::mt19937 rng(9);
+  MaxPool pool(&ctx_, {c.window, c.stride, c.padding});
+  // Distinct values 0.1 apart (all negative): a 0.01 step never moves an
+  // argmax, and a padded zero would steal gradient.
+  Tensor x = DistinctTensor({c.n, c.h, c.w, c.c}, &rng, -30.0f, 0.1f);
+  Tensor r = RandomTensor(pool.OutputShape(x.shape()), &rng);
+  auto loss = [&] {
+    Tensor y;
+    EXPECT_TRUE(pool.Forward(x, &y).ok());
+    return Dot(y, r);
+  };
+  Tensor y, dx;
+  ASSERT_TRUE(pool.Forward(x, &y).ok());
+  ASSERT_TRUE(pool.Backward(x.shape(), r, &dx).ok());
+  ExpectGradientMatches("x", &x, dx, loss, {});
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, MaxPoolTest, ::testing::ValuesIn(kCases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(MaxPool, BackwardBeforeForwardFails) {
+  DnnlContext ctx;
+  MaxPool pool(&ctx, {2, 2, Padding::kSame});
+  Tensor dx;
+  EXPECT_EQ(pool.Backward({1, 4, 4, 1}, Tensor({1, 2, 2, 1}), &dx).code(),
+            Code::kFailedPrecondition);
+}
+
+TEST(MaxPool, RejectsBadShapes) {
+  DnnlContext ctx;
+  MaxPool pool(&ctx, {3, 1, Padding::kValid});
+  Tensor y, dx;
+  EXPECT_EQ(pool.Forward(Tensor({1, 2, 4, 1}), &y).code(), Code::kInvalidArgument);
+  EXPECT_EQ(pool.Forward(Tensor({4, 4, 1}), &y).code(), Code::kInvalidArgument);
+  ASSERT_TRUE(pool.Forward(Tensor({1, 4, 4, 1}), &y).ok());
+  EXPECT_EQ(pool.Backward({1, 4, 4, 1}, Tensor({1, 3, 2, 1}), &dx).code(), Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace cpu
+}  // namespace nn
+}  // namespace pstrain
