@@ -1,0 +1,268 @@
+"""Cross-checks pstrain against TensorFlow itself.
+
+  1. cifar10: the same weights and batch through pstrain and through the
+     network built here in TensorFlow from MODELS.md; the loss, the logits
+     and every gradient agree to a relative error of at most 1e-4.
+  2. distortions: each stage of pstrain's training distortions and its
+     evaluation path against tf.image with the same random draws.
+  3. TFRecord both ways: files written by TensorFlow's own writer (plain and
+     GZIP) read by pstrain, and pstrain_convert's files read by TensorFlow.
+  4. event files: a short pstrain cluster's TensorBoard events loaded by
+     TensorBoard's own event loader.
+
+Run by tests/tensorflow/run_crosscheck.sh, which installs TensorFlow into a
+virtual environment first. Prints one line per check and exits 1 if any
+fails.
+"""
+
+import argparse
+import glob
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import tensorflow as tf  # noqa: E402
+
+FASHION_MNIST = "/usr/share/datasets/fashion-mnist"
+failures = []
+
+
+def report(name, ok, detail):
+    print(("PASS " if ok else "FAIL ") + name + ": " + detail, flush=True)
+    if not ok:
+        failures.append(name)
+
+
+def rel_error(a, b):
+    """max |a - b| / max(|b|), the whole tensor's scale as the denominator."""
+    a = np.asarray(a, np.float64)
+    b = np.asarray(b, np.float64)
+    scale = max(np.max(np.abs(b)), 1e-30)
+    return float(np.max(np.abs(a - b)) / scale)
+
+
+def load(directory, entry, dtype=np.float32, shape=None):
+    data = np.fromfile(os.path.join(directory, entry), dtype=dtype)
+    return data.reshape(shape) if shape is not None else data
+
+
+def dump(build, out, *flags):
+    subprocess.run([os.path.join(build, "tests", "crosscheck_dump"), "--out=" + out] +
+                   list(flags), check=True)
+    with open(os.path.join(out, "manifest.json")) as f:
+        return json.load(f)
+
+
+# 1. cifar10 ---------------------------------------------------------------
+
+def tf_lrn(x):
+    return tf.nn.local_response_normalization(x, depth_radius=4, bias=1.0,
+                                              alpha=0.001 / 9.0, beta=0.75)
+
+
+def tf_cifar10(v, images):
+    """cifar10 as MODELS.md gives it, on the weights `v` (name -> tensor)."""
+    conv1 = tf.nn.relu(tf.nn.conv2d(images, v["conv1/weights"], 1, "SAME") +
+                       v["conv1/biases"])
+    pool1 = tf.nn.max_pool2d(conv1, 3, 2, "SAME")
+    norm1 = tf_lrn(pool1)
+    conv2 = tf.nn.relu(tf.nn.conv2d(norm1, v["conv2/weights"], 1, "SAME") +
+                       v["conv2/biases"])
+    norm2 = tf_lrn(conv2)
+    pool2 = tf.nn.max_pool2d(norm2, 3, 2, "SAME")
+    flat = tf.reshape(pool2, [images.shape[0], -1])
+    local3 = tf.nn.relu(tf.matmul(flat, v["local3/weights"]) + v["local3/biases"])
+    local4 = tf.nn.relu(tf.matmul(local3, v["local4/weights"]) + v["local4/biases"])
+    return tf.matmul(local4, v["softmax_linear/weights"]) + v["softmax_linear/biases"]
+
+
+def check_cifar10(build, work):
+    out = os.path.join(work, "cifar10")
+    os.makedirs(out)
+    m = dump(build, out, "--what=model", "--model=cifar10", "--batch=16", "--seed=7")
+    images = tf.constant(load(out, m["images"]["file"], shape=m["images"]["shape"]))
+    labels = tf.constant(load(out, m["labels"], np.int32))
+    names = [var["name"] for var in m["variables"]]
+    v = {var["name"]: tf.Variable(load(out, var["value"], shape=var["shape"]))
+         for var in m["variables"]}
+    wd = {var["name"]: var["weight_decay"] for var in m["variables"]}
+    with tf.GradientTape() as tape:
+        logits = tf_cifar10(v, images)
+        xent = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=labels, logits=logits))
+        loss = xent + tf.add_n([wd[n] * tf.nn.l2_loss(v[n]) for n in names if wd[n] > 0])
+    grads = tape.gradient(loss, [v[n] for n in names])
+
+    err = rel_error(m["loss"], loss.numpy())
+    report("cifar10 loss", err <= 1e-4,
+           "pstrain %.7f, TensorFlow %.7f, relative error %.2e" % (m["loss"], loss, err))
+    ours = load(out, m["logits"]["file"], shape=m["logits"]["shape"])
+    err = rel_error(ours, logits.numpy())
+    report("cifar10 logits", err <= 1e-4, "relative error %.2e" % err)
+    worst = 0.0
+    for var, g in zip(m["variables"], grads):
+        err = rel_error(load(out, var["grad"], shape=var["shape"]), g.numpy())
+        worst = max(worst, err)
+        report("cifar10 gradient " + var["name"], err <= 1e-4, "relative error %.2e" % err)
+    print("     worst gradient relative error %.2e over %d variables" % (worst, len(names)))
+
+
+# 2. distortions ------------------------------------------------------------
+
+def check_distortions(build, work):
+    out = os.path.join(work, "distort")
+    os.makedirs(out)
+    m = dump(build, out, "--what=distort", "--batch=32", "--seed=11")
+    n, h, w, d = m["count"], m["height"], m["width"], m["depth"]
+    ch, cw = m["crop"]
+    images = load(out, "images.u8", np.uint8, (n, h, w, d))
+    ours = {s: load(out, s + ".f32", shape=(n, ch, cw, d)) for s in m["stages"]}
+    theirs = {s: [] for s in m["stages"]}
+    for i, draw in enumerate(m["draws"]):
+        x = tf.cast(tf.constant(images[i]), tf.float32)  # as cifar10_input.py casts
+        x = tf.image.crop_to_bounding_box(x, draw["top"], draw["left"], ch, cw)
+        theirs["crop"].append(x)
+        if draw["flip"]:
+            x = tf.image.flip_left_right(x)
+        theirs["flip"].append(x)
+        x = tf.image.adjust_brightness(x, draw["brightness"])
+        theirs["brightness"].append(x)
+        x = tf.image.adjust_contrast(x, draw["contrast"])
+        theirs["contrast"].append(x)
+        x = tf.image.per_image_standardization(x)
+        theirs["standardized"].append(x)
+        theirs["fused"].append(x)
+        e = tf.image.resize_with_crop_or_pad(tf.cast(tf.constant(images[i]), tf.float32), ch, cw)
+        theirs["eval"].append(tf.image.per_image_standardization(e))
+    for stage in m["stages"]:
+        err = rel_error(ours[stage], np.stack([t.numpy() for t in theirs[stage]]))
+        report("distortion " + stage, err <= 1e-5,
+               "%d images, relative error %.2e" % (n, err))
+
+
+# 3. TFRecord ---------------------------------------------------------------
+
+def read_idx(path):
+    with gzip.open(path, "rb") as f:
+        data = f.read()
+    dims = data[3]
+    shape = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(dims)]
+    return np.frombuffer(data, np.uint8, offset=4 + 4 * dims).reshape(shape)
+
+
+def example(image, label):
+    feature = {
+        "height": tf.train.Feature(int64_list=tf.train.Int64List(value=[image.shape[0]])),
+        "width": tf.train.Feature(int64_list=tf.train.Int64List(value=[image.shape[1]])),
+        "depth": tf.train.Feature(int64_list=tf.train.Int64List(value=[image.shape[2]])),
+        "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[int(label)])),
+        "image_raw": tf.train.Feature(bytes_list=tf.train.BytesList(value=[image.tobytes()])),
+    }
+    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+
+
+def check_tfrecord(build, work):
+    images = read_idx(os.path.join(FASHION_MNIST, "t10k-images-idx3-ubyte.gz"))[..., None]
+    labels = read_idx(os.path.join(FASHION_MNIST, "t10k-labels-idx1-ubyte.gz"))
+    count = 2000
+    # TensorFlow writes, pstrain reads.
+    for compression, name in (("", "test.tfrecords"), ("GZIP", "test.tfrecords.gz")):
+        data_dir = os.path.join(work, "tf_written_" + (compression or "plain"))
+        os.makedirs(data_dir)
+        with tf.io.TFRecordWriter(os.path.join(data_dir, name),
+                                  options=tf.io.TFRecordOptions(compression_type=compression)) as w:
+            for i in range(count):
+                w.write(example(images[i], labels[i]))
+        out = os.path.join(data_dir, "dump")
+        os.makedirs(out)
+        m = dump(build, out, "--what=read", "--data_dir=" + data_dir, "--split=test")
+        got = load(out, "pixels.u8", np.uint8).reshape(m["count"], m["height"], m["width"],
+                                                        m["depth"])
+        same = (m["count"] == count and np.array_equal(got, images[:count]) and
+                np.array_equal(load(out, "labels.i32", np.int32), labels[:count]))
+        report("TFRecord written by TensorFlow (%s) read by pstrain" % (compression or "plain"),
+               same, "%d of %d examples, pixels and labels identical: %s" %
+               (m["count"], count, same))
+    # pstrain writes, TensorFlow reads.
+    for compression, suffix in (("none", ""), ("gzip", ".gz")):
+        out = os.path.join(work, "pstrain_written_" + compression)
+        subprocess.run([os.path.join(build, "tools", "pstrain_convert"), "--input_format=idx",
+                        "--data_dir=" + FASHION_MNIST, "--output_dir=" + out,
+                        "--compression=" + compression], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        spec = {"image_raw": tf.io.FixedLenFeature([], tf.string),
+                "label": tf.io.FixedLenFeature([], tf.int64),
+                "height": tf.io.FixedLenFeature([], tf.int64),
+                "width": tf.io.FixedLenFeature([], tf.int64),
+                "depth": tf.io.FixedLenFeature([], tf.int64)}
+        ds = tf.data.TFRecordDataset(os.path.join(out, "test.tfrecords" + suffix),
+                                     compression_type="GZIP" if suffix else "")
+        read = 0
+        same = True
+        for i, record in enumerate(ds):
+            e = tf.io.parse_single_example(record, spec)
+            img = np.frombuffer(e["image_raw"].numpy(), np.uint8).reshape(
+                int(e["height"]), int(e["width"]), int(e["depth"]))
+            same = same and np.array_equal(img, images[i]) and int(e["label"]) == labels[i]
+            read += 1
+        same = same and read == len(labels)
+        report("TFRecord written by pstrain_convert (%s) read by TensorFlow" % compression, same,
+               "%d of %d examples, pixels and labels identical: %s" % (read, len(labels), same))
+
+
+# 4. event files ------------------------------------------------------------
+
+def check_events(build, work):
+    from tensorboard.backend.event_processing import event_file_loader
+
+    train_dir = os.path.join(work, "events_run")
+    subprocess.run([os.path.join(build, "deploy", "pstrain_local"), "--ps=1", "--workers=1",
+                    "--model=mnist", "--max_steps=40", "--save_summaries_steps=10",
+                    "--train_dir=" + train_dir], check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, timeout=600)
+    files = sorted(glob.glob(os.path.join(train_dir, "**", "events.out.tfevents.*"),
+                             recursive=True))
+    if not files:
+        report("event files", False, "no events.out.tfevents.* under " + train_dir)
+        return
+    for path in files:
+        events = 0
+        kinds = {}
+        steps = set()
+        for event in event_file_loader.EventFileLoader(path).Load():
+            events += 1
+            steps.add(event.step)
+            for value in event.summary.value:
+                kind = value.WhichOneof("value")
+                if kind == "tensor" and value.metadata.plugin_data.plugin_name:
+                    kind = value.metadata.plugin_data.plugin_name
+                kinds[kind] = kinds.get(kind, 0) + 1
+        ok = events > 1 and bool(kinds)
+        report("event file %s loaded by TensorBoard" % os.path.relpath(path, train_dir), ok,
+               "%d events, steps %s..%s, values %s" %
+               (events, min(steps), max(steps), dict(sorted(kinds.items()))))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", default="build", help="pstrain's build directory")
+    args = parser.parse_args()
+    build = os.path.abspath(args.build)
+    print("TensorFlow %s" % tf.__version__)
+    with tempfile.TemporaryDirectory(prefix="pstrain-crosscheck-") as work:
+        check_cifar10(build, work)
+        check_distortions(build, work)
+        check_tfrecord(build, work)
+        check_events(build, work)
+    print("%d check(s) failed" % len(failures) if failures else "all checks passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
