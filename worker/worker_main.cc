@@ -102,7 +102,8 @@ int main(int argc, char** argv) {
   auto input = pstrain::data::InputPipeline::Create(&*train, qopts);
   if (!input.ok()) return pstrain::ExitWith(input.status(), pstrain::kExitBadInput);
   LOG(INFO) << "worker:" << index << " reads " << (*input)->examples_per_epoch()
-            << " examples per epoch (shard " << index << " of " << qopts.num_shards << ", "
+            << " examples per epoch from " << FLAGS_data_dir << " (" << FLAGS_data_format
+            << " format, shard " << index << " of " << qopts.num_shards << ", "
             << pstrain::proto::InputSpec::Preprocessing_Name(qopts.preprocessing)
             << (qopts.min_after_dequeue > 0
                     ? ", shuffle buffer of " + std::to_string(qopts.min_after_dequeue) + "+"

@@ -24,8 +24,10 @@ class CpuBackend : public Backend {
  public:
   std::string Describe() const override {
     const dnnl_version_t* v = dnnl_version();
+    const int threads = omp_get_max_threads();
     return "cpu (oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
-           std::to_string(v->patch) + ", " + std::to_string(omp_get_max_threads()) + " threads)";
+           std::to_string(v->patch) + ", " + std::to_string(threads) +
+           (threads == 1 ? " thread)" : " threads)");
   }
 
   StatusOr<std::unique_ptr<AffineKernel>> Conv2D(const Conv2DConfig& config) override {

@@ -6,8 +6,8 @@
 //   y[c] = x[c] * n[c]^-beta
 // (TF's definition: the sum is not divided by the window's size, unlike
 // PyTorch's LocalResponseNorm.) Channels are contiguous in NHWC, so each
-// pixel's window sum slides along one row of memory: add the channel that
-// enters, subtract the one that leaves. Nothing is kept between Forward and
+// pixel's window sums are 2r + 1 shifted adds of one row of memory, in vector
+// registers across the channels. Nothing is kept between Forward and
 // Backward: Backward recomputes n from x, which costs less than storing it.
 //
 // Thread safety: the object is immutable; calls may run concurrently.

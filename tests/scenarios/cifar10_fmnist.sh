@@ -26,9 +26,15 @@ cluster="{\"chief\":[\"127.0.0.1:$c0\"],\"ps\":[\"127.0.0.1:$p0\",\"127.0.0.1:$p
 flags=(--model=cifar10 --data_dir="$OUT/data" --epochs=0 --train_dir="$OUT/train" --http_port=-1 "$@")
 undefok=$(printf '%s\n' "${flags[@]}" | sed -n 's/^--\([a-z_0-9]*\).*/\1/p' | paste -sd, -)
 
+# The two workers share this machine's cores, as pstrain_local shares them:
+# each computes on cores / 2 threads (OpenMP would otherwise give each one a
+# thread per core, and the four threads would take turns on two cores).
+worker_threads=$(( $(nproc) / 2 > 0 ? $(nproc) / 2 : 1 ))
+
 declare -A pids
 start() {  # start TYPE INDEX BINARY
   TF_CONFIG="{\"cluster\":$cluster,\"task\":{\"type\":\"$1\",\"index\":$2}}" \
+  OMP_NUM_THREADS="${OMP_NUM_THREADS:-$worker_threads}" \
     "$BUILD/$3" "${flags[@]}" --undefok="$undefok" >"$OUT/$1-$2.log" 2>&1 &
   pids["$1:$2"]=$!
 }
