@@ -53,7 +53,8 @@
 #include "core/tensor.h"
 #include "deploy/local/free_ports.h"
 #include "deploy/local/task_process.h"
-#include "ps/rpc/ps_fleet.h"
+#include "bench/ps_processes.h"
+#include "ps/ps_fleet.h"
 
 DEFINE_double(seconds, 10, "Measured wall time per configuration");
 DEFINE_double(warmup_seconds, 2, "Warm-up per configuration before the measured window");
@@ -71,7 +72,12 @@ DEFINE_bool(show_ps_output, false, "Copy the ps processes' log lines to stderr")
 namespace pstrain {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using bench::Clock;
+using bench::CpuSample;
+using bench::LoadAverage1;
+using bench::PsProcesses;
+using bench::SampleCpu;
+using bench::SpecFor;
 
 constexpr float kLearningRate = 0.1f;     // cifar10's
 constexpr float kGradient = 1.0f / 1024;  // every gradient element
@@ -106,193 +112,6 @@ std::vector<int> ParseList(const std::string& flag, const std::string& text) {
     std::exit(2);
   }
   return out;
-}
-
-std::string PsServerPath() {
-  if (!FLAGS_ps_server.empty()) return FLAGS_ps_server;
-  const auto exe = std::filesystem::canonical("/proc/self/exe");
-  return (exe.parent_path().parent_path() / "ps" / "ps_server").string();
-}
-
-// ---------------------------------------------------------------------------
-// CPU accounting from /proc: this process, the ps children, the machine.
-
-double TicksToSec(uint64_t ticks) {
-  static const double hz = static_cast<double>(sysconf(_SC_CLK_TCK));
-  return ticks / hz;
-}
-
-// utime + stime of /proc/<pid>/stat in seconds; ppid (may be null) gets the
-// parent. Negative when unreadable.
-double ProcessCpuSec(const std::string& pid, int* ppid, std::string* comm) {
-  std::ifstream f("/proc/" + pid + "/stat");
-  std::string line;
-  if (!std::getline(f, line)) return -1;
-  const size_t open = line.find('('), close = line.rfind(')');
-  if (open == std::string::npos || close == std::string::npos) return -1;
-  if (comm != nullptr) *comm = line.substr(open + 1, close - open - 1);
-  std::stringstream rest(line.substr(close + 2));
-  std::vector<std::string> fields;  // fields[0] is field 3 (state)
-  std::string x;
-  while (rest >> x) fields.push_back(x);
-  if (fields.size() < 13) return -1;
-  if (ppid != nullptr) *ppid = std::atoi(fields[1].c_str());
-  return TicksToSec(std::strtoull(fields[11].c_str(), nullptr, 10) +
-                    std::strtoull(fields[12].c_str(), nullptr, 10));
-}
-
-double ChildrenPsCpuSec() {
-  double total = 0;
-  const int me = getpid();
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
-    int ppid = 0;
-    std::string comm;
-    double cpu = ProcessCpuSec(name, &ppid, &comm);
-    if (cpu >= 0 && ppid == me && comm == "ps_server") total += cpu;
-  }
-  return total;
-}
-
-// Busy and total jiffies of the whole machine (all cores), from /proc/stat.
-std::pair<uint64_t, uint64_t> MachineJiffies() {
-  std::ifstream f("/proc/stat");
-  std::string cpu;
-  f >> cpu;
-  uint64_t v, total = 0, idle = 0;
-  for (int i = 0; i < 8 && (f >> v); ++i) {
-    total += v;
-    if (i == 3 || i == 4) idle += v;  // idle, iowait
-  }
-  return {total - idle, total};
-}
-
-double LoadAverage1() {
-  std::ifstream f("/proc/loadavg");
-  double l = 0;
-  f >> l;
-  return l;
-}
-
-struct CpuSample {
-  Clock::time_point when;
-  double self_sec, ps_sec;
-  uint64_t busy, total;
-};
-CpuSample SampleCpu() {
-  CpuSample s;
-  s.when = Clock::now();
-  s.self_sec = ProcessCpuSec("self", nullptr, nullptr);
-  s.ps_sec = ChildrenPsCpuSec();
-  std::tie(s.busy, s.total) = MachineJiffies();
-  return s;
-}
-
-// ---------------------------------------------------------------------------
-// The ps processes: spawned, their output drained by one thread, shut down.
-
-class PsProcesses {
- public:
-  ~PsProcesses() { Stop(); }
-
-  Status Start(const std::string& binary, int num_ps, const std::string& dir) {
-    PS_ASSIGN_OR_RETURN(ports_, PickFreePorts("127.0.0.1", num_ps));
-    const std::string spec_path = dir + "/cluster.json";
-    {
-      std::ofstream f(spec_path);
-      f << "{\"ps\": [";
-      for (int i = 0; i < num_ps; ++i) {
-        f << (i ? ", " : "") << "\"127.0.0.1:" << ports_[i] << "\"";
-      }
-      f << "]}\n";
-      if (!f) return Unavailable("cannot write " + spec_path);
-    }
-    for (int i = 0; i < num_ps; ++i) {
-      PS_ASSIGN_OR_RETURN(auto p, TaskProcess::Spawn("ps:" + std::to_string(i),
-                                                     {binary, "--cluster_spec=" + spec_path,
-                                                      "--job=ps", "--task=" + std::to_string(i)}));
-      procs_.push_back(std::move(p));
-    }
-    drainer_ = std::thread([this] { Drain(); });
-    return OkStatus();
-  }
-
-  const std::vector<int>& ports() const { return ports_; }
-
-  // True when every process has exited within `timeout`.
-  bool WaitForExit(std::chrono::seconds timeout) {
-    const auto deadline = Clock::now() + timeout;
-    while (Clock::now() < deadline) {
-      if (all_exited_.load()) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return all_exited_.load();
-  }
-
-  // Stops draining; kills what still runs (TaskProcess's destructor).
-  void Stop() {
-    done_.store(true);
-    if (drainer_.joinable()) drainer_.join();
-    procs_.clear();
-  }
-
-  std::string Output() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return output_;
-  }
-  std::string ExitDescriptions() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return exits_;
-  }
-
- private:
-  void Drain() {
-    for (;;) {
-      std::vector<pollfd> fds;
-      for (auto& p : procs_) {
-        if (p->output_fd() >= 0) fds.push_back({p->output_fd(), POLLIN, 0});
-      }
-      if (!fds.empty()) {
-        ::poll(fds.data(), fds.size(), 50);
-      } else {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      }
-      std::string got;
-      bool all = true;
-      std::string exits;
-      for (auto& p : procs_) {
-        p->DrainOutput(&got);
-        if (!p->PollExit()) all = false;
-        exits += p->name() + ": " + p->exit_description() + "; ";
-      }
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        output_ += got;
-        if (output_.size() > (1 << 20)) output_.erase(0, output_.size() - (1 << 19));
-        exits_ = exits;
-      }
-      if (FLAGS_show_ps_output && !got.empty()) std::fputs(got.c_str(), stderr);
-      if (all) all_exited_.store(true);
-      if (done_.load() || all) return;
-    }
-  }
-
-  std::vector<int> ports_;
-  std::vector<std::unique_ptr<TaskProcess>> procs_;
-  std::thread drainer_;
-  std::atomic<bool> done_{false}, all_exited_{false};
-  std::mutex mu_;
-  std::string output_, exits_;
-};
-
-cluster::ClusterSpec SpecFor(const std::vector<int>& ports, int loopback_host) {
-  cluster::ClusterSpec spec;
-  for (int port : ports) {
-    spec.jobs["ps"].push_back("127.0.0." + std::to_string(loopback_host) + ":" +
-                              std::to_string(port));
-  }
-  return spec;
 }
 
 // ---------------------------------------------------------------------------
@@ -503,7 +322,7 @@ std::string UtcNow() {
 int Main() {
   const std::vector<int> ps_list = ParseList("ps_list", FLAGS_ps_list);
   const std::vector<int> workers_list = ParseList("workers_list", FLAGS_workers_list);
-  const std::string binary = PsServerPath();
+  const std::string binary = bench::PsServerPath(FLAGS_ps_server);
   if (::access(binary.c_str(), X_OK) != 0) {
     std::fprintf(stderr, "sync_bench: no ps_server at %s (build it, or pass --ps_server)\n",
                  binary.c_str());
@@ -553,7 +372,7 @@ int Main() {
             .string();
     std::filesystem::create_directories(dir);
     PsProcesses procs;
-    Status s = procs.Start(binary, num_ps, dir);
+    Status s = procs.Start(binary, num_ps, dir, FLAGS_show_ps_output);
     auto placement = cluster::ComputePlacement(vars, num_ps, *strategy, FLAGS_min_slice_bytes);
     if (!placement.ok()) s = placement.status();
     if (placement.ok() && num_ps > 1) {

@@ -33,9 +33,10 @@ StatusOr<std::unique_ptr<PsServer>> PsServer::Start(const std::string& listen_ad
   std::random_device rd;
   const uint64_t incarnation = (static_cast<uint64_t>(rd()) << 32) ^ rd();
   std::unique_ptr<PsServer> ps(new PsServer(task_index, incarnation, max_bytes));
-  ps->service_ = std::make_unique<PsService>(
+  ps->core_ = std::make_unique<PsCore>(
       task_index, incarnation, &ps->store_,
       [shutdown_requested](const std::string& reason) { shutdown_requested->Notify(reason); });
+  ps->service_ = std::make_unique<PsService>(ps->core_.get());
   grpc::ServerBuilder builder;
   ConfigureMessageSizes(&builder);
   grpc::ResourceQuota quota("ps:" + std::to_string(task_index));

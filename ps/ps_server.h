@@ -49,7 +49,8 @@ class PsServer {
   const uint64_t incarnation_;
   int port_ = 0;
   VariableStore store_;
-  std::unique_ptr<PsService> service_;
+  std::unique_ptr<PsCore> core_;        // the logic, over store_
+  std::unique_ptr<PsService> service_;  // gRPC's face of core_
   std::unique_ptr<grpc::Server> server_;
 
   std::mutex mu_;

@@ -4,7 +4,7 @@
 
 namespace pstrain {
 
-HeartbeatSender::HeartbeatSender(PsClient* coordinator, int worker,
+HeartbeatSender::HeartbeatSender(PsConnection* coordinator, int worker,
                                  std::chrono::milliseconds interval)
     : coordinator_(coordinator), worker_(worker), interval_(interval) {
   thread_ = std::thread([this] { Run(); });

@@ -15,14 +15,14 @@
 #include <thread>
 
 #include "core/status.h"
-#include "ps/rpc/ps_client.h"
+#include "ps/ps_connection.h"
 
 namespace pstrain {
 
 class HeartbeatSender {
  public:
   // Borrows coordinator, which must outlive this object. Starts the thread.
-  HeartbeatSender(PsClient* coordinator, int worker, std::chrono::milliseconds interval);
+  HeartbeatSender(PsConnection* coordinator, int worker, std::chrono::milliseconds interval);
   ~HeartbeatSender();  // Stop()s
 
   // Stops the thread and waits for it, and so for any heartbeat in flight.
@@ -40,7 +40,7 @@ class HeartbeatSender {
  private:
   void Run();
 
-  PsClient* const coordinator_;
+  PsConnection* const coordinator_;
   const int worker_;
   const std::chrono::milliseconds interval_;
   std::atomic<int64_t> local_step_{0};

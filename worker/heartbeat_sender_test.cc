@@ -1,4 +1,4 @@
-// HeartbeatSender against a real ps over gRPC on loopback (port 0).
+// HeartbeatSender against a ps in this process (ps/in_process_ps.h).
 #include "worker/heartbeat_sender.h"
 
 #include <gtest/gtest.h>
@@ -6,21 +6,16 @@
 #include <optional>
 #include <thread>
 
-#include "ps/rpc/loopback_ps.h"
+#include "ps/in_process_ps.h"
 
 namespace pstrain {
 namespace {
 
 class HeartbeatSenderTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    Status s = ps_.Start();
-    ASSERT_TRUE(s.ok()) << s.ToString();
-  }
-
   // What ps:0 knows of worker 3, or nullopt when it has not heard of it.
   std::optional<proto::WorkerState> Worker3() {
-    auto st = ps_.client->GetStatus(std::chrono::seconds(5));
+    auto st = ps_.GetStatus(std::chrono::seconds(5));
     EXPECT_TRUE(st.ok()) << st.status().ToString();
     if (!st.ok()) return std::nullopt;
     for (const auto& w : st->workers()) {
@@ -29,11 +24,11 @@ class HeartbeatSenderTest : public ::testing::Test {
     return std::nullopt;
   }
 
-  LoopbackPs ps_;
+  InProcessPs ps_{0};
 };
 
 TEST_F(HeartbeatSenderTest, SendsTheLatestStepAndLossEveryInterval) {
-  HeartbeatSender sender(ps_.client.get(), 3, std::chrono::milliseconds(5));
+  HeartbeatSender sender(&ps_, 3, std::chrono::milliseconds(5));
   sender.set_local_step(7);
   sender.set_loss(1.5f);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -53,12 +48,12 @@ TEST_F(HeartbeatSenderTest, SendsTheLatestStepAndLossEveryInterval) {
 // heartbeat thread still ran, a heartbeat landed after WorkerDone, and the
 // chief went on waiting for a worker that had exited.
 TEST_F(HeartbeatSenderTest, NoHeartbeatUndoesWorkerDoneAfterStop) {
-  HeartbeatSender sender(ps_.client.get(), 3, std::chrono::milliseconds(1));
+  HeartbeatSender sender(&ps_, 3, std::chrono::milliseconds(1));
   sender.set_local_step(40);
   while (!Worker3()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   sender.Stop();
   sender.Stop();  // idempotent
-  ASSERT_TRUE(ps_.client->WorkerDone(3).ok());
+  ASSERT_TRUE(ps_.WorkerDone(3).ok());
   // Two hundred intervals: without Stop a heartbeat would have reset done.
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   auto w = Worker3();

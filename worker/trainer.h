@@ -24,7 +24,7 @@
 #include "core/stop_signals.h"
 #include "data/batch_source.h"
 #include "nn/model.h"
-#include "ps/rpc/ps_fleet.h"
+#include "ps/ps_fleet.h"
 #include "worker/backoff.h"
 #include "worker/gradient_processing.h"
 #include "worker/heartbeat_sender.h"

@@ -13,7 +13,7 @@
 #include "nn/model.h"
 #include "nn/model_spec.h"
 #include "ps/optimizer_flags.h"
-#include "ps/rpc/ps_fleet.h"
+#include "ps/ps_fleet.h"
 #include "ps/sync_flags.h"
 #include "worker/heartbeat_sender.h"
 #include "worker/trainer.h"

@@ -17,36 +17,32 @@
 #include "core/status.h"
 #include "core/tensor.h"
 #include "proto/ps.grpc.pb.h"
+#include "ps/ps_connection.h"
 #include "ps/tensor_chunks.h"
 
 namespace pstrain {
 
-using NamedTensors = std::vector<std::pair<std::string, const Tensor*>>;
-
-class PsClient {
+class PsClient : public PsConnection {
  public:
   // Does not connect yet; the first call does.
   PsClient(int ps_index, const std::string& address, uint32_t chunk_bytes = kDefaultChunkBytes);
 
-  const std::string& name() const { return name_; }
-
-  Status Init(const proto::InitHeader& header, const NamedTensors& values);
-  // Fills `out` with the named variables (all the ps holds when names is
-  // empty); `step` (may be null) gets the ps's step. With min_step > 0 the
-  // ps answers once it is at that step (sync replicas), or fails with
-  // DEADLINE_EXCEEDED after `wait` (0: the transfer timeout).
+  // PsConnection (ps/ps_connection.h), over gRPC.
+  const std::string& name() const override { return name_; }
+  Status Init(const proto::InitHeader& header, const NamedTensors& values) override;
   Status Pull(uint64_t fingerprint, const std::vector<std::string>& names,
               std::map<std::string, Tensor>* out, int64_t* step, int64_t min_step = 0,
-              std::chrono::milliseconds wait = std::chrono::milliseconds(0));
-  // Every tensor the ps holds: variables, slots and shadows (a checkpoint).
-  Status PullState(uint64_t fingerprint, std::map<std::string, Tensor>* out, int64_t* step);
-  StatusOr<proto::PushResponse> Push(const proto::PushHeader& header, const NamedTensors& grads);
-  StatusOr<proto::HeartbeatResponse> Heartbeat(int worker, int64_t local_step, float loss);
-  StatusOr<proto::StatusResponse> GetStatus(std::chrono::milliseconds timeout);
-  Status WorkerDone(int worker);
-  // Sync replicas: the workers that can still push (the chief's view).
-  Status SetLiveWorkers(const std::vector<int>& workers);
-  Status Shutdown(const std::string& reason);
+              std::chrono::milliseconds wait = std::chrono::milliseconds(0)) override;
+  Status PullState(uint64_t fingerprint, std::map<std::string, Tensor>* out,
+                   int64_t* step) override;
+  StatusOr<proto::PushResponse> Push(const proto::PushHeader& header,
+                                     const NamedTensors& grads) override;
+  StatusOr<proto::HeartbeatResponse> Heartbeat(int worker, int64_t local_step,
+                                               float loss) override;
+  StatusOr<proto::StatusResponse> GetStatus(std::chrono::milliseconds timeout) override;
+  Status WorkerDone(int worker) override;
+  Status SetLiveWorkers(const std::vector<int>& workers) override;
+  Status Shutdown(const std::string& reason) override;
 
   // Deadline for calls that move tensors (Init, Pull, Push).
   void set_transfer_timeout(std::chrono::milliseconds t) { transfer_timeout_ = t; }

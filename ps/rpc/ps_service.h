@@ -1,36 +1,30 @@
 // PsService: the gRPC face of one ps task. Translates the Ps protocol
-// (proto/ps.proto) into VariableStore calls; holds no training logic.
+// (proto/ps.proto) into PsCore calls (ps/ps_core.h); holds no logic of its
+// own.
 //
 // Every request is read and checked whole before it changes anything, and
 // every size it implies is checked before anything is allocated: the
 // streams of Init and Push are parsed here, message by message
 // (ps/rpc/unparsed_stream.h), so a stream that ends in garbage is refused
-// like one cut short; what a request may make the ps hold is bounded by the
-// store's max_bytes; a refusal is a gRPC error that names the problem.
+// like one cut short, and their tensors are assembled under the core's
+// limits; a refusal is a gRPC error that names the problem.
 //
-// Handlers run on gRPC's threads, concurrently. The shutdown callback runs on
-// the thread of the Shutdown RPC, with no lock held; it must not block on the
-// server (the main thread stops the server).
+// Handlers run on gRPC's threads, concurrently. The core's shutdown callback
+// runs on the thread of the Shutdown RPC; it must not block on the server
+// (the main thread stops the server).
 #ifndef PSTRAIN_PS_RPC_PS_SERVICE_H_
 #define PSTRAIN_PS_RPC_PS_SERVICE_H_
 
-#include <atomic>
-#include <chrono>
-#include <cstdint>
-#include <functional>
-#include <string>
 
 #include "proto/ps.grpc.pb.h"
-#include "ps/variable_store.h"
-#include "ps/worker_registry.h"
+#include "ps/ps_core.h"
 
 namespace pstrain {
 
 class PsService final : public proto::Ps::Service {
  public:
-  // Borrows store, which must outlive the service.
-  PsService(int task_index, uint64_t incarnation, VariableStore* store,
-            std::function<void(const std::string& reason)> on_shutdown);
+  // Borrows core, which must outlive the service.
+  explicit PsService(PsCore* core);
 
   // Init and Push, registered with unparsed messages in place of the
   // generated handlers.
@@ -62,19 +56,7 @@ class PsService final : public proto::Ps::Service {
   template <typename Response>
   void ReadUnparsed(int method, UnparsedHandler<Response> handler);
 
-  // InvalidArgument unless 0 <= worker < the cluster's worker count (once
-  // Init told it).
-  Status CheckWorker(int worker) const;
-
-  const int task_index_;
-  const uint64_t incarnation_;
-  VariableStore* const store_;
-  const std::function<void(const std::string&)> on_shutdown_;
-
-  WorkerRegistry workers_;
-  std::atomic<int> num_workers_{0};  // set by Init; 0: not known yet
-  // Set by Init, read by Heartbeat; a worker silent this long counts as dead.
-  std::atomic<std::chrono::duration<double>> heartbeat_timeout_{std::chrono::seconds(10)};
+  PsCore* const core_;
 };
 
 }  // namespace pstrain

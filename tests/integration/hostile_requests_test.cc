@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "ps/ps_server.h"
-#include "ps/rpc/ps_fleet.h"
+#include "ps/ps_fleet.h"
 #include "tests/integration/process_harness.h"
 
 namespace pstrain {
@@ -204,7 +204,7 @@ class HostileRequests : public ::testing::Test {
 // to 0 and passed the size check; absurd shapes besides.
 TEST_F(HostileRequests, InitWithOverflowingOrAbsurdShapesIsRefused) {
   const int64_t big = int64_t{1} << 32;
-  for (const char* optimizer : {"GradientDescent", "Momentum"}) {
+  for (const std::string optimizer : {"GradientDescent", "Momentum"}) {
     proto::InitRequest chunk;
     *chunk.mutable_chunk() = ChunkOf("w", {big, big}, 0, "");
     ExpectRefused(raw_->Stream("Init", {InitHeaderMessage(optimizer), Serialize(chunk)}),

@@ -8,7 +8,8 @@
 #include <fstream>
 #include <thread>
 
-#include "ps/rpc/ps_fleet.h"
+#include "ps/ps_fleet.h"
+#include "ps/rpc/ps_client.h"
 #include "tests/integration/process_harness.h"
 
 namespace pstrain {

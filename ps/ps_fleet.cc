@@ -1,4 +1,4 @@
-#include "ps/rpc/ps_fleet.h"
+#include "ps/ps_fleet.h"
 
 #include <glog/logging.h>
 
@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cluster/placement_flags.h"
+#include "ps/rpc/ps_client.h"
 
 namespace pstrain {
 namespace {
@@ -40,13 +41,29 @@ StatusOr<std::unique_ptr<PsFleet>> PsFleet::PlaceFromFlags(
   return fleet;
 }
 
+namespace {
+
+std::vector<std::unique_ptr<PsConnection>> GrpcClients(const cluster::ClusterSpec& spec,
+                                                       uint32_t chunk_bytes) {
+  std::vector<std::unique_ptr<PsConnection>> clients;
+  for (int i = 0; i < spec.NumTasks("ps"); ++i) {
+    clients.push_back(std::make_unique<PsClient>(i, spec.Address("ps", i), chunk_bytes));
+  }
+  return clients;
+}
+
+}  // namespace
+
 PsFleet::PsFleet(const cluster::ClusterSpec& spec, std::vector<cluster::VariableInfo> variables,
                  cluster::Placement placement, uint32_t chunk_bytes)
-    : variables_(std::move(variables)), placement_(std::move(placement)) {
-  for (int i = 0; i < spec.NumTasks("ps"); ++i) {
-    clients_.push_back(std::make_unique<PsClient>(i, spec.Address("ps", i), chunk_bytes));
-    shards_by_ps_.push_back(placement_.ShardsOnPs(i));
-  }
+    : PsFleet(GrpcClients(spec, chunk_bytes), std::move(variables), std::move(placement)) {}
+
+PsFleet::PsFleet(std::vector<std::unique_ptr<PsConnection>> connections,
+                 std::vector<cluster::VariableInfo> variables, cluster::Placement placement)
+    : variables_(std::move(variables)),
+      placement_(std::move(placement)),
+      clients_(std::move(connections)) {
+  for (int i = 0; i < num_ps(); ++i) shards_by_ps_.push_back(placement_.ShardsOnPs(i));
 }
 
 Status PsFleet::ForEachPs(const std::function<Status(int)>& fn) {

@@ -1,12 +1,13 @@
 // PsFleet: the model's variables as they lie across every ps task.
 //
 // Stitches axis-0 shards back into whole variables on pull and cuts whole
-// gradients into shards on push, talking to the ps tasks in parallel. Both
+// gradients into shards on push, talking to the ps tasks in parallel through
+// their PsConnections (gRPC in the processes, in-process in unit tests). Both
 // the workers and the chief use it, each computing the same Placement.
 //
 // Thread-compatible: one thread at a time calls a PsFleet.
-#ifndef PSTRAIN_PS_RPC_PS_FLEET_H_
-#define PSTRAIN_PS_RPC_PS_FLEET_H_
+#ifndef PSTRAIN_PS_PS_FLEET_H_
+#define PSTRAIN_PS_PS_FLEET_H_
 
 #include <chrono>
 #include <memory>
@@ -20,7 +21,8 @@
 #include "core/stop_signals.h"
 #include "core/tensor.h"
 #include "proto/ps.pb.h"
-#include "ps/rpc/ps_client.h"
+#include "ps/ps_connection.h"
+#include "ps/tensor_chunks.h"
 
 namespace pstrain {
 
@@ -31,6 +33,10 @@ class PsFleet {
   // trainable.
   PsFleet(const cluster::ClusterSpec& spec, std::vector<cluster::VariableInfo> variables,
           cluster::Placement placement, uint32_t chunk_bytes = kDefaultChunkBytes);
+  // The same over connections of the caller's making, one per ps task of
+  // the placement, in task order.
+  PsFleet(std::vector<std::unique_ptr<PsConnection>> connections,
+          std::vector<cluster::VariableInfo> variables, cluster::Placement placement);
 
   // Computes the placement of `variables` (model order) over the spec's ps
   // tasks with the --placement and --min_slice_bytes flags. Spec is any type
@@ -56,7 +62,7 @@ class PsFleet {
 
   int num_ps() const { return static_cast<int>(clients_.size()); }
   const cluster::Placement& placement() const { return placement_; }
-  PsClient* client(int ps) { return clients_[ps].get(); }
+  PsConnection* client(int ps) { return clients_[ps].get(); }
 
   // Blocks until every ps answers (require_ready: and holds variables under
   // our placement), logging every few seconds which ps it waits for and why.
@@ -114,10 +120,10 @@ class PsFleet {
 
   std::set<std::string> non_trainable_;  // variable names; set by CreateFromFlags
   cluster::Placement placement_;
-  std::vector<std::unique_ptr<PsClient>> clients_;
+  std::vector<std::unique_ptr<PsConnection>> clients_;
   std::vector<std::vector<const cluster::Shard*>> shards_by_ps_;
 };
 
 }  // namespace pstrain
 
-#endif  // PSTRAIN_PS_RPC_PS_FLEET_H_
+#endif  // PSTRAIN_PS_PS_FLEET_H_

@@ -1,0 +1,188 @@
+#include "bench/ps_processes.h"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <tuple>
+
+#include "deploy/local/free_ports.h"
+
+namespace pstrain {
+namespace bench {
+
+std::string PsServerPath(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  const auto exe = std::filesystem::canonical("/proc/self/exe");
+  return (exe.parent_path().parent_path() / "ps" / "ps_server").string();
+}
+
+namespace {
+
+double TicksToSec(uint64_t ticks) {
+  static const double hz = static_cast<double>(sysconf(_SC_CLK_TCK));
+  return ticks / hz;
+}
+
+}  // namespace
+
+double ProcessCpuSec(const std::string& pid, int* ppid, std::string* comm) {
+  std::ifstream f("/proc/" + pid + "/stat");
+  std::string line;
+  if (!std::getline(f, line)) return -1;
+  const size_t open = line.find('('), close = line.rfind(')');
+  if (open == std::string::npos || close == std::string::npos) return -1;
+  if (comm != nullptr) *comm = line.substr(open + 1, close - open - 1);
+  std::stringstream rest(line.substr(close + 2));
+  std::vector<std::string> fields;  // fields[0] is field 3 (state)
+  std::string x;
+  while (rest >> x) fields.push_back(x);
+  if (fields.size() < 13) return -1;
+  if (ppid != nullptr) *ppid = std::atoi(fields[1].c_str());
+  return TicksToSec(std::strtoull(fields[11].c_str(), nullptr, 10) +
+                    std::strtoull(fields[12].c_str(), nullptr, 10));
+}
+
+namespace {
+
+double ChildrenPsCpuSec() {
+  double total = 0;
+  const int me = getpid();
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+    int ppid = 0;
+    std::string comm;
+    double cpu = ProcessCpuSec(name, &ppid, &comm);
+    if (cpu >= 0 && ppid == me && comm == "ps_server") total += cpu;
+  }
+  return total;
+}
+
+// Busy and total jiffies of the whole machine (all cores), from /proc/stat.
+std::pair<uint64_t, uint64_t> MachineJiffies() {
+  std::ifstream f("/proc/stat");
+  std::string cpu;
+  f >> cpu;
+  uint64_t v, total = 0, idle = 0;
+  for (int i = 0; i < 8 && (f >> v); ++i) {
+    total += v;
+    if (i == 3 || i == 4) idle += v;  // idle, iowait
+  }
+  return {total - idle, total};
+}
+
+}  // namespace
+
+double LoadAverage1() {
+  std::ifstream f("/proc/loadavg");
+  double l = 0;
+  f >> l;
+  return l;
+}
+
+CpuSample SampleCpu() {
+  CpuSample s;
+  s.when = Clock::now();
+  s.self_sec = ProcessCpuSec("self", nullptr, nullptr);
+  s.ps_sec = ChildrenPsCpuSec();
+  std::tie(s.busy, s.total) = MachineJiffies();
+  return s;
+}
+
+Status PsProcesses::Start(const std::string& binary, int num_ps, const std::string& dir,
+                          bool show_output) {
+  show_output_ = show_output;
+  PS_ASSIGN_OR_RETURN(ports_, PickFreePorts("127.0.0.1", num_ps));
+  const std::string spec_path = dir + "/cluster.json";
+  {
+    std::ofstream f(spec_path);
+    f << "{\"ps\": [";
+    for (int i = 0; i < num_ps; ++i) {
+      f << (i ? ", " : "") << "\"127.0.0.1:" << ports_[i] << "\"";
+    }
+    f << "]}\n";
+    if (!f) return Unavailable("cannot write " + spec_path);
+  }
+  for (int i = 0; i < num_ps; ++i) {
+    PS_ASSIGN_OR_RETURN(auto p, TaskProcess::Spawn("ps:" + std::to_string(i),
+                                                   {binary, "--cluster_spec=" + spec_path,
+                                                    "--job=ps", "--task=" + std::to_string(i)}));
+    procs_.push_back(std::move(p));
+  }
+  drainer_ = std::thread([this] { Drain(); });
+  return OkStatus();
+}
+
+bool PsProcesses::WaitForExit(std::chrono::seconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    if (all_exited_.load()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return all_exited_.load();
+}
+
+void PsProcesses::Stop() {
+  done_.store(true);
+  if (drainer_.joinable()) drainer_.join();
+  procs_.clear();
+}
+
+std::string PsProcesses::Output() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return output_;
+}
+
+std::string PsProcesses::ExitDescriptions() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return exits_;
+}
+
+void PsProcesses::Drain() {
+  for (;;) {
+    std::vector<pollfd> fds;
+    for (auto& p : procs_) {
+      if (p->output_fd() >= 0) fds.push_back({p->output_fd(), POLLIN, 0});
+    }
+    if (!fds.empty()) {
+      ::poll(fds.data(), fds.size(), 50);
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    std::string got;
+    bool all = true;
+    std::string exits;
+    for (auto& p : procs_) {
+      p->DrainOutput(&got);
+      if (!p->PollExit()) all = false;
+      exits += p->name() + ": " + p->exit_description() + "; ";
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      output_ += got;
+      if (output_.size() > (1 << 20)) output_.erase(0, output_.size() - (1 << 19));
+      exits_ = exits;
+    }
+    if (show_output_ && !got.empty()) std::fputs(got.c_str(), stderr);
+    if (all) all_exited_.store(true);
+    if (done_.load() || all) return;
+  }
+}
+
+cluster::ClusterSpec SpecFor(const std::vector<int>& ports, int loopback_host) {
+  cluster::ClusterSpec spec;
+  for (int port : ports) {
+    spec.jobs["ps"].push_back("127.0.0." + std::to_string(loopback_host) + ":" +
+                              std::to_string(port));
+  }
+  return spec;
+}
+
+}  // namespace bench
+}  // namespace pstrain

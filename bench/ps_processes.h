@@ -1,0 +1,81 @@
+// What the benchmarks that run real ps_server processes share: starting and
+// stopping them on loopback, and CPU accounting from /proc (this process,
+// its ps children, the whole machine).
+#ifndef PSTRAIN_BENCH_PS_PROCESSES_H_
+#define PSTRAIN_BENCH_PS_PROCESSES_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "cluster/cluster_spec.h"
+#include "core/status.h"
+#include "deploy/local/task_process.h"
+
+namespace pstrain {
+namespace bench {
+
+using Clock = std::chrono::steady_clock;
+
+// `flag` when set, else <build>/ps/ps_server found from this binary's path
+// <build>/bench/NAME.
+std::string PsServerPath(const std::string& flag);
+
+// utime + stime of /proc/<pid>/stat in seconds ("self" for this process);
+// ppid and comm (may be null) get the parent and the command name. Negative
+// when unreadable.
+double ProcessCpuSec(const std::string& pid, int* ppid, std::string* comm);
+
+// The 1-minute load average.
+double LoadAverage1();
+
+// CPU seconds of this process and of its ps_server children, and the whole
+// machine's busy and total jiffies, at one moment.
+struct CpuSample {
+  Clock::time_point when;
+  double self_sec, ps_sec;
+  uint64_t busy, total;
+};
+CpuSample SampleCpu();
+
+// ps_server processes on free loopback ports, their output drained by one
+// thread (copied to stderr with show_output), killed on destruction.
+class PsProcesses {
+ public:
+  ~PsProcesses() { Stop(); }
+
+  Status Start(const std::string& binary, int num_ps, const std::string& dir,
+               bool show_output = false);
+  const std::vector<int>& ports() const { return ports_; }
+  // True when every process has exited within `timeout`.
+  bool WaitForExit(std::chrono::seconds timeout);
+  // Stops draining; kills what still runs.
+  void Stop();
+  std::string Output();
+  std::string ExitDescriptions();
+
+ private:
+  void Drain();
+
+  bool show_output_ = false;
+  std::vector<int> ports_;
+  std::vector<std::unique_ptr<TaskProcess>> procs_;
+  std::thread drainer_;
+  std::atomic<bool> done_{false}, all_exited_{false};
+  std::mutex mu_;
+  std::string output_, exits_;
+};
+
+// A spec of ps tasks at 127.0.0.<loopback_host>:<port>.
+cluster::ClusterSpec SpecFor(const std::vector<int>& ports, int loopback_host);
+
+}  // namespace bench
+}  // namespace pstrain
+
+#endif  // PSTRAIN_BENCH_PS_PROCESSES_H_

@@ -1,0 +1,112 @@
+#include "ps/in_process_ps.h"
+
+#include <random>
+
+namespace pstrain {
+namespace {
+
+// How long an unbounded wait (wait == 0) may last: the gRPC client's
+// default transfer timeout.
+constexpr auto kDefaultWait = std::chrono::minutes(5);
+
+}  // namespace
+
+InProcessPs::InProcessPs(int task_index, uint64_t max_bytes)
+    : name_("ps:" + std::to_string(task_index) + " (in process)"),
+      store_(max_bytes),
+      core_(task_index, std::random_device()(), &store_, [this](const std::string& reason) {
+        std::lock_guard<std::mutex> lock(mu_);
+        shutdown_reason_ = reason;
+      }) {}
+
+std::string InProcessPs::shutdown_reason() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return shutdown_reason_;
+}
+
+StatusOr<std::map<std::string, Tensor>> InProcessPs::Deliver(
+    const NamedTensors& tensors, const TensorAssembler::Limits& limits) {
+  std::map<std::string, Tensor> out;
+  uint64_t bytes = 0;
+  for (const auto& [name, tensor] : tensors) {
+    if (limits.check) PS_RETURN_IF_ERROR(limits.check(name, tensor->shape()));
+    bytes += tensor->bytes() + name.size() + TensorAssembler::kOverheadBytes;
+    if (bytes > limits.max_bytes) {
+      return ResourceExhausted("the tensors take more than " + std::to_string(limits.max_bytes) +
+                               " bytes");
+    }
+    if (!out.emplace(name, *tensor).second) return InvalidArgument("tensor " + name + " twice");
+  }
+  return out;
+}
+
+Status InProcessPs::Init(const proto::InitHeader& header, const NamedTensors& values) {
+  Status s = core_.CheckInitHeader(header);
+  if (!s.ok()) return s.Annotate(name_ + ": Init");
+  auto delivered = Deliver(values, core_.InitLimits(header));
+  if (!delivered.ok()) return delivered.status().Annotate(name_ + ": Init");
+  return core_.Init(header, std::move(delivered).value()).Annotate(name_ + ": Init");
+}
+
+Status InProcessPs::PullInto(uint64_t fingerprint, const std::vector<std::string>& names,
+                             bool state, int64_t min_step, std::chrono::milliseconds wait,
+                             std::map<std::string, Tensor>* out, int64_t* step) {
+  const auto deadline =
+      std::chrono::system_clock::now() + (wait.count() > 0 ? wait : kDefaultWait);
+  auto pulled = core_.Pull(fingerprint, names, state, min_step, deadline, [] { return false; });
+  if (!pulled.ok()) return pulled.status().Annotate(name_ + ": Pull");
+  out->clear();
+  for (auto& [name, tensor] : pulled->tensors) out->emplace(name, std::move(tensor));
+  if (step != nullptr) *step = pulled->step;
+  return OkStatus();
+}
+
+Status InProcessPs::Pull(uint64_t fingerprint, const std::vector<std::string>& names,
+                         std::map<std::string, Tensor>* out, int64_t* step, int64_t min_step,
+                         std::chrono::milliseconds wait) {
+  return PullInto(fingerprint, names, false, min_step, wait, out, step);
+}
+
+Status InProcessPs::PullState(uint64_t fingerprint, std::map<std::string, Tensor>* out,
+                              int64_t* step) {
+  return PullInto(fingerprint, {}, true, 0, std::chrono::milliseconds(0), out, step);
+}
+
+StatusOr<proto::PushResponse> InProcessPs::Push(const proto::PushHeader& request,
+                                                const NamedTensors& grads) {
+  proto::PushHeader header = request;  // counted, as PsClient counts its stream
+  header.set_num_tensors(static_cast<int32_t>(grads.size()));
+  Status s = core_.CheckPushHeader(header);
+  if (!s.ok()) return s.Annotate(name_ + ": Push");
+  auto delivered = Deliver(grads, core_.PushLimits());
+  if (!delivered.ok()) return delivered.status().Annotate(name_ + ": Push");
+  auto pushed = core_.Push(header, std::move(delivered).value());
+  if (!pushed.ok()) return pushed.status().Annotate(name_ + ": Push");
+  return pushed;
+}
+
+StatusOr<proto::HeartbeatResponse> InProcessPs::Heartbeat(int worker, int64_t local_step,
+                                                          float loss) {
+  auto beat = core_.Heartbeat(worker, local_step, loss);
+  if (!beat.ok()) return beat.status().Annotate(name_ + ": Heartbeat");
+  return beat;
+}
+
+StatusOr<proto::StatusResponse> InProcessPs::GetStatus(std::chrono::milliseconds) {
+  return core_.GetStatus();
+}
+
+Status InProcessPs::WorkerDone(int worker) {
+  return core_.WorkerDone(worker).Annotate(name_ + ": WorkerDone");
+}
+
+Status InProcessPs::SetLiveWorkers(const std::vector<int>& workers) {
+  return core_.SetLiveWorkers(workers).status().Annotate(name_ + ": SetLiveWorkers");
+}
+
+Status InProcessPs::Shutdown(const std::string& reason) {
+  core_.Shutdown(reason);
+  return OkStatus();
+}
+
+}  // namespace pstrain

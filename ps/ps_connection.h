@@ -1,0 +1,57 @@
+// PsConnection: one ps task as the workers and the chief reach it, in whole
+// tensors and the ps protocol's headers, whatever carries them. PsClient
+// (ps/rpc/ps_client.h) carries them over gRPC in chunks; InProcessPs
+// (ps/in_process_ps.h) hands them to a PsCore in this process, for tests.
+// Every error is a Status naming the ps.
+//
+// Thread-safe: implementations serve concurrent calls from several threads.
+#ifndef PSTRAIN_PS_PS_CONNECTION_H_
+#define PSTRAIN_PS_PS_CONNECTION_H_
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/status.h"
+#include "core/tensor.h"
+#include "proto/ps.pb.h"
+
+namespace pstrain {
+
+using NamedTensors = std::vector<std::pair<std::string, const Tensor*>>;
+
+class PsConnection {
+ public:
+  virtual ~PsConnection() = default;
+
+  // "ps:1 (localhost:2222)"
+  virtual const std::string& name() const = 0;
+
+  virtual Status Init(const proto::InitHeader& header, const NamedTensors& values) = 0;
+  // Fills `out` with the named variables (all the ps holds when names is
+  // empty); `step` (may be null) gets the ps's step. With min_step > 0 the
+  // ps answers once it is at that step (sync replicas), or fails with
+  // DEADLINE_EXCEEDED after `wait` (0: the transfer timeout).
+  virtual Status Pull(uint64_t fingerprint, const std::vector<std::string>& names,
+                      std::map<std::string, Tensor>* out, int64_t* step, int64_t min_step = 0,
+                      std::chrono::milliseconds wait = std::chrono::milliseconds(0)) = 0;
+  // Every tensor the ps holds: variables, slots and shadows (a checkpoint).
+  virtual Status PullState(uint64_t fingerprint, std::map<std::string, Tensor>* out,
+                           int64_t* step) = 0;
+  virtual StatusOr<proto::PushResponse> Push(const proto::PushHeader& header,
+                                             const NamedTensors& grads) = 0;
+  virtual StatusOr<proto::HeartbeatResponse> Heartbeat(int worker, int64_t local_step,
+                                                       float loss) = 0;
+  virtual StatusOr<proto::StatusResponse> GetStatus(std::chrono::milliseconds timeout) = 0;
+  virtual Status WorkerDone(int worker) = 0;
+  // Sync replicas: the workers that can still push (the chief's view).
+  virtual Status SetLiveWorkers(const std::vector<int>& workers) = 0;
+  virtual Status Shutdown(const std::string& reason) = 0;
+};
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_PS_PS_CONNECTION_H_

@@ -1,0 +1,227 @@
+#include "ps/ps_core.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "ps/optimizer.h"
+
+namespace pstrain {
+namespace {
+
+// The longest a Pull may wait for a sync step, whatever its deadline.
+constexpr auto kMaxStepWait = std::chrono::minutes(10);
+
+}  // namespace
+
+PsCore::PsCore(int task_index, uint64_t incarnation, VariableStore* store,
+               std::function<void(const std::string&)> on_shutdown)
+    : task_index_(task_index),
+      incarnation_(incarnation),
+      store_(store),
+      on_shutdown_(std::move(on_shutdown)) {}
+
+Status PsCore::CheckWorker(int worker) const {
+  // Before Init tells the count, a bound that keeps the registry small.
+  constexpr int kMaxWorkers = 1 << 16;
+  const int n = num_workers_.load();
+  if (worker < 0 || worker >= (n > 0 ? n : kMaxWorkers)) {
+    return InvalidArgument("no worker:" + std::to_string(worker) + " in the cluster" +
+                           (n > 0 ? " (" + std::to_string(n) + " workers)" : ""));
+  }
+  return OkStatus();
+}
+
+Status PsCore::CheckInitHeader(const proto::InitHeader& header) const {
+  if (header.num_workers() < 0 || header.global_step() < 0 ||
+      !(header.ema_decay() >= 0 && header.ema_decay() < 1) ||
+      !(header.heartbeat_timeout_secs() >= 0 && header.heartbeat_timeout_secs() < 1e6)) {
+    return InvalidArgument(
+        "num_workers and global_step must be >= 0, ema_decay in [0, 1) and "
+        "heartbeat_timeout_secs in [0, 1e6)");
+  }
+  return Optimizer::Create(header.optimizer()).status();
+}
+
+TensorAssembler::Limits PsCore::InitLimits(const proto::InitHeader& header) const {
+  std::set<std::string> expected(header.variables().begin(), header.variables().end());
+  auto declared = [expected = std::move(expected)](const std::string& name,
+                                                  const Shape&) -> Status {
+    if (expected.count(name)) return OkStatus();
+    for (size_t slash = name.rfind('/'); slash != std::string::npos && slash > 0;
+         slash = name.rfind('/', slash - 1)) {
+      if (expected.count(name.substr(0, slash))) return OkStatus();
+    }
+    return InvalidArgument("tensor " + name + " is no declared variable, nor a slot of one");
+  };
+  return {store_->max_bytes(), std::move(declared)};
+}
+
+Status PsCore::Init(const proto::InitHeader& header, std::map<std::string, Tensor> values) {
+  PS_RETURN_IF_ERROR(CheckInitHeader(header));
+  PS_ASSIGN_OR_RETURN(std::unique_ptr<Optimizer> optimizer, Optimizer::Create(header.optimizer()));
+  const std::set<std::string> expected(header.variables().begin(), header.variables().end());
+  for (const std::string& name : expected) {
+    if (!values.count(name)) return InvalidArgument("no value for " + name);
+  }
+  // What is not a declared variable is saved state; the store checks it
+  // belongs to one.
+  std::map<std::string, Tensor> state;
+  for (auto it = values.begin(); it != values.end();) {
+    if (expected.count(it->first)) {
+      ++it;
+    } else {
+      state.insert(values.extract(it++));
+    }
+  }
+  VariableStore::InitOptions options;
+  options.placement_fingerprint = header.placement_fingerprint();
+  options.holds_global_step = header.holds_global_step();
+  options.global_step = header.global_step();
+  options.sync = header.sync();
+  options.ema_decay = header.ema_decay();
+  options.non_trainable.insert(header.non_trainable().begin(), header.non_trainable().end());
+  const size_t restored = state.size();
+  PS_RETURN_IF_ERROR(
+      store_->Initialize(options, std::move(optimizer), std::move(values), std::move(state)));
+  if (header.heartbeat_timeout_secs() > 0) {
+    heartbeat_timeout_ = std::chrono::duration<double>(header.heartbeat_timeout_secs());
+  }
+  num_workers_ = header.num_workers();
+  LOG(INFO) << "ps:" << task_index_ << " initialized " << expected.size() << " variables ("
+            << store_->num_bytes() << " bytes with slots), global_step " << header.global_step()
+            << (restored ? ", restored " + std::to_string(restored) + " slots and shadows" : "");
+  return OkStatus();
+}
+
+StatusOr<PsCore::PullResult> PsCore::Pull(uint64_t placement_fingerprint,
+                                          const std::vector<std::string>& names,
+                                          bool include_state, int64_t min_step,
+                                          std::chrono::system_clock::time_point deadline,
+                                          const std::function<bool()>& cancelled) {
+  PS_RETURN_IF_ERROR(store_->CheckPlacement(placement_fingerprint));
+  if (include_state && !names.empty()) return InvalidArgument("include_state takes no names");
+  if (min_step > 0) {
+    deadline = std::min(deadline, std::chrono::system_clock::now() + kMaxStepWait);
+    Status s = store_->WaitForStep(min_step, deadline, cancelled);
+    if (!s.ok()) return s.Annotate("ps:" + std::to_string(task_index_));
+  }
+  PullResult result;
+  result.step = store_->global_step();
+  PS_ASSIGN_OR_RETURN(result.tensors, include_state ? store_->ReadState() : store_->Read(names));
+  return result;
+}
+
+Status PsCore::CheckPushHeader(const proto::PushHeader& header) const {
+  PS_RETURN_IF_ERROR(store_->CheckPlacement(header.placement_fingerprint()));
+  PS_RETURN_IF_ERROR(CheckWorker(header.worker()));
+  if (header.num_tensors() < 0 || header.num_tensors() > store_->num_variables()) {
+    return InvalidArgument("num_tensors " + std::to_string(header.num_tensors()) +
+                           ", but this ps holds " + std::to_string(store_->num_variables()) +
+                           " variables");
+  }
+  return OkStatus();
+}
+
+TensorAssembler::Limits PsCore::PushLimits() const {
+  return {store_->max_bytes(), [this](const std::string& name, const Shape& shape) {
+            return store_->CheckGradient(name, shape);
+          }};
+}
+
+StatusOr<proto::PushResponse> PsCore::Push(const proto::PushHeader& header,
+                                           std::map<std::string, Tensor> grads) {
+  PS_RETURN_IF_ERROR(CheckPushHeader(header));
+  if (grads.size() != static_cast<size_t>(header.num_tensors())) {
+    return InvalidArgument("worker:" + std::to_string(header.worker()) + " sent " +
+                           std::to_string(grads.size()) + " of " +
+                           std::to_string(header.num_tensors()) + " gradients; nothing applied");
+  }
+  proto::PushResponse response;
+  if (store_->sync_enabled()) {
+    PS_ASSIGN_OR_RETURN(VariableStore::SyncPushResult r,
+                        store_->OfferSyncGradients(header.worker(), header.computed_at_step(),
+                                                   std::move(grads)));
+    response.set_outcome(r.outcome);
+    response.set_global_step(r.step);
+    if (header.local_step() > 0) workers_.Heartbeat(header.worker(), header.local_step());
+    return response;
+  }
+  if (header.local_step() > 0) workers_.Heartbeat(header.worker(), header.local_step());
+  PS_ASSIGN_OR_RETURN(int64_t step, store_->ApplyGradients(grads, header.increment_global_step(),
+                                                           header.computed_at_step()));
+  response.set_outcome(proto::APPLIED);
+  response.set_global_step(step);
+  return response;
+}
+
+proto::StatusResponse PsCore::GetStatus() const {
+  proto::StatusResponse response;
+  response.set_task_index(task_index_);
+  response.set_incarnation(incarnation_);
+  response.set_ready(store_->ready());
+  response.set_placement_fingerprint(store_->placement_fingerprint());
+  response.set_holds_global_step(store_->holds_global_step());
+  response.set_global_step(store_->global_step());
+  response.set_num_variables(store_->num_variables());
+  response.set_num_bytes(store_->num_bytes());
+  response.set_learning_rate(store_->learning_rate());
+  const VariableStore::SyncStats sync = store_->sync_stats();
+  response.set_pending_gradients(sync.pending);
+  response.set_required_gradients(sync.required);
+  response.set_stale_dropped(sync.stale_dropped);
+  response.set_duplicates_dropped(sync.duplicates_dropped);
+  for (const WorkerRegistry::WorkerState& w : workers_.Snapshot()) {
+    proto::WorkerState* ws = response.add_workers();
+    ws->set_worker(w.worker);
+    ws->set_seconds_since_heartbeat(w.seconds_since_heartbeat);
+    ws->set_local_step(w.local_step);
+    ws->set_done(w.done);
+    ws->set_loss(w.loss);
+    if (w.done) response.add_done_workers(w.worker);
+  }
+  return response;
+}
+
+Status PsCore::WorkerDone(int worker) {
+  PS_RETURN_IF_ERROR(CheckWorker(worker));
+  workers_.MarkDone(worker);
+  LOG(INFO) << "ps:" << task_index_ << " worker:" << worker << " finished";
+  return OkStatus();
+}
+
+StatusOr<int64_t> PsCore::SetLiveWorkers(const std::vector<int>& workers) {
+  std::set<int> distinct;
+  for (int w : workers) {
+    PS_RETURN_IF_ERROR(CheckWorker(w));
+    if (!distinct.insert(w).second) {
+      return InvalidArgument("worker:" + std::to_string(w) + " named twice");
+    }
+  }
+  const int live = static_cast<int>(workers.size());
+  PS_ASSIGN_OR_RETURN(int64_t step, store_->SetLiveReplicas(live));
+  std::string names;
+  for (int w : workers) names += (names.empty() ? "" : ", ") + ("worker:" + std::to_string(w));
+  LOG(INFO) << "ps:" << task_index_ << " at step " << step << ": " << live
+            << " workers can still push" << (names.empty() ? "" : " (" + names + ")")
+            << "; a step needs " << store_->sync_stats().required << " gradients";
+  return step;
+}
+
+StatusOr<proto::HeartbeatResponse> PsCore::Heartbeat(int worker, int64_t local_step, float loss) {
+  PS_RETURN_IF_ERROR(CheckWorker(worker));
+  workers_.Heartbeat(worker, local_step, loss);
+  proto::HeartbeatResponse response;
+  response.set_global_step(store_->global_step());
+  response.set_min_live_local_step(workers_.MinLiveLocalStep(heartbeat_timeout_));
+  return response;
+}
+
+void PsCore::Shutdown(const std::string& reason) {
+  LOG(INFO) << "ps:" << task_index_ << " shutdown requested: " << reason;
+  on_shutdown_(reason);
+}
+
+}  // namespace pstrain

@@ -1,0 +1,99 @@
+// PsCore: one ps task's logic, whatever carries its requests: the variable
+// store, synchronous or asynchronous application, the worker registry, and
+// every check of a request. A transport (ps/rpc/ps_service.h for gRPC) reads
+// its wire into these calls and their answers back out; it holds no logic.
+//
+// Init and Push come in two halves, so that a transport that assembles
+// tensors from chunks allocates nothing the ps would refuse: Check*Header
+// first, then the tensors assembled under *Limits, then Init or Push with
+// them. A request refused at any point changes nothing.
+//
+// Thread-safe: calls run concurrently (the store and registry lock). The
+// shutdown callback runs on the caller's thread, with no lock held.
+#ifndef PSTRAIN_PS_PS_CORE_H_
+#define PSTRAIN_PS_PS_CORE_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/tensor.h"
+#include "proto/ps.pb.h"
+#include "ps/tensor_chunks.h"
+#include "ps/variable_store.h"
+#include "ps/worker_registry.h"
+
+namespace pstrain {
+
+class PsCore {
+ public:
+  // Borrows store, which must outlive the core.
+  PsCore(int task_index, uint64_t incarnation, VariableStore* store,
+         std::function<void(const std::string& reason)> on_shutdown);
+
+  int task_index() const { return task_index_; }
+
+  // InvalidArgument for values out of range or an unknown optimizer.
+  Status CheckInitHeader(const proto::InitHeader& header) const;
+  // An Init's tensors: declared variables or saved state of one
+  // ("<variable>/<slot>"), within what the store may hold.
+  TensorAssembler::Limits InitLimits(const proto::InitHeader& header) const;
+  // (Re)initializes the store: values holds every declared variable and any
+  // saved slots and shadows.
+  Status Init(const proto::InitHeader& header, std::map<std::string, Tensor> values);
+
+  // A Pull's answer: the store's step when it was read, and the tensors.
+  struct PullResult {
+    int64_t step = 0;
+    std::vector<std::pair<std::string, Tensor>> tensors;
+  };
+  // The named variables (every one when names is empty), or with
+  // include_state every variable, slot and shadow. min_step > 0 waits until
+  // the store reaches that step (sync replicas), at most until `deadline`
+  // and 10 minutes, giving up when `cancelled` says so.
+  StatusOr<PullResult> Pull(uint64_t placement_fingerprint, const std::vector<std::string>& names,
+                            bool include_state, int64_t min_step,
+                            std::chrono::system_clock::time_point deadline,
+                            const std::function<bool()>& cancelled);
+
+  // InvalidArgument for another placement, an unknown worker or more
+  // tensors than this ps holds.
+  Status CheckPushHeader(const proto::PushHeader& header) const;
+  // A Push's tensors: gradients of this ps's variables, each of its
+  // variable's shape.
+  TensorAssembler::Limits PushLimits() const;
+  // Applies (async) or offers (sync) the gradients; grads must be the
+  // header's num_tensors.
+  StatusOr<proto::PushResponse> Push(const proto::PushHeader& header,
+                                     std::map<std::string, Tensor> grads);
+
+  proto::StatusResponse GetStatus() const;
+  Status WorkerDone(int worker);
+  // Sync replicas: the workers that can still push. Returns the store's step.
+  StatusOr<int64_t> SetLiveWorkers(const std::vector<int>& workers);
+  StatusOr<proto::HeartbeatResponse> Heartbeat(int worker, int64_t local_step, float loss);
+  void Shutdown(const std::string& reason);
+
+ private:
+  // InvalidArgument unless 0 <= worker < the cluster's worker count (once
+  // Init told it).
+  Status CheckWorker(int worker) const;
+
+  const int task_index_;
+  const uint64_t incarnation_;
+  VariableStore* const store_;
+  const std::function<void(const std::string&)> on_shutdown_;
+  WorkerRegistry workers_;
+  std::atomic<int> num_workers_{0};  // set by Init; 0: not known yet
+  // Set by Init, read by Heartbeat; a worker silent this long counts as dead.
+  std::atomic<std::chrono::duration<double>> heartbeat_timeout_{std::chrono::seconds(10)};
+};
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_PS_PS_CORE_H_

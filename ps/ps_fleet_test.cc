@@ -1,0 +1,96 @@
+// PsFleet over in-process ps tasks (ps/in_process_ps.h): shards stitched on
+// pull and cut on push, global_step kept by ps 0, state pulled with slots,
+// and a push for another placement refused without changing anything. The
+// same fleet over gRPC and real processes: tests/integration/.
+#include "ps/ps_fleet.h"
+
+#include <gtest/gtest.h>
+
+#include "ps/in_process_ps.h"
+
+namespace pstrain {
+namespace {
+
+class PsFleetInProcess : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto placement =
+        cluster::ComputePlacement(vars_, 2, cluster::PlacementStrategy::kGreedy, 16 << 10);
+    ASSERT_TRUE(placement.ok()) << placement.status().ToString();
+    ASSERT_EQ(placement->ShardsOfVariable("a").size(), 2u);  // cut by the 16 KB slice limit
+    std::vector<std::unique_ptr<PsConnection>> ps;
+    for (int i = 0; i < 2; ++i) {
+      auto one = std::make_unique<InProcessPs>(i);
+      ps_[i] = one.get();
+      ps.push_back(std::move(one));
+    }
+    fleet_ = std::make_unique<PsFleet>(std::move(ps), vars_, *placement);
+
+    std::vector<Tensor> init = {Tensor({1000, 10}), Tensor({7})};
+    for (int64_t i = 0; i < init[0].size(); ++i) init[0][i] = static_cast<float>(i);
+    proto::InitHeader header;
+    header.mutable_optimizer()->set_name("Momentum");
+    header.mutable_optimizer()->set_learning_rate(0.5f);
+    header.mutable_optimizer()->set_momentum(0.5f);
+    header.set_num_workers(2);
+    ASSERT_TRUE(fleet_->InitVariables(init, header).ok());
+  }
+
+  const std::vector<cluster::VariableInfo> vars_ = {{"a", {1000, 10}, 1}, {"b", {7}, 1}};
+  InProcessPs* ps_[2] = {nullptr, nullptr};
+  std::unique_ptr<PsFleet> fleet_;
+};
+
+TEST_F(PsFleetInProcess, PushesLandOnEveryShardAndPs0CountsTheSteps) {
+  std::vector<Tensor> grads = {Tensor({1000, 10}), Tensor({7})};
+  grads[0].Fill(1.0f);
+  grads[1].Fill(2.0f);
+  const PsFleet::PsSteps pulled = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    auto pushed = fleet_->PushGradients(grads, /*worker=*/i, i + 1, pulled, /*sync=*/false);
+    ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
+  }
+  std::vector<Tensor> values;
+  PsFleet::PsSteps steps;
+  ASSERT_TRUE(fleet_->PullVariables(&values, &steps).ok());
+  EXPECT_EQ(steps[0], 2);
+  // Momentum 0.5, lr 0.5: accum 1 then 1.5 (times g); var -= 0.5 * accum.
+  for (int64_t i = 0; i < values[0].size(); ++i) {
+    ASSERT_EQ(values[0][i], static_cast<float>(i) - 0.5f * (1.0f + 1.5f)) << i;
+  }
+  for (int64_t i = 0; i < 7; ++i) ASSERT_EQ(values[1][i], -0.5f * 2.0f * (1.0f + 1.5f));
+
+  PsFleet::State state;
+  ASSERT_TRUE(fleet_->PullState(&state, &steps).ok());
+  ASSERT_TRUE(state.count("a/Momentum"));
+  EXPECT_EQ(state["a/Momentum"].shape(), (Shape{1000, 10}));
+  EXPECT_EQ(state["a/Momentum"][999], 1.5f);
+  EXPECT_EQ(state["b/Momentum"][0], 3.0f);
+}
+
+TEST_F(PsFleetInProcess, PushForAnotherPlacementIsRefusedAndChangesNothing) {
+  auto other = cluster::ComputePlacement(vars_, 2, cluster::PlacementStrategy::kGreedy, 1 << 30);
+  ASSERT_TRUE(other.ok());
+  ASSERT_NE(other->fingerprint, fleet_->placement().fingerprint);
+  proto::PushHeader header;
+  header.set_placement_fingerprint(other->fingerprint);
+  header.set_num_tensors(1);
+  Tensor g({7});
+  g.Fill(1.0f);
+  auto pushed = ps_[0]->Push(header, {{"b", &g}});
+  EXPECT_EQ(pushed.status().code(), Code::kFailedPrecondition) << pushed.status().ToString();
+  EXPECT_NE(pushed.status().message().find("ps:0 (in process): Push"), std::string::npos);
+
+  std::vector<Tensor> values;
+  ASSERT_TRUE(fleet_->PullVariables(&values, nullptr).ok());
+  EXPECT_EQ(values[1][0], 0.0f);
+}
+
+TEST_F(PsFleetInProcess, ShutdownReachesEveryPs) {
+  ASSERT_TRUE(fleet_->ShutdownAll("test done").ok());
+  EXPECT_EQ(ps_[0]->shutdown_reason(), "test done");
+  EXPECT_EQ(ps_[1]->shutdown_reason(), "test done");
+}
+
+}  // namespace
+}  // namespace pstrain
