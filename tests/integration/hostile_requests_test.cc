@@ -260,7 +260,7 @@ TEST_F(HostileRequests, PushEndingInGarbageOrCutShortAppliesNothing) {
   std::vector<std::string> cut(push.begin(), push.end() - 1);
   ExpectRefused(raw_->Stream("Push", cut), grpc::StatusCode::INVALID_ARGUMENT, "nothing applied");
   ExpectRefused(raw_->Stream("Push", {push[0]}), grpc::StatusCode::INVALID_ARGUMENT,
-                "ended after 0 of 2 gradients");
+                "sent 0 of 2 gradients; nothing applied");
   ExpectUntouched();
   // The same push, whole, is applied: the refusals above were for cause.
   EXPECT_TRUE(raw_->Stream("Push", push).ok());
