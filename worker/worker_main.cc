@@ -12,6 +12,7 @@
 #include "data/mnist_dataset.h"
 #include "nn/model.h"
 #include "nn/model_spec.h"
+#include "nn/towers.h"
 #include "ps/optimizer_flags.h"
 #include "ps/ps_fleet.h"
 #include "ps/sync_flags.h"
@@ -21,7 +22,10 @@
 DEFINE_string(model, "mnist",
               "Network to train: a built-in one (mnist, mnist_bn, cifar10) or a ModelSpec "
               "text file (proto/model.proto)");
-DEFINE_int32(batch_size, 128, "Examples per step");
+DEFINE_int32(batch_size, 128, "Examples per step of each tower");
+DEFINE_int32(num_towers, 1,
+             "Towers on the CPU: each runs the model on its own batch of --batch_size on its "
+             "share of the cores; their gradients are averaged and pushed once per step");
 DEFINE_int64(max_steps, 0, "Stop when global_step reaches this (0: no limit)");
 DEFINE_int64(epochs, 1, "Passes over this worker's shard of the input (0: no limit)");
 DEFINE_int64(train_examples, 0,
@@ -59,9 +63,13 @@ int main(int argc, char** argv) {
     return pstrain::ExitWith(pstrain::InvalidArgument("--batch_size must be positive"),
                              pstrain::kExitBadInput);
   }
+  if (FLAGS_num_towers < 1 || FLAGS_num_towers > 64) {
+    return pstrain::ExitWith(pstrain::InvalidArgument("--num_towers must be in [1, 64]"),
+                             pstrain::kExitBadInput);
+  }
   auto spec = pstrain::nn::LoadModelSpec(FLAGS_model);
   if (!spec.ok()) return pstrain::ExitWith(spec.status(), pstrain::kExitBadInput);
-  auto model = pstrain::nn::CreateModel(*spec);
+  auto model = pstrain::nn::Towers::Create(*spec, FLAGS_num_towers);
   if (!model.ok()) return pstrain::ExitWith(model.status(), pstrain::kExitBadInput);
   LOG(INFO) << "worker:" << index << " runs " << FLAGS_model << " on " << (*model)->backend();
   auto sync = pstrain::SyncConfigFromFlags(config.spec.NumTasks("worker"));
@@ -81,7 +89,7 @@ int main(int argc, char** argv) {
   }
   pstrain::data::KeepFirst(FLAGS_train_examples, &*train);
   pstrain::data::InputPipelineOptions qopts;
-  qopts.batch_size = FLAGS_batch_size;
+  qopts.batch_size = FLAGS_batch_size * FLAGS_num_towers;  // a slice per tower
   qopts.shard_index = index;
   qopts.num_shards = config.spec.NumTasks("worker");
   qopts.seed = FLAGS_seed + static_cast<uint64_t>(index);

@@ -164,6 +164,30 @@ TEST(LocalCluster, UserNetworkFromDocsTrains) {
   }
 }
 
+// Two CPU towers in a worker: every step averages the gradients of two
+// batches of 32.
+TEST(LocalCluster, TwoTowersPerWorkerTrain) {
+  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  testing::TempDir dir("towers");
+  std::string out;
+  const std::string result = testing::RunToCompletion(
+      {BuildDir() + "/deploy/pstrain_local", "--ps=1", "--workers=1",
+       "--model=" + std::string(PSTRAIN_SOURCE_DIR) + "/docs/example_net.pbtxt",
+       "--num_towers=2", "--batch_size=32", "--max_steps=60", "--log_frequency=20",
+       "--http_port=-1", "--save_summaries_steps=0", "--train_dir=" + dir.path()},
+      std::chrono::seconds(600), &out);
+  ASSERT_EQ(result, "exit code 0") << out;
+  EXPECT_NE(out.find("runs " + std::string(PSTRAIN_SOURCE_DIR) +
+                     "/docs/example_net.pbtxt on 2 towers, each on cpu"),
+            std::string::npos)
+      << out;
+  std::smatch m;
+  ASSERT_TRUE(
+      std::regex_search(out, m, std::regex(R"(final: step (\d+), test accuracy (0\.\d+))")))
+      << out;
+  EXPECT_GT(std::stod(m[2]), 0.5) << "60 steps of 2 x 32 lift it well above chance (0.1)";
+}
+
 // cifar10 end to end on real data: Fashion-MNIST written in the CIFAR-10
 // binary layout, read by the CIFAR reader, distorted and shuffled by the
 // input pipeline, trained by the cluster and evaluated on central crops.

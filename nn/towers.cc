@@ -1,0 +1,111 @@
+#include "nn/towers.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <future>
+#include <thread>
+
+#include "nn/graph_model.h"
+
+namespace pstrain {
+namespace nn {
+namespace {
+
+// OpenMP threads for each of n towers sharing the caller's threads (the
+// cores, or OMP_NUM_THREADS).
+int ThreadsPerTower(int n) { return std::max(1, omp_get_max_threads() / n); }
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Towers>> Towers::Create(const proto::ModelSpec& spec, int num_towers) {
+  if (num_towers < 1) return InvalidArgument("num_towers must be >= 1");
+  std::vector<std::unique_ptr<Model>> towers;
+  for (int t = 0; t < num_towers; ++t) {
+    // Each tower draws its own dropout masks.
+    PS_ASSIGN_OR_RETURN(std::unique_ptr<GraphModel> tower,
+                        GraphModel::Create(spec, /*seed=*/static_cast<uint64_t>(t)));
+    towers.push_back(std::move(tower));
+  }
+  return std::unique_ptr<Towers>(new Towers(std::move(towers)));
+}
+
+Towers::Towers(std::vector<std::unique_ptr<Model>> towers)
+    : towers_(std::move(towers)), tower_grads_(towers_.size()), slices_(towers_.size()) {}
+
+std::string Towers::backend() const {
+  if (num_towers() == 1) return towers_[0]->backend();
+  // The backend as a tower thread sees it, with its share of the cores.
+  std::string tower;
+  const int threads = ThreadsPerTower(num_towers());
+  std::thread([&] {
+    omp_set_num_threads(threads);
+    tower = towers_[0]->backend();
+  }).join();
+  return std::to_string(num_towers()) + " towers, each on " + tower;
+}
+
+StatusOr<float> Towers::LossAndGradients(const std::vector<Tensor>& params, const Tensor& images,
+                                         const std::vector<int32_t>& labels,
+                                         std::vector<Tensor>* grads) {
+  const int k = num_towers();
+  if (k == 1) return towers_[0]->LossAndGradients(params, images, labels, grads);
+  const int64_t n = images.rank() > 0 ? images.dim(0) : 0;
+  if (n == 0 || n % k != 0 || static_cast<int64_t>(labels.size()) != n) {
+    return InvalidArgument("towers: a batch of " + std::to_string(n) + " images and " +
+                           std::to_string(labels.size()) + " labels does not split into " +
+                           std::to_string(k) + " equal slices");
+  }
+  const int64_t per = n / k;
+  Shape slice_shape = images.shape();
+  slice_shape[0] = per;
+  const int64_t slice_size = images.size() / k;
+
+  // Tower t runs on its own thread with its share of the cores.
+  const int threads = ThreadsPerTower(k);
+  std::vector<std::future<StatusOr<float>>> runs;
+  for (int t = 0; t < k; ++t) {
+    runs.push_back(std::async(std::launch::async, [&, t]() -> StatusOr<float> {
+      omp_set_num_threads(threads);
+      if (slices_[t].shape() != slice_shape) slices_[t] = Tensor(slice_shape, Tensor::kUninitialized);
+      std::memcpy(slices_[t].data(), images.data() + t * slice_size, slices_[t].bytes());
+      const std::vector<int32_t> slice_labels(labels.begin() + t * per,
+                                              labels.begin() + (t + 1) * per);
+      return towers_[t]->LossAndGradients(params, slices_[t], slice_labels, &tower_grads_[t]);
+    }));
+  }
+  float loss = 0;
+  Status first = OkStatus();
+  for (int t = 0; t < k; ++t) {
+    StatusOr<float> r = runs[t].get();
+    if (!r.ok()) {
+      if (first.ok()) first = r.status().Annotate("tower " + std::to_string(t));
+      continue;
+    }
+    loss += *r / k;
+  }
+  PS_RETURN_IF_ERROR(first);
+
+  // The mean over the towers, variable by variable.
+  grads->resize(tower_grads_[0].size());
+  const float scale = 1.0f / static_cast<float>(k);
+  for (size_t v = 0; v < grads->size(); ++v) {
+    Tensor& out = (*grads)[v];
+    if (out.shape() != tower_grads_[0][v].shape()) {
+      out = Tensor(tower_grads_[0][v].shape(), Tensor::kUninitialized);
+    }
+    float* o = out.data();
+    const int64_t size = out.size();
+#pragma omp parallel for simd schedule(static)
+    for (int64_t i = 0; i < size; ++i) {
+      float sum = 0;
+      for (int t = 0; t < k; ++t) sum += tower_grads_[t][v][i];
+      o[i] = sum * scale;
+    }
+  }
+  return loss;
+}
+
+}  // namespace nn
+}  // namespace pstrain

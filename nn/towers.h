@@ -1,0 +1,57 @@
+// Towers: K copies of one network that share its variables, each running on
+// its own slice of the batch at the same time, as the seeds'
+// cifar10_multi_gpu_train builds one tower per GPU. LossAndGradients cuts a
+// batch of K * B examples into K slices of B, runs every tower on its slice
+// in a thread of its own (each with 1/K of the caller's OpenMP threads),
+// and averages the towers' losses and gradients: with equal slices that is
+// the loss and gradient of the whole batch, as one tower would compute them.
+// A batch norm's moving-average deltas are averaged likewise.
+//
+// Thread-compatible, as a Model is: one caller at a time.
+#ifndef PSTRAIN_NN_TOWERS_H_
+#define PSTRAIN_NN_TOWERS_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "nn/model.h"
+#include "proto/model.pb.h"
+
+namespace pstrain {
+namespace nn {
+
+class Towers : public Model {
+ public:
+  // InvalidArgument for num_towers < 1; the spec's errors (GraphModel).
+  static StatusOr<std::unique_ptr<Towers>> Create(const proto::ModelSpec& spec, int num_towers);
+
+  int num_towers() const { return static_cast<int>(towers_.size()); }
+
+  const std::vector<VariableSpec>& variables() const override { return towers_[0]->variables(); }
+  Shape example_shape() const override { return towers_[0]->example_shape(); }
+  int num_classes() const override { return towers_[0]->num_classes(); }
+  // "2 towers, each on cpu (oneDNN 2.6.3, 1 thread)"; one tower's own.
+  std::string backend() const override;
+  // InvalidArgument unless the batch splits into num_towers() equal slices.
+  StatusOr<float> LossAndGradients(const std::vector<Tensor>& params, const Tensor& images,
+                                   const std::vector<int32_t>& labels,
+                                   std::vector<Tensor>* grads) override;
+  // On the first tower, the whole batch.
+  StatusOr<Tensor> Logits(const std::vector<Tensor>& params, const Tensor& images) override {
+    return towers_[0]->Logits(params, images);
+  }
+
+ private:
+  explicit Towers(std::vector<std::unique_ptr<Model>> towers);
+
+  std::vector<std::unique_ptr<Model>> towers_;
+  std::vector<std::vector<Tensor>> tower_grads_;  // per tower, reused across steps
+  std::vector<Tensor> slices_;                    // per tower, reused across steps
+};
+
+}  // namespace nn
+}  // namespace pstrain
+
+#endif  // PSTRAIN_NN_TOWERS_H_
