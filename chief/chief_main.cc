@@ -18,7 +18,7 @@
 #include "nn/model.h"
 #include "nn/model_spec.h"
 #include "ps/optimizer_flags.h"
-#include "ps/rpc/ps_fleet.h"
+#include "ps/ps_fleet.h"
 #include "ps/sync_flags.h"
 
 DEFINE_string(model, "mnist",

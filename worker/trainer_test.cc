@@ -9,28 +9,16 @@
 
 #include "data/input_pipeline.h"
 #include "nn/model_spec.h"
+#include "nn/test_models.h"
 #include "ps/in_process_ps.h"
 
 namespace pstrain {
 namespace {
 
-constexpr char kTinyNet[] = R"pbtxt(
-  name: "tiny" input_shape: [4, 4, 1] num_classes: 10
-  layer { name: "flat" flatten {} }
-  layer {
-    name: "logits"
-    dense {
-      units: 10
-      weights_initializer { truncated_normal_stddev: 0.1 }
-      biases_initializer { constant: 0.0 }
-    }
-  }
-)pbtxt";
-
 class TrainerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto spec = nn::ParseModelSpec(kTinyNet, "kTinyNet");
+    auto spec = nn::ParseModelSpec(nn::TinyLinearNetText(0.0f), "the tiny net");
     ASSERT_TRUE(spec.ok()) << spec.status().ToString();
     auto model = nn::CreateModel(*spec);
     ASSERT_TRUE(model.ok()) << model.status().ToString();
