@@ -11,6 +11,7 @@
 #include "data/input_pipeline.h"
 #include "data/mnist_dataset.h"
 #include "nn/model.h"
+#include "nn/gpus.h"
 #include "nn/model_spec.h"
 #include "nn/towers.h"
 #include "ps/optimizer_flags.h"
@@ -71,6 +72,13 @@ int main(int argc, char** argv) {
   if (!spec.ok()) return pstrain::ExitWith(spec.status(), pstrain::kExitBadInput);
   auto model = pstrain::nn::Towers::Create(*spec, FLAGS_num_towers);
   if (!model.ok()) return pstrain::ExitWith(model.status(), pstrain::kExitBadInput);
+  const pstrain::nn::GpuProbe gpus = pstrain::nn::ProbeGpus();
+  if (gpus.devices.empty()) {
+    LOG(INFO) << "worker:" << index << " has no GPU (" << gpus.why_none << ")";
+  } else {
+    LOG(INFO) << "worker:" << index << " sees " << gpus.devices.size() << " GPU(s), first "
+              << gpus.devices[0] << ", but the CUDA backend runs no layers yet";
+  }
   LOG(INFO) << "worker:" << index << " runs " << FLAGS_model << " on " << (*model)->backend();
   auto sync = pstrain::SyncConfigFromFlags(config.spec.NumTasks("worker"));
   if (!sync.ok()) return pstrain::ExitWith(sync.status(), pstrain::kExitBadInput);
