@@ -51,7 +51,9 @@ TEST(LocalCluster, TrainsBrieflyLossFallsAndFinalVariablesAreSaved) {
       << out;
   const int64_t step = std::stoll(final_line[1]);
   EXPECT_GE(step, 100);
-  EXPECT_GT(std::stod(final_line[2]), 0.3) << "100 steps learn something";
+  // Twice chance (0.1): 100 asynchronous steps reached 0.30 to 0.39 in five
+  // runs, the spread of two workers' interleaving.
+  EXPECT_GT(std::stod(final_line[2]), 0.2) << "100 steps learn something";
 
   auto state = ReadCheckpointState(dir.path());
   ASSERT_TRUE(state.ok()) << state.status().ToString();
