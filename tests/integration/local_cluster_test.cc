@@ -158,7 +158,8 @@ TEST(LocalCluster, UserNetworkFromDocsTrains) {
   ASSERT_TRUE(
       std::regex_search(out, m, std::regex(R"(final: step (\d+), test accuracy (0\.\d+))")))
       << out;
-  EXPECT_GT(std::stod(m[2]), 0.5) << "60 steps lift it well above chance (0.1)";
+  // 0.58 and 0.59 in two runs; two workers interleave differently each time.
+  EXPECT_GT(std::stod(m[2]), 0.35) << "60 steps lift it well above chance (0.1)";
   auto ckpt = ReadCheckpoint(dir.path() + "/model.ckpt-" + std::string(m[1]));
   ASSERT_TRUE(ckpt.ok()) << ckpt.status().ToString();
   for (const char* name : {"conv1/weights", "hidden/weights", "logits/biases"}) {
