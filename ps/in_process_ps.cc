@@ -26,18 +26,18 @@ std::string InProcessPs::shutdown_reason() const {
 
 StatusOr<std::map<std::string, Tensor>> InProcessPs::Deliver(
     const NamedTensors& tensors, const TensorAssembler::Limits& limits) {
-  std::map<std::string, Tensor> out;
-  uint64_t bytes = 0;
+  // Through the assembler that gRPC's streams go through, chunk by chunk.
+  TensorAssembler assembler(limits);
+  proto::TensorChunk chunk;
+  Status s;
   for (const auto& [name, tensor] : tensors) {
-    if (limits.check) PS_RETURN_IF_ERROR(limits.check(name, tensor->shape()));
-    bytes += tensor->bytes() + name.size() + TensorAssembler::kOverheadBytes;
-    if (bytes > limits.max_bytes) {
-      return ResourceExhausted("the tensors take more than " + std::to_string(limits.max_bytes) +
-                               " bytes");
-    }
-    if (!out.emplace(name, *tensor).second) return InvalidArgument("tensor " + name + " twice");
+    ForEachChunk(name, *tensor, kDefaultChunkBytes, &chunk, [&] {
+      s = assembler.Add(chunk);
+      return s.ok();
+    });
+    PS_RETURN_IF_ERROR(s);
   }
-  return out;
+  return assembler.Finish();
 }
 
 Status InProcessPs::Init(const proto::InitHeader& header, const NamedTensors& values) {

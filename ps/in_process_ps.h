@@ -43,8 +43,8 @@ class InProcessPs : public PsConnection {
   Status Shutdown(const std::string& reason) override;
 
  private:
-  // The tensors, each checked by `limits` and copied, as a transport would
-  // deliver them.
+  // The tensors as a transport would deliver them: chunked and reassembled
+  // under `limits` by the same TensorAssembler as the gRPC service's.
   static StatusOr<std::map<std::string, Tensor>> Deliver(const NamedTensors& tensors,
                                                         const TensorAssembler::Limits& limits);
   Status PullInto(uint64_t fingerprint, const std::vector<std::string>& names, bool state,
