@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include "nn/cpu/conv2d_shapes.h"
 #include "nn/cpu/operand.h"
 #include "nn/cpu/tensor_util.h"
 
@@ -32,29 +33,7 @@ struct Conv2D::Plan {
 Conv2D::Conv2D(DnnlContext* ctx, const Conv2DConfig& config) : ctx_(ctx), config_(config) {}
 Conv2D::~Conv2D() = default;
 
-Shape Conv2D::OutputShape(const Shape& x) const {
-  WindowDim h = ComputeWindow(x[1], config_.kernel_h, config_.stride, config_.padding);
-  WindowDim w = ComputeWindow(x[2], config_.kernel_w, config_.stride, config_.padding);
-  return {x[0], h.out, w.out, config_.out_channels};
-}
-
-Status Conv2D::CheckShapes(const Tensor& x, const Tensor& w) const {
-  const Conv2DConfig& c = config_;
-  if (x.rank() != 4 || x.dim(3) != c.in_channels) {
-    return InvalidArgument("conv2d: input " + ShapeString(x.shape()) + " is not [N,H,W," +
-                           std::to_string(c.in_channels) + "]");
-  }
-  Shape want_w = {c.kernel_h, c.kernel_w, c.in_channels, c.out_channels};
-  if (w.shape() != want_w) {
-    return InvalidArgument("conv2d: weights " + ShapeString(w.shape()) + ", want " +
-                           ShapeString(want_w));
-  }
-  Shape y = OutputShape(x.shape());
-  if (y[1] <= 0 || y[2] <= 0) {
-    return InvalidArgument("conv2d: input " + ShapeString(x.shape()) + " smaller than the kernel");
-  }
-  return OkStatus();
-}
+Shape Conv2D::OutputShape(const Shape& x) const { return Conv2DOutputShape(config_, x); }
 
 Conv2D::Plan* Conv2D::GetPlan(const Shape& x) {
   auto it = plans_.find(x);
@@ -119,10 +98,7 @@ Conv2D::Plan* Conv2D::GetPlan(const Shape& x) {
 }
 
 Status Conv2D::Forward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor* y) {
-  PS_RETURN_IF_ERROR(CheckShapes(x, w));
-  if (b.shape() != Shape{config_.out_channels}) {
-    return InvalidArgument("conv2d: bias " + ShapeString(b.shape()));
-  }
+  PS_RETURN_IF_ERROR(CheckConv2DOperands(config_, x, w, &b, nullptr));
   return CatchDnnl("conv2d forward", [&]() -> Status {
     Plan* p = GetPlan(x.shape());
     EnsureShape(y, p->y_shape);
@@ -140,11 +116,7 @@ Status Conv2D::Forward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor
 
 Status Conv2D::Backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor* dx, Tensor* dw,
                         Tensor* db) {
-  PS_RETURN_IF_ERROR(CheckShapes(x, w));
-  if (dy.shape() != OutputShape(x.shape())) {
-    return InvalidArgument("conv2d: output gradient " + ShapeString(dy.shape()) + ", want " +
-                           ShapeString(OutputShape(x.shape())));
-  }
+  PS_RETURN_IF_ERROR(CheckConv2DOperands(config_, x, w, nullptr, &dy));
   return CatchDnnl("conv2d backward", [&]() -> Status {
     Plan* p = GetPlan(x.shape());
     dnnl::stream& s = ctx_->stream;

@@ -39,7 +39,6 @@ class Conv2D : public AffineKernel {
 
  private:
   struct Plan;
-  Status CheckShapes(const Tensor& x, const Tensor& w) const;
   Plan* GetPlan(const Shape& x);  // throws dnnl::error
 
   DnnlContext* const ctx_;

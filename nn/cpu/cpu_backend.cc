@@ -14,6 +14,7 @@
 #include "nn/cpu/max_pool.h"
 #include "nn/cpu/relu.h"
 #include "nn/cpu/softmax_xent.h"
+#include "nn/cpu/winograd_conv.h"
 
 namespace pstrain {
 namespace nn {
@@ -31,6 +32,9 @@ class CpuBackend : public Backend {
   }
 
   StatusOr<std::unique_ptr<AffineKernel>> Conv2D(const Conv2DConfig& config) override {
+    if (WinogradConv2D::Supports(config)) {
+      return std::unique_ptr<AffineKernel>(std::make_unique<WinogradConv2D>(config));
+    }
     return std::unique_ptr<AffineKernel>(std::make_unique<cpu::Conv2D>(&dnnl_, config));
   }
   StatusOr<std::unique_ptr<AffineKernel>> Dense(int64_t in, int64_t out) override {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "nn/cpu/clones.h"
 #include "nn/elementwise.h"
 
 namespace pstrain {
@@ -17,11 +18,6 @@ Status CheckNhwc(const char* what, const Tensor& t) {
   }
   return OkStatus();
 }
-
-// The per-pixel passes below are compiled twice, for AVX2 and FMA and for
-// the baseline x86-64-v2, and the loader picks one for the CPU it runs on:
-// the vectors are twice as wide where the CPU has them.
-#define PSTRAIN_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 
 // out[k] = sum of in[k - r .. k + r] for k in [0, C), where `in` points r
 // floats into a buffer holding zeros in the r floats on either side. A direct
