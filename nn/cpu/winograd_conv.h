@@ -1,6 +1,6 @@
 // WinogradConv2D: a 5x5, stride-1, SAME conv2d plus bias by Winograd's
-// F(2x2, 5x5) (nn/cpu/winograd_f2x5.h), forward and backward: 36 small matrix
-// products per block of tiles where the direct method does 2.8 times the
+// F(4x4, 5x5) (nn/cpu/winograd_f4x5.h), forward and backward: 64 small matrix
+// products per block of tiles where the direct method does 6.25 times the
 // multiplications. oneDNN 2.6 has Winograd only for 3x3 kernels on AVX-512;
 // cifar10's and mnist's second convolutions are 5x5 and spend most of a
 // training step in the direct method.

@@ -33,7 +33,7 @@ Conv2DConfig ConfigOf(const WinoCase& c) { return {5, 5, c.cin, c.cout, 1, Paddi
 
 // |got - want| <= tol * max |want| for every element. Winograd's transforms
 // round differently from a direct sum: in these cases the worst error is
-// 7e-6 of the largest value; a wrong index or coefficient is off by O(1).
+// 1e-5 of the largest value; a wrong index or coefficient is off by O(1).
 void ExpectClose(const char* what, const Tensor& got, const Tensor& want, double tol) {
   ASSERT_EQ(got.shape(), want.shape()) << what;
   double scale = 0;
