@@ -41,6 +41,14 @@ DEFINE_double(ema_decay, 0,
 DEFINE_bool(eval_use_moving_averages, false,
             "Evaluate the moving averages, not the variables (default: the model's recipe)");
 DEFINE_int32(batch_size, 128, "The workers' batch size (for examples/sec)");
+DEFINE_double(eval_secs, 0,
+              "Also evaluate on the test set every this many seconds while training, logging "
+              "'eval: step S, test accuracy A (N examples) after T s of training' (0: at the "
+              "end only)");
+DEFINE_double(target_accuracy, 0,
+              "End training once an evaluation while training reaches this test accuracy: the "
+              "workers stop after their step, and the chief saves and reports as at the end "
+              "(0: off; needs --eval_secs)");
 DEFINE_int32(http_port, 0,
              "Serve /healthz, /metrics, /status and a status page on this port (0: a free "
              "port, -1: off)");
@@ -82,6 +90,15 @@ int main(int argc, char** argv) {
                                          ? FLAGS_eval_use_moving_averages
                                          : recipe.eval_use_moving_averages();
   options.batch_size = FLAGS_batch_size;
+  if (FLAGS_eval_secs < 0 || FLAGS_target_accuracy < 0 || FLAGS_target_accuracy > 1 ||
+      (FLAGS_target_accuracy > 0 && FLAGS_eval_secs == 0)) {
+    return pstrain::ExitWith(
+        pstrain::InvalidArgument("--eval_secs must be >= 0 and --target_accuracy in [0, 1], "
+                                 "with --eval_secs > 0 when it is set"),
+        pstrain::kExitBadInput);
+  }
+  options.eval_secs = FLAGS_eval_secs;
+  options.target_accuracy = FLAGS_target_accuracy;
   const double ema_decay = given("ema_decay") ? FLAGS_ema_decay : recipe.ema_decay();
   if (ema_decay < 0 || ema_decay >= 1) {
     return pstrain::ExitWith(pstrain::InvalidArgument("--ema_decay must be in [0, 1)"),

@@ -107,6 +107,7 @@ Status Supervisor::Start() {
   } else {
     PS_RETURN_IF_ERROR(RestoreOrInitialize("starting"));
   }
+  training_started_ = last_eval_ = Clock::now();
   const auto& placement = fleet_->placement();
   LOG(INFO) << "model ready: " << model_->variables().size() << " variables in "
             << placement.shards.size() << " shards on " << placement.num_ps
@@ -277,6 +278,17 @@ Status Supervisor::Monitor() {
       }
       Status s = WriteSummaries(*st);
       if (!s.ok()) LOG(WARNING) << "summaries not written: " << s.ToString();
+      if (options_.eval_secs > 0 && end_reason_.empty() &&
+          Clock::now() - last_eval_ >= std::chrono::duration<double>(options_.eval_secs)) {
+        s = EvaluateWhileTraining();
+        if (!s.ok()) LOG(WARNING) << "evaluation while training: " << s.ToString();
+        last_eval_ = Clock::now();
+      }
+      if (!end_reason_.empty()) {
+        // Every poll, so that a ps 0 restored meanwhile hears it too.
+        s = fleet_->client(0)->EndTraining(end_reason_);
+        if (!s.ok()) LOG(WARNING) << "telling the workers to stop: " << s.ToString();
+      }
       if (Clock::now() - last_progress >= options_.progress_interval) {
         LOG(INFO) << "global_step " << st->global_step() << ", loss " << MeanWorkerLoss(*st)
                   << ", learning rate "
@@ -359,14 +371,7 @@ Status Supervisor::Finish() {
     last_saved_step_ = step;
     LOG(INFO) << "saved the final checkpoint " << prefix;
   }
-  bool averaged = false;
-  PS_ASSIGN_OR_RETURN(std::vector<Tensor> params,
-                      SelectEvalParams(*model_, state, options_.eval_use_moving_averages,
-                                       "the ps tasks' state", &averaged));
-  if (options_.eval_use_moving_averages && !averaged) {
-    LOG(WARNING) << "no moving averages on the ps (--ema_decay=0?); evaluating the variables";
-  }
-  PS_ASSIGN_OR_RETURN(EvalResult eval, EvaluatePrecisionAt1(model_, params, *test_set_, options_.input));
+  PS_ASSIGN_OR_RETURN(EvalResult eval, EvaluateState(state));
   char line[128];
   std::snprintf(line, sizeof(line), "final: step %lld, test accuracy %.4f (%lld examples)",
                 static_cast<long long>(step), eval.accuracy(),
@@ -378,6 +383,42 @@ Status Supervisor::Finish() {
   }
   Status s = fleet_->ShutdownAll("training done");
   if (!s.ok()) LOG(WARNING) << "shutting the ps tasks down: " << s.ToString();
+  return OkStatus();
+}
+
+StatusOr<EvalResult> Supervisor::EvaluateState(const std::map<std::string, Tensor>& state) {
+  bool averaged = false;
+  PS_ASSIGN_OR_RETURN(std::vector<Tensor> params,
+                      SelectEvalParams(*model_, state, options_.eval_use_moving_averages,
+                                       "the ps tasks' state", &averaged));
+  if (options_.eval_use_moving_averages && !averaged) {
+    LOG_FIRST_N(WARNING, 1) << "no moving averages on the ps (--ema_decay=0?); evaluating the "
+                               "variables";
+  }
+  return EvaluatePrecisionAt1(model_, params, *test_set_, options_.input);
+}
+
+Status Supervisor::EvaluateWhileTraining() {
+  PsFleet::State state;
+  PsFleet::PsSteps steps;
+  PS_RETURN_IF_ERROR(fleet_->PullState(&state, &steps));
+  const int64_t step = steps[0];
+  PS_ASSIGN_OR_RETURN(EvalResult eval, EvaluateState(state));
+  const double secs = std::chrono::duration<double>(Clock::now() - training_started_).count();
+  char line[160];
+  std::snprintf(line, sizeof(line), "eval: step %lld, test accuracy %.4f (%lld examples) after %.1f s of training",
+                static_cast<long long>(step), eval.accuracy(),
+                static_cast<long long>(eval.examples), secs);
+  LOG(INFO) << line;
+  if (summaries_ != nullptr) {
+    PS_RETURN_IF_ERROR(summaries_->Accuracy(step, "eval/precision_at_1", eval.accuracy()));
+  }
+  if (options_.target_accuracy > 0 && eval.accuracy() >= options_.target_accuracy) {
+    std::snprintf(line, sizeof(line), "test accuracy %.4f reached the target %.4f at step %lld",
+                  eval.accuracy(), options_.target_accuracy, static_cast<long long>(step));
+    end_reason_ = line;
+    LOG(INFO) << end_reason_ << " after " << secs << " s of training: ending training";
+  }
   return OkStatus();
 }
 

@@ -12,7 +12,10 @@
 //             checkpoint; declare workers dead when their heartbeats stop;
 //             in sync mode tell every ps which workers can still push (a
 //             step needs no more gradients than they can give) and say what
-//             a stalled step waits for.
+//             a stalled step waits for. Every eval_secs, evaluate the
+//             variables on the test set; the first evaluation that reaches
+//             target_accuracy ends training (the workers stop after their
+//             step and report done).
 //   Finish    final checkpoint, evaluation on the test set (the final line),
 //             shut every ps down.
 //   SaveOnStop  a graceful stop (SIGTERM): save a checkpoint and leave the
@@ -60,6 +63,8 @@ struct SupervisorOptions {
   double keep_checkpoint_every_n_hours = 10000;
   int64_t save_summaries_steps = 100;  // 0: no summaries
   bool eval_use_moving_averages = false;
+  double eval_secs = 0;        // evaluate while training this often (0: at the end only)
+  double target_accuracy = 0;  // end training once an evaluation reaches it (0: off)
   std::string model_name;
   ImageInput input;  // how the test and training images become the model's input
   MetricsBoard* board = nullptr;  // where /metrics, /status and / read from; may be null
@@ -87,6 +92,12 @@ class Supervisor {
   // Records each ps's incarnation; an empty ps means it must be restored.
   Status CheckPsIncarnations(bool* needs_restore);
   Status SaveCheckpoint(const char* why);
+  // Precision @ 1 on the test set of the variables (or their moving
+  // averages, per the options) in a state pulled from the ps tasks.
+  StatusOr<EvalResult> EvaluateState(const std::map<std::string, Tensor>& state);
+  // The evaluation while training; sets end_reason_ when it reaches the
+  // target.
+  Status EvaluateWhileTraining();
   Status WriteSummaries(const proto::StatusResponse& coordinator);
   // Sync: tells every ps which workers can still push, when that changed
   // since it was last told.
@@ -123,6 +134,9 @@ class Supervisor {
   int64_t last_step_ = -1;
   std::chrono::steady_clock::time_point last_step_change_;
   std::chrono::steady_clock::time_point last_stall_log_;
+  std::chrono::steady_clock::time_point training_started_;  // when Start made the model ready
+  std::chrono::steady_clock::time_point last_eval_;
+  std::string end_reason_;  // non-empty once this chief has ended training
 };
 
 }  // namespace pstrain

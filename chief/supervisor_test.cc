@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <thread>
 
 #include "chief/checkpoint.h"
 #include "core/test_util.h"
@@ -144,6 +145,34 @@ TEST_F(SupervisorTest, MonitorEndsWhenTheWorkerIsDoneAndFinishSavesAndShutsTheJo
   ASSERT_TRUE(ckpt.ok()) << ckpt.status().ToString();
   EXPECT_EQ(ckpt->tensors.count("logits/weights"), 1u);
   EXPECT_EQ(ps->shutdown_reason(), "training done");
+}
+
+TEST_F(SupervisorTest, AnEvaluationThatReachesTheTargetEndsTraining) {
+  InProcessPs* ps = nullptr;
+  auto fleet = NewFleet(&ps);
+  SupervisorOptions options = Options();
+  options.eval_secs = 0.01;
+  options.target_accuracy = 1e-9;  // any correct answer on the test set reaches it
+  Supervisor sup(model_.get(), fleet.get(), &test_set_, nullptr, &stop_, options);
+  ASSERT_TRUE(sup.Start().ok());
+  auto beat = ps->Heartbeat(0, 1, 2.3f);
+  ASSERT_TRUE(beat.ok());
+  EXPECT_EQ(beat->training_ended(), "");
+  Status monitored;
+  std::thread monitor([&] { monitored = sup.Monitor(); });
+  // The worker's part: heartbeat until told to stop, then report done.
+  std::string ended;
+  for (int i = 0; i < 1000 && ended.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    beat = ps->Heartbeat(0, 1, 2.3f);
+    ASSERT_TRUE(beat.ok());
+    ended = beat->training_ended();
+  }
+  EXPECT_NE(ended.find("reached the target"), std::string::npos) << ended;
+  ASSERT_TRUE(ps->WorkerDone(0).ok());
+  monitor.join();
+  EXPECT_TRUE(monitored.ok()) << monitored.ToString();
+  ASSERT_TRUE(sup.Finish().ok());
 }
 
 }  // namespace

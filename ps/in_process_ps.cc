@@ -104,6 +104,10 @@ Status InProcessPs::SetLiveWorkers(const std::vector<int>& workers) {
   return core_.SetLiveWorkers(workers).status().Annotate(name_ + ": SetLiveWorkers");
 }
 
+Status InProcessPs::EndTraining(const std::string& reason) {
+  return core_.EndTraining(reason).Annotate(name_ + ": EndTraining");
+}
+
 Status InProcessPs::Shutdown(const std::string& reason) {
   core_.Shutdown(reason);
   return OkStatus();

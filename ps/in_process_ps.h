@@ -40,6 +40,7 @@ class InProcessPs : public PsConnection {
   StatusOr<proto::StatusResponse> GetStatus(std::chrono::milliseconds timeout) override;
   Status WorkerDone(int worker) override;
   Status SetLiveWorkers(const std::vector<int>& workers) override;
+  Status EndTraining(const std::string& reason) override;
   Status Shutdown(const std::string& reason) override;
 
  private:

@@ -49,6 +49,8 @@ class PsConnection {
   virtual Status WorkerDone(int worker) = 0;
   // Sync replicas: the workers that can still push (the chief's view).
   virtual Status SetLiveWorkers(const std::vector<int>& workers) = 0;
+  // The chief ends training (PsCore::EndTraining).
+  virtual Status EndTraining(const std::string& reason) = 0;
   virtual Status Shutdown(const std::string& reason) = 0;
 };
 

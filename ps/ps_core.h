@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,10 @@ class PsCore {
   // Sync replicas: the workers that can still push. Returns the store's step.
   StatusOr<int64_t> SetLiveWorkers(const std::vector<int>& workers);
   StatusOr<proto::HeartbeatResponse> Heartbeat(int worker, int64_t local_step, float loss);
+  // The chief's word that training is over, and why (non-empty, at most
+  // 1 KB): every later heartbeat and status carries it. The first reason
+  // stays.
+  Status EndTraining(const std::string& reason);
   void Shutdown(const std::string& reason);
 
  private:
@@ -92,6 +97,8 @@ class PsCore {
   std::atomic<int> num_workers_{0};  // set by Init; 0: not known yet
   // Set by Init, read by Heartbeat; a worker silent this long counts as dead.
   std::atomic<std::chrono::duration<double>> heartbeat_timeout_{std::chrono::seconds(10)};
+  mutable std::mutex ended_mu_;
+  std::string ended_reason_;  // guarded by ended_mu_; empty while training goes on
 };
 
 }  // namespace pstrain

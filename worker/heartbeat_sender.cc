@@ -23,7 +23,16 @@ void HeartbeatSender::Stop() {
 
 StatusOr<int64_t> HeartbeatSender::Refresh() {
   PS_ASSIGN_OR_RETURN(auto response, coordinator_->Heartbeat(worker_, local_step_.load(), loss_.load()));
+  if (!response.training_ended().empty()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ended_reason_ = response.training_ended();
+  }
   return response.min_live_local_step();
+}
+
+std::string HeartbeatSender::training_ended() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ended_reason_;
 }
 
 void HeartbeatSender::Run() {

@@ -1,7 +1,8 @@
 // HeartbeatSender: tells the ps holding global_step, once per interval, that
 // this worker is alive and how many steps it has taken, from a thread of its
 // own (so a worker blocked waiting for a sync step still heartbeats). Its
-// replies carry the slowest live worker's step, for bounded staleness.
+// replies carry the slowest live worker's step, for bounded staleness, and
+// the chief's word when it has ended training.
 //
 // Thread-safe.
 #ifndef PSTRAIN_WORKER_HEARTBEAT_SENDER_H_
@@ -12,6 +13,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "core/status.h"
@@ -36,6 +38,9 @@ class HeartbeatSender {
   // Sends a heartbeat now; returns the slowest live worker's local step (-1
   // when none is known).
   StatusOr<int64_t> Refresh();
+  // Why the chief ended training, as the latest replies said; empty while
+  // training goes on.
+  std::string training_ended() const;
 
  private:
   void Run();
@@ -45,9 +50,10 @@ class HeartbeatSender {
   const std::chrono::milliseconds interval_;
   std::atomic<int64_t> local_step_{0};
   std::atomic<float> loss_{-1};
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
-  bool stop_ = false;  // guarded by mu_
+  bool stop_ = false;          // guarded by mu_
+  std::string ended_reason_;  // guarded by mu_
   std::thread thread_;
 };
 

@@ -55,6 +55,7 @@ Status Trainer::Pull(int64_t min_step) {
   for (;;) {
     Status s = fleet_->PullVariables(&params_, &steps_, options_.sync ? min_step : 0, wait);
     if (s.code() != Code::kDeadlineExceeded || !options_.sync) return s;
+    if (EndedByChief()) return s;
     LOG(WARNING) << "worker:" << options_.worker_index << " has waited "
                  << std::chrono::duration_cast<std::chrono::seconds>(
                         std::chrono::steady_clock::now() - start)
@@ -64,11 +65,25 @@ Status Trainer::Pull(int64_t min_step) {
   }
 }
 
+bool Trainer::EndedByChief() {
+  if (heartbeat_ == nullptr) return false;
+  const std::string why = heartbeat_->training_ended();
+  if (why.empty()) return false;
+  if (!ended_logged_) {
+    LOG(INFO) << "worker:" << options_.worker_index << " stopping: the chief ended training ("
+              << why << ")";
+    ended_logged_ = true;
+  }
+  return true;
+}
+
 Status Trainer::WaitWithinStaleness(int64_t local_step) {
   auto last_log = std::chrono::steady_clock::now();
   for (;;) {
     PS_ASSIGN_OR_RETURN(int64_t slowest, heartbeat_->Refresh());
-    if (slowest < 0 || local_step - slowest <= options_.staleness) return OkStatus();
+    if (slowest < 0 || local_step - slowest <= options_.staleness || EndedByChief()) {
+      return OkStatus();
+    }
     if (std::chrono::steady_clock::now() - last_log > std::chrono::seconds(5)) {
       LOG(INFO) << "worker:" << options_.worker_index << " is at local step " << local_step
                 << ", " << local_step - slowest << " ahead of the slowest live worker; waiting";
@@ -106,12 +121,15 @@ StatusOr<TrainerResult> Trainer::Run() {
       LOG(INFO) << "worker:" << options_.worker_index << " stopping: " << stop_->reason();
       break;
     }
+    if (EndedByChief()) break;
     if (!options_.sync && options_.staleness >= 0 && heartbeat_ != nullptr) {
       PS_RETURN_IF_ERROR(WaitWithinStaleness(result.local_steps));
+      if (EndedByChief()) break;
     }
     auto t0 = Clock::now();
     Status pulled = Pull(min_step);
     if (!pulled.ok()) {
+      if (EndedByChief()) break;
       PS_RETURN_IF_ERROR(RetryAfter(pulled, &min_step));
       continue;
     }

@@ -73,6 +73,8 @@ class Trainer {
   // After a failed pull or push: OK (after a back-off wait) when the step is
   // worth retrying, else the error. Resets *min_step.
   Status RetryAfter(const Status& error, int64_t* min_step);
+  // Whether the heartbeats say the chief ended training (logged once).
+  bool EndedByChief();
 
   nn::Model* const model_;
   PsFleet* const fleet_;
@@ -84,6 +86,7 @@ class Trainer {
   const std::vector<bool> trainable_;     // their trainable flags, in order
 
   Backoff backoff_;
+  bool ended_logged_ = false;
   std::vector<Tensor> params_;
   PsFleet::PsSteps steps_;
 };

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <thread>
 
 #include "data/input_pipeline.h"
 #include "nn/model_spec.h"
@@ -104,6 +105,31 @@ TEST_F(TrainerTest, StopsAtMaxSteps) {
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   EXPECT_EQ(result->global_step, 7);
   EXPECT_EQ(result->local_steps, 7);
+}
+
+TEST_F(TrainerTest, StopsAfterItsStepWhenTheChiefEndsTraining) {
+  auto input = Input(/*epochs=*/0);
+  ASSERT_NE(input, nullptr);
+  HeartbeatSender heartbeat(fleet_->client(0), 0, std::chrono::milliseconds(10));
+  TrainerOptions options;
+  options.max_steps = 100000;  // a trainer that ignored the chief would stop here
+  options.log_frequency = 100000;
+  // The chief's part: once training is under way, end it.
+  std::thread chief([&] {
+    for (;;) {
+      auto st = fleet_->client(0)->GetStatus(std::chrono::seconds(1));
+      if (st.ok() && st->global_step() >= 20) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_TRUE(fleet_->client(0)->EndTraining("target reached").ok());
+  });
+  Trainer trainer(model_.get(), fleet_.get(), input.get(), &heartbeat, &stop_, options);
+  auto result = trainer.Run();
+  chief.join();
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_GE(result->local_steps, 20);
+  EXPECT_LT(result->local_steps, 100000);
+  EXPECT_EQ(heartbeat.training_ended(), "target reached");
 }
 
 TEST_F(TrainerTest, StopNoticeEndsARunWithoutEnd) {

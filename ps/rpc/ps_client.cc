@@ -127,31 +127,39 @@ StatusOr<proto::StatusResponse> PsClient::GetStatus(std::chrono::milliseconds ti
   return response;
 }
 
-Status PsClient::WorkerDone(int worker) {
+// The control calls: one unary request, a 10 s deadline, an empty reply.
+template <typename Request, typename Response>
+Status PsClient::Control(grpc::Status (proto::Ps::Stub::*method)(grpc::ClientContext*,
+                                                                  const Request&, Response*),
+                         const Request& request) {
   grpc::ClientContext ctx;
   SetDeadline(&ctx, std::chrono::seconds(10));
+  Response response;
+  return FromGrpcStatus(((*stub_).*method)(&ctx, request, &response), name_);
+}
+
+Status PsClient::WorkerDone(int worker) {
   proto::WorkerDoneRequest request;
   request.set_worker(worker);
-  proto::WorkerDoneResponse response;
-  return FromGrpcStatus(stub_->WorkerDone(&ctx, request, &response), name_);
+  return Control(&proto::Ps::Stub::WorkerDone, request);
 }
 
 Status PsClient::SetLiveWorkers(const std::vector<int>& workers) {
-  grpc::ClientContext ctx;
-  SetDeadline(&ctx, std::chrono::seconds(10));
   proto::SetLiveWorkersRequest request;
   for (int w : workers) request.add_workers(w);
-  proto::SetLiveWorkersResponse response;
-  return FromGrpcStatus(stub_->SetLiveWorkers(&ctx, request, &response), name_);
+  return Control(&proto::Ps::Stub::SetLiveWorkers, request);
+}
+
+Status PsClient::EndTraining(const std::string& reason) {
+  proto::EndTrainingRequest request;
+  request.set_reason(reason);
+  return Control(&proto::Ps::Stub::EndTraining, request);
 }
 
 Status PsClient::Shutdown(const std::string& reason) {
-  grpc::ClientContext ctx;
-  SetDeadline(&ctx, std::chrono::seconds(10));
   proto::ShutdownRequest request;
   request.set_reason(reason);
-  proto::ShutdownResponse response;
-  return FromGrpcStatus(stub_->Shutdown(&ctx, request, &response), name_);
+  return Control(&proto::Ps::Stub::Shutdown, request);
 }
 
 }  // namespace pstrain

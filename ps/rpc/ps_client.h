@@ -42,6 +42,7 @@ class PsClient : public PsConnection {
   StatusOr<proto::StatusResponse> GetStatus(std::chrono::milliseconds timeout) override;
   Status WorkerDone(int worker) override;
   Status SetLiveWorkers(const std::vector<int>& workers) override;
+  Status EndTraining(const std::string& reason) override;
   Status Shutdown(const std::string& reason) override;
 
   // Deadline for calls that move tensors (Init, Pull, Push).
@@ -49,6 +50,10 @@ class PsClient : public PsConnection {
 
  private:
   void SetDeadline(grpc::ClientContext* ctx, std::chrono::milliseconds t) const;
+  template <typename Request, typename Response>
+  Status Control(grpc::Status (proto::Ps::Stub::*method)(grpc::ClientContext*, const Request&,
+                                                         Response*),
+                 const Request& request);
   Status RunPull(proto::PullRequest request, std::chrono::milliseconds timeout,
                  std::map<std::string, Tensor>* out, int64_t* step);
 

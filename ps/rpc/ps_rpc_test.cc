@@ -140,6 +140,26 @@ TEST_F(PsRpcTest, PushStreamEndingShortOfItsGradientsAppliesNothing) {
   EXPECT_EQ(out["w"][1], 2.0f);
 }
 
+TEST_F(PsRpcTest, EndTrainingReachesEveryLaterHeartbeat) {
+  Tensor w({2}, {1, 2});
+  proto::InitHeader header = Header({"w"}, "GradientDescent");
+  header.set_num_workers(2);
+  ASSERT_TRUE(ps_.client->Init(header, {{"w", &w}}).ok());
+  auto beat = ps_.client->Heartbeat(1, 3, 0.5f);
+  ASSERT_TRUE(beat.ok()) << beat.status().ToString();
+  EXPECT_EQ(beat->training_ended(), "");
+
+  EXPECT_EQ(ps_.client->EndTraining("").code(), Code::kInvalidArgument);
+  EXPECT_EQ(ps_.client->EndTraining(std::string(1025, 'x')).code(), Code::kInvalidArgument);
+  EXPECT_EQ(ps_.client->Heartbeat(0, 3, 0.5f)->training_ended(), "");  // refusals change nothing
+
+  ASSERT_TRUE(ps_.client->EndTraining("target reached").ok());
+  ASSERT_TRUE(ps_.client->EndTraining("said again").ok());  // the first reason stays
+  EXPECT_EQ(ps_.client->Heartbeat(0, 4, 0.4f)->training_ended(), "target reached");
+  EXPECT_EQ(ps_.client->Heartbeat(1, 4, 0.4f)->training_ended(), "target reached");
+  EXPECT_EQ(ps_.client->GetStatus(std::chrono::seconds(5))->training_ended(), "target reached");
+}
+
 TEST_F(PsRpcTest, ShutdownRpcNotifiesTheOwner) {
   EXPECT_FALSE(ps_.shutdown_requested.requested());
   ASSERT_TRUE(ps_.client->Shutdown("test over").ok());

@@ -153,6 +153,11 @@ grpc::Status PsService::Heartbeat(grpc::ServerContext*, const proto::HeartbeatRe
   return grpc::Status::OK;
 }
 
+grpc::Status PsService::EndTraining(grpc::ServerContext*, const proto::EndTrainingRequest* request,
+                                    proto::EndTrainingResponse*) {
+  return ToGrpcStatus(core_->EndTraining(request->reason()).Annotate("EndTraining"));
+}
+
 grpc::Status PsService::Shutdown(grpc::ServerContext*, const proto::ShutdownRequest* request,
                                  proto::ShutdownResponse*) {
   core_->Shutdown(request->reason());

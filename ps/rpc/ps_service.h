@@ -43,6 +43,8 @@ class PsService final : public proto::Ps::Service {
                               proto::SetLiveWorkersResponse* response) override;
   grpc::Status Heartbeat(grpc::ServerContext* ctx, const proto::HeartbeatRequest* request,
                          proto::HeartbeatResponse* response) override;
+  grpc::Status EndTraining(grpc::ServerContext* ctx, const proto::EndTrainingRequest* request,
+                           proto::EndTrainingResponse* response) override;
   grpc::Status Shutdown(grpc::ServerContext* ctx, const proto::ShutdownRequest* request,
                         proto::ShutdownResponse* response) override;
 

@@ -315,6 +315,12 @@ TEST_F(HostileRequests, UnaryRequestsOutOfRangeAreRefused) {
   live.add_workers(0);
   ExpectRefused(raw_->Call("SetLiveWorkers", Serialize(live)),
                 grpc::StatusCode::FAILED_PRECONDITION, "asynchronously");
+  proto::EndTrainingRequest end;
+  ExpectRefused(raw_->Call("EndTraining", Serialize(end)), grpc::StatusCode::INVALID_ARGUMENT,
+                "the reason must be 1 to 1024 bytes, got 0");
+  end.set_reason(std::string(5000, 'r'));
+  ExpectRefused(raw_->Call("EndTraining", Serialize(end)), grpc::StatusCode::INVALID_ARGUMENT,
+                "got 5000");
   proto::PullRequest pull;
   pull.set_placement_fingerprint(placement_.fingerprint);
   pull.add_names("nope");
@@ -332,8 +338,9 @@ TEST_F(HostileRequests, UnaryRequestsOutOfRangeAreRefused) {
 }
 
 // Thousands of random byte strings for every method, and streams of random
-// and of mutated messages for Init and Push. Shutdown is left out: a
-// well-formed Shutdown is obeyed (mutual TLS decides who may send one).
+// and of mutated messages for Init and Push. Shutdown and EndTraining are
+// left out: a well-formed one is obeyed (mutual TLS decides who may send
+// one).
 TEST_F(HostileRequests, RandomAndMutatedRequestsChangeNothing) {
   std::mt19937_64 rng(20261123);
   auto random_bytes = [&rng](size_t max_len) {

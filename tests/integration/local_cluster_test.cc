@@ -142,6 +142,39 @@ TEST(LocalCluster, WorkerUnderAnotherPlacementIsRefused) {
   EXPECT_NE(out.find("another placement"), std::string::npos) << out;
 }
 
+// The chief evaluates while training; the first evaluation at or above the
+// target ends the job long before its epochs would: every worker stops after
+// its step and reports done, and every process exits 0.
+TEST(LocalCluster, ReachingTheTargetAccuracyEndsTheJob) {
+  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  testing::TempDir dir("target_accuracy");
+  std::string out;
+  const std::string result = testing::RunToCompletion(
+      {BuildDir() + "/deploy/pstrain_local", "--ps=1", "--workers=2", "--model=mnist",
+       "--epochs=20", "--eval_secs=3", "--target_accuracy=0.5", "--http_port=-1",
+       "--save_summaries_steps=0", "--train_dir=" + dir.path()},
+      std::chrono::seconds(600), &out);
+  ASSERT_EQ(result, "exit code 0") << out;
+  std::smatch reached;
+  ASSERT_TRUE(std::regex_search(
+      out, reached,
+      std::regex(R"(test accuracy (0\.\d{4}) reached the target 0\.5000 at step (\d+))")))
+      << out;
+  EXPECT_GE(std::stod(reached[1]), 0.5);
+  for (const char* worker : {"worker:0", "worker:1"}) {
+    EXPECT_NE(out.find(std::string(worker) + " stopping: the chief ended training"),
+              std::string::npos)
+        << worker;
+  }
+  std::smatch final_line;
+  ASSERT_TRUE(std::regex_search(out, final_line,
+                                std::regex(R"(final: step (\d+), test accuracy (0\.\d{4}))")))
+      << out;
+  // 20 epochs of 60,000 images in batches of 128 would be 9,375 steps.
+  EXPECT_LT(std::stoll(final_line[1]), 2000);
+  EXPECT_GE(std::stoll(final_line[1]), std::stoll(reached[2]));
+}
+
 // The example network shipped in docs/ trains in the local cluster, as the
 // README says: a user's network needs no code.
 TEST(LocalCluster, UserNetworkFromDocsTrains) {
