@@ -1,9 +1,8 @@
 // conv_bench: one 5x5 stride-1 SAME convolution layer, forward and forward +
 // backward, through oneDNN's direct kernel and through the Winograd kernel
-// (nn/cpu/winograd_conv.h), on the second layers of cifar10 and mnist at
-// batch 128. Prints one line of JSON per layer and kernel: median ms and the
-// direct method's GFLOP/s equivalent (2 * N * H * W * 25 * cin * cout per
-// pass, padding included).
+// (nn/cpu/winograd_conv.h) with each GEMM kernel this CPU runs, on the second layers of cifar10 and
+// mnist at batch 128. Prints one line of JSON per layer and kernel: median ms and the direct
+// method's GFLOP/s equivalent (2 * N * H * W * 25 * cin * cout per pass, padding included).
 #include <gflags/gflags.h>
 
 #include <algorithm>
@@ -12,10 +11,12 @@
 #include <cstdlib>
 #include <functional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "nn/cpu/conv2d.h"
 #include "nn/cpu/dnnl_context.h"
+#include "nn/cpu/small_gemm.h"
 #include "nn/cpu/winograd_conv.h"
 
 DEFINE_int32(batch, 128, "images per pass");
@@ -92,9 +93,12 @@ int main(int argc, char** argv) {
   for (const auto& layer : layers) {
     const nn::Conv2DConfig config{5, 5, layer.cin, layer.cout, 1, nn::Padding::kSame};
     nn::cpu::Conv2D direct(&dnnl, config);
-    nn::cpu::WinogradConv2D winograd(config);
     Run(layer, "onednn_direct", &direct);
-    Run(layer, "winograd_f4x5", &winograd);
+    for (auto path : {nn::cpu::GemmPath::kAvx512, nn::cpu::GemmPath::kAvx2}) {
+      if (!nn::cpu::SmallGemmSupports(path)) continue;
+      nn::cpu::WinogradConv2D winograd(config, path);
+      Run(layer, (std::string("winograd_f4x5_") + nn::cpu::GemmPathName(path)).c_str(), &winograd);
+    }
   }
   return 0;
 }

@@ -7,8 +7,9 @@
 // row-major with leading dimension ldc. With accumulate, C += A B, else
 // C = A B. Single-threaded: the callers split the work.
 //
-// On a CPU with AVX2 and FMA it runs a 6 x 16 register-blocked kernel (the
-// classic shape for 16 vector registers of 8 floats); elsewhere, plain loops.
+// On a CPU with AVX-512 it runs an 8 x 32 register-blocked kernel, with AVX2
+// and FMA a 6 x 16 one (the classic shape for 16 vector registers of 8
+// floats); elsewhere, plain loops.
 #ifndef PSTRAIN_NN_CPU_SMALL_GEMM_H_
 #define PSTRAIN_NN_CPU_SMALL_GEMM_H_
 
@@ -29,14 +30,16 @@ struct GemmOperands {
   bool accumulate;
 };
 
-enum class GemmPath { kBest, kPortable };
+// kBest picks the widest kernel this CPU runs; the others (for the tests and
+// benchmarks) force one, and only where SmallGemmSupports says so.
+enum class GemmPath { kBest, kAvx512, kAvx2, kPortable };
 
-// kBest uses the AVX2 kernel where the CPU has it; kPortable (for the tests)
-// always uses the plain loops.
 void SmallGemm(const GemmOperands& g, GemmPath path = GemmPath::kBest);
 
-// Whether kBest means the AVX2 kernel on this CPU.
-bool SmallGemmHasAvx2();
+bool SmallGemmSupports(GemmPath path);
+
+// "best", "avx512", "avx2" or "portable".
+const char* GemmPathName(GemmPath path);
 
 }  // namespace cpu
 }  // namespace nn
