@@ -17,6 +17,18 @@ void Scale(Tensor* t, float factor) {
   for (int64_t i = 0; i < t->size(); ++i) (*t)[i] *= factor;
 }
 
+// x * 0 is 0 for every finite x and NaN for NaN and the infinities, so the
+// sum is NaN exactly when some element is not finite: one vectorized pass
+// instead of a branch per element (millions of them per step).
+bool AllFinite(const Tensor& t) {
+  const float* x = t.data();
+  const int64_t n = t.size();
+  float probe = 0;
+#pragma omp simd reduction(+ : probe)
+  for (int64_t i = 0; i < n; ++i) probe += x[i] * 0.0f;
+  return probe == 0;
+}
+
 int IndexOf(const std::vector<std::string>& names, const std::string& name) {
   for (size_t i = 0; i < names.size(); ++i) {
     if (names[i] == name) return static_cast<int>(i);
@@ -70,6 +82,7 @@ Status ProcessGradients(const GradientOptions& options, const std::vector<std::s
   }
   for (size_t i = 0; i < grads->size(); ++i) {
     const Tensor& g = (*grads)[i];
+    if (AllFinite(g)) continue;
     for (int64_t k = 0; k < g.size(); ++k) {
       if (!std::isfinite(g[k])) {
         return InvalidArgument(std::string(trainable[i] ? "gradient of " : "update of ") +

@@ -89,6 +89,30 @@ TEST(GradientProcessing, NanOrInfNamesTheStepAndVariable) {
   EXPECT_NE(s.message().find("gradient of a is Inf at step 3"), std::string::npos) << s.message();
 }
 
+// Large gradients go through the vectorized check: one bad element anywhere
+// (here the last, in the vector loop's tail) is found; the largest finite
+// floats are not taken for infinities.
+TEST(GradientProcessing, NonFiniteAnywhereInALargeGradientIsFound) {
+  const std::vector<std::string> names = {"w"};
+  const std::vector<bool> trainable = {true};
+  const std::vector<Tensor> params = {Tensor({1027})};
+  float loss = 0;
+  for (int64_t at : {int64_t{0}, int64_t{500}, int64_t{1026}}) {
+    for (float bad : {std::numeric_limits<float>::quiet_NaN(),
+                      -std::numeric_limits<float>::infinity()}) {
+      std::vector<Tensor> g = {Tensor({1027})};
+      g[0][at] = bad;
+      Status s = ProcessGradients(GradientOptions(), names, trainable, params, 7, &g, &loss);
+      EXPECT_EQ(s.code(), Code::kInvalidArgument) << at;
+    }
+  }
+  std::vector<Tensor> huge = {Tensor({1027})};
+  for (int64_t k = 0; k < huge[0].size(); ++k) {
+    huge[0][k] = (k % 2 ? 1 : -1) * std::numeric_limits<float>::max();
+  }
+  EXPECT_TRUE(ProcessGradients(GradientOptions(), names, trainable, params, 7, &huge, &loss).ok());
+}
+
 // "b" is a moving statistic: its delta passes untouched by weight decay and
 // every clipping, and the global norm leaves it out (|a| = 5 is halved).
 TEST(GradientProcessing, NonTrainableDeltasAreOnlyCheckedForNaN) {
