@@ -10,11 +10,13 @@
 #include "chief/http/http_server.h"
 #include "chief/supervisor.h"
 #include "cluster/cluster_flags.h"
+#include "cluster/cpu_share_flags.h"
 #include "core/stop_signals.h"
 #include "core/task_main.h"
 #include "data/data_flags.h"
 #include "data/dataset_loader.h"
 #include "data/mnist_dataset.h"
+#include "nn/compute_threads.h"
 #include "nn/model.h"
 #include "nn/model_spec.h"
 #include "ps/optimizer_flags.h"
@@ -64,6 +66,7 @@ int main(int argc, char** argv) {
       &argc, &argv);
 
   const auto config = pstrain::cluster::ClusterConfigFromFlagsOrDie("chief");
+  pstrain::nn::SetComputeThreads(pstrain::cluster::ComputeThreadsFromFlagsOrDie(config));
   const int num_workers = config.spec.NumTasks("worker");
   auto spec = pstrain::nn::LoadModelSpec(FLAGS_model);
   if (!spec.ok()) return pstrain::ExitWith(spec.status(), pstrain::kExitBadInput);

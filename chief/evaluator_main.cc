@@ -30,11 +30,13 @@
 #include "chief/evaluation.h"
 #include "chief/summary/event_writer.h"
 #include "cluster/cluster_flags.h"
+#include "cluster/cpu_share_flags.h"
 #include "core/stop_signals.h"
 #include "core/task_main.h"
 #include "data/data_flags.h"
 #include "data/dataset_loader.h"
 #include "data/mnist_dataset.h"
+#include "nn/compute_threads.h"
 #include "nn/model.h"
 #include "nn/model_spec.h"
 #include "ps/variable_store.h"
@@ -83,8 +85,7 @@ class CheckpointEvaluator {
   CheckpointEvaluator(const std::string& train_dir, nn::Model* model,
                       const data::ImageDataset* test_set, const ImageInput& input,
                       EventWriter* writer)
-      : train_dir_(train_dir), model_(model), test_set_(test_set), input_(input),
-        writer_(writer) {}
+      : train_dir_(train_dir), model_(model), test_set_(test_set), input_(input), writer_(writer) {}
 
   // Evaluates checkpoint `base` (a name in the train dir), logs the result
   // and writes and flushes its summary: true. A checkpoint that cannot be
@@ -182,9 +183,14 @@ int Main(const StopNotice& stop) {
     return ExitWith(InvalidArgument("--max_evaluations and --timeout_secs must be >= 0"),
                     kExitBadInput);
   }
+  // An evaluator outside the cluster shares its host with no worker.
+  cluster::ClusterConfig config;
+  config.task = {"evaluator", 0};
   if (!FLAGS_cluster_spec.empty() || std::getenv("TF_CONFIG") != nullptr) {
-    LOG(INFO) << "task " << cluster::ClusterConfigFromFlagsOrDie("evaluator").task.ToString();
+    config = cluster::ClusterConfigFromFlagsOrDie("evaluator");
+    LOG(INFO) << "task " << config.task.ToString();
   }
+  nn::SetComputeThreads(cluster::ComputeThreadsFromFlagsOrDie(config));
   auto spec = nn::LoadModelSpec(FLAGS_model);
   if (!spec.ok()) return ExitWith(spec.status(), kExitBadInput);
   auto model = nn::CreateModel(*spec);

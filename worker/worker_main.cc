@@ -4,12 +4,14 @@
 #include <glog/logging.h>
 
 #include "cluster/cluster_flags.h"
+#include "cluster/cpu_share_flags.h"
 #include "core/stop_signals.h"
 #include "core/task_main.h"
 #include "data/data_flags.h"
 #include "data/dataset_loader.h"
 #include "data/input_pipeline.h"
 #include "data/mnist_dataset.h"
+#include "nn/compute_threads.h"
 #include "nn/gpus.h"
 #include "nn/model.h"
 #include "nn/model_spec.h"
@@ -59,6 +61,7 @@ int main(int argc, char** argv) {
       &argc, &argv);
 
   const auto config = pstrain::cluster::ClusterConfigFromFlagsOrDie("worker");
+  pstrain::nn::SetComputeThreads(pstrain::cluster::ComputeThreadsFromFlagsOrDie(config));
   const int index = config.task.index;
   if (FLAGS_batch_size <= 0) {
     return pstrain::ExitWith(pstrain::InvalidArgument("--batch_size must be positive"),

@@ -116,8 +116,9 @@ class Cluster {
                                        "--task=" + std::to_string(index)};
       argv.insert(argv.end(), o_.passthrough.begin(), o_.passthrough.end());
       if (!undefok.empty()) argv.push_back("--undefok=" + undefok);
-      auto p = pstrain::TaskProcess::Spawn(job + ":" + std::to_string(index), argv,
-                                           job == "worker" ? WorkerEnv() : std::vector<std::string>{});
+      // Each task sizes its compute threads from the spec (workers sharing
+      // this host split its CPUs), as it would started from TF_CONFIG.
+      auto p = pstrain::TaskProcess::Spawn(job + ":" + std::to_string(index), argv, {});
       if (!p.ok()) return false;
       tasks_.push_back(std::move(p).value());
       return true;
@@ -154,15 +155,6 @@ class Cluster {
       return "";
     }
     return path;
-  }
-
-  // The workers share this machine's cores: each gets an equal share of
-  // compute threads (oneDNN's OpenMP pool), unless the user chose already.
-  // Oversubscribed OpenMP pools spin against each other and run far slower.
-  std::vector<std::string> WorkerEnv() const {
-    if (std::getenv("OMP_NUM_THREADS") != nullptr || o_.num_workers == 0) return {};
-    const long cores = std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
-    return {"OMP_NUM_THREADS=" + std::to_string(std::max(1L, cores / o_.num_workers))};
   }
 
   int Fatal(const std::string& msg) {
