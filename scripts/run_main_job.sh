@@ -13,5 +13,5 @@ cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
 bash scripts/build.sh
 train_dir="runs/mnist-$(date -u +%Y%m%d-%H%M%S)"
-exec build/deploy/pstrain_local --ps=2 --workers=2 --model=mnist --epochs=12 \
+exec build/deploy/pstrain_local --ps=2 --workers=2 --model=mnist --epochs=12 --eval_secs=30 \
   --train_dir="$train_dir" "$@"
