@@ -73,7 +73,7 @@ StatusOr<Checkpoint> ReadCheckpoint(const std::string& prefix) {
   }
   uint32_t stored = 0;
   std::memcpy(&stored, file.data() + 16 + len, sizeof(stored));
-  if (crc32c::Unmask(stored) != crc32c::Value(file.data() + 16, len)) {
+  if (!crc32c::Matches(crc32c::Unmask(stored), crc32c::Value(file.data() + 16, len))) {
     return DataLoss(index_path + ": CRC32C mismatch in the index");
   }
   proto::CheckpointIndex index;
@@ -90,12 +90,19 @@ StatusOr<Checkpoint> ReadCheckpoint(const std::string& prefix) {
   ckpt.global_step = index.global_step();
   for (const proto::CheckpointEntry& e : index.entries()) {
     Shape shape(e.meta().shape().begin(), e.meta().shape().end());
-    Tensor t(shape);
-    if (e.size() != t.bytes() || e.offset() + e.size() > data.size()) {
+    // Every number here comes from the file: the shape is checked before
+    // anything is allocated for it, and the extent without overflow.
+    auto elements = CheckedNumElements(shape);
+    if (!elements.ok()) {
+      return DataLoss(index_path + ": tensor " + e.name() + ": " + elements.status().message());
+    }
+    const uint64_t bytes = static_cast<uint64_t>(*elements) * sizeof(float);
+    if (e.size() != bytes || e.offset() > data.size() || e.size() > data.size() - e.offset()) {
       return DataLoss(data_path + ": tensor " + e.name() + " lies outside the file");
     }
-    std::memcpy(t.data(), data.data() + e.offset(), e.size());
-    if (crc32c::Value(t.data(), t.bytes()) != e.crc32c()) {
+    Tensor t(shape, Tensor::kUninitialized);
+    if (bytes > 0) std::memcpy(t.data(), data.data() + e.offset(), bytes);
+    if (!crc32c::Matches(e.crc32c(), crc32c::Value(t.data(), t.bytes()))) {
       return DataLoss(data_path + ": CRC32C mismatch in tensor " + e.name());
     }
     ckpt.tensors.emplace(e.name(), std::move(t));

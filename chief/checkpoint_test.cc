@@ -6,8 +6,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "core/atomic_file.h"
+#include "core/crc32c.h"
+#include "proto/checkpoint.pb.h"
 
 namespace pstrain {
 namespace {
@@ -26,7 +29,8 @@ class CheckpointTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   std::string Write() {
-    auto prefix = WriteCheckpoint(dir_.string(), 120, {{"conv1/weights", &a_}, {"conv1/biases", &b_}});
+    auto prefix =
+        WriteCheckpoint(dir_.string(), 120, {{"conv1/weights", &a_}, {"conv1/biases", &b_}});
     EXPECT_TRUE(prefix.ok()) << prefix.status().ToString();
     return *prefix;
   }
@@ -96,6 +100,58 @@ TEST_F(CheckpointTest, CorruptIndexIsRejected) {
   EXPECT_NE(ckpt.status().message().find("magic"), std::string::npos);
 }
 
+// An index whose CRC is right but whose entries are hostile (a fuzzer found
+// the first two: a zero-sized tensor passed a null pointer to memcpy, and
+// shapes were not checked before allocating them).
+TEST_F(CheckpointTest, HostileEntriesInAWellFormedIndexAreRefused) {
+  const std::string prefix = Write();
+  const std::string index_path = prefix + ".index";
+  const std::string original = *ReadFileToString(index_path);
+  uint64_t len = 0;
+  std::memcpy(&len, original.data() + 8, sizeof(len));
+  proto::CheckpointIndex index;
+  ASSERT_TRUE(index.ParseFromArray(original.data() + 16, static_cast<int>(len)));
+  // Rewrites the index with entry 1 changed by `edit`, its framing and CRC
+  // made right again.
+  auto rewrite = [&](const std::function<void(proto::CheckpointEntry*)>& edit) {
+    proto::CheckpointIndex changed = index;
+    edit(changed.mutable_entries(1));
+    const std::string body = changed.SerializeAsString();
+    std::string file = original.substr(0, 8);
+    const uint64_t body_len = body.size();
+    file.append(reinterpret_cast<const char*>(&body_len), sizeof(body_len));
+    file += body;
+    const uint32_t crc = crc32c::Mask(crc32c::Value(body.data(), body.size()));
+    file.append(reinterpret_cast<const char*>(&crc), sizeof(crc));
+    std::ofstream(index_path, std::ios::binary | std::ios::trunc) << file;
+  };
+  auto shape = [](std::initializer_list<int64_t> dims) {
+    return [dims](proto::CheckpointEntry* e) {
+      e->mutable_meta()->clear_shape();
+      for (int64_t d : dims) e->mutable_meta()->add_shape(d);
+      e->set_size(0);
+      e->set_crc32c(crc32c::Value("", 0));
+    };
+  };
+  rewrite(shape({0, 5}));  // an empty tensor: valid, and read as one
+  auto read = ReadCheckpoint(prefix);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->tensors.at(index.entries(1).name()).shape(), (Shape{0, 5}));
+  for (auto dims : {std::initializer_list<int64_t>{int64_t{1} << 40, int64_t{1} << 40},
+                    std::initializer_list<int64_t>{-3}}) {
+    rewrite(shape(dims));
+    read = ReadCheckpoint(prefix);
+    EXPECT_EQ(read.status().code(), Code::kDataLoss);
+    EXPECT_NE(read.status().message().find(index.entries(1).name()), std::string::npos)
+        << read.status().message();
+  }
+  rewrite([](proto::CheckpointEntry* e) { e->set_offset(UINT64_MAX - 2); });
+  read = ReadCheckpoint(prefix);
+  EXPECT_EQ(read.status().code(), Code::kDataLoss);
+  EXPECT_NE(read.status().message().find("lies outside the file"), std::string::npos)
+      << read.status().message();
+}
+
 TEST_F(CheckpointTest, StateFileRoundTrips) {
   EXPECT_EQ(ReadCheckpointState(dir_.string()).status().code(), Code::kNotFound);
   CheckpointState st{"model.ckpt-200", {"model.ckpt-100", "model.ckpt-200"}};
@@ -125,8 +181,8 @@ namespace {
 // fsync, rename and directory fsync: data, index, state file, deletions
 // after) leaves the previous checkpoint whole and found on restart.
 TEST(CheckpointCrash, EveryWritePointLeavesThePreviousCheckpointWhole) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("pstrain_crash_" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("pstrain_crash_" + std::to_string(getpid()));
   std::map<std::string, Tensor> v1, v2;
   v1.emplace("w", Tensor({64}, std::vector<float>(64, 1.0f)));
   v2.emplace("w", Tensor({64}, std::vector<float>(64, 2.0f)));
@@ -150,8 +206,7 @@ TEST(CheckpointCrash, EveryWritePointLeavesThePreviousCheckpointWhole) {
     ASSERT_TRUE(WIFEXITED(status));
     CheckpointManager after({dir.string(), 1, 10000});
     auto ckpt = after.LoadLatest();
-    ASSERT_TRUE(ckpt.ok()) << "crash at write point " << point << ": "
-                           << ckpt.status().ToString();
+    ASSERT_TRUE(ckpt.ok()) << "crash at write point " << point << ": " << ckpt.status().ToString();
     if (WEXITSTATUS(status) == 0) {
       // The save ran to the end: point is past the last write point.
       EXPECT_EQ(ckpt->global_step, 200);
@@ -176,8 +231,8 @@ namespace pstrain {
 namespace {
 
 TEST(CheckpointManagerTest, KeepsMaxToKeepAndSkipsACorruptNewest) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("pstrain_manager_" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("pstrain_manager_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   CheckpointManager m({dir.string(), 2, 10000});

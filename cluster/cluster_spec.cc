@@ -75,8 +75,9 @@ Status ValidateSpec(const ClusterSpec& spec) {
 StatusOr<nlohmann::json> ParseJson(const std::string& text) {
   try {
     return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // what() is "[json.exception.parse_error.101] parse error at line 1, ...".
+  } catch (const nlohmann::json::exception& e) {
+    // Syntax errors, and numbers out of range (out_of_range.406). what() is
+    // "[json.exception.parse_error.101] parse error at line 1, ...".
     std::string what = e.what();
     size_t bracket = what.find("] ");
     if (bracket != std::string::npos) what = what.substr(bracket + 2);

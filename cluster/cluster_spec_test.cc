@@ -48,6 +48,11 @@ TEST(ParseClusterSpecJson, RejectsBadSpecs) {
   const BadSpec cases[] = {
       {R"({"ps":["p:1"],)", Code::kInvalidArgument, "invalid JSON: parse error at line 1, column"},
       {"", Code::kInvalidArgument, "invalid JSON"},
+      // A number past double's range: nlohmann's out_of_range (found by the
+      // cluster_spec fuzz target; it escaped as an exception and aborted).
+      {"888888888888888888888888888888888888888e888", Code::kInvalidArgument,
+       "invalid JSON: number overflow"},
+      {R"({"ps":["p:1"],"x":1e999})", Code::kInvalidArgument, "number overflow"},
       {R"(["p:1"])", Code::kInvalidArgument, "must be a JSON object"},
       {R"({"ps":["p:1"],"trainer":["t:1"]})", Code::kInvalidArgument,
        "unknown job name \"trainer\""},

@@ -38,7 +38,7 @@ uint32_t DecodeFixed32(const char* in) {
 }
 
 bool HeaderCrcMatches(const char* header) {
-  return crc32c::Unmask(DecodeFixed32(header + 8)) == crc32c::Value(header, 8);
+  return crc32c::Matches(crc32c::Unmask(DecodeFixed32(header + 8)), crc32c::Value(header, 8));
 }
 
 }  // namespace
@@ -180,7 +180,8 @@ Status TfRecordReader::ReadRecord(std::string* data) {
   char footer[kTfRecordFooterBytes];
   PS_RETURN_IF_ERROR(ReadFully(footer, sizeof(footer), &got));
   if (got < sizeof(footer)) return Corrupt("truncated data CRC");
-  if (crc32c::Unmask(DecodeFixed32(footer)) != crc32c::Value(data->data(), data->size())) {
+  if (!crc32c::Matches(crc32c::Unmask(DecodeFixed32(footer)),
+                       crc32c::Value(data->data(), data->size()))) {
     return Corrupt("data CRC mismatch");
   }
   offset_ += sizeof(header) + length + sizeof(footer);

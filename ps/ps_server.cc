@@ -23,8 +23,8 @@ grpc::ChannelArguments DefaultChannelArguments() {
   return args;
 }
 
-PsServer::PsServer(int task_index, uint64_t incarnation, uint64_t max_bytes)
-    : task_index_(task_index), incarnation_(incarnation), store_(max_bytes) {}
+PsServer::PsServer(uint64_t incarnation, uint64_t max_bytes)
+    : incarnation_(incarnation), store_(max_bytes) {}
 
 StatusOr<std::unique_ptr<PsServer>> PsServer::Start(const std::string& listen_address,
                                                     int task_index,
@@ -32,7 +32,7 @@ StatusOr<std::unique_ptr<PsServer>> PsServer::Start(const std::string& listen_ad
                                                     uint64_t max_bytes) {
   std::random_device rd;
   const uint64_t incarnation = (static_cast<uint64_t>(rd()) << 32) ^ rd();
-  std::unique_ptr<PsServer> ps(new PsServer(task_index, incarnation, max_bytes));
+  std::unique_ptr<PsServer> ps(new PsServer(incarnation, max_bytes));
   ps->core_ = std::make_unique<PsCore>(
       task_index, incarnation, &ps->store_,
       [shutdown_requested](const std::string& reason) { shutdown_requested->Notify(reason); });

@@ -43,9 +43,8 @@ class PsServer {
   void Stop();
 
  private:
-  PsServer(int task_index, uint64_t incarnation, uint64_t max_bytes);
+  PsServer(uint64_t incarnation, uint64_t max_bytes);
 
-  const int task_index_;
   const uint64_t incarnation_;
   int port_ = 0;
   VariableStore store_;

@@ -45,7 +45,7 @@ class TensorAssembler {
   };
   static constexpr uint64_t kOverheadBytes = 128;
 
-  TensorAssembler() = default;
+  TensorAssembler() : TensorAssembler(Limits()) {}
   explicit TensorAssembler(Limits limits) : limits_(std::move(limits)) {}
 
   // Adds one chunk. InvalidArgument, naming the tensor, for a chunk that does

@@ -9,6 +9,7 @@
 #include "ps/rpc/grpc_status.h"
 #include "ps/rpc/unparsed_stream.h"
 #include "ps/tensor_chunks.h"
+#include "ps/tensor_streams.h"
 
 namespace pstrain {
 
@@ -40,27 +41,8 @@ void PsService::ReadUnparsed(int method, UnparsedHandler<Response> handler) {
 grpc::Status PsService::InitStream(grpc::ServerContext* ctx,
                                    grpc::ServerReader<grpc::ByteBuffer>* reader,
                                    proto::InitResponse*) {
-  proto::InitRequest request;
-  auto read = ReadParsed(ctx, reader, &request);
-  if (!read.ok()) return ToGrpcStatus(read.status().Annotate("Init"));
-  if (!*read || !request.has_header()) {
-    return ToGrpcStatus(InvalidArgument("Init: the first message must be the header"));
-  }
-  const proto::InitHeader header = request.header();
-  Status s = core_->CheckInitHeader(header);
-  if (!s.ok()) return ToGrpcStatus(s.Annotate("Init"));
-  TensorAssembler assembler(core_->InitLimits(header));
-  for (;;) {
-    read = ReadParsed(ctx, reader, &request);
-    if (!read.ok()) return ToGrpcStatus(read.status().Annotate("Init"));
-    if (!*read) break;
-    if (!request.has_chunk()) return ToGrpcStatus(InvalidArgument("Init: a second header"));
-    s = assembler.Add(request.chunk());
-    if (!s.ok()) return ToGrpcStatus(s.Annotate("Init"));
-  }
-  auto values = assembler.Finish();
-  if (!values.ok()) return ToGrpcStatus(values.status().Annotate("Init"));
-  return ToGrpcStatus(core_->Init(header, std::move(values).value()).Annotate("Init"));
+  return ToGrpcStatus(HandleInitStream(
+      core_, [&](proto::InitRequest* request) { return ReadParsed(ctx, reader, request); }));
 }
 
 grpc::Status PsService::Pull(grpc::ServerContext* ctx, const proto::PullRequest* request,
@@ -93,34 +75,9 @@ grpc::Status PsService::Pull(grpc::ServerContext* ctx, const proto::PullRequest*
 grpc::Status PsService::PushStream(grpc::ServerContext* ctx,
                                    grpc::ServerReader<grpc::ByteBuffer>* reader,
                                    proto::PushResponse* response) {
-  proto::PushRequest request;
-  auto read = ReadParsed(ctx, reader, &request);
-  if (!read.ok()) return ToGrpcStatus(read.status().Annotate("Push"));
-  if (!*read || !request.has_header()) {
-    return ToGrpcStatus(InvalidArgument("Push: the first message must be the header"));
-  }
-  const proto::PushHeader header = request.header();
-  Status s = core_->CheckPushHeader(header);
-  if (!s.ok()) return ToGrpcStatus(s.Annotate("Push"));
-  // Only gradients of this ps's variables, each of its variable's shape, are
-  // ever allocated.
-  TensorAssembler assembler(core_->PushLimits());
-  for (;;) {
-    read = ReadParsed(ctx, reader, &request);
-    if (!read.ok()) {
-      return ToGrpcStatus(read.status().Annotate("Push from worker:" +
-                                                 std::to_string(header.worker()) +
-                                                 "; nothing applied"));
-    }
-    if (!*read) break;
-    if (!request.has_chunk()) return ToGrpcStatus(InvalidArgument("Push: a second header"));
-    s = assembler.Add(request.chunk());
-    if (!s.ok()) return ToGrpcStatus(s.Annotate("Push"));
-  }
-  auto grads = assembler.Finish();
-  if (!grads.ok()) return ToGrpcStatus(grads.status().Annotate("Push"));
-  auto pushed = core_->Push(header, std::move(grads).value());
-  if (!pushed.ok()) return ToGrpcStatus(pushed.status().Annotate("Push"));
+  auto pushed = HandlePushStream(
+      core_, [&](proto::PushRequest* request) { return ReadParsed(ctx, reader, request); });
+  if (!pushed.ok()) return ToGrpcStatus(pushed.status());
   *response = std::move(pushed).value();
   return grpc::Status::OK;
 }

@@ -1,0 +1,85 @@
+// The model a ps holds when the ps fuzz target's requests reach it, shared
+// with the seed maker so that its seeds are valid requests to start from.
+#ifndef PSTRAIN_FUZZ_PS_FUZZ_MODEL_H_
+#define PSTRAIN_FUZZ_PS_FUZZ_MODEL_H_
+
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "proto/ps.pb.h"
+#include "ps/tensor_chunks.h"
+
+namespace pstrain {
+namespace fuzz {
+
+constexpr uint64_t kFingerprint = 7;
+
+// A weight and a bias, each in one chunk.
+inline std::vector<std::pair<std::string, Tensor>> FuzzTensors() {
+  Tensor w({4, 3}), b({3});
+  for (int64_t i = 0; i < w.size(); ++i) w[i] = 0.1f * static_cast<float>(i);
+  b.Fill(0.5f);
+  return {{"w", w}, {"b", b}};
+}
+
+// The messages of an Init stream (Momentum with moving averages, sync
+// replicas off, two workers) or of a Push stream of gradients for it.
+inline std::vector<std::string> StreamMessages(bool push) {
+  std::vector<std::string> out;
+  if (push) {
+    proto::PushRequest r;
+    r.mutable_header()->set_placement_fingerprint(kFingerprint);
+    r.mutable_header()->set_worker(1);
+    r.mutable_header()->set_increment_global_step(true);
+    r.mutable_header()->set_num_tensors(2);
+    out.push_back(r.SerializeAsString());
+  } else {
+    proto::InitRequest r;
+    proto::InitHeader* h = r.mutable_header();
+    h->set_placement_fingerprint(kFingerprint);
+    h->mutable_optimizer()->set_name("Momentum");
+    h->mutable_optimizer()->set_learning_rate(0.1f);
+    h->mutable_optimizer()->set_momentum(0.9f);
+    h->add_variables("w");
+    h->add_variables("b");
+    h->set_holds_global_step(true);
+    h->set_ema_decay(0.5f);
+    h->set_num_workers(2);
+    out.push_back(r.SerializeAsString());
+  }
+  for (const auto& [name, tensor] : FuzzTensors()) {
+    proto::TensorChunk chunk;
+    ForEachChunk(name, tensor, 1 << 20, &chunk, [&] {
+      if (push) {
+        proto::PushRequest r;
+        *r.mutable_chunk() = chunk;
+        out.push_back(r.SerializeAsString());
+      } else {
+        proto::InitRequest r;
+        *r.mutable_chunk() = chunk;
+        out.push_back(r.SerializeAsString());
+      }
+      return true;
+    });
+  }
+  return out;
+}
+
+// The request kinds of the fuzz input, by its first byte modulo kNumOps.
+enum Op {
+  kInit,
+  kPush,
+  kPull,
+  kHeartbeat,
+  kWorkerDone,
+  kSetLiveWorkers,
+  kEndTraining,
+  kStatus,
+  kNumOps
+};
+
+}  // namespace fuzz
+}  // namespace pstrain
+
+#endif  // PSTRAIN_FUZZ_PS_FUZZ_MODEL_H_
