@@ -20,28 +20,12 @@ rm -rf "$OUT" && mkdir -p "$OUT"
 "$BUILD/tools/pstrain_fmnist_to_cifar" --output_dir="$OUT/data" >"$OUT/convert.log" 2>&1 || {
   cat "$OUT/convert.log"; exit 1; }
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-c0=$(free_port); p0=$(free_port); p1=$(free_port); w0=$(free_port); w1=$(free_port)
-cluster="{\"chief\":[\"127.0.0.1:$c0\"],\"ps\":[\"127.0.0.1:$p0\",\"127.0.0.1:$p1\"],\"worker\":[\"127.0.0.1:$w0\",\"127.0.0.1:$w1\"]}"
+source tests/scenarios/tf_config_tasks.sh
+make_cluster 2
 flags=(--model=cifar10 --data_dir="$OUT/data" --epochs=0 --train_dir="$OUT/train" --http_port=-1 "$@")
-undefok=$(printf '%s\n' "${flags[@]}" | sed -n 's/^--\([a-z_0-9]*\).*/\1/p' | paste -sd, -)
-
-# The two workers share this machine's cores, as pstrain_local shares them:
-# each computes on cores / 2 threads (OpenMP would otherwise give each one a
-# thread per core, and the four threads would take turns on two cores).
-worker_threads=$(( $(nproc) / 2 > 0 ? $(nproc) / 2 : 1 ))
-
-declare -A pids
-start() {  # start TYPE INDEX BINARY
-  TF_CONFIG="{\"cluster\":$cluster,\"task\":{\"type\":\"$1\",\"index\":$2}}" \
-  OMP_NUM_THREADS="${OMP_NUM_THREADS:-$worker_threads}" \
-    "$BUILD/$3" "${flags[@]}" --undefok="$undefok" >"$OUT/$1-$2.log" 2>&1 &
-  pids["$1:$2"]=$!
-}
-start ps 0 ps/ps_server
-start ps 1 ps/ps_server
-start chief 0 chief/chief
-for w in 0 1; do start worker $w worker/worker; done
+# Each task sizes its compute threads itself: the two workers split the
+# cores, as they do under pstrain_local.
+start_cluster 2
 
 # Training time counts from the workers' first step.
 until grep -q "model is ready" "$OUT/worker-0.log" 2>/dev/null; do sleep 1; done

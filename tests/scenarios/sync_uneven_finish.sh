@@ -16,41 +16,16 @@ OUT="${OUT:-/tmp/pstrain_sync_uneven}"
 LIMIT_SECS="${LIMIT_SECS:-1800}"
 rm -rf "$OUT" && mkdir -p "$OUT"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-c0=$(free_port); p0=$(free_port); p1=$(free_port); w0=$(free_port); w1=$(free_port); w2=$(free_port)
-cluster="{\"chief\":[\"127.0.0.1:$c0\"],\"ps\":[\"127.0.0.1:$p0\",\"127.0.0.1:$p1\"],\"worker\":[\"127.0.0.1:$w0\",\"127.0.0.1:$w1\",\"127.0.0.1:$w2\"]}"
+source tests/scenarios/tf_config_tasks.sh
+make_cluster 3
 flags=(--sync_replicas --replicas_to_aggregate=2 --total_num_replicas=3 --epochs=3
        --train_dir="$OUT/train" --http_port=-1 "$@")
 
-# Every task gets every flag; each ignores those it does not define.
-undefok=$(printf '%s\n' "${flags[@]}" | sed -n 's/^--\([a-z_0-9]*\).*/\1/p' | paste -sd, -)
-declare -A pids
-start() {  # start TYPE INDEX BINARY
-  TF_CONFIG="{\"cluster\":$cluster,\"task\":{\"type\":\"$1\",\"index\":$2}}" \
-    "$BUILD/$3" "${flags[@]}" --undefok="$undefok" \
-    >"$OUT/$1-$2.log" 2>&1 &
-  pids["$1:$2"]=$!
-}
 begin=$(date +%s)
-start ps 0 ps/ps_server
-start ps 1 ps/ps_server
-start chief 0 chief/chief
-for w in 0 1 2; do start worker $w worker/worker; done
+start_cluster 3
 
 status=0
-for task in "${!pids[@]}"; do
-  pid=${pids[$task]}
-  while kill -0 "$pid" 2>/dev/null && (( $(date +%s) - begin < LIMIT_SECS )); do sleep 2; done
-  if kill -0 "$pid" 2>/dev/null; then
-    echo "$task still running after ${LIMIT_SECS} s: the job did not end"
-    status=1
-    continue
-  fi
-  wait "$pid"; rc=$?
-  echo "$task exited $rc"
-  (( rc == 0 )) || status=1
-done
-kill $(jobs -p) 2>/dev/null
+wait_for_tasks
 echo "wall time: $(( $(date +%s) - begin )) s"
 grep -h "can still push\|training ends" "$OUT/chief-0.log" | sed 's/^/chief: /'
 grep -h "done after" "$OUT"/worker-*.log
