@@ -113,10 +113,14 @@ void ChiefSeeds() {
 }
 
 // One request of the ps target's input: the op, then for a stream the
-// message count and the messages, else the one message.
+// message count, where gRPC's bytes of each message split in two, and the
+// messages, else the one message.
 std::string Request(Op op, const std::vector<std::string>& messages) {
   std::string out(1, static_cast<char>(op));
-  if (op == kInit || op == kPush) out.push_back(static_cast<char>(messages.size()));
+  if (op == kInit || op == kPush) {
+    out.push_back(static_cast<char>(messages.size()));
+    out.push_back(static_cast<char>(37));
+  }
   for (const std::string& m : messages) AppendPart(m, &out);
   return out;
 }

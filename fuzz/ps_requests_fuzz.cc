@@ -1,8 +1,9 @@
 // Every request a ps serves, through the code that serves it: Init and Push
-// streams through the same stream handling as the gRPC service
-// (ps/tensor_streams.h), the unary calls through the service's own methods,
-// Pull through the core as the service calls it. Each input is a sequence of
-// requests (fuzz_input.h's parts) to a ps that holds a small model.
+// streams as the gRPC service reads them (each message's bytes through
+// ps/rpc/chunk_codec.h, the stream through ps/tensor_streams.h), the unary
+// calls and Pull through the service's own methods (Pull's reply decoded
+// again as the client does). Each input is a sequence of requests
+// (fuzz_input.h's parts) to a ps that holds a small model.
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
@@ -15,7 +16,9 @@
 #include "fuzz/fuzz_input.h"
 #include "fuzz/ps_fuzz_model.h"
 #include "ps/ps_core.h"
+#include "ps/rpc/chunk_codec.h"
 #include "ps/rpc/ps_service.h"
+#include "ps/rpc/unparsed_stream.h"
 #include "ps/tensor_streams.h"
 #include "ps/variable_store.h"
 
@@ -23,17 +26,43 @@ namespace pstrain {
 namespace fuzz {
 namespace {
 
-// Next() parses the stream's messages from the given serialized ones.
-template <typename Request>
-NextMessage<Request> FromMessages(const std::vector<std::string>& messages) {
+// gRPC's bytes of a message, split in two slices where the input says, as
+// the transport may hand them over.
+grpc::ByteBuffer ToBuffer(const std::string& bytes, size_t split) {
+  split = bytes.empty() ? 0 : split % bytes.size();
+  grpc::Slice slices[2] = {grpc::Slice(bytes.data(), split),
+                           grpc::Slice(bytes.data() + split, bytes.size() - split)};
+  return grpc::ByteBuffer(slices, 2);
+}
+
+// The stream's parts, decoded from the given messages as the service does.
+template <typename Request, typename Header>
+NextPart<Header> FromMessages(const std::vector<std::string>& messages, size_t split) {
   auto pos = std::make_shared<size_t>(0);
-  return [messages, pos](Request* r) -> StatusOr<bool> {
-    if (*pos >= messages.size()) return false;
-    r->Clear();
-    if (!r->ParseFromString(messages[(*pos)++])) return InvalidArgument("does not parse");
-    return true;
+  return [messages, pos, split](Header* header,
+                                TensorAssembler* assembler) -> StatusOr<StreamPart> {
+    if (*pos >= messages.size()) return StreamPart::kEnd;
+    grpc::ByteBuffer buffer = ToBuffer(messages[(*pos)++], split);
+    return DecodeStreamPart<Request>(&buffer, header, assembler);
   };
 }
+
+// Pull's reply, decoded as PsClient decodes it.
+class DecodingWriter : public grpc::internal::WriterInterface<grpc::ByteBuffer> {
+ public:
+  bool Write(const grpc::ByteBuffer& msg, grpc::WriteOptions) override {
+    grpc::ByteBuffer copy = msg;
+    proto::PullResponse rest;
+    if (!DecodeChunkMessage(&copy, proto::PullResponse::kChunkFieldNumber, &rest, &assembler_)
+             .ok()) {
+      __builtin_trap();  // the ps's own reply must always decode
+    }
+    return true;
+  }
+
+ private:
+  TensorAssembler assembler_;
+};
 
 // A unary request through the service's own method, when it parses.
 template <typename Request, typename Response>
@@ -49,11 +78,14 @@ void Serve(Parts* in, PsCore* core, PsService* service) {
   const uint8_t op = in->Byte() % kNumOps;
   if (op == kInit || op == kPush) {
     std::vector<std::string> messages(in->Byte() % 8);
+    const size_t split = in->Byte();
     for (std::string& m : messages) m = in->Next();
     if (op == kInit) {
-      (void)HandleInitStream(core, FromMessages<proto::InitRequest>(messages));
+      (void)HandleInitStream(
+          core, FromMessages<proto::InitRequest, proto::InitHeader>(messages, split));
     } else {
-      (void)HandlePushStream(core, FromMessages<proto::PushRequest>(messages));
+      (void)HandlePushStream(
+          core, FromMessages<proto::PushRequest, proto::PushHeader>(messages, split));
     }
     return;
   }
@@ -62,10 +94,11 @@ void Serve(Parts* in, PsCore* core, PsService* service) {
     case kPull: {
       proto::PullRequest r;
       if (!r.ParseFromString(bytes)) return;
-      // No waiting: a fuzz input that asks for a later step gets the timeout.
-      (void)core->Pull(r.placement_fingerprint(), {r.names().begin(), r.names().end()},
-                       r.include_state(), r.min_step(), std::chrono::system_clock::now(),
-                       [] { return false; });
+      // Next to no waiting: one that asks for a later step gets the timeout.
+      r.set_wait_deadline_ms(1);
+      grpc::ServerContext ctx;
+      DecodingWriter writer;
+      (void)service->Pull(&ctx, r, &writer);
       return;
     }
     case kHeartbeat:
@@ -90,8 +123,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   VariableStore store(16 << 20);
   PsCore core(0, 1, &store, [](const std::string&) {});
   PsService service(&core);
-  if (!HandleInitStream(
-           &core, fuzz::FromMessages<proto::InitRequest>(fuzz::StreamMessages(/*push=*/false)))
+  if (!HandleInitStream(&core, fuzz::FromMessages<proto::InitRequest, proto::InitHeader>(
+                                   fuzz::StreamMessages(/*push=*/false), 0))
            .ok()) {
     __builtin_trap();  // the fixed model must always load
   }

@@ -7,29 +7,45 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "tensors travel as litt
 
 namespace pstrain {
 
-bool ForEachChunk(const std::string& name, const Tensor& tensor, uint32_t chunk_bytes,
-                  proto::TensorChunk* chunk, const std::function<bool()>& emit) {
+bool ForEachChunkSpan(const std::string& name, const Tensor& tensor, uint32_t chunk_bytes,
+                      const ChunkEmitter& emit) {
   if (chunk_bytes == 0) chunk_bytes = kDefaultChunkBytes;
   chunk_bytes = std::max<uint32_t>(chunk_bytes / sizeof(float) * sizeof(float), sizeof(float));
-  chunk->Clear();
-  chunk->set_name(name);
-  chunk->mutable_meta()->set_dtype(proto::DT_FLOAT);
-  for (int64_t d : tensor.shape()) chunk->mutable_meta()->add_shape(d);
+  proto::TensorChunk head;
+  head.set_name(name);
+  head.mutable_meta()->set_dtype(proto::DT_FLOAT);
+  for (int64_t d : tensor.shape()) head.mutable_meta()->add_shape(d);
   const uint64_t total = tensor.bytes();
-  chunk->set_total_bytes(total);
+  head.set_total_bytes(total);
   const char* bytes = reinterpret_cast<const char*>(tensor.data());
   uint64_t offset = 0;
   do {
     uint64_t n = std::min<uint64_t>(chunk_bytes, total - offset);
-    chunk->set_offset(offset);
-    chunk->set_data(bytes + offset, n);
-    if (!emit()) return false;
+    head.set_offset(offset);
+    if (!emit(head, bytes + offset, n)) return false;
     offset += n;
   } while (offset < total);
   return true;
 }
 
+bool ForEachChunk(const std::string& name, const Tensor& tensor, uint32_t chunk_bytes,
+                  proto::TensorChunk* chunk, const std::function<bool()>& emit) {
+  return ForEachChunkSpan(name, tensor, chunk_bytes,
+                          [&](const proto::TensorChunk& head, const char* data, size_t n) {
+                            *chunk = head;
+                            chunk->set_data(data, n);
+                            return emit();
+                          });
+}
+
 Status TensorAssembler::Add(const proto::TensorChunk& chunk) {
+  PS_ASSIGN_OR_RETURN(char* dest, Place(chunk, chunk.data().size()));
+  // An empty tensor has no buffer to copy into.
+  if (!chunk.data().empty()) std::memcpy(dest, chunk.data().data(), chunk.data().size());
+  return OkStatus();
+}
+
+StatusOr<char*> TensorAssembler::Place(const proto::TensorChunk& chunk, uint64_t data_bytes) {
   const std::string& name = chunk.name();
   if (name.empty()) return InvalidArgument("tensor chunk without a name");
   if (chunk.meta().dtype() != proto::DT_FLOAT) {
@@ -75,16 +91,13 @@ Status TensorAssembler::Add(const proto::TensorChunk& chunk) {
                            std::to_string(chunk.offset()) + ", expected " +
                            std::to_string(p.received));
   }
-  if (chunk.data().size() > expected_bytes - p.received) {
+  if (data_bytes > expected_bytes - p.received) {
     return InvalidArgument("tensor " + name + ": chunk runs past the end (" +
                            std::to_string(expected_bytes) + " bytes)");
   }
-  if (!chunk.data().empty()) {  // an empty tensor has no buffer to copy into
-    std::memcpy(reinterpret_cast<char*>(p.tensor.data()) + p.received, chunk.data().data(),
-                chunk.data().size());
-  }
-  p.received += chunk.data().size();
-  return OkStatus();
+  char* dest = reinterpret_cast<char*>(p.tensor.data()) + p.received;
+  p.received += data_bytes;
+  return dest;
 }
 
 StatusOr<std::map<std::string, Tensor>> TensorAssembler::Finish() {

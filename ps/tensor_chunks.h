@@ -5,6 +5,7 @@
 #ifndef PSTRAIN_PS_TENSOR_CHUNKS_H_
 #define PSTRAIN_PS_TENSOR_CHUNKS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -20,10 +21,18 @@ namespace pstrain {
 // Default bytes of tensor data per message: well under gRPC's 4 MiB limit.
 constexpr uint32_t kDefaultChunkBytes = 1 << 20;
 
-// Fills *chunk with each chunk of `tensor` in turn (at least one, even when
-// empty), in order of offset, and calls emit after each. *chunk is usually
-// a field of the outgoing message, so the bytes are copied once. Stops at,
-// and returns, the first false from emit.
+// Calls emit with each chunk of `tensor` in turn (at least one, even when
+// empty), in order of offset: the chunk's fields but its data, and the data,
+// which stays in the tensor (a transport sends it from there). Stops at, and
+// returns, the first false from emit.
+using ChunkEmitter =
+    std::function<bool(const proto::TensorChunk& head, const char* data, size_t size)>;
+bool ForEachChunkSpan(const std::string& name, const Tensor& tensor, uint32_t chunk_bytes,
+                      const ChunkEmitter& emit);
+
+// As ForEachChunkSpan, with each chunk whole, data included, in *chunk
+// (usually a field of the outgoing message, so the bytes are copied once)
+// when emit is called.
 bool ForEachChunk(const std::string& name, const Tensor& tensor, uint32_t chunk_bytes,
                   proto::TensorChunk* chunk, const std::function<bool()>& emit);
 
@@ -54,6 +63,11 @@ class TensorAssembler {
   // a tensor already whole; ResourceExhausted past limits.max_bytes; the
   // error of limits.check.
   Status Add(const proto::TensorChunk& chunk);
+  // As Add for a chunk whose `data_bytes` of data are not in `head` (its
+  // data field is ignored): after the same checks, returns where the data
+  // goes, for the caller to copy there (a transport, straight from its
+  // buffers). The bytes count as received.
+  StatusOr<char*> Place(const proto::TensorChunk& head, uint64_t data_bytes);
   // Checks every tensor arrived whole and hands them over.
   StatusOr<std::map<std::string, Tensor>> Finish();
 

@@ -3,54 +3,62 @@
 #include <string>
 #include <utility>
 
-#include "ps/tensor_chunks.h"
-
 namespace pstrain {
 
-Status HandleInitStream(PsCore* core, const NextMessage<proto::InitRequest>& next) {
-  proto::InitRequest request;
-  auto read = next(&request);
-  if (!read.ok()) return read.status().Annotate("Init");
-  if (!*read || !request.has_header()) {
-    return InvalidArgument("Init: the first message must be the header");
+namespace {
+
+// Reads the header, which must come first.
+template <typename Header>
+Status ReadHeader(const NextPart<Header>& next, Header* header) {
+  PS_ASSIGN_OR_RETURN(StreamPart part, next(header, nullptr));
+  if (part != StreamPart::kHeader) return InvalidArgument("the first message must be the header");
+  return OkStatus();
+}
+
+// Reads every chunk after the header into *assembler, to the stream's end.
+template <typename Header>
+Status ReadChunks(const NextPart<Header>& next, TensorAssembler* assembler) {
+  for (;;) {
+    Header ignored;
+    PS_ASSIGN_OR_RETURN(StreamPart part, next(&ignored, assembler));
+    switch (part) {
+      case StreamPart::kEnd:
+        return OkStatus();
+      case StreamPart::kChunk:
+        break;
+      case StreamPart::kHeader:
+        return InvalidArgument("a second header");
+      case StreamPart::kNeither:
+        return InvalidArgument("a message with neither header nor chunk");
+    }
   }
-  const proto::InitHeader header = request.header();
+}
+
+}  // namespace
+
+Status HandleInitStream(PsCore* core, const NextPart<proto::InitHeader>& next) {
+  proto::InitHeader header;
+  PS_RETURN_IF_ERROR(ReadHeader(next, &header).Annotate("Init"));
   PS_RETURN_IF_ERROR(core->CheckInitHeader(header).Annotate("Init"));
   TensorAssembler assembler(core->InitLimits(header));
-  for (;;) {
-    read = next(&request);
-    if (!read.ok()) return read.status().Annotate("Init");
-    if (!*read) break;
-    if (!request.has_chunk()) return InvalidArgument("Init: a second header");
-    PS_RETURN_IF_ERROR(assembler.Add(request.chunk()).Annotate("Init"));
-  }
+  PS_RETURN_IF_ERROR(ReadChunks(next, &assembler).Annotate("Init"));
   auto values = assembler.Finish();
   if (!values.ok()) return values.status().Annotate("Init");
   return core->Init(header, std::move(values).value()).Annotate("Init");
 }
 
 StatusOr<proto::PushResponse> HandlePushStream(PsCore* core,
-                                               const NextMessage<proto::PushRequest>& next) {
-  proto::PushRequest request;
-  auto read = next(&request);
-  if (!read.ok()) return read.status().Annotate("Push");
-  if (!*read || !request.has_header()) {
-    return InvalidArgument("Push: the first message must be the header");
-  }
-  const proto::PushHeader header = request.header();
+                                               const NextPart<proto::PushHeader>& next) {
+  proto::PushHeader header;
+  PS_RETURN_IF_ERROR(ReadHeader(next, &header).Annotate("Push"));
   PS_RETURN_IF_ERROR(core->CheckPushHeader(header).Annotate("Push"));
   // Only gradients of this ps's variables, each of its variable's shape, are
   // ever allocated.
   TensorAssembler assembler(core->PushLimits());
-  for (;;) {
-    read = next(&request);
-    if (!read.ok()) {
-      return read.status().Annotate("Push from worker:" + std::to_string(header.worker()) +
-                                    "; nothing applied");
-    }
-    if (!*read) break;
-    if (!request.has_chunk()) return InvalidArgument("Push: a second header");
-    PS_RETURN_IF_ERROR(assembler.Add(request.chunk()).Annotate("Push"));
+  Status read = ReadChunks(next, &assembler);
+  if (!read.ok()) {
+    return read.Annotate("Push from worker:" + std::to_string(header.worker()) +
+                         "; nothing applied");
   }
   auto grads = assembler.Finish();
   if (!grads.ok()) return grads.status().Annotate("Push");

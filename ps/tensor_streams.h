@@ -11,19 +11,25 @@
 #include "core/status.h"
 #include "proto/ps.pb.h"
 #include "ps/ps_core.h"
+#include "ps/tensor_chunks.h"
 
 namespace pstrain {
 
-// Parses the stream's next message into its argument: true, false at the
-// stream's clean end, or the error of a message that does not parse or of a
-// stream that broke off.
-template <typename Request>
-using NextMessage = std::function<StatusOr<bool>(Request*)>;
+// What one message of a stream held.
+enum class StreamPart { kEnd, kHeader, kChunk, kNeither };
+
+// Reads the stream's next message: a header into *header, a chunk into
+// *assembler (null until the header has been read: a chunk is then only
+// reported). kEnd at the stream's clean end; the error of a message that
+// does not parse, of a chunk the assembler refuses, or of a stream that
+// broke off.
+template <typename Header>
+using NextPart = std::function<StatusOr<StreamPart>(Header* header, TensorAssembler* assembler)>;
 
 // Errors are annotated "Init: ..." and "Push: ..." as the client sees them.
-Status HandleInitStream(PsCore* core, const NextMessage<proto::InitRequest>& next);
+Status HandleInitStream(PsCore* core, const NextPart<proto::InitHeader>& next);
 StatusOr<proto::PushResponse> HandlePushStream(PsCore* core,
-                                               const NextMessage<proto::PushRequest>& next);
+                                               const NextPart<proto::PushHeader>& next);
 
 }  // namespace pstrain
 

@@ -1,6 +1,8 @@
 #include "ps/rpc/ps_client.h"
 
 #include "ps/ps_server.h"
+#include "ps/rpc/borrowed_slices.h"
+#include "ps/rpc/chunk_codec.h"
 #include "ps/rpc/grpc_status.h"
 
 namespace pstrain {
@@ -10,39 +12,48 @@ PsClient::PsClient(int ps_index, const std::string& address, uint32_t chunk_byte
       chunk_bytes_(chunk_bytes),
       channel_(grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
                                          DefaultChannelArguments())),
-      stub_(proto::Ps::NewStub(channel_)) {}
+      stub_(proto::Ps::NewStub(channel_)),
+      init_method_("/pstrain.proto.Ps/Init", grpc::internal::RpcMethod::CLIENT_STREAMING, channel_),
+      pull_method_("/pstrain.proto.Ps/Pull", grpc::internal::RpcMethod::SERVER_STREAMING, channel_),
+      push_method_("/pstrain.proto.Ps/Push", grpc::internal::RpcMethod::CLIENT_STREAMING,
+                   channel_) {}
 
 void PsClient::SetDeadline(grpc::ClientContext* ctx, std::chrono::milliseconds t) const {
   ctx->set_deadline(std::chrono::system_clock::now() + t);
 }
 
-namespace {
-
-// Streams a header and then every tensor's chunks through `writer`.
 template <typename Request, typename Header>
-bool WriteTensors(grpc::ClientWriter<Request>* writer, const Header& header,
-                  Header* (Request::*mutable_header)(), const NamedTensors& tensors,
-                  uint32_t chunk_bytes) {
-  Request request;
-  *(request.*mutable_header)() = header;
-  if (!writer->Write(request)) return false;
-  for (const auto& [name, tensor] : tensors) {
-    bool ok = ForEachChunk(name, *tensor, chunk_bytes, request.mutable_chunk(),
-                           [&] { return writer->Write(request); });
-    if (!ok) return false;
+grpc::Status PsClient::WriteTensors(grpc::ClientWriter<grpc::ByteBuffer>* writer,
+                                    const Header& header, const NamedTensors& tensors,
+                                    BorrowedSlices* borrowed) {
+  Request first;
+  *first.mutable_header() = header;
+  grpc::ByteBuffer bytes;
+  bool own_buffer = false;
+  grpc::SerializationTraits<Request>::Serialize(first, &bytes, &own_buffer);
+  bool ok = writer->Write(bytes);
+  const Request rest;
+  for (auto it = tensors.begin(); ok && it != tensors.end(); ++it) {
+    ok = ForEachChunkSpan(it->first, *it->second, chunk_bytes_,
+                          [&](const proto::TensorChunk& head, const char* data, size_t n) {
+                            return writer->Write(EncodeChunkMessage(
+                                rest, Request::kChunkFieldNumber, head, data, n, borrowed));
+                          });
   }
-  return writer->WritesDone();
+  if (ok) writer->WritesDone();
+  return writer->Finish();
 }
 
-}  // namespace
-
 Status PsClient::Init(const proto::InitHeader& header, const NamedTensors& values) {
+  // The tensors go out from their own memory, until the call is over.
+  BorrowedSlices borrowed;
   grpc::ClientContext ctx;
   SetDeadline(&ctx, transfer_timeout_);
   proto::InitResponse response;
-  auto writer = stub_->Init(&ctx, &response);
-  WriteTensors(writer.get(), header, &proto::InitRequest::mutable_header, values, chunk_bytes_);
-  return FromGrpcStatus(writer->Finish(), name_);
+  std::unique_ptr<grpc::ClientWriter<grpc::ByteBuffer>> writer(
+      grpc::internal::ClientWriterFactory<grpc::ByteBuffer>::Create(channel_.get(), init_method_,
+                                                                    &ctx, &response));
+  return FromGrpcStatus(WriteTensors<proto::InitRequest>(writer.get(), header, values, &borrowed), name_);
 }
 
 Status PsClient::Pull(uint64_t fingerprint, const std::vector<std::string>& names,
@@ -72,13 +83,20 @@ Status PsClient::RunPull(proto::PullRequest request, std::chrono::milliseconds t
   grpc::ClientContext ctx;
   SetDeadline(&ctx, timeout);
   request.set_chunk_bytes(chunk_bytes_);
-  auto reader = stub_->Pull(&ctx, request);
+  std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> reader(
+      grpc::internal::ClientReaderFactory<grpc::ByteBuffer>::Create(channel_.get(), pull_method_,
+                                                                    &ctx, request));
   TensorAssembler assembler;
-  proto::PullResponse response;
+  grpc::ByteBuffer bytes;
   Status bad;
-  while (reader->Read(&response)) {
-    if (step != nullptr) *step = response.global_step();
-    if (bad.ok()) bad = assembler.Add(response.chunk());
+  while (reader->Read(&bytes)) {
+    if (!bad.ok()) continue;
+    proto::PullResponse rest;
+    auto decoded =
+        DecodeChunkMessage(&bytes, proto::PullResponse::kChunkFieldNumber, &rest, &assembler);
+    bad = decoded.status();
+    if (bad.ok() && !*decoded) bad = InvalidArgument("a message without a tensor chunk");
+    if (bad.ok() && step != nullptr) *step = rest.global_step();
     if (!bad.ok()) ctx.TryCancel();
   }
   Status s = FromGrpcStatus(reader->Finish(), name_);
@@ -91,14 +109,17 @@ Status PsClient::RunPull(proto::PullRequest request, std::chrono::milliseconds t
 
 StatusOr<proto::PushResponse> PsClient::Push(const proto::PushHeader& header,
                                              const NamedTensors& grads) {
+  BorrowedSlices borrowed;  // as in Init
   grpc::ClientContext ctx;
   SetDeadline(&ctx, transfer_timeout_);
   proto::PushResponse response;
-  auto writer = stub_->Push(&ctx, &response);
+  std::unique_ptr<grpc::ClientWriter<grpc::ByteBuffer>> writer(
+      grpc::internal::ClientWriterFactory<grpc::ByteBuffer>::Create(channel_.get(), push_method_,
+                                                                    &ctx, &response));
   proto::PushHeader counted = header;
   counted.set_num_tensors(static_cast<int32_t>(grads.size()));
-  WriteTensors(writer.get(), counted, &proto::PushRequest::mutable_header, grads, chunk_bytes_);
-  PS_RETURN_IF_ERROR(FromGrpcStatus(writer->Finish(), name_));
+  PS_RETURN_IF_ERROR(
+      FromGrpcStatus(WriteTensors<proto::PushRequest>(writer.get(), counted, grads, &borrowed), name_));
   return response;
 }
 

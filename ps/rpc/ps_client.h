@@ -1,5 +1,7 @@
 // PsClient: calls one ps task over gRPC. Tensors go out and come back in
-// chunks (ps/tensor_chunks.h); every error is a Status naming the ps.
+// chunks (ps/tensor_chunks.h), sent from and read into the tensors' own
+// memory without protobuf copies (ps/rpc/chunk_codec.h); every error is a
+// Status naming the ps.
 //
 // Thread-safe: gRPC channels and stubs may be shared, so one PsClient can
 // serve concurrent calls from several threads.
@@ -18,6 +20,7 @@
 #include "core/tensor.h"
 #include "proto/ps.grpc.pb.h"
 #include "ps/ps_connection.h"
+#include "ps/rpc/borrowed_slices.h"
 #include "ps/tensor_chunks.h"
 
 namespace pstrain {
@@ -50,6 +53,11 @@ class PsClient : public PsConnection {
 
  private:
   void SetDeadline(grpc::ClientContext* ctx, std::chrono::milliseconds t) const;
+  // Streams `header` (in a Request) and the tensors' chunks, their data
+  // lent through `borrowed`, and finishes the call.
+  template <typename Request, typename Header>
+  grpc::Status WriteTensors(grpc::ClientWriter<grpc::ByteBuffer>* writer, const Header& header,
+                            const NamedTensors& tensors, BorrowedSlices* borrowed);
   template <typename Request, typename Response>
   Status Control(grpc::Status (proto::Ps::Stub::*method)(grpc::ClientContext*, const Request&,
                                                          Response*),
@@ -62,6 +70,10 @@ class PsClient : public PsConnection {
   std::chrono::milliseconds transfer_timeout_{std::chrono::minutes(5)};
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<proto::Ps::Stub> stub_;
+  // Init, Pull and Push as calls that carry unparsed bytes.
+  const grpc::internal::RpcMethod init_method_;
+  const grpc::internal::RpcMethod pull_method_;
+  const grpc::internal::RpcMethod push_method_;
 };
 
 }  // namespace pstrain

@@ -6,6 +6,8 @@
 #include <functional>
 #include <utility>
 
+#include "ps/rpc/borrowed_slices.h"
+#include "ps/rpc/chunk_codec.h"
 #include "ps/rpc/grpc_status.h"
 #include "ps/rpc/unparsed_stream.h"
 #include "ps/tensor_chunks.h"
@@ -17,6 +19,7 @@ namespace {
 
 // Method indices in the order of proto/ps.proto's `service Ps`.
 constexpr int kInitMethod = 0;
+constexpr int kPullMethod = 1;
 constexpr int kPushMethod = 2;
 
 // Pull chunks: the client may choose their size within these bounds (tiny
@@ -29,6 +32,13 @@ constexpr uint32_t kMaxChunkBytes = 16 << 20;
 PsService::PsService(PsCore* core) : core_(core) {
   ReadUnparsed(kInitMethod, &PsService::InitStream);
   ReadUnparsed(kPushMethod, &PsService::PushStream);
+  // Served as a bidi stream: the request, then the reply's messages as
+  // bytes of their own making (ps/rpc/chunk_codec.h). On the wire a
+  // server-streaming call is the same.
+  MarkMethodStreamed(kPullMethod,
+                     new grpc::internal::BidiStreamingHandler<PsService, proto::PullRequest,
+                                                              grpc::ByteBuffer>(
+                         std::mem_fn(&PsService::PullStream), this));
 }
 
 template <typename Response>
@@ -41,32 +51,46 @@ void PsService::ReadUnparsed(int method, UnparsedHandler<Response> handler) {
 grpc::Status PsService::InitStream(grpc::ServerContext* ctx,
                                    grpc::ServerReader<grpc::ByteBuffer>* reader,
                                    proto::InitResponse*) {
-  return ToGrpcStatus(HandleInitStream(
-      core_, [&](proto::InitRequest* request) { return ReadParsed(ctx, reader, request); }));
+  return ToGrpcStatus(
+      HandleInitStream(core_, ReadStreamParts<proto::InitRequest, proto::InitHeader>(ctx, reader)));
 }
 
-grpc::Status PsService::Pull(grpc::ServerContext* ctx, const proto::PullRequest* request,
-                             grpc::ServerWriter<proto::PullResponse>* writer) {
+grpc::Status PsService::PullStream(
+    grpc::ServerContext* ctx, grpc::ServerReaderWriter<grpc::ByteBuffer, proto::PullRequest>* stream) {
+  proto::PullRequest request;
+  if (!stream->Read(&request)) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "Pull: no valid PullRequest");
+  }
+  return Pull(ctx, request, stream);
+}
+
+grpc::Status PsService::Pull(grpc::ServerContext* ctx, const proto::PullRequest& request,
+                             grpc::internal::WriterInterface<grpc::ByteBuffer>* writer) {
   auto deadline = ctx->deadline();
-  if (request->wait_deadline_ms() > 0) {
+  if (request.wait_deadline_ms() > 0) {
     deadline = std::min(deadline, std::chrono::system_clock::now() +
                                       std::chrono::milliseconds(std::min<int64_t>(
-                                          request->wait_deadline_ms(), 600000)));
+                                          request.wait_deadline_ms(), 600000)));
   }
-  auto pulled = core_->Pull(request->placement_fingerprint(),
-                            {request->names().begin(), request->names().end()},
-                            request->include_state(), request->min_step(), deadline,
+  auto pulled = core_->Pull(request.placement_fingerprint(),
+                            {request.names().begin(), request.names().end()},
+                            request.include_state(), request.min_step(), deadline,
                             [ctx] { return ctx->IsCancelled(); });
   if (!pulled.ok()) return ToGrpcStatus(pulled.status().Annotate("Pull"));
   const uint32_t chunk_bytes =
-      request->chunk_bytes() == 0
+      request.chunk_bytes() == 0
           ? kDefaultChunkBytes
-          : std::clamp(request->chunk_bytes(), kMinChunkBytes, kMaxChunkBytes);
-  proto::PullResponse response;
-  response.set_global_step(pulled->step);
+          : std::clamp(request.chunk_bytes(), kMinChunkBytes, kMaxChunkBytes);
+  proto::PullResponse rest;
+  rest.set_global_step(pulled->step);
+  // The tensors go out from the pulled copies themselves.
+  BorrowedSlices borrowed;
   for (const auto& [name, tensor] : pulled->tensors) {
-    bool sent = ForEachChunk(name, tensor, chunk_bytes, response.mutable_chunk(),
-                             [&] { return writer->Write(response); });
+    bool sent = ForEachChunkSpan(
+        name, tensor, chunk_bytes, [&](const proto::TensorChunk& head, const char* data, size_t n) {
+          return writer->Write(EncodeChunkMessage(rest, proto::PullResponse::kChunkFieldNumber,
+                                                  head, data, n, &borrowed));
+        });
     if (!sent) return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
   }
   return grpc::Status::OK;
@@ -76,7 +100,7 @@ grpc::Status PsService::PushStream(grpc::ServerContext* ctx,
                                    grpc::ServerReader<grpc::ByteBuffer>* reader,
                                    proto::PushResponse* response) {
   auto pushed = HandlePushStream(
-      core_, [&](proto::PushRequest* request) { return ReadParsed(ctx, reader, request); });
+      core_, ReadStreamParts<proto::PushRequest, proto::PushHeader>(ctx, reader));
   if (!pushed.ok()) return ToGrpcStatus(pushed.status());
   *response = std::move(pushed).value();
   return grpc::Status::OK;

@@ -7,7 +7,8 @@
 // streams of Init and Push are parsed here, message by message
 // (ps/rpc/unparsed_stream.h), so a stream that ends in garbage is refused
 // like one cut short, and their tensors are assembled under the core's
-// limits; a refusal is a gRPC error that names the problem.
+// limits; a refusal is a gRPC error that names the problem. Tensors move
+// without protobuf copies (ps/rpc/chunk_codec.h).
 //
 // Handlers run on gRPC's threads, concurrently. The core's shutdown callback
 // runs on the thread of the Shutdown RPC; it must not block on the server
@@ -32,8 +33,13 @@ class PsService final : public proto::Ps::Service {
                           proto::InitResponse* response);
   grpc::Status PushStream(grpc::ServerContext* ctx, grpc::ServerReader<grpc::ByteBuffer>* reader,
                           proto::PushResponse* response);
-  grpc::Status Pull(grpc::ServerContext* ctx, const proto::PullRequest* request,
-                    grpc::ServerWriter<proto::PullResponse>* writer) override;
+  // Pull, registered to write its reply unparsed, its chunks' data straight
+  // from the pulled tensors.
+  grpc::Status PullStream(grpc::ServerContext* ctx,
+                          grpc::ServerReaderWriter<grpc::ByteBuffer, proto::PullRequest>* stream);
+  // The reply to one PullRequest, written to `writer`.
+  grpc::Status Pull(grpc::ServerContext* ctx, const proto::PullRequest& request,
+                    grpc::internal::WriterInterface<grpc::ByteBuffer>* writer);
   grpc::Status GetStatus(grpc::ServerContext* ctx, const proto::StatusRequest* request,
                          proto::StatusResponse* response) override;
   grpc::Status WorkerDone(grpc::ServerContext* ctx, const proto::WorkerDoneRequest* request,

@@ -3,36 +3,50 @@
 // gRPC's synchronous ServerReader<Message> reports a message it cannot parse
 // exactly as it reports the end of the stream, so a stream that ends in
 // garbage would look whole. The Ps service therefore registers its
-// client-streaming methods with grpc::ByteBuffer messages and parses each one
-// here, where garbage is an error.
+// client-streaming methods with grpc::ByteBuffer messages and decodes each
+// one here (ps/rpc/chunk_codec.h), where garbage is an error and a chunk's
+// data goes straight into the tensor being assembled.
 #ifndef PSTRAIN_PS_RPC_UNPARSED_STREAM_H_
 #define PSTRAIN_PS_RPC_UNPARSED_STREAM_H_
 
 #include <grpcpp/grpcpp.h>
 
-#include <string>
-
 #include "core/status.h"
+#include "ps/rpc/chunk_codec.h"
+#include "ps/tensor_streams.h"
 
 namespace pstrain {
 
-// Reads the next message into *msg: true, or false at the stream's clean
-// end. InvalidArgument for a message that does not parse as Message;
-// Aborted when the stream broke off (the client went away, or a message was
-// over the size limit).
-template <typename Message>
-StatusOr<bool> ReadParsed(grpc::ServerContext* ctx, grpc::ServerReader<grpc::ByteBuffer>* reader,
-                          Message* msg) {
-  grpc::ByteBuffer buffer;
-  if (!reader->Read(&buffer)) {
-    if (ctx->IsCancelled()) return Aborted("the stream broke off");
-    return false;
+// Decodes one message of an Init or Push stream (Request is InitRequest or
+// PushRequest: a oneof of header 1 and chunk 2) as NextPart describes.
+template <typename Request, typename Header>
+StatusOr<StreamPart> DecodeStreamPart(grpc::ByteBuffer* buffer, Header* header,
+                                      TensorAssembler* assembler) {
+  Request rest;
+  PS_ASSIGN_OR_RETURN(bool has_chunk,
+                      DecodeChunkMessage(buffer, Request::kChunkFieldNumber, &rest, assembler));
+  if (has_chunk && rest.has_header()) {
+    return InvalidArgument("a message holds both a header and a chunk");
   }
-  if (!grpc::SerializationTraits<Message>::Deserialize(&buffer, msg).ok()) {
-    return InvalidArgument("a message of the stream is not a valid " +
-                           Message::descriptor()->full_name());
-  }
-  return true;
+  if (has_chunk) return StreamPart::kChunk;
+  if (!rest.has_header()) return StreamPart::kNeither;
+  *header = rest.header();
+  return StreamPart::kHeader;
+}
+
+// NextPart over a client stream: Aborted when the stream broke off (the
+// client went away, or a message was over the size limit).
+template <typename Request, typename Header>
+NextPart<Header> ReadStreamParts(grpc::ServerContext* ctx,
+                                 grpc::ServerReader<grpc::ByteBuffer>* reader) {
+  return [ctx, reader](Header* header, TensorAssembler* assembler) -> StatusOr<StreamPart> {
+    grpc::ByteBuffer buffer;
+    if (!reader->Read(&buffer)) {
+      if (ctx->IsCancelled()) return Aborted("the stream broke off");
+      return StreamPart::kEnd;
+    }
+    return DecodeStreamPart<Request>(&buffer, header, assembler);
+  };
 }
 
 }  // namespace pstrain
