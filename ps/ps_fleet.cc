@@ -207,7 +207,12 @@ Status PsFleet::PullState(State* state, PsSteps* steps) {
 
 Status PsFleet::PullVariables(std::vector<Tensor>* values, PsSteps* steps, int64_t min_step,
                               std::chrono::milliseconds wait) {
-  std::vector<std::map<std::string, Tensor>> pulled(num_ps());
+  std::vector<std::map<std::string, Tensor>> pulled;
+  {
+    std::lock_guard<std::mutex> lock(pull_buffers_mu_);
+    pulled.swap(pull_buffers_);  // a concurrent pull finds none and allocates
+  }
+  pulled.resize(num_ps());
   PsSteps got(num_ps(), 0);
   PS_RETURN_IF_ERROR(ForEachPs([&](int ps) {
     return clients_[ps]->Pull(placement_.fingerprint, {}, &pulled[ps], &got[ps], min_step, wait);
@@ -228,13 +233,17 @@ Status PsFleet::PullVariables(std::vector<Tensor>* values, PsSteps* steps, int64
                         ShapeString(it->second.shape()));
       }
       if (shard->num_parts == 1) {
-        whole = std::move(it->second);  // the whole variable: no copy
+        // The whole variable: no copy; the caller's old buffer is the next
+        // pull's.
+        std::swap(whole, it->second);
       } else {
         std::memcpy(whole.data() + shard->row_begin * row, it->second.data(), it->second.bytes());
       }
     }
   }
   if (steps != nullptr) *steps = std::move(got);
+  std::lock_guard<std::mutex> lock(pull_buffers_mu_);
+  pull_buffers_.swap(pulled);
   return OkStatus();
 }
 

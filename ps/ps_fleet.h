@@ -10,7 +10,9 @@
 #define PSTRAIN_PS_PS_FLEET_H_
 
 #include <chrono>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -122,6 +124,10 @@ class PsFleet {
   cluster::Placement placement_;
   std::vector<std::unique_ptr<PsConnection>> clients_;
   std::vector<std::vector<const cluster::Shard*>> shards_by_ps_;
+  // Per ps, the buffers PullVariables assembles the next pull into: those
+  // of the pull before last, handed back by the caller's values.
+  std::mutex pull_buffers_mu_;
+  std::vector<std::map<std::string, Tensor>> pull_buffers_;
 };
 
 }  // namespace pstrain

@@ -77,7 +77,16 @@ StatusOr<char*> TensorAssembler::Place(const proto::TensorChunk& chunk, uint64_t
     }
     held_bytes_ += cost;
     // Chunks overwrite every byte: no need to zero the buffer first.
-    it = pending_.emplace(name, Pending{Tensor(shape, Tensor::kUninitialized), 0}).first;
+    Tensor buffer;
+    auto reused = reuse_ == nullptr ? std::map<std::string, Tensor>::iterator()
+                                    : reuse_->find(name);
+    if (reuse_ != nullptr && reused != reuse_->end() && reused->second.shape() == shape) {
+      buffer = std::move(reused->second);
+      reuse_->erase(reused);
+    } else {
+      buffer = Tensor(shape, Tensor::kUninitialized);
+    }
+    it = pending_.emplace(name, Pending{std::move(buffer), 0}).first;
   }
   Pending& p = it->second;
   if (p.tensor.shape() != shape) {

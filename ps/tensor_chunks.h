@@ -68,6 +68,10 @@ class TensorAssembler {
   // goes, for the caller to copy there (a transport, straight from its
   // buffers). The bytes count as received.
   StatusOr<char*> Place(const proto::TensorChunk& head, uint64_t data_bytes);
+  // Tensors to assemble into rather than allocate: one whose name and shape
+  // match a tensor's first chunk is taken from *buffers and filled (a buffer
+  // reused each round is not page-faulted in again). Call before Add.
+  void Reuse(std::map<std::string, Tensor>* buffers) { reuse_ = buffers; }
   // Checks every tensor arrived whole and hands them over.
   StatusOr<std::map<std::string, Tensor>> Finish();
 
@@ -79,6 +83,7 @@ class TensorAssembler {
   const Limits limits_;
   uint64_t held_bytes_ = 0;  // counted against limits_.max_bytes
   std::map<std::string, Pending> pending_;
+  std::map<std::string, Tensor>* reuse_ = nullptr;
 };
 
 }  // namespace pstrain

@@ -11,6 +11,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev
   libboost-dev libboost-system-dev
   libdnnl-dev
+  libgoogle-perftools-dev
   zlib1g-dev
   nlohmann-json3-dev
   dataset-fashion-mnist

@@ -87,6 +87,7 @@ Status PsClient::RunPull(proto::PullRequest request, std::chrono::milliseconds t
       grpc::internal::ClientReaderFactory<grpc::ByteBuffer>::Create(channel_.get(), pull_method_,
                                                                     &ctx, request));
   TensorAssembler assembler;
+  assembler.Reuse(out);
   grpc::ByteBuffer bytes;
   Status bad;
   while (reader->Read(&bytes)) {
