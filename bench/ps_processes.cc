@@ -96,7 +96,7 @@ CpuSample SampleCpu() {
 }
 
 Status PsProcesses::Start(const std::string& binary, int num_ps, const std::string& dir,
-                          bool show_output) {
+                          bool show_output, const std::vector<std::string>& extra_args) {
   show_output_ = show_output;
   PS_ASSIGN_OR_RETURN(ports_, PickFreePorts("127.0.0.1", num_ps));
   const std::string spec_path = dir + "/cluster.json";
@@ -110,9 +110,10 @@ Status PsProcesses::Start(const std::string& binary, int num_ps, const std::stri
     if (!f) return Unavailable("cannot write " + spec_path);
   }
   for (int i = 0; i < num_ps; ++i) {
-    PS_ASSIGN_OR_RETURN(auto p, TaskProcess::Spawn("ps:" + std::to_string(i),
-                                                   {binary, "--cluster_spec=" + spec_path,
-                                                    "--job=ps", "--task=" + std::to_string(i)}));
+    std::vector<std::string> argv = {binary, "--cluster_spec=" + spec_path, "--job=ps",
+                                     "--task=" + std::to_string(i)};
+    argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+    PS_ASSIGN_OR_RETURN(auto p, TaskProcess::Spawn("ps:" + std::to_string(i), argv));
     procs_.push_back(std::move(p));
   }
   drainer_ = std::thread([this] { Drain(); });

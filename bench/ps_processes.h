@@ -50,8 +50,9 @@ class PsProcesses {
  public:
   ~PsProcesses() { Stop(); }
 
+  // extra_args go to every ps_server (say, --tensor_port=-1).
   Status Start(const std::string& binary, int num_ps, const std::string& dir,
-               bool show_output = false);
+               bool show_output = false, const std::vector<std::string>& extra_args = {});
   const std::vector<int>& ports() const { return ports_; }
   // True when every process has exited within `timeout`.
   bool WaitForExit(std::chrono::seconds timeout);

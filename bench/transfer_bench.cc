@@ -1,7 +1,8 @@
 // transfer_bench: the data plane alone (docs/BENCHMARKS.md). One real
 // ps_server process on loopback holds one variable; this process pushes a
 // gradient of the variable's size and pulls the variable back, round after
-// round, through PsFleet as a worker does (async, gRPC, chunked).
+// round, through PsFleet as a worker does (async; over the ps's tensor
+// channel, or with --transport=grpc over gRPC in chunks).
 //
 // For every size in --sizes it prints the median milliseconds per round
 // (push + pull), the rate each way (2 x bytes / round: each direction moves
@@ -33,6 +34,9 @@ DEFINE_string(ps_server, "",
               "Path of the ps_server binary; empty: <build>/ps/ps_server, found from this "
               "binary's path <build>/bench/transfer_bench");
 DEFINE_bool(show_ps_output, false, "Copy the ps process's log lines to stderr");
+DEFINE_string(transport, "channel",
+              "How tensors travel: channel (the ps's tensor channel, the default) or grpc (the "
+              "ps started with --tensor_port=-1)");
 
 namespace pstrain {
 namespace {
@@ -116,7 +120,14 @@ Status Run() {
                           ("transfer_bench." + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   bench::PsProcesses ps;
-  PS_RETURN_IF_ERROR(ps.Start(bench::PsServerPath(FLAGS_ps_server), 1, dir, FLAGS_show_ps_output));
+  if (FLAGS_transport != "channel" && FLAGS_transport != "grpc") {
+    return InvalidArgument("--transport=" + FLAGS_transport + ": channel or grpc");
+  }
+  std::vector<std::string> ps_args;
+  if (FLAGS_transport == "grpc") ps_args.push_back("--tensor_port=-1");
+  PS_RETURN_IF_ERROR(ps.Start(bench::PsServerPath(FLAGS_ps_server), 1, dir, FLAGS_show_ps_output,
+                              ps_args));
+  std::printf("transport: %s\n", FLAGS_transport == "grpc" ? "gRPC" : "tensor channel");
 
   std::printf("%12s %7s %10s %10s %12s %16s %16s\n", "bytes", "rounds", "median ms", "min ms",
               "GB/s each", "client CPU ms/MB", "ps CPU ms/MB");

@@ -149,6 +149,7 @@ void PsSeeds() {
        Request(kHeartbeat, {heartbeat.SerializeAsString()}) +
            Request(kWorkerDone, {done.SerializeAsString()}) +
            Request(kSetLiveWorkers, {live.SerializeAsString()}) + push);
+  Seed("tensor_channel", "push_then_pull", ChannelPushThenPull());
   Seed("ps_requests", "end_and_status",
        Request(kEndTraining, {end.SerializeAsString()}) + Request(kStatus, {""}));
 }

@@ -3,11 +3,16 @@
 #ifndef PSTRAIN_FUZZ_PS_FUZZ_MODEL_H_
 #define PSTRAIN_FUZZ_PS_FUZZ_MODEL_H_
 
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/tensor.h"
+#include "ps/ps_core.h"
+#include "ps/variable_store.h"
 #include "proto/ps.pb.h"
+#include "ps/tcp/tensor_frames.h"
 #include "ps/tensor_chunks.h"
 
 namespace pstrain {
@@ -64,6 +69,56 @@ inline std::vector<std::string> StreamMessages(bool push) {
     });
   }
   return out;
+}
+
+// A ps that holds the fuzz model, as each input of a ps target finds it.
+struct FuzzPs {
+  FuzzPs() {
+    proto::InitRequest first;
+    std::map<std::string, Tensor> values;
+    for (auto& [name, t] : FuzzTensors()) values.emplace(name, std::move(t));
+    if (!first.ParseFromString(StreamMessages(/*push=*/false)[0]) ||
+        !core.CheckInitHeader(first.header()).ok() ||
+        !core.Init(first.header(), std::move(values)).ok()) {
+      __builtin_trap();  // the fixed model must always load
+    }
+  }
+  VariableStore store{16 << 20};
+  PsCore core{0, 1, &store, [](const std::string&) {}};
+};
+
+// The bytes a client sends on one tensor channel connection (ps/tcp/): a
+// push of gradients for the fuzz model, then a pull of every variable.
+inline std::string ChannelPushThenPull() {
+  struct Capture : tcp::ByteStream {
+    Status ReadFull(void*, size_t) override { return Unavailable("write only"); }
+    Status Write(const struct iovec* iov, int count) override {
+      for (int i = 0; i < count; ++i) bytes.append(static_cast<char*>(iov[i].iov_base), iov[i].iov_len);
+      return OkStatus();
+    }
+    std::string bytes;
+  } out;
+  proto::PushHeader header;
+  header.set_placement_fingerprint(kFingerprint);
+  header.set_worker(1);
+  header.set_increment_global_step(true);
+  header.set_num_tensors(2);
+  const auto tensors = FuzzTensors();
+  tcp::FrameBatch batch;
+  batch.Add(tcp::FrameKind::kPushHeader, &header);
+  for (const auto& [name, tensor] : tensors) {
+    ForEachChunkSpan(name, tensor, 1 << 20,
+                     [&](const proto::TensorChunk& head, const char* data, size_t n) {
+                       batch.Add(tcp::FrameKind::kChunk, &head, data, n);
+                       return true;
+                     });
+  }
+  batch.Add(tcp::FrameKind::kEnd, nullptr);
+  proto::PullRequest pull;
+  pull.set_placement_fingerprint(kFingerprint);
+  batch.Add(tcp::FrameKind::kPullRequest, &pull);
+  (void)batch.WriteTo(&out);
+  return out.bytes;
 }
 
 // The request kinds of the fuzz input, by its first byte modulo kNumOps.

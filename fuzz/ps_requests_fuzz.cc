@@ -120,15 +120,11 @@ void Serve(Parts* in, PsCore* core, PsService* service) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace pstrain;
-  VariableStore store(16 << 20);
-  PsCore core(0, 1, &store, [](const std::string&) {});
-  PsService service(&core);
-  if (!HandleInitStream(&core, fuzz::FromMessages<proto::InitRequest, proto::InitHeader>(
-                                   fuzz::StreamMessages(/*push=*/false), 0))
-           .ok()) {
-    __builtin_trap();  // the fixed model must always load
-  }
+  fuzz::FuzzPs ps;
+  PsService service(&ps.core);
   fuzz::Parts in(data, size);
-  for (int requests = 0; requests < 64 && !in.done(); ++requests) fuzz::Serve(&in, &core, &service);
+  for (int requests = 0; requests < 64 && !in.done(); ++requests) {
+    fuzz::Serve(&in, &ps.core, &service);
+  }
   return 0;
 }

@@ -29,7 +29,7 @@ PsServer::PsServer(uint64_t incarnation, uint64_t max_bytes)
 StatusOr<std::unique_ptr<PsServer>> PsServer::Start(const std::string& listen_address,
                                                     int task_index,
                                                     StopNotice* shutdown_requested,
-                                                    uint64_t max_bytes) {
+                                                    uint64_t max_bytes, int tensor_port) {
   std::random_device rd;
   const uint64_t incarnation = (static_cast<uint64_t>(rd()) << 32) ^ rd();
   std::unique_ptr<PsServer> ps(new PsServer(incarnation, max_bytes));
@@ -49,6 +49,15 @@ StatusOr<std::unique_ptr<PsServer>> PsServer::Start(const std::string& listen_ad
     return Unavailable("ps:" + std::to_string(task_index) + " cannot listen on " +
                        listen_address);
   }
+  if (tensor_port >= 0) {
+    const std::string host = listen_address.substr(0, listen_address.rfind(':'));
+    auto channel = tcp::TensorChannelServer::Start(
+        ps->core_.get(), host.size() > 1 && host[0] == '[' ? host.substr(1, host.size() - 2) : host,
+        tensor_port, kMaxThreads);
+    if (!channel.ok()) return channel.status().Annotate("ps:" + std::to_string(task_index));
+    ps->channel_ = std::move(channel).value();
+    ps->service_->set_tensor_port(ps->channel_->port());
+  }
   return ps;
 }
 
@@ -60,6 +69,7 @@ void PsServer::Stop() {
     if (stopped_) return;
     stopped_ = true;
   }
+  if (channel_ != nullptr) channel_->Stop();
   server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   server_->Wait();
 }

@@ -15,27 +15,33 @@
 #include "core/status.h"
 #include "core/stop_signals.h"
 #include "ps/rpc/ps_service.h"
+#include "ps/tcp/tensor_channel_service.h"
 #include "ps/variable_store.h"
 
 namespace pstrain {
 
 class PsServer {
  public:
-  // Listens on listen_address ("0.0.0.0:2222"; port 0 picks a free port).
-  // Unavailable when the port cannot be bound. The store holds at most
-  // max_bytes (variables, slots and shadows); requests that would take it
-  // past that are refused.
+  // Listens on listen_address ("0.0.0.0:2222"; port 0 picks a free port)
+  // for gRPC, and on tensor_port of the same host for the tensor channel
+  // (ps/tcp/; 0: a free port, -1: none, tensors go over gRPC). Unavailable
+  // when a port cannot be bound. The store holds at most max_bytes
+  // (variables, slots and shadows); requests that would take it past that
+  // are refused.
   // Borrows shutdown_requested, which must outlive the server.
   static StatusOr<std::unique_ptr<PsServer>> Start(const std::string& listen_address,
                                                    int task_index,
                                                    StopNotice* shutdown_requested,
-                                                   uint64_t max_bytes = UINT64_MAX);
+                                                   uint64_t max_bytes = UINT64_MAX,
+                                                   int tensor_port = 0);
   // gRPC threads serving calls at once: bounds what concurrent requests can
   // make the ps hold (each push at most one copy of its variables).
   static constexpr int kMaxThreads = 256;
   ~PsServer();
 
   int port() const { return port_; }
+  // The tensor channel's port; 0 when there is none.
+  int tensor_port() const { return channel_ == nullptr ? 0 : channel_->port(); }
   uint64_t incarnation() const { return incarnation_; }
 
   // Drains in-flight calls (cancelling those still running after 1 s) and
@@ -51,6 +57,7 @@ class PsServer {
   std::unique_ptr<PsCore> core_;        // the logic, over store_
   std::unique_ptr<PsService> service_;  // gRPC's face of core_
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<tcp::TensorChannelServer> channel_;  // Push and Pull over TCP
 
   std::mutex mu_;
   bool stopped_ = false;  // guarded by mu_

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "cluster/cluster_flags.h"
@@ -22,7 +23,18 @@ DEFINE_uint64(max_memory_bytes, 0,
               "averages; a request that would take it past this is refused (0: three quarters "
               "of the machine's memory)");
 
+DEFINE_int32(tensor_port, 0,
+             "Port of the tensor channel, on which workers and the chief push and pull over "
+             "plain TCP (they learn it from the ps; 0: a free port, -1: none, tensors go over "
+             "gRPC). Open it between pods where a network policy restricts ports");
+
 namespace {
+
+bool ValidTensorPort(const char* flag, int32_t value) {
+  if (value >= -1 && value <= 65535) return true;
+  std::fprintf(stderr, "--%s=%d: a port, 0 for any free one, or -1 for none\n", flag, value);
+  return false;
+}
 
 uint64_t ThreeQuartersOfMemory() {
   const long pages = sysconf(_SC_PHYS_PAGES);
@@ -32,6 +44,8 @@ uint64_t ThreeQuartersOfMemory() {
 }
 
 }  // namespace
+
+DEFINE_validator(tensor_port, &ValidTensorPort);
 
 int main(int argc, char** argv) {
   pstrain::StopNotice stop;
@@ -49,11 +63,14 @@ int main(int argc, char** argv) {
   const uint64_t max_bytes =
       FLAGS_max_memory_bytes > 0 ? FLAGS_max_memory_bytes : ThreeQuartersOfMemory();
   auto server = pstrain::PsServer::Start(FLAGS_listen_host + ":" + port, config.task.index, &stop,
-                                         max_bytes);
+                                         max_bytes, FLAGS_tensor_port);
   // Retryable: the port may be free on the next try.
   if (!server.ok()) return pstrain::ExitWith(server.status(), pstrain::kExitRetryable);
   LOG(INFO) << "ps:" << config.task.index << " serving on port " << (*server)->port()
-            << " (incarnation " << (*server)->incarnation() << ")";
+            << " (incarnation " << (*server)->incarnation() << ")"
+            << ((*server)->tensor_port() > 0
+                    ? ", tensor channel on port " + std::to_string((*server)->tensor_port())
+                    : ", tensors over gRPC");
   const std::string reason = stop.Wait();
   LOG(INFO) << "ps:" << config.task.index << " shutting down: " << reason;
   (*server)->Stop();

@@ -1,5 +1,6 @@
 // LoopbackPs: a real ps server on a free loopback port (port 0) in this
-// process, and a client to it: what the ps and worker unit tests talk gRPC to.
+// process, and a client to it: what the ps and worker unit tests talk gRPC
+// (and the tensor channel) to.
 #ifndef PSTRAIN_PS_RPC_LOOPBACK_PS_H_
 #define PSTRAIN_PS_RPC_LOOPBACK_PS_H_
 
@@ -12,8 +13,11 @@
 namespace pstrain {
 
 struct LoopbackPs {
-  Status Start() {
-    PS_ASSIGN_OR_RETURN(server, PsServer::Start("127.0.0.1:0", 0, &shutdown_requested));
+  // tensor_port as PsServer::Start takes it: 0 adds the tensor channel on a
+  // free port, -1 leaves tensors to gRPC.
+  Status Start(int tensor_port = 0) {
+    PS_ASSIGN_OR_RETURN(server, PsServer::Start("127.0.0.1:0", 0, &shutdown_requested,
+                                                UINT64_MAX, tensor_port));
     client = std::make_unique<PsClient>(0, "127.0.0.1:" + std::to_string(server->port()));
     return OkStatus();
   }

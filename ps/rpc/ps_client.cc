@@ -7,8 +7,22 @@
 
 namespace pstrain {
 
+namespace {
+
+// "host:port" -> "host"; "[::1]:port" -> "::1".
+std::string HostOf(const std::string& address) {
+  std::string host = address.substr(0, address.rfind(':'));
+  if (host.size() > 1 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  return host;
+}
+
+}  // namespace
+
 PsClient::PsClient(int ps_index, const std::string& address, uint32_t chunk_bytes)
     : name_("ps:" + std::to_string(ps_index) + " (" + address + ")"),
+      host_(HostOf(address)),
       chunk_bytes_(chunk_bytes),
       channel_(grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
                                          DefaultChannelArguments())),
@@ -78,8 +92,36 @@ Status PsClient::PullState(uint64_t fingerprint, std::map<std::string, Tensor>* 
   return RunPull(request, transfer_timeout_, out, step);
 }
 
+StatusOr<std::shared_ptr<tcp::TensorChannelClient>> PsClient::Channel() {
+  std::lock_guard<std::mutex> lock(channel_mu_);
+  if (!channel_known_) {
+    // Fails fast, as the transfer it precedes would.
+    grpc::ClientContext ctx;
+    SetDeadline(&ctx, std::chrono::seconds(10));
+    proto::StatusResponse status;
+    PS_RETURN_IF_ERROR(
+        FromGrpcStatus(stub_->GetStatus(&ctx, proto::StatusRequest(), &status), name_));
+    tensor_channel_.reset();
+    if (status.tensor_port() > 0) {
+      tensor_channel_ = std::make_shared<tcp::TensorChannelClient>(host_, status.tensor_port());
+    }
+    channel_known_ = true;
+  }
+  return tensor_channel_;
+}
+
+Status PsClient::ChannelOutcome(Status s) {
+  if (s.code() == Code::kUnavailable || s.code() == Code::kDeadlineExceeded) {
+    std::lock_guard<std::mutex> lock(channel_mu_);
+    channel_known_ = false;
+  }
+  return s.Annotate(name_);
+}
+
 Status PsClient::RunPull(proto::PullRequest request, std::chrono::milliseconds timeout,
                          std::map<std::string, Tensor>* out, int64_t* step) {
+  PS_ASSIGN_OR_RETURN(auto channel, Channel());
+  if (channel != nullptr) return ChannelOutcome(channel->Pull(request, out, step, timeout));
   grpc::ClientContext ctx;
   SetDeadline(&ctx, timeout);
   request.set_chunk_bytes(chunk_bytes_);
@@ -110,6 +152,14 @@ Status PsClient::RunPull(proto::PullRequest request, std::chrono::milliseconds t
 
 StatusOr<proto::PushResponse> PsClient::Push(const proto::PushHeader& header,
                                              const NamedTensors& grads) {
+  proto::PushHeader counted = header;
+  counted.set_num_tensors(static_cast<int32_t>(grads.size()));
+  PS_ASSIGN_OR_RETURN(auto channel, Channel());
+  if (channel != nullptr) {
+    auto pushed = channel->Push(counted, grads, transfer_timeout_);
+    if (!pushed.ok()) return ChannelOutcome(pushed.status());
+    return pushed;
+  }
   BorrowedSlices borrowed;  // as in Init
   grpc::ClientContext ctx;
   SetDeadline(&ctx, transfer_timeout_);
@@ -117,8 +167,6 @@ StatusOr<proto::PushResponse> PsClient::Push(const proto::PushHeader& header,
   std::unique_ptr<grpc::ClientWriter<grpc::ByteBuffer>> writer(
       grpc::internal::ClientWriterFactory<grpc::ByteBuffer>::Create(channel_.get(), push_method_,
                                                                     &ctx, &response));
-  proto::PushHeader counted = header;
-  counted.set_num_tensors(static_cast<int32_t>(grads.size()));
   PS_RETURN_IF_ERROR(
       FromGrpcStatus(WriteTensors<proto::PushRequest>(writer.get(), counted, grads, &borrowed), name_));
   return response;

@@ -1,7 +1,9 @@
-// PsClient: calls one ps task over gRPC. Tensors go out and come back in
-// chunks (ps/tensor_chunks.h), sent from and read into the tensors' own
-// memory without protobuf copies (ps/rpc/chunk_codec.h); every error is a
-// Status naming the ps.
+// PsClient: calls one ps task over gRPC. Push and Pull go over the ps's
+// tensor channel (ps/tcp/) when it has one, found through GetStatus on the
+// first of them; otherwise tensors go over gRPC in chunks
+// (ps/tensor_chunks.h), sent from and read into the tensors' own memory
+// without protobuf copies (ps/rpc/chunk_codec.h). Every error is a Status
+// naming the ps.
 //
 // Thread-safe: gRPC channels and stubs may be shared, so one PsClient can
 // serve concurrent calls from several threads.
@@ -12,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +24,7 @@
 #include "proto/ps.grpc.pb.h"
 #include "ps/ps_connection.h"
 #include "ps/rpc/borrowed_slices.h"
+#include "ps/tcp/tensor_channel_client.h"
 #include "ps/tensor_chunks.h"
 
 namespace pstrain {
@@ -64,8 +68,16 @@ class PsClient : public PsConnection {
                  const Request& request);
   Status RunPull(proto::PullRequest request, std::chrono::milliseconds timeout,
                  std::map<std::string, Tensor>* out, int64_t* step);
+  // The ps's tensor channel; null when it has none. Asks the ps the first
+  // time, and again after the channel failed (the ps may have restarted on
+  // another port).
+  StatusOr<std::shared_ptr<tcp::TensorChannelClient>> Channel();
+  // The outcome of a call over the channel, annotated; forgets the channel
+  // when it broke.
+  Status ChannelOutcome(Status s);
 
   const std::string name_;  // "ps:1 (localhost:2222)"
+  const std::string host_;  // "localhost"
   const uint32_t chunk_bytes_;
   std::chrono::milliseconds transfer_timeout_{std::chrono::minutes(5)};
   std::shared_ptr<grpc::Channel> channel_;
@@ -74,6 +86,10 @@ class PsClient : public PsConnection {
   const grpc::internal::RpcMethod init_method_;
   const grpc::internal::RpcMethod pull_method_;
   const grpc::internal::RpcMethod push_method_;
+
+  std::mutex channel_mu_;
+  bool channel_known_ = false;                           // guarded by channel_mu_
+  std::shared_ptr<tcp::TensorChannelClient> tensor_channel_;  // guarded by channel_mu_
 };
 
 }  // namespace pstrain

@@ -109,6 +109,7 @@ grpc::Status PsService::PushStream(grpc::ServerContext* ctx,
 grpc::Status PsService::GetStatus(grpc::ServerContext*, const proto::StatusRequest*,
                                   proto::StatusResponse* response) {
   *response = core_->GetStatus();
+  response->set_tensor_port(tensor_port_);
   return grpc::Status::OK;
 }
 

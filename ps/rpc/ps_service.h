@@ -17,6 +17,8 @@
 #define PSTRAIN_PS_RPC_PS_SERVICE_H_
 
 
+#include <atomic>
+
 #include "proto/ps.grpc.pb.h"
 #include "ps/ps_core.h"
 
@@ -26,6 +28,9 @@ class PsService final : public proto::Ps::Service {
  public:
   // Borrows core, which must outlive the service.
   explicit PsService(PsCore* core);
+
+  // The port of the ps's tensor channel, which GetStatus reports.
+  void set_tensor_port(int port) { tensor_port_ = port; }
 
   // Init and Push, registered with unparsed messages in place of the
   // generated handlers.
@@ -65,6 +70,7 @@ class PsService final : public proto::Ps::Service {
   void ReadUnparsed(int method, UnparsedHandler<Response> handler);
 
   PsCore* const core_;
+  std::atomic<int> tensor_port_{0};
 };
 
 }  // namespace pstrain

@@ -9,12 +9,15 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "ps/ps_server.h"
 #include "ps/ps_fleet.h"
+#include "ps/tcp/socket.h"
+#include "ps/tcp/tensor_frames.h"
 #include "tests/integration/process_harness.h"
 
 namespace pstrain {
@@ -392,6 +395,128 @@ TEST_F(HostileRequests, RandomAndMutatedRequestsChangeNothing) {
   }
   std::printf("%d hostile requests, %d refused\n", total, refused);
   EXPECT_GT(refused, total * 9 / 10);
+  ExpectUntouched();
+}
+
+// The tensor channel's raw bytes: a frame header with any fields, then meta.
+std::string RawFrame(uint32_t magic, uint32_t kind, uint32_t meta_bytes, uint64_t data_bytes,
+                     const std::string& meta) {
+  std::string out(tcp::kFrameHeaderBytes, '\0');
+  const uint32_t words[4] = {magic, kind, meta_bytes, 0};
+  std::memcpy(out.data(), words, sizeof(words));
+  std::memcpy(out.data() + 16, &data_bytes, sizeof(data_bytes));
+  return out + meta;
+}
+
+std::string Frame(tcp::FrameKind kind, const google::protobuf::MessageLite& meta,
+                  uint64_t data_bytes = 0) {
+  const std::string bytes = meta.SerializeAsString();
+  return RawFrame(tcp::kFrameMagic, static_cast<uint32_t>(kind),
+                  static_cast<uint32_t>(bytes.size()), data_bytes, bytes);
+}
+
+proto::TensorChunk ChunkHead(const std::string& name, std::vector<int64_t> shape,
+                             uint64_t total_bytes) {
+  proto::TensorChunk c;
+  c.set_name(name);
+  c.mutable_meta()->set_dtype(proto::DT_FLOAT);
+  for (int64_t d : shape) c.mutable_meta()->add_shape(d);
+  c.set_total_bytes(total_bytes);
+  return c;
+}
+
+class HostileChannelRequests : public HostileRequests {
+ protected:
+  // Sends `bytes` on a new connection to the tensor channel, ends writing,
+  // and returns the ps's reply: an Error frame's Status, OK for any other
+  // reply, or the connection's error (the ps closed it without a word).
+  Status Send(const std::string& bytes) {
+    auto socket = tcp::Socket::Connect("127.0.0.1", status_before_.tensor_port(),
+                                       std::chrono::seconds(5));
+    if (!socket.ok()) return socket.status();
+    (*socket)->SetTimeout(std::chrono::seconds(10));
+    struct iovec iov = {const_cast<char*>(bytes.data()), bytes.size()};
+    (void)(*socket)->Write(&iov, 1);  // the ps may refuse (and close) before the end
+    (*socket)->CloseWrite();
+    auto reply = tcp::ReadFrame(socket->get());
+    if (!reply.ok()) return reply.status();
+    return reply->kind == tcp::FrameKind::kError ? tcp::ErrorOf(*reply) : OkStatus();
+  }
+
+  void ExpectRefused(const std::string& bytes, Code code, const std::string& says) {
+    Status s = Send(bytes);
+    EXPECT_EQ(s.code(), code) << s.ToString();
+    EXPECT_NE(s.message().find(says), std::string::npos) << s.ToString();
+  }
+
+  proto::PushHeader ValidHeader() const { return PushHeader().header(); }
+};
+
+TEST_F(HostileChannelRequests, FramesThatAreNotAPushOrAPullAreRefused) {
+  ASSERT_GT(status_before_.tensor_port(), 0) << "the ps has no tensor channel";
+  const std::string header = Frame(tcp::FrameKind::kPushHeader, ValidHeader());
+  const uint32_t push = static_cast<uint32_t>(tcp::FrameKind::kPushHeader);
+  ExpectRefused(std::string(40, 'x'), Code::kInvalidArgument, "bad magic");
+  ExpectRefused(RawFrame(tcp::kFrameMagic, 99, 0, 0, ""), Code::kInvalidArgument,
+                "unknown tensor channel frame kind 99");
+  ExpectRefused(RawFrame(tcp::kFrameMagic, push, 0x7fffffff, 0, ""), Code::kInvalidArgument,
+                "bytes of metadata");
+  ExpectRefused(RawFrame(tcp::kFrameMagic, push, 0, 1 << 20, ""), Code::kInvalidArgument,
+                "PushHeader frame carrying data");
+  ExpectRefused(RawFrame(tcp::kFrameMagic, push, 3, 0, "\xff\xff\xff"), Code::kInvalidArgument,
+                "not a valid pstrain.proto.PushHeader");
+  proto::PushHeader other = ValidHeader();
+  other.set_placement_fingerprint(other.placement_fingerprint() + 1);
+  ExpectRefused(Frame(tcp::FrameKind::kPushHeader, other), Code::kFailedPrecondition, "placement");
+  ExpectRefused(Frame(tcp::FrameKind::kChunk, ChunkHead("w", {64, 32}, 8192), 8192),
+                Code::kInvalidArgument, "cannot start with a Chunk frame");
+  // Chunks whose shapes overflow, name nothing the ps holds, or whose data
+  // runs past the tensor's end.
+  const int64_t huge = int64_t{1} << 62;
+  ExpectRefused(header + Frame(tcp::FrameKind::kChunk, ChunkHead("w", {huge, huge}, 0), 16),
+                Code::kInvalidArgument, "tensor w");
+  ExpectRefused(header + Frame(tcp::FrameKind::kChunk, ChunkHead("nope", {4}, 16), 16),
+                Code::kNotFound, "unknown variable nope");
+  ExpectRefused(header + Frame(tcp::FrameKind::kChunk, ChunkHead("b", {32}, 128), 1ULL << 40),
+                Code::kInvalidArgument, "runs past the end");
+  ExpectRefused(header + Frame(tcp::FrameKind::kPullRequest, proto::PullRequest()),
+                Code::kInvalidArgument, "a PullRequest frame inside a push");
+  // A whole push of one of two gradients, and one that ends in garbage.
+  Tensor gb({32});
+  gb.Fill(1.0f);
+  const std::string chunk_b =
+      Frame(tcp::FrameKind::kChunk, ChunkHead("b", {32}, 128), 128) +
+      std::string(reinterpret_cast<const char*>(gb.data()), 128);
+  proto::PushHeader two = ValidHeader();
+  two.set_num_tensors(2);
+  ExpectRefused(Frame(tcp::FrameKind::kPushHeader, two) + chunk_b +
+                    RawFrame(tcp::kFrameMagic, static_cast<uint32_t>(tcp::FrameKind::kEnd), 0, 0,
+                             ""),
+                Code::kInvalidArgument, "sent 1 of 2 gradients; nothing applied");
+  ExpectRefused(Frame(tcp::FrameKind::kPushHeader, two) + chunk_b + "garbage!garbage!garbage!",
+                Code::kInvalidArgument, "bad magic");
+  proto::PullRequest pull;
+  pull.set_placement_fingerprint(placement_.fingerprint + 1);
+  ExpectRefused(Frame(tcp::FrameKind::kPullRequest, pull), Code::kFailedPrecondition, "placement");
+  ExpectUntouched();
+}
+
+// Thousands of random byte strings, some behind a valid frame header: the
+// ps refuses or drops each and stays as it was.
+TEST_F(HostileChannelRequests, RandomBytesChangeNothing) {
+  ASSERT_GT(status_before_.tensor_port(), 0);
+  std::mt19937 rng(1234);
+  const std::string prefixes[] = {
+      "", Frame(tcp::FrameKind::kPushHeader, ValidHeader()),
+      RawFrame(tcp::kFrameMagic, static_cast<uint32_t>(tcp::FrameKind::kPullRequest), 0, 0, ""),
+      Frame(tcp::FrameKind::kPushHeader, ValidHeader()) +
+          RawFrame(tcp::kFrameMagic, static_cast<uint32_t>(tcp::FrameKind::kChunk), 40, 128, "")};
+  for (int i = 0; i < 2000; ++i) {
+    std::string bytes = prefixes[i % 4];
+    const int n = static_cast<int>(rng() % 200);
+    for (int k = 0; k < n; ++k) bytes.push_back(static_cast<char>(rng()));
+    (void)Send(bytes);
+  }
   ExpectUntouched();
 }
 

@@ -1,0 +1,107 @@
+#include "ps/tcp/tensor_channel_client.h"
+
+#include <utility>
+
+#include "ps/tensor_chunks.h"
+
+namespace pstrain {
+namespace tcp {
+
+namespace {
+
+constexpr uint32_t kChunkFrameBytes = 1u << 30;  // one frame per tensor below 1 GiB
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Socket>> TensorChannelClient::Take(std::chrono::milliseconds timeout) {
+  std::unique_ptr<Socket> socket;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!idle_.empty()) {
+      socket = std::move(idle_.back());
+      idle_.pop_back();
+    }
+  }
+  if (socket == nullptr) {
+    PS_ASSIGN_OR_RETURN(socket, Socket::Connect(host_, port_, timeout));
+  }
+  socket->SetTimeout(timeout);
+  return socket;
+}
+
+void TensorChannelClient::GiveBack(std::unique_ptr<Socket> socket) {
+  std::lock_guard<std::mutex> lock(mu_);
+  idle_.push_back(std::move(socket));
+}
+
+Status TensorChannelClient::RefusalOr(Socket* socket, const Status& sent) {
+  auto reply = ReadFrame(socket);
+  if (reply.ok() && reply->kind == FrameKind::kError) return ErrorOf(*reply);
+  return sent;
+}
+
+StatusOr<proto::PushResponse> TensorChannelClient::Push(const proto::PushHeader& header,
+                                                        const NamedTensors& grads,
+                                                        std::chrono::milliseconds timeout) {
+  PS_ASSIGN_OR_RETURN(auto socket, Take(timeout));
+  FrameBatch push;
+  push.Add(FrameKind::kPushHeader, &header);
+  for (const auto& [name, tensor] : grads) {
+    ForEachChunkSpan(name, *tensor, kChunkFrameBytes,
+                     [&](const proto::TensorChunk& head, const char* data, size_t n) {
+                       push.Add(FrameKind::kChunk, &head, data, n);
+                       return true;
+                     });
+  }
+  push.Add(FrameKind::kEnd, nullptr);
+  const Status sent = push.WriteTo(socket.get());
+  if (!sent.ok()) return RefusalOr(socket.get(), sent);
+  PS_ASSIGN_OR_RETURN(Frame reply, ReadFrame(socket.get()));
+  if (reply.kind == FrameKind::kError) return ErrorOf(reply);
+  if (reply.kind != FrameKind::kPushReply) {
+    return DataLoss(std::string("tensor channel: a ") + FrameKindName(reply.kind) +
+                    " frame in reply to a push");
+  }
+  proto::PushResponse response;
+  PS_RETURN_IF_ERROR(ParseMeta(reply, &response));
+  GiveBack(std::move(socket));
+  return response;
+}
+
+Status TensorChannelClient::Pull(const proto::PullRequest& request,
+                                 std::map<std::string, Tensor>* out, int64_t* step,
+                                 std::chrono::milliseconds timeout) {
+  PS_ASSIGN_OR_RETURN(auto socket, Take(timeout));
+  Status sent = WriteFrame(socket.get(), FrameKind::kPullRequest, &request);
+  if (!sent.ok()) return RefusalOr(socket.get(), sent);
+  TensorAssembler assembler;
+  assembler.Reuse(out);
+  bool replied = false;
+  for (;;) {
+    PS_ASSIGN_OR_RETURN(Frame frame, ReadFrame(socket.get()));
+    if (frame.kind == FrameKind::kError) return ErrorOf(frame);
+    if (frame.kind == FrameKind::kPullReply && !replied) {
+      proto::PullResponse reply;
+      PS_RETURN_IF_ERROR(ParseMeta(frame, &reply));
+      if (step != nullptr) *step = reply.global_step();
+      replied = true;
+      continue;
+    }
+    if (frame.kind == FrameKind::kEnd && replied) break;
+    if (frame.kind != FrameKind::kChunk || !replied) {
+      return DataLoss(std::string("tensor channel: an unexpected ") + FrameKindName(frame.kind) +
+                      " frame in reply to a pull");
+    }
+    proto::TensorChunk head;
+    PS_RETURN_IF_ERROR(ParseMeta(frame, &head));
+    PS_ASSIGN_OR_RETURN(char* dest, assembler.Place(head, frame.data_bytes));
+    PS_RETURN_IF_ERROR(socket->ReadFull(dest, frame.data_bytes));
+  }
+  PS_ASSIGN_OR_RETURN(auto tensors, assembler.Finish());
+  for (auto& [name, t] : tensors) (*out)[name] = std::move(t);
+  GiveBack(std::move(socket));
+  return OkStatus();
+}
+
+}  // namespace tcp
+}  // namespace pstrain

@@ -1,0 +1,190 @@
+#include "ps/tcp/tensor_channel_service.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include "proto/ps.pb.h"
+#include "ps/tensor_streams.h"
+
+namespace pstrain {
+namespace tcp {
+
+namespace {
+
+// The longest a pull waits for its step, as over gRPC.
+constexpr std::chrono::milliseconds kMaxPullWait(600000);
+// Each tensor goes out as one chunk frame (up to this size).
+constexpr uint32_t kChunkFrameBytes = 1u << 30;
+
+// A push's frames after its header, as NextPart (ps/tensor_streams.h).
+class PushFrames {
+ public:
+  PushFrames(ByteStream* stream, proto::PushHeader header)
+      : stream_(stream), header_(std::move(header)) {}
+
+  StatusOr<StreamPart> Next(proto::PushHeader* header, TensorAssembler* assembler) {
+    if (!header_read_) {
+      header_read_ = true;
+      *header = header_;
+      return StreamPart::kHeader;
+    }
+    PS_ASSIGN_OR_RETURN(Frame frame, ReadFrame(stream_));
+    switch (frame.kind) {
+      case FrameKind::kEnd:
+        return StreamPart::kEnd;
+      case FrameKind::kPushHeader:
+        PS_RETURN_IF_ERROR(ParseMeta(frame, header));
+        return StreamPart::kHeader;
+      case FrameKind::kChunk: {
+        if (assembler == nullptr) return StreamPart::kChunk;
+        proto::TensorChunk head;
+        PS_RETURN_IF_ERROR(ParseMeta(frame, &head));
+        PS_ASSIGN_OR_RETURN(char* dest, assembler->Place(head, frame.data_bytes));
+        PS_RETURN_IF_ERROR(stream_->ReadFull(dest, frame.data_bytes));
+        return StreamPart::kChunk;
+      }
+      default:
+        return InvalidArgument(std::string("a ") + FrameKindName(frame.kind) +
+                               " frame inside a push");
+    }
+  }
+
+ private:
+  ByteStream* const stream_;
+  const proto::PushHeader header_;
+  bool header_read_ = false;
+};
+
+Status ServePush(PsCore* core, ByteStream* stream, const Frame& first) {
+  proto::PushHeader header;
+  PS_RETURN_IF_ERROR(ParseMeta(first, &header).Annotate("Push"));
+  PushFrames frames(stream, std::move(header));
+  auto pushed = HandlePushStream(core, [&frames](proto::PushHeader* h, TensorAssembler* a) {
+    return frames.Next(h, a);
+  });
+  if (!pushed.ok()) return pushed.status();
+  return WriteFrame(stream, FrameKind::kPushReply, &*pushed);
+}
+
+Status ServePull(PsCore* core, ByteStream* stream, const Frame& first,
+                 const std::function<bool()>& stopping) {
+  proto::PullRequest request;
+  PS_RETURN_IF_ERROR(ParseMeta(first, &request).Annotate("Pull"));
+  auto wait = kMaxPullWait;
+  if (request.wait_deadline_ms() > 0) {
+    wait = std::min(wait, std::chrono::milliseconds(request.wait_deadline_ms()));
+  }
+  auto pulled = core->Pull(request.placement_fingerprint(),
+                           {request.names().begin(), request.names().end()},
+                           request.include_state(), request.min_step(),
+                           std::chrono::system_clock::now() + wait, stopping);
+  if (!pulled.ok()) return pulled.status().Annotate("Pull");
+  proto::PullResponse reply;
+  reply.set_global_step(pulled->step);
+  FrameBatch batch;
+  batch.Add(FrameKind::kPullReply, &reply);
+  // Each tensor straight from the pulled copy.
+  for (const auto& [name, tensor] : pulled->tensors) {
+    ForEachChunkSpan(name, tensor, kChunkFrameBytes,
+                     [&](const proto::TensorChunk& head, const char* data, size_t n) {
+                       batch.Add(FrameKind::kChunk, &head, data, n);
+                       return true;
+                     });
+  }
+  batch.Add(FrameKind::kEnd, nullptr);
+  return batch.WriteTo(stream);
+}
+
+}  // namespace
+
+Status ServeTensorConnection(PsCore* core, ByteStream* stream,
+                             const std::function<bool()>& stopping) {
+  for (;;) {
+    auto frame = ReadFrame(stream);
+    // The client hung up between requests: a clean end.
+    if (!frame.ok() && frame.status().code() == Code::kUnavailable) return OkStatus();
+    Status served = frame.status();
+    if (served.ok()) {
+      switch (frame->kind) {
+        case FrameKind::kPushHeader:
+          served = ServePush(core, stream, *frame);
+          break;
+        case FrameKind::kPullRequest:
+          served = ServePull(core, stream, *frame, stopping);
+          break;
+        default:
+          served = InvalidArgument(std::string("a request cannot start with a ") +
+                                   FrameKindName(frame->kind) + " frame");
+      }
+    }
+    if (!served.ok()) {
+      (void)WriteError(stream, served);  // the connection closes either way
+      return served;
+    }
+  }
+}
+
+StatusOr<std::unique_ptr<TensorChannelServer>> TensorChannelServer::Start(
+    PsCore* core, const std::string& host, int port, int max_connections) {
+  PS_ASSIGN_OR_RETURN(auto listener, Listener::Listen(host, port));
+  std::unique_ptr<TensorChannelServer> server(
+      new TensorChannelServer(core, std::move(listener), max_connections));
+  server->acceptor_ = std::thread([s = server.get()] { s->AcceptLoop(); });
+  return server;
+}
+
+TensorChannelServer::~TensorChannelServer() { Stop(); }
+
+void TensorChannelServer::AcceptLoop() {
+  while (!stopping_) {
+    auto socket = listener_->Accept();
+    if (!socket.ok()) {
+      if (!stopping_) LOG(WARNING) << socket.status().ToString();
+      continue;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    ReapLocked();
+    if (static_cast<int>(connections_.size()) >= max_connections_) {
+      (void)WriteError(socket->get(), ResourceExhausted("tensor channel: " +
+                                                        std::to_string(max_connections_) +
+                                                        " connections already"));
+      continue;
+    }
+    Connection& c = connections_.emplace_back();
+    c.socket = std::move(socket).value();
+    c.thread = std::thread([this, &c] {
+      Status s = ServeTensorConnection(core_, c.socket.get(), [this] { return stopping_.load(); });
+      if (!s.ok() && !stopping_) VLOG(1) << "tensor channel connection closed: " << s.ToString();
+      c.socket->Shutdown();  // the peer hears the end now; the fd goes when reaped
+      c.done = true;
+    });
+  }
+}
+
+void TensorChannelServer::ReapLocked() {
+  for (auto it = connections_.begin(); it != connections_.end();) {
+    if (!it->done) {
+      ++it;
+      continue;
+    }
+    it->thread.join();
+    it = connections_.erase(it);
+  }
+}
+
+void TensorChannelServer::Stop() {
+  if (stopping_.exchange(true)) return;
+  listener_->Shutdown();
+  acceptor_.join();
+  std::lock_guard<std::mutex> lock(mu_);
+  for (Connection& c : connections_) c.socket->Shutdown();
+  for (Connection& c : connections_) c.thread.join();
+  connections_.clear();
+}
+
+}  // namespace tcp
+}  // namespace pstrain

@@ -1,0 +1,116 @@
+#include "ps/tcp/tensor_frames.h"
+
+#include <cstring>
+
+#include "proto/ps.pb.h"
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "frames are little-endian");
+
+namespace pstrain {
+namespace tcp {
+
+namespace {
+
+struct RawHeader {
+  uint32_t magic;
+  uint32_t kind;
+  uint32_t meta_bytes;
+  uint32_t reserved;
+  uint64_t data_bytes;
+};
+static_assert(sizeof(RawHeader) == kFrameHeaderBytes, "no padding in the frame header");
+
+bool KnownKind(uint32_t kind) {
+  return kind >= static_cast<uint32_t>(FrameKind::kPushHeader) &&
+         kind <= static_cast<uint32_t>(FrameKind::kError);
+}
+
+}  // namespace
+
+const char* FrameKindName(FrameKind kind) {
+  switch (kind) {
+    case FrameKind::kPushHeader:
+      return "PushHeader";
+    case FrameKind::kChunk:
+      return "Chunk";
+    case FrameKind::kEnd:
+      return "End";
+    case FrameKind::kPullRequest:
+      return "PullRequest";
+    case FrameKind::kPullReply:
+      return "PullReply";
+    case FrameKind::kPushReply:
+      return "PushReply";
+    case FrameKind::kError:
+      return "Error";
+  }
+  return "unknown";
+}
+
+StatusOr<Frame> ReadFrame(ByteStream* stream) {
+  RawHeader raw;
+  PS_RETURN_IF_ERROR(stream->ReadFull(&raw, sizeof(raw)));
+  if (raw.magic != kFrameMagic) return InvalidArgument("not a tensor channel frame (bad magic)");
+  if (!KnownKind(raw.kind)) {
+    return InvalidArgument("unknown tensor channel frame kind " + std::to_string(raw.kind));
+  }
+  Frame frame;
+  frame.kind = static_cast<FrameKind>(raw.kind);
+  if (raw.meta_bytes > kMaxMetaBytes) {
+    return InvalidArgument(std::string(FrameKindName(frame.kind)) + " frame with " +
+                           std::to_string(raw.meta_bytes) + " bytes of metadata (at most " +
+                           std::to_string(kMaxMetaBytes) + ")");
+  }
+  if (raw.data_bytes != 0 && frame.kind != FrameKind::kChunk) {
+    return InvalidArgument(std::string(FrameKindName(frame.kind)) + " frame carrying data");
+  }
+  frame.meta.resize(raw.meta_bytes);
+  PS_RETURN_IF_ERROR(stream->ReadFull(frame.meta.data(), frame.meta.size()));
+  frame.data_bytes = raw.data_bytes;
+  return frame;
+}
+
+Status ParseMeta(const Frame& frame, google::protobuf::MessageLite* message) {
+  if (!message->ParseFromString(frame.meta)) {
+    return InvalidArgument(std::string(FrameKindName(frame.kind)) + " frame: not a valid " +
+                           message->GetTypeName());
+  }
+  return OkStatus();
+}
+
+void FrameBatch::Add(FrameKind kind, const google::protobuf::MessageLite* meta, const char* data,
+                     uint64_t n) {
+  std::string& head = heads_.emplace_back(kFrameHeaderBytes, '\0');
+  if (meta != nullptr) meta->AppendToString(&head);
+  const RawHeader raw = {kFrameMagic, static_cast<uint32_t>(kind),
+                         static_cast<uint32_t>(head.size() - kFrameHeaderBytes), 0, n};
+  std::memcpy(head.data(), &raw, sizeof(raw));
+  iov_.push_back({head.data(), head.size()});
+  if (n > 0) iov_.push_back({const_cast<char*>(data), n});
+}
+
+Status WriteFrame(ByteStream* stream, FrameKind kind, const google::protobuf::MessageLite* meta,
+                  const char* data, uint64_t n) {
+  FrameBatch batch;
+  batch.Add(kind, meta, data, n);
+  return batch.WriteTo(stream);
+}
+
+Status WriteError(ByteStream* stream, const Status& status) {
+  proto::ChannelError error;
+  error.set_code(static_cast<int>(status.code()));
+  error.set_message(status.message());
+  return WriteFrame(stream, FrameKind::kError, &error);
+}
+
+Status ErrorOf(const Frame& frame) {
+  proto::ChannelError error;
+  PS_RETURN_IF_ERROR(ParseMeta(frame, &error));
+  if (error.code() <= 0 || error.code() > static_cast<int>(Code::kDataLoss)) {
+    return Status(Code::kUnknown, error.message());
+  }
+  return Status(static_cast<Code>(error.code()), error.message());
+}
+
+}  // namespace tcp
+}  // namespace pstrain

@@ -1,0 +1,102 @@
+// The tensor channel's wire format: Push and Pull as frames on a plain TCP
+// stream, each tensor's bytes sent from and received into the tensor's own
+// memory (writev; one read into the destination), with none of gRPC's
+// framing, copies and thread hand-offs on the data path. gRPC keeps every
+// other call, and stays the fallback (ps/rpc/ps_client.h).
+//
+// A frame: a 24-byte header (magic "PSTF", kind, meta_bytes, 0, data_bytes;
+// little-endian), meta_bytes of a serialized protobuf message that depends
+// on the kind, then data_bytes of tensor data (chunk frames only).
+//
+//   push:  PushHeader(PushHeader) Chunk(TensorChunk, data)... End
+//          reply: PushReply(PushResponse) or Error(ChannelError)
+//   pull:  PullRequest(PullRequest)
+//          reply: PullReply(PullResponse) Chunk(TensorChunk, data)... End,
+//          or Error(ChannelError)
+//
+// A chunk frame's TensorChunk holds no data: the frame's data is the chunk's.
+// After an Error the ps closes the connection.
+#ifndef PSTRAIN_PS_TCP_TENSOR_FRAMES_H_
+#define PSTRAIN_PS_TCP_TENSOR_FRAMES_H_
+
+#include <google/protobuf/message_lite.h>
+#include <sys/uio.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace pstrain {
+namespace tcp {
+
+enum class FrameKind : uint32_t {
+  kPushHeader = 1,
+  kChunk = 2,
+  kEnd = 3,
+  kPullRequest = 4,
+  kPullReply = 5,
+  kPushReply = 6,
+  kError = 7,
+};
+const char* FrameKindName(FrameKind kind);
+
+constexpr uint32_t kFrameMagic = 0x46545350;  // "PSTF" as little-endian bytes
+constexpr size_t kFrameHeaderBytes = 24;
+// Metadata is a header, a tensor's name and shape, or a list of names.
+constexpr uint32_t kMaxMetaBytes = 1 << 20;
+
+// A byte stream both ways: a TCP connection, or bytes in memory (fuzz/).
+class ByteStream {
+ public:
+  virtual ~ByteStream() = default;
+  // Reads exactly n bytes. Unavailable when the stream ends or breaks first.
+  virtual Status ReadFull(void* data, size_t n) = 0;
+  // Writes every byte of the buffers, in order.
+  virtual Status Write(const struct iovec* iov, int count) = 0;
+};
+
+// A frame's header and metadata; its data_bytes of data are still to be
+// read from the stream (into wherever they belong).
+struct Frame {
+  FrameKind kind;
+  std::string meta;
+  uint64_t data_bytes = 0;
+};
+
+// InvalidArgument for a header that is not a frame's (wrong magic, an
+// unknown kind, metadata over kMaxMetaBytes, data on a frame other than a
+// chunk); the stream's error when it ends first.
+StatusOr<Frame> ReadFrame(ByteStream* stream);
+// Parses a frame's metadata as `message`'s type, or InvalidArgument.
+Status ParseMeta(const Frame& frame, google::protobuf::MessageLite* message);
+// Frames written together: one gathered write for a whole request or
+// reply, each frame's data sent from where it is in memory (which must stay
+// unchanged until WriteTo returns).
+class FrameBatch {
+ public:
+  // A frame: header, `meta` serialized (none when null), then [data, data + n).
+  void Add(FrameKind kind, const google::protobuf::MessageLite* meta, const char* data = nullptr,
+           uint64_t n = 0);
+  Status WriteTo(ByteStream* stream) const { return stream->Write(iov_.data(), iov_.size()); }
+
+ private:
+  std::deque<std::string> heads_;  // a deque: the iovecs point into them
+  std::vector<struct iovec> iov_;
+};
+
+// Writes one frame as FrameBatch::Add describes.
+Status WriteFrame(ByteStream* stream, FrameKind kind, const google::protobuf::MessageLite* meta,
+                  const char* data = nullptr, uint64_t n = 0);
+// An Error frame carrying `status`, and the Status an Error frame carries.
+Status WriteError(ByteStream* stream, const Status& status);
+Status ErrorOf(const Frame& frame);
+
+}  // namespace tcp
+}  // namespace pstrain
+
+#endif  // PSTRAIN_PS_TCP_TENSOR_FRAMES_H_

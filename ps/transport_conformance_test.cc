@@ -1,0 +1,240 @@
+// The same suite against every way to reach a ps (PsConnection): in
+// process, gRPC, and the tensor channel beside gRPC. Each must carry tensors
+// bit for bit, of any size, lose nothing under concurrent pushes, and apply
+// nothing of a push that breaks off.
+#include <gtest/gtest.h>
+#include <grpcpp/grpcpp.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "proto/ps.grpc.pb.h"
+#include "ps/in_process_ps.h"
+#include "ps/rpc/loopback_ps.h"
+#include "ps/tcp/socket.h"
+#include "ps/tcp/tensor_frames.h"
+#include "ps/tensor_chunks.h"
+
+namespace pstrain {
+namespace {
+
+constexpr uint64_t kFingerprint = 7;
+
+enum class Transport { kInProcess, kGrpc, kTensorChannel };
+
+std::string TransportName(const ::testing::TestParamInfo<Transport>& info) {
+  switch (info.param) {
+    case Transport::kInProcess:
+      return "InProcess";
+    case Transport::kGrpc:
+      return "Grpc";
+    case Transport::kTensorChannel:
+      return "TensorChannel";
+  }
+  return "unknown";
+}
+
+class TransportConformance : public ::testing::TestWithParam<Transport> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == Transport::kInProcess) {
+      in_process_ = std::make_unique<InProcessPs>(0);
+      return;
+    }
+    Status s = loopback_.Start(GetParam() == Transport::kTensorChannel ? 0 : -1);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_EQ(loopback_.server->tensor_port() > 0, GetParam() == Transport::kTensorChannel);
+  }
+
+  PsConnection* ps() {
+    if (in_process_ != nullptr) return in_process_.get();
+    return loopback_.client.get();
+  }
+
+  static proto::InitHeader Header(const std::vector<std::string>& names) {
+    proto::InitHeader h;
+    h.set_placement_fingerprint(kFingerprint);
+    h.mutable_optimizer()->set_name("GradientDescent");
+    h.mutable_optimizer()->set_learning_rate(1.0f);
+    for (const std::string& n : names) h.add_variables(n);
+    h.set_holds_global_step(true);
+    return h;
+  }
+
+  proto::PushHeader Push() const {
+    proto::PushHeader h;
+    h.set_placement_fingerprint(kFingerprint);
+    h.set_increment_global_step(true);
+    return h;
+  }
+
+  std::map<std::string, Tensor> PullAll(int64_t* step = nullptr) {
+    std::map<std::string, Tensor> out;
+    int64_t got = 0;
+    Status s = ps()->Pull(kFingerprint, {}, &out, &got);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    if (step != nullptr) *step = got;
+    return out;
+  }
+
+  std::unique_ptr<InProcessPs> in_process_;
+  LoopbackPs loopback_;
+};
+
+bool SameBits(const Tensor& a, const Tensor& b) {
+  return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.bytes()) == 0;
+}
+
+// float32 is the one dtype tensors have (proto/tensor.proto); every kind of
+// its values, NaN payloads and signed zeros included, comes back bit for bit.
+TEST_P(TransportConformance, RoundTripsEveryFloatBitForBit) {
+  Tensor odd({8});
+  const uint32_t bits[8] = {0x7fc00001u, 0xffc12345u, 0x80000000u, 0x00000001u,
+                            0x7f800000u, 0xff800000u, 0x3f800000u, 0x00000000u};
+  std::memcpy(odd.data(), bits, sizeof(bits));
+  Tensor ramp({1000, 3});
+  for (int64_t i = 0; i < ramp.size(); ++i) ramp[i] = std::sin(static_cast<float>(i));
+  ASSERT_TRUE(ps()->Init(Header({"odd", "ramp"}), {{"odd", &odd}, {"ramp", &ramp}}).ok());
+  auto out = PullAll();
+  EXPECT_TRUE(SameBits(out["odd"], odd));
+  EXPECT_TRUE(SameBits(out["ramp"], ramp));
+}
+
+TEST_P(TransportConformance, CarriesEmptyAndScalarTensors) {
+  Tensor empty({0, 4});
+  Tensor scalar(Shape{}, {2.5f});
+  ASSERT_TRUE(ps()->Init(Header({"empty", "scalar"}), {{"empty", &empty}, {"scalar", &scalar}})
+                  .ok());
+  Tensor g_empty({0, 4});
+  Tensor g_scalar(Shape{}, {0.5f});
+  auto pushed = ps()->Push(Push(), {{"empty", &g_empty}, {"scalar", &g_scalar}});
+  ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
+  auto out = PullAll();
+  EXPECT_EQ(out["empty"].shape(), (Shape{0, 4}));
+  ASSERT_EQ(out["scalar"].shape(), Shape{});
+  EXPECT_EQ(out["scalar"][0], 2.0f);
+}
+
+TEST_P(TransportConformance, CarriesAThreeHundredMegabyteTensor) {
+  const int64_t n = 300LL * 1000 * 1000 / 4;
+  Tensor big({n});
+  for (int64_t i = 0; i < n; i += 4096) big[i] = static_cast<float>(i);
+  ASSERT_TRUE(ps()->Init(Header({"big"}), {{"big", &big}}).ok());
+  Tensor grad({n});
+  grad.Fill(0.25f);
+  ASSERT_TRUE(ps()->Push(Push(), {{"big", &grad}}).ok());
+  auto out = PullAll();
+  ASSERT_EQ(out["big"].size(), n);
+  for (int64_t i = 0; i < n; i += 4093) {
+    ASSERT_EQ(out["big"][i], big[i] - 0.25f) << "element " << i;
+  }
+  EXPECT_EQ(out["big"][n - 1], -0.25f);
+}
+
+// Asynchronous pushes from many threads at once: every one is applied once.
+TEST_P(TransportConformance, LosesNothingOfPushesFromManyThreads) {
+  constexpr int kThreads = 8, kPushes = 40;
+  Tensor w({1000});
+  ASSERT_TRUE(ps()->Init(Header({"w"}), {{"w", &w}}).ok());
+  std::vector<std::thread> threads;
+  std::atomic<int> failed{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      Tensor ones({1000});
+      ones.Fill(1.0f);
+      for (int i = 0; i < kPushes; ++i) {
+        if (!ps()->Push(Push(), {{"w", &ones}}).ok()) ++failed;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failed.load(), 0);
+  int64_t step = 0;
+  auto out = PullAll(&step);
+  EXPECT_EQ(step, kThreads * kPushes);
+  for (int64_t i = 0; i < 1000; ++i) ASSERT_EQ(out["w"][i], -kThreads * kPushes);
+}
+
+// The transports with a stream to cut.
+class StreamConformance : public TransportConformance {};
+
+// A push cut off in the middle of a tensor's bytes changes nothing, and the
+// ps goes on serving.
+TEST_P(StreamConformance, AppliesNothingOfAPushCutInTheMiddle) {
+  Tensor w({1 << 20});
+  Tensor b({4});
+  ASSERT_TRUE(ps()->Init(Header({"b", "w"}), {{"b", &b}, {"w", &w}}).ok());
+  Tensor gw({1 << 20});
+  gw.Fill(1.0f);
+  Tensor gb({4});
+  gb.Fill(1.0f);
+  proto::PushHeader header = Push();
+  header.set_num_tensors(2);
+  switch (GetParam()) {
+    case Transport::kInProcess:
+      FAIL() << "in process, a push has no stream to cut";
+    case Transport::kGrpc: {
+      auto stub = proto::Ps::NewStub(grpc::CreateChannel(
+          "127.0.0.1:" + std::to_string(loopback_.server->port()),
+          grpc::InsecureChannelCredentials()));
+      grpc::ClientContext ctx;
+      proto::PushResponse response;
+      auto writer = stub->Push(&ctx, &response);
+      proto::PushRequest request;
+      *request.mutable_header() = header;
+      ASSERT_TRUE(writer->Write(request));
+      ForEachChunk("b", gb, 0, request.mutable_chunk(), [&] { return writer->Write(request); });
+      int chunks = 0;  // two of w's four chunks, then the client goes away
+      ForEachChunk("w", gw, 1 << 20, request.mutable_chunk(),
+                   [&] { return ++chunks <= 2 && writer->Write(request); });
+      ctx.TryCancel();
+      EXPECT_FALSE(writer->Finish().ok());
+      break;
+    }
+    case Transport::kTensorChannel: {
+      auto socket =
+          tcp::Socket::Connect("127.0.0.1", loopback_.server->tensor_port(), std::chrono::seconds(5));
+      ASSERT_TRUE(socket.ok()) << socket.status().ToString();
+      tcp::FrameBatch batch;
+      batch.Add(tcp::FrameKind::kPushHeader, &header);
+      ForEachChunkSpan("b", gb, 1 << 30, [&](const proto::TensorChunk& h, const char* d, size_t n) {
+        batch.Add(tcp::FrameKind::kChunk, &h, d, n);
+        return true;
+      });
+      ForEachChunkSpan("w", gw, 1 << 30, [&](const proto::TensorChunk& h, const char* d, size_t n) {
+        batch.Add(tcp::FrameKind::kChunk, &h, d, n / 2);  // announces n, sends half
+        return true;
+      });
+      ASSERT_TRUE(batch.WriteTo(socket->get()).ok());
+      (*socket)->Shutdown();
+      break;
+    }
+  }
+  // Whatever the ps was doing with the cut push is over once it serves a
+  // pull after it; nothing of it may show.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  int64_t step = -1;
+  auto out = PullAll(&step);
+  EXPECT_EQ(step, 0);
+  for (int64_t i = 0; i < 4; ++i) EXPECT_EQ(out["b"][i], 0.0f);
+  for (int64_t i = 0; i < w.size(); i += 997) ASSERT_EQ(out["w"][i], 0.0f);
+  // And a whole push still goes through.
+  ASSERT_TRUE(ps()->Push(Push(), {{"b", &gb}, {"w", &gw}}).ok());
+  EXPECT_EQ(PullAll()["b"][0], -1.0f);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryTransport, TransportConformance,
+                         ::testing::Values(Transport::kInProcess, Transport::kGrpc,
+                                           Transport::kTensorChannel),
+                         TransportName);
+INSTANTIATE_TEST_SUITE_P(EveryStreamTransport, StreamConformance,
+                         ::testing::Values(Transport::kGrpc, Transport::kTensorChannel),
+                         TransportName);
+
+}  // namespace
+}  // namespace pstrain
