@@ -6,7 +6,8 @@
 namespace pstrain {
 namespace nn {
 
-// Call before the first computation (threads >= 1).
+// Call before the first computation (threads >= 1). The calling thread and
+// the pool's flush denormals to zero from then on.
 void SetComputeThreads(int threads);
 
 }  // namespace nn

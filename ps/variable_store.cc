@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/flush_denormals.h"
 #include "ps/update_rules.h"
 
 namespace pstrain {
@@ -168,6 +169,7 @@ VariableStore::ResolveLocked(const std::map<std::string, Tensor>& grads) {
 }
 
 void VariableStore::ApplyLocked(const std::vector<std::pair<Variable*, const Tensor*>>& work) {
+  ScopedFlushDenormals flush;  // as TensorFlow's update ops run
   const float lr = LearningRateLocked();
   // TF applies the averages after the step's update, with num_updates the
   // global_step that update produced.
