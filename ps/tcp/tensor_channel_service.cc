@@ -142,7 +142,10 @@ void TensorChannelServer::AcceptLoop() {
   while (!stopping_) {
     auto socket = listener_->Accept();
     if (!socket.ok()) {
-      if (!stopping_) LOG(WARNING) << socket.status().ToString();
+      if (stopping_) return;
+      // Out of descriptors, say: try again in a moment rather than spin.
+      LOG(WARNING) << socket.status().ToString();
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
       continue;
     }
     std::lock_guard<std::mutex> lock(mu_);
