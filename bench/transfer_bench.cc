@@ -34,6 +34,8 @@ DEFINE_string(ps_server, "",
               "Path of the ps_server binary; empty: <build>/ps/ps_server, found from this "
               "binary's path <build>/bench/transfer_bench");
 DEFINE_bool(show_ps_output, false, "Copy the ps process's log lines to stderr");
+DEFINE_string(wire_dtype, "float32",
+              "How the tensors travel: float32 or bfloat16 (the tensor channel only)");
 DEFINE_string(transport, "channel",
               "How tensors travel: channel (the ps's tensor channel, the default) or grpc (the "
               "ps started with --tensor_port=-1)");
@@ -73,6 +75,7 @@ StatusOr<SizeResult> Measure(const std::vector<int>& ports, int64_t bytes) {
                                           vars, 1, cluster::PlacementStrategy::kGreedy,
                                           std::max<int64_t>(bytes, 1 << 20)));
   PsFleet fleet(bench::SpecFor(ports, 1), vars, placement);
+  if (FLAGS_wire_dtype == "bfloat16") fleet.SetWireDtype(proto::DT_BFLOAT16);
   PS_RETURN_IF_ERROR(fleet.WaitForPs(false, nullptr, std::chrono::seconds(30)));
   proto::InitHeader header;
   header.mutable_optimizer()->set_name("GradientDescent");
@@ -127,7 +130,11 @@ Status Run() {
   if (FLAGS_transport == "grpc") ps_args.push_back("--tensor_port=-1");
   PS_RETURN_IF_ERROR(ps.Start(bench::PsServerPath(FLAGS_ps_server), 1, dir, FLAGS_show_ps_output,
                               ps_args));
-  std::printf("transport: %s\n", FLAGS_transport == "grpc" ? "gRPC" : "tensor channel");
+  if (FLAGS_wire_dtype != "float32" && FLAGS_wire_dtype != "bfloat16") {
+    return InvalidArgument("--wire_dtype=" + FLAGS_wire_dtype + ": float32 or bfloat16");
+  }
+  std::printf("transport: %s, %s on the wire\n",
+              FLAGS_transport == "grpc" ? "gRPC" : "tensor channel", FLAGS_wire_dtype.c_str());
 
   std::printf("%12s %7s %10s %10s %12s %16s %16s\n", "bytes", "rounds", "median ms", "min ms",
               "GB/s each", "client CPU ms/MB", "ps CPU ms/MB");

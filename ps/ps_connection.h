@@ -30,6 +30,12 @@ class PsConnection {
   // "ps:1 (localhost:2222)"
   virtual const std::string& name() const = 0;
 
+  // How pushed gradients and pulled variables (Pull, not PullState) travel:
+  // DT_FLOAT, or DT_BFLOAT16 where the transport can carry it (PsClient over
+  // the tensor channel; others keep float32); the ps keeps and applies
+  // float32 either way.
+  virtual void set_wire_dtype(proto::DataType) {}
+
   virtual Status Init(const proto::InitHeader& header, const NamedTensors& values) = 0;
   // Fills `out` with the named variables (all the ps holds when names is
   // empty); `step` (may be null) gets the ps's step. With min_step > 0 the

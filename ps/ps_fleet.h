@@ -87,6 +87,12 @@ class PsFleet {
   // which must hold every variable; slots and shadows it lacks start fresh.
   Status RestoreState(const State& state, const proto::InitHeader& header,
                       const std::vector<int>& which = {});
+  // How this fleet's pushes and variable pulls travel (PsConnection::
+  // set_wire_dtype): DT_FLOAT, or DT_BFLOAT16 (--wire_dtype=bfloat16).
+  void SetWireDtype(proto::DataType wire) {
+    for (auto& c : clients_) c->set_wire_dtype(wire);
+  }
+
   // Pulls every variable, whole, in model order; steps (may be null) gets
   // each ps's step. Sync: min_step > 0 waits until every ps is at that step,
   // or DEADLINE_EXCEEDED after `wait`.

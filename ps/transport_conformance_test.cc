@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/bfloat16.h"
 #include "proto/ps.grpc.pb.h"
 #include "ps/in_process_ps.h"
 #include "ps/rpc/loopback_ps.h"
@@ -226,6 +227,40 @@ TEST_P(StreamConformance, AppliesNothingOfAPushCutInTheMiddle) {
   // And a whole push still goes through.
   ASSERT_TRUE(ps()->Push(Push(), {{"b", &gb}, {"w", &gw}}).ok());
   EXPECT_EQ(PullAll()["b"][0], -1.0f);
+}
+
+// --wire_dtype=bfloat16 over the tensor channel: pushed gradients and pulled
+// variables travel rounded to bfloat16; the ps keeps float32, and a state
+// pull (a checkpoint) stays exact.
+TEST(TensorChannelBfloat16, RoundsOnTheWireOnly) {
+  LoopbackPs loopback;
+  ASSERT_TRUE(loopback.Start(0).ok());
+  PsClient* ps = loopback.client.get();
+  Tensor w({3, 1000});
+  for (int64_t i = 0; i < w.size(); ++i) w[i] = 1.0f + std::sin(static_cast<float>(i)) / 3.0f;
+  proto::InitHeader h;
+  h.set_placement_fingerprint(kFingerprint);
+  h.mutable_optimizer()->set_name("GradientDescent");
+  h.mutable_optimizer()->set_learning_rate(1.0f);
+  h.add_variables("w");
+  h.set_holds_global_step(true);
+  ASSERT_TRUE(ps->Init(h, {{"w", &w}}).ok());
+  ps->set_wire_dtype(proto::DT_BFLOAT16);
+  Tensor g({3, 1000});
+  for (int64_t i = 0; i < g.size(); ++i) g[i] = std::cos(static_cast<float>(i)) / 7.0f;
+  proto::PushHeader push;
+  push.set_placement_fingerprint(kFingerprint);
+  push.set_increment_global_step(true);
+  ASSERT_TRUE(ps->Push(push, {{"w", &g}}).ok());
+  std::map<std::string, Tensor> pulled, state;
+  int64_t step = 0;
+  ASSERT_TRUE(ps->Pull(kFingerprint, {}, &pulled, &step).ok());
+  ASSERT_TRUE(ps->PullState(kFingerprint, &state, &step).ok());
+  for (int64_t i = 0; i < w.size(); ++i) {
+    const float held = w[i] - Bfloat16ToFloat(FloatToBfloat16(g[i]));
+    ASSERT_EQ(state["w"][i], held) << i;
+    ASSERT_EQ(pulled["w"][i], Bfloat16ToFloat(FloatToBfloat16(held))) << i;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryTransport, TransportConformance,

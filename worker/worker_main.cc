@@ -49,6 +49,10 @@ DEFINE_double(clip_gradients_by_value, 0, "Clip every gradient element to [-v, v
 DEFINE_double(clip_gradients_by_norm, 0, "Clip each variable's gradient to this L2 norm (0: off)");
 DEFINE_double(clip_gradients_by_global_norm, 0,
               "Clip all gradients together to this global norm (0: off)");
+DEFINE_string(wire_dtype, "float32",
+              "How gradients and pulled variables travel to and from the ps: float32, or "
+              "bfloat16 (half the bytes; over the ps's tensor channel only, the ps keeps and "
+              "applies float32)");
 DEFINE_int32(test_only_step_delay_ms, 0, "Test only: sleep this long in every step");
 
 int main(int argc, char** argv) {
@@ -91,6 +95,12 @@ int main(int argc, char** argv) {
   auto fleet = pstrain::PsFleet::CreateFromFlags(config.spec, (*model)->variables(),
                                                  *pstrain::OptimizerSlotCount(*optimizer));
   if (!fleet.ok()) return pstrain::ExitWith(fleet.status(), pstrain::kExitBadInput);
+  if (FLAGS_wire_dtype != "float32" && FLAGS_wire_dtype != "bfloat16") {
+    return pstrain::ExitWith(
+        pstrain::InvalidArgument("--wire_dtype=" + FLAGS_wire_dtype + ": float32 or bfloat16"),
+        pstrain::kExitBadInput);
+  }
+  if (FLAGS_wire_dtype == "bfloat16") (*fleet)->SetWireDtype(pstrain::proto::DT_BFLOAT16);
 
   auto train = pstrain::data::LoadDataset(FLAGS_data_dir, FLAGS_data_format, "train");
   if (!train.ok()) return pstrain::ExitWith(train.status(), pstrain::kExitBadInput);

@@ -77,6 +77,7 @@ Status PsClient::Pull(uint64_t fingerprint, const std::vector<std::string>& name
   request.set_placement_fingerprint(fingerprint);
   for (const std::string& n : names) request.add_names(n);
   request.set_min_step(min_step);
+  request.set_wire_dtype(wire_dtype_);
   if (min_step > 0 && wait.count() > 0) {
     // The ps gives up waiting at this deadline; the transfer has the rest.
     request.set_wait_deadline_ms(static_cast<int64_t>(wait.count()));
@@ -156,10 +157,11 @@ StatusOr<proto::PushResponse> PsClient::Push(const proto::PushHeader& header,
   counted.set_num_tensors(static_cast<int32_t>(grads.size()));
   PS_ASSIGN_OR_RETURN(auto channel, Channel());
   if (channel != nullptr) {
-    auto pushed = channel->Push(counted, grads, transfer_timeout_);
+    auto pushed = channel->Push(counted, grads, wire_dtype_, transfer_timeout_);
     if (!pushed.ok()) return ChannelOutcome(pushed.status());
     return pushed;
   }
+  // Over gRPC, tensors travel as float32 whatever wire_dtype_ says.
   BorrowedSlices borrowed;  // as in Init
   grpc::ClientContext ctx;
   SetDeadline(&ctx, transfer_timeout_);

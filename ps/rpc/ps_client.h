@@ -10,6 +10,7 @@
 #ifndef PSTRAIN_PS_RPC_PS_CLIENT_H_
 #define PSTRAIN_PS_RPC_PS_CLIENT_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -36,6 +37,7 @@ class PsClient : public PsConnection {
 
   // PsConnection (ps/ps_connection.h), over gRPC.
   const std::string& name() const override { return name_; }
+  void set_wire_dtype(proto::DataType wire) override { wire_dtype_ = wire; }
   Status Init(const proto::InitHeader& header, const NamedTensors& values) override;
   Status Pull(uint64_t fingerprint, const std::vector<std::string>& names,
               std::map<std::string, Tensor>* out, int64_t* step, int64_t min_step = 0,
@@ -87,6 +89,7 @@ class PsClient : public PsConnection {
   const grpc::internal::RpcMethod pull_method_;
   const grpc::internal::RpcMethod push_method_;
 
+  std::atomic<proto::DataType> wire_dtype_{proto::DT_FLOAT};
   std::mutex channel_mu_;
   bool channel_known_ = false;                           // guarded by channel_mu_
   std::shared_ptr<tcp::TensorChannelClient> tensor_channel_;  // guarded by channel_mu_

@@ -7,12 +7,6 @@
 namespace pstrain {
 namespace tcp {
 
-namespace {
-
-constexpr uint32_t kChunkFrameBytes = 1u << 30;  // one frame per tensor below 1 GiB
-
-}  // namespace
-
 StatusOr<std::unique_ptr<Socket>> TensorChannelClient::Take(std::chrono::milliseconds timeout) {
   std::unique_ptr<Socket> socket;
   {
@@ -42,17 +36,12 @@ Status TensorChannelClient::RefusalOr(Socket* socket, const Status& sent) {
 
 StatusOr<proto::PushResponse> TensorChannelClient::Push(const proto::PushHeader& header,
                                                         const NamedTensors& grads,
+                                                        proto::DataType wire,
                                                         std::chrono::milliseconds timeout) {
   PS_ASSIGN_OR_RETURN(auto socket, Take(timeout));
   FrameBatch push;
   push.Add(FrameKind::kPushHeader, &header);
-  for (const auto& [name, tensor] : grads) {
-    ForEachChunkSpan(name, *tensor, kChunkFrameBytes,
-                     [&](const proto::TensorChunk& head, const char* data, size_t n) {
-                       push.Add(FrameKind::kChunk, &head, data, n);
-                       return true;
-                     });
-  }
+  for (const auto& [name, tensor] : grads) push.AddTensor(name, *tensor, wire);
   push.Add(FrameKind::kEnd, nullptr);
   const Status sent = push.WriteTo(socket.get());
   if (!sent.ok()) return RefusalOr(socket.get(), sent);
@@ -92,10 +81,7 @@ Status TensorChannelClient::Pull(const proto::PullRequest& request,
       return DataLoss(std::string("tensor channel: an unexpected ") + FrameKindName(frame.kind) +
                       " frame in reply to a pull");
     }
-    proto::TensorChunk head;
-    PS_RETURN_IF_ERROR(ParseMeta(frame, &head));
-    PS_ASSIGN_OR_RETURN(char* dest, assembler.Place(head, frame.data_bytes));
-    PS_RETURN_IF_ERROR(socket->ReadFull(dest, frame.data_bytes));
+    PS_RETURN_IF_ERROR(ReadChunk(socket.get(), frame, &assembler));
   }
   PS_ASSIGN_OR_RETURN(auto tensors, assembler.Finish());
   for (auto& [name, t] : tensors) (*out)[name] = std::move(t);

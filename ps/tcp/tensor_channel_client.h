@@ -30,10 +30,12 @@ class TensorChannelClient {
 
   // Errors are the ps's refusal as it sent it, or Unavailable /
   // DeadlineExceeded for a connection that failed or stalled for `timeout`.
+  // The gradients travel as `wire` (DT_FLOAT or DT_BFLOAT16).
   StatusOr<proto::PushResponse> Push(const proto::PushHeader& header, const NamedTensors& grads,
-                                     std::chrono::milliseconds timeout);
+                                     proto::DataType wire, std::chrono::milliseconds timeout);
   // Fills `out` as PsConnection::Pull does, assembling into the tensors
-  // already there where names and shapes match.
+  // already there where names and shapes match; the values travel as
+  // request.wire_dtype() says.
   Status Pull(const proto::PullRequest& request, std::map<std::string, Tensor>* out,
               int64_t* step, std::chrono::milliseconds timeout);
 

@@ -16,8 +16,6 @@ namespace {
 
 // The longest a pull waits for its step, as over gRPC.
 constexpr std::chrono::milliseconds kMaxPullWait(600000);
-// Each tensor goes out as one chunk frame (up to this size).
-constexpr uint32_t kChunkFrameBytes = 1u << 30;
 
 // A push's frames after its header, as NextPart (ps/tensor_streams.h).
 class PushFrames {
@@ -38,14 +36,9 @@ class PushFrames {
       case FrameKind::kPushHeader:
         PS_RETURN_IF_ERROR(ParseMeta(frame, header));
         return StreamPart::kHeader;
-      case FrameKind::kChunk: {
-        if (assembler == nullptr) return StreamPart::kChunk;
-        proto::TensorChunk head;
-        PS_RETURN_IF_ERROR(ParseMeta(frame, &head));
-        PS_ASSIGN_OR_RETURN(char* dest, assembler->Place(head, frame.data_bytes));
-        PS_RETURN_IF_ERROR(stream_->ReadFull(dest, frame.data_bytes));
+      case FrameKind::kChunk:
+        if (assembler != nullptr) PS_RETURN_IF_ERROR(ReadChunk(stream_, frame, assembler));
         return StreamPart::kChunk;
-      }
       default:
         return InvalidArgument(std::string("a ") + FrameKindName(frame.kind) +
                                " frame inside a push");
@@ -73,6 +66,12 @@ Status ServePull(PsCore* core, ByteStream* stream, const Frame& first,
                  const std::function<bool()>& stopping) {
   proto::PullRequest request;
   PS_RETURN_IF_ERROR(ParseMeta(first, &request).Annotate("Pull"));
+  const proto::DataType wire =
+      request.wire_dtype() == proto::DT_INVALID ? proto::DT_FLOAT : request.wire_dtype();
+  if (wire != proto::DT_FLOAT && wire != proto::DT_BFLOAT16) {
+    return InvalidArgument("Pull: wire_dtype " + std::to_string(wire) +
+                           " (DT_FLOAT or DT_BFLOAT16)");
+  }
   auto wait = kMaxPullWait;
   if (request.wait_deadline_ms() > 0) {
     wait = std::min(wait, std::chrono::milliseconds(request.wait_deadline_ms()));
@@ -86,14 +85,8 @@ Status ServePull(PsCore* core, ByteStream* stream, const Frame& first,
   reply.set_global_step(pulled->step);
   FrameBatch batch;
   batch.Add(FrameKind::kPullReply, &reply);
-  // Each tensor straight from the pulled copy.
-  for (const auto& [name, tensor] : pulled->tensors) {
-    ForEachChunkSpan(name, tensor, kChunkFrameBytes,
-                     [&](const proto::TensorChunk& head, const char* data, size_t n) {
-                       batch.Add(FrameKind::kChunk, &head, data, n);
-                       return true;
-                     });
-  }
+  // Each tensor straight from the pulled copy (or rounded to bfloat16).
+  for (const auto& [name, tensor] : pulled->tensors) batch.AddTensor(name, tensor, wire);
   batch.Add(FrameKind::kEnd, nullptr);
   return batch.WriteTo(stream);
 }

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/bfloat16.h"
 #include "proto/ps.pb.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "frames are little-endian");
@@ -10,6 +11,9 @@ namespace pstrain {
 namespace tcp {
 
 namespace {
+
+// Each tensor goes out as one chunk frame up to this size.
+constexpr uint32_t kChunkFrameBytes = 1u << 30;
 
 struct RawHeader {
   uint32_t magic;
@@ -87,6 +91,51 @@ void FrameBatch::Add(FrameKind kind, const google::protobuf::MessageLite* meta, 
   std::memcpy(head.data(), &raw, sizeof(raw));
   iov_.push_back({head.data(), head.size()});
   if (n > 0) iov_.push_back({const_cast<char*>(data), n});
+}
+
+void FrameBatch::AddTensor(const std::string& name, const Tensor& tensor, proto::DataType wire) {
+  if (wire != proto::DT_BFLOAT16) {
+    ForEachChunkSpan(name, tensor, kChunkFrameBytes,
+                     [&](const proto::TensorChunk& head, const char* data, size_t n) {
+                       Add(FrameKind::kChunk, &head, data, n);
+                       return true;
+                     });
+    return;
+  }
+  std::vector<uint16_t>& rounded = rounded_.emplace_back(tensor.size());
+  ToBfloat16(tensor.data(), tensor.size(), rounded.data());
+  proto::TensorChunk head;
+  head.set_name(name);
+  head.mutable_meta()->set_dtype(proto::DT_BFLOAT16);
+  for (int64_t d : tensor.shape()) head.mutable_meta()->add_shape(d);
+  head.set_total_bytes(rounded.size() * sizeof(uint16_t));
+  Add(FrameKind::kChunk, &head, reinterpret_cast<const char*>(rounded.data()),
+      rounded.size() * sizeof(uint16_t));
+}
+
+Status ReadChunk(ByteStream* stream, const Frame& frame, TensorAssembler* assembler) {
+  proto::TensorChunk head;
+  PS_RETURN_IF_ERROR(ParseMeta(frame, &head));
+  if (head.meta().dtype() != proto::DT_BFLOAT16) {
+    PS_ASSIGN_OR_RETURN(char* dest, assembler->Place(head, frame.data_bytes));
+    return stream->ReadFull(dest, frame.data_bytes);
+  }
+  // bfloat16 on the wire: the float32 chunk it stands for, checked by the
+  // assembler before anything is allocated for it.
+  const uint64_t limit = UINT64_MAX / 2;
+  if (head.offset() % 2 || head.total_bytes() % 2 || frame.data_bytes % 2 ||
+      head.offset() > limit || head.total_bytes() > limit || frame.data_bytes > limit) {
+    return InvalidArgument("tensor " + head.name() + ": bfloat16 chunk of odd or absurd size");
+  }
+  proto::TensorChunk wide = head;
+  wide.mutable_meta()->set_dtype(proto::DT_FLOAT);
+  wide.set_offset(head.offset() * 2);
+  wide.set_total_bytes(head.total_bytes() * 2);
+  PS_ASSIGN_OR_RETURN(char* dest, assembler->Place(wide, frame.data_bytes * 2));
+  std::vector<uint16_t> narrow(frame.data_bytes / 2);
+  PS_RETURN_IF_ERROR(stream->ReadFull(narrow.data(), frame.data_bytes));
+  FromBfloat16(narrow.data(), static_cast<int64_t>(narrow.size()), reinterpret_cast<float*>(dest));
+  return OkStatus();
 }
 
 Status WriteFrame(ByteStream* stream, FrameKind kind, const google::protobuf::MessageLite* meta,

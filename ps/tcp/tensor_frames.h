@@ -30,6 +30,9 @@
 #include <vector>
 
 #include "core/status.h"
+#include "core/tensor.h"
+#include "proto/tensor.pb.h"
+#include "ps/tensor_chunks.h"
 
 namespace pstrain {
 namespace tcp {
@@ -82,12 +85,21 @@ class FrameBatch {
   // A frame: header, `meta` serialized (none when null), then [data, data + n).
   void Add(FrameKind kind, const google::protobuf::MessageLite* meta, const char* data = nullptr,
            uint64_t n = 0);
+  // The chunk frames of a whole tensor, its values as `wire` says: DT_FLOAT
+  // straight from its memory, DT_BFLOAT16 rounded into a buffer the batch
+  // keeps (the chunk's dtype, offset and total_bytes then count bfloat16s).
+  void AddTensor(const std::string& name, const Tensor& tensor, proto::DataType wire);
   Status WriteTo(ByteStream* stream) const { return stream->Write(iov_.data(), iov_.size()); }
 
  private:
   std::deque<std::string> heads_;  // a deque: the iovecs point into them
+  std::deque<std::vector<uint16_t>> rounded_;  // bfloat16 copies being sent
   std::vector<struct iovec> iov_;
 };
+
+// Reads a Chunk frame's tensor data (after ReadFrame) into the tensor that
+// `assembler` places it in; bfloat16 data is widened to float32 there.
+Status ReadChunk(ByteStream* stream, const Frame& frame, TensorAssembler* assembler);
 
 // Writes one frame as FrameBatch::Add describes.
 Status WriteFrame(ByteStream* stream, FrameKind kind, const google::protobuf::MessageLite* meta,

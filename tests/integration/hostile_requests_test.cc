@@ -479,6 +479,19 @@ TEST_F(HostileChannelRequests, FramesThatAreNotAPushOrAPullAreRefused) {
                 Code::kNotFound, "unknown variable nope");
   ExpectRefused(header + Frame(tcp::FrameKind::kChunk, ChunkHead("b", {32}, 128), 1ULL << 40),
                 Code::kInvalidArgument, "runs past the end");
+  proto::TensorChunk odd = ChunkHead("b", {32}, 63);
+  odd.mutable_meta()->set_dtype(proto::DT_BFLOAT16);
+  ExpectRefused(header + Frame(tcp::FrameKind::kChunk, odd, 63), Code::kInvalidArgument,
+                "bfloat16 chunk of odd or absurd size");
+  proto::TensorChunk half = ChunkHead("b", {32}, 64);
+  half.mutable_meta()->set_dtype(proto::DT_BFLOAT16);
+  ExpectRefused(header + Frame(tcp::FrameKind::kChunk, half, 1ULL << 62), Code::kInvalidArgument,
+                "runs past the end");
+  proto::PullRequest int64_wire;
+  int64_wire.set_placement_fingerprint(placement_.fingerprint);
+  int64_wire.set_wire_dtype(proto::DT_INT64);
+  ExpectRefused(Frame(tcp::FrameKind::kPullRequest, int64_wire), Code::kInvalidArgument,
+                "wire_dtype 9");
   ExpectRefused(header + Frame(tcp::FrameKind::kPullRequest, proto::PullRequest()),
                 Code::kInvalidArgument, "a PullRequest frame inside a push");
   // A whole push of one of two gradients, and one that ends in garbage.
