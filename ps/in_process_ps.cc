@@ -56,7 +56,7 @@ Status InProcessPs::PullInto(uint64_t fingerprint, const std::vector<std::string
   auto pulled = core_.Pull(fingerprint, names, state, min_step, deadline, [] { return false; });
   if (!pulled.ok()) return pulled.status().Annotate(name_ + ": Pull");
   out->clear();
-  for (auto& [name, tensor] : pulled->tensors) out->emplace(name, std::move(tensor));
+  for (auto& [name, tensor] : pulled->tensors) out->emplace(name, *tensor);  // a copy, as sent
   if (step != nullptr) *step = pulled->step;
   return OkStatus();
 }

@@ -110,7 +110,14 @@ StatusOr<PsCore::PullResult> PsCore::Pull(uint64_t placement_fingerprint,
   }
   PullResult result;
   result.step = store_->global_step();
-  PS_ASSIGN_OR_RETURN(result.tensors, include_state ? store_->ReadState() : store_->Read(names));
+  if (!include_state) {
+    PS_ASSIGN_OR_RETURN(result.tensors, store_->ReadShared(names));
+    return result;
+  }
+  PS_ASSIGN_OR_RETURN(auto state, store_->ReadState());
+  for (auto& [name, t] : state) {
+    result.tensors.emplace_back(name, std::make_shared<const Tensor>(std::move(t)));
+  }
   return result;
 }
 

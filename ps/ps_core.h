@@ -48,10 +48,12 @@ class PsCore {
   // saved slots and shadows.
   Status Init(const proto::InitHeader& header, std::map<std::string, Tensor> values);
 
-  // A Pull's answer: the store's step when it was read, and the tensors.
+  // A Pull's answer: the store's step when it was read, and the tensors:
+  // the variables' values themselves, unchanged while held
+  // (VariableStore::ReadShared), or copies of the state.
   struct PullResult {
     int64_t step = 0;
-    std::vector<std::pair<std::string, Tensor>> tensors;
+    std::vector<std::pair<std::string, VariableStore::SharedTensor>> tensors;
   };
   // The named variables (every one when names is empty), or with
   // include_state every variable, slot and shadow. min_step > 0 waits until

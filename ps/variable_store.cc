@@ -70,7 +70,7 @@ Status VariableStore::Initialize(const InitOptions& options,
       PS_RETURN_IF_ERROR(take(name, kEmaSuffix, &v->ema));
     }
     v->update_count = options.global_step;
-    v->value = std::move(value);
+    v->value = std::make_shared<Tensor>(std::move(value));
     vars.emplace(name, std::move(v));
   }
   if (!state.empty()) {
@@ -126,17 +126,25 @@ Status VariableStore::CheckGradient(const std::string& name, const Shape& shape)
   if (!ready_) return Unavailable("variables are not initialized (is this ps restarting?)");
   auto it = variables_.find(name);
   if (it == variables_.end()) return NotFound("gradient for unknown variable " + name);
-  if (it->second->value.shape() != shape) {
+  if (it->second->value->shape() != shape) {
     return InvalidArgument("gradient for " + name + " has shape " + ShapeString(shape) +
-                           ", variable has " + ShapeString(it->second->value.shape()));
+                           ", variable has " + ShapeString(it->second->value->shape()));
   }
   return OkStatus();
 }
 
 StatusOr<std::vector<std::pair<std::string, Tensor>>> VariableStore::Read(
     const std::vector<std::string>& names) const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  PS_ASSIGN_OR_RETURN(auto shared, ReadShared(names));
   std::vector<std::pair<std::string, Tensor>> out;
+  for (const auto& [name, value] : shared) out.emplace_back(name, *value);
+  return out;
+}
+
+StatusOr<std::vector<std::pair<std::string, VariableStore::SharedTensor>>>
+VariableStore::ReadShared(const std::vector<std::string>& names) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  std::vector<std::pair<std::string, SharedTensor>> out;
   auto copy = [&out](const std::string& name, Variable& v) {
     std::lock_guard<std::mutex> vlock(v.mu);
     out.emplace_back(name, v.value);
@@ -159,13 +167,20 @@ VariableStore::ResolveLocked(const std::map<std::string, Tensor>& grads) {
   for (const auto& [name, grad] : grads) {
     auto it = variables_.find(name);
     if (it == variables_.end()) return NotFound("gradient for unknown variable " + name);
-    if (it->second->value.shape() != grad.shape()) {
+    if (it->second->value->shape() != grad.shape()) {
       return InvalidArgument("gradient for " + name + " has shape " + ShapeString(grad.shape()) +
-                             ", variable has " + ShapeString(it->second->value.shape()));
+                             ", variable has " + ShapeString(it->second->value->shape()));
     }
     work.emplace_back(it->second.get(), &grad);
   }
   return work;
+}
+
+Tensor& VariableStore::Writable(Variable* v) {
+  // Every copy of the pointer is made under v->mu, which the caller holds:
+  // a count of one means no reader can see the change.
+  if (v->value.use_count() > 1) v->value = std::make_shared<Tensor>(*v->value);
+  return *v->value;
 }
 
 void VariableStore::ApplyLocked(const std::vector<std::pair<Variable*, const Tensor*>>& work) {
@@ -176,19 +191,19 @@ void VariableStore::ApplyLocked(const std::vector<std::pair<Variable*, const Ten
   const float decay = EmaDecay(options_.ema_decay, global_step_.load() + 1);
   for (auto& [var, grad] : work) {
     std::lock_guard<std::mutex> vlock(var->mu);
+    Tensor& updated = Writable(var);
     if (!var->trainable) {
-      float* value = var->value.data();
+      float* value = updated.data();
       const float* delta = grad->data();
-      for (int64_t i = 0; i < var->value.size(); ++i) value[i] -= delta[i];
+      for (int64_t i = 0; i < updated.size(); ++i) value[i] -= delta[i];
       continue;
     }
     std::vector<float*> slots;
     for (Tensor& s : var->slots) slots.push_back(s.data());
-    optimizer_->Apply(var->value.data(), slots, grad->data(), grad->size(), lr,
-                      ++var->update_count);
+    optimizer_->Apply(updated.data(), slots, grad->data(), grad->size(), lr, ++var->update_count);
     if (options_.ema_decay > 0) {
       float* shadow = var->ema.data();
-      const float* value = var->value.data();
+      const float* value = updated.data();
       for (int64_t i = 0; i < var->ema.size(); ++i) EmaUpdate(&shadow[i], value[i], decay);
     }
   }
@@ -201,7 +216,7 @@ StatusOr<std::vector<std::pair<std::string, Tensor>>> VariableStore::ReadState()
   std::vector<std::pair<std::string, Tensor>> out;
   for (const auto& [name, v] : variables_) {
     std::lock_guard<std::mutex> vlock(v->mu);
-    out.emplace_back(name, v->value);
+    out.emplace_back(name, *v->value);
     for (size_t s = 0; s < v->slots.size(); ++s) {
       out.emplace_back(name + "/" + slot_names[s], v->slots[s]);
     }
@@ -340,7 +355,7 @@ int64_t VariableStore::num_variables() const {
 int64_t VariableStore::num_bytes() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   int64_t n = 0;
-  for (const auto& [name, v] : variables_) n += v->value.bytes() * (1 + v->slots.size());
+  for (const auto& [name, v] : variables_) n += v->value->bytes() * (1 + v->slots.size());
   return n;
 }
 

@@ -84,6 +84,12 @@ class VariableStore {
   // the order asked. NotFound naming the first unknown variable.
   StatusOr<std::vector<std::pair<std::string, Tensor>>> Read(
       const std::vector<std::string>& names) const;
+  // As Read, without copying: each variable's current value, which no update
+  // changes while the caller holds it (an update then writes a new copy), so
+  // a pull sends it as it is.
+  using SharedTensor = std::shared_ptr<const Tensor>;
+  StatusOr<std::vector<std::pair<std::string, SharedTensor>>> ReadShared(
+      const std::vector<std::string>& names) const;
 
   // Checks every gradient first (known variable, same shape) and applies none
   // when one is wrong; then applies each under its variable's lock, at the
@@ -144,12 +150,17 @@ class VariableStore {
   struct Variable {
     std::mutex mu;  // guards value, slots and update_count
     bool trainable = true;  // false: pushes are deltas, var -= delta
-    Tensor value;
+    // Copy on write: readers (ReadShared) hold it; an update changes it in
+    // place only when no reader does (Writable).
+    std::shared_ptr<Tensor> value;
     std::vector<Tensor> slots;
     Tensor ema;  // the shadow, when options_.ema_decay > 0
     int64_t update_count = 0;  // gradients applied, Optimizer::Apply's count
   };
 
+  // The variable's value, to update: a copy when a reader still holds it.
+  // Caller holds v->mu.
+  static Tensor& Writable(Variable* v);
   // learning_rate() for a caller holding mu_.
   float LearningRateLocked() const;
 

@@ -41,6 +41,37 @@ TEST(VariableStore, ConcurrentPushesNeverLoseAnUpdate) {
   EXPECT_EQ(store.global_step(), 1600);
 }
 
+// A pull holds the variable's value itself; an update while it does writes a
+// new copy, and one while nobody does writes in place.
+TEST(VariableStore, UpdatesCopyOnlyWhatAReaderHolds) {
+  VariableStore store;
+  std::map<std::string, Tensor> init;
+  init.emplace("w", Tensor({4}, {1, 2, 3, 4}));
+  ASSERT_TRUE(store.Initialize({}, Sgd(1.0f), std::move(init)).ok());
+  std::map<std::string, Tensor> g;
+  g.emplace("w", Tensor({4}, {1, 1, 1, 1}));
+
+  auto held = store.ReadShared({"w"});
+  ASSERT_TRUE(held.ok());
+  const VariableStore::SharedTensor before = (*held)[0].second;
+  held->clear();
+  ASSERT_TRUE(store.ApplyGradients(g, false).ok());
+  EXPECT_EQ((*before)[0], 1.0f) << "an update changed a value a reader holds";
+  EXPECT_EQ((*before)[3], 4.0f);
+  auto after = store.ReadShared({"w"});
+  ASSERT_TRUE(after.ok());
+  EXPECT_NE((*after)[0].second.get(), before.get());
+  EXPECT_EQ((*(*after)[0].second)[0], 0.0f);
+
+  const float* storage = (*after)[0].second->data();
+  after->clear();  // no reader left: the next update writes in place
+  ASSERT_TRUE(store.ApplyGradients(g, false).ok());
+  auto last = store.ReadShared({"w"});
+  ASSERT_TRUE(last.ok());
+  EXPECT_EQ((*last)[0].second->data(), storage);
+  EXPECT_EQ((*(*last)[0].second)[3], 2.0f);
+}
+
 TEST(VariableStore, RejectsWholePushWhenOneGradientIsWrong) {
   VariableStore store;
   std::map<std::string, Tensor> init;

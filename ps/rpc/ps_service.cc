@@ -83,11 +83,11 @@ grpc::Status PsService::Pull(grpc::ServerContext* ctx, const proto::PullRequest&
           : std::clamp(request.chunk_bytes(), kMinChunkBytes, kMaxChunkBytes);
   proto::PullResponse rest;
   rest.set_global_step(pulled->step);
-  // The tensors go out from the pulled copies themselves.
+  // The tensors go out from the pulled values themselves.
   BorrowedSlices borrowed;
   for (const auto& [name, tensor] : pulled->tensors) {
     bool sent = ForEachChunkSpan(
-        name, tensor, chunk_bytes, [&](const proto::TensorChunk& head, const char* data, size_t n) {
+        name, *tensor, chunk_bytes, [&](const proto::TensorChunk& head, const char* data, size_t n) {
           return writer->Write(EncodeChunkMessage(rest, proto::PullResponse::kChunkFieldNumber,
                                                   head, data, n, &borrowed));
         });

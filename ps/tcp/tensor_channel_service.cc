@@ -85,8 +85,8 @@ Status ServePull(PsCore* core, ByteStream* stream, const Frame& first,
   reply.set_global_step(pulled->step);
   FrameBatch batch;
   batch.Add(FrameKind::kPullReply, &reply);
-  // Each tensor straight from the pulled copy (or rounded to bfloat16).
-  for (const auto& [name, tensor] : pulled->tensors) batch.AddTensor(name, tensor, wire);
+  // Each tensor straight from the variable's value (or rounded to bfloat16).
+  for (const auto& [name, tensor] : pulled->tensors) batch.AddTensor(name, *tensor, wire);
   batch.Add(FrameKind::kEnd, nullptr);
   return batch.WriteTo(stream);
 }
