@@ -72,6 +72,14 @@ Status ValidateSpec(const ClusterSpec& spec) {
 
 }  // namespace
 
+std::string AddressHost(const std::string& address) {
+  std::string host = address.substr(0, address.rfind(':'));
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  return host;
+}
+
 StatusOr<nlohmann::json> ParseJson(const std::string& text) {
   try {
     return nlohmann::json::parse(text);

@@ -43,6 +43,10 @@ struct ClusterConfig {
   TaskId task;
 };
 
+// The host part of an address "host:port", IPv6 brackets removed
+// ("[::1]:80" -> "::1"): what a socket connects to or listens on.
+std::string AddressHost(const std::string& address);
+
 // Parses and validates {"chief":[...],"ps":[...],"worker":[...]}: known job
 // names, addresses "host:port" with port 1..65535 (IPv6 hosts in brackets), no
 // address used twice, at least one ps task, at most one chief.

@@ -100,10 +100,7 @@ CpuBudget ReadCpuBudget(const std::string& cgroup_root) {
 }
 
 std::string HostOf(const std::string& address) {
-  std::string host = address.substr(0, address.rfind(':'));
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
+  const std::string host = AddressHost(address);
   if (host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0) return "localhost";
   return host;
 }

@@ -16,8 +16,8 @@ float Bits(uint32_t u) {
 }
 
 TEST(Bfloat16, KeepsWhatItCanHoldExactly) {
-  for (float f : {0.0f, -0.0f, 1.0f, -2.5f, 0.15625f, 65536.0f,
-                  std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()}) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float f : {0.0f, -0.0f, 1.0f, -2.5f, 0.15625f, 65536.0f, inf, -inf}) {
     EXPECT_EQ(Bfloat16ToFloat(FloatToBfloat16(f)), f) << f;
     EXPECT_EQ(std::signbit(Bfloat16ToFloat(FloatToBfloat16(f))), std::signbit(f)) << f;
   }

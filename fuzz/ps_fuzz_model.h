@@ -93,7 +93,9 @@ inline std::string ChannelPushThenPull() {
   struct Capture : tcp::ByteStream {
     Status ReadFull(void*, size_t) override { return Unavailable("write only"); }
     Status Write(const struct iovec* iov, int count) override {
-      for (int i = 0; i < count; ++i) bytes.append(static_cast<char*>(iov[i].iov_base), iov[i].iov_len);
+      for (int i = 0; i < count; ++i) {
+        bytes.append(static_cast<char*>(iov[i].iov_base), iov[i].iov_len);
+      }
       return OkStatus();
     }
     std::string bytes;

@@ -121,6 +121,20 @@ StatusOr<PsCore::PullResult> PsCore::Pull(uint64_t placement_fingerprint,
   return result;
 }
 
+StatusOr<PsCore::PullResult> PsCore::Pull(const proto::PullRequest& request,
+                                          std::chrono::system_clock::time_point transport_deadline,
+                                          const std::function<bool()>& cancelled) {
+  auto deadline = transport_deadline;
+  if (request.wait_deadline_ms() > 0) {
+    // Bounded first, so that no request's number overflows the clock.
+    const auto wait = std::min<std::chrono::milliseconds>(
+        std::chrono::milliseconds(request.wait_deadline_ms()), kMaxStepWait);
+    deadline = std::min(deadline, std::chrono::system_clock::now() + wait);
+  }
+  return Pull(request.placement_fingerprint(), {request.names().begin(), request.names().end()},
+              request.include_state(), request.min_step(), deadline, cancelled);
+}
+
 Status PsCore::CheckPushHeader(const proto::PushHeader& header) const {
   PS_RETURN_IF_ERROR(store_->CheckPlacement(header.placement_fingerprint()));
   PS_RETURN_IF_ERROR(CheckWorker(header.worker()));

@@ -63,6 +63,11 @@ class PsCore {
                             bool include_state, int64_t min_step,
                             std::chrono::system_clock::time_point deadline,
                             const std::function<bool()>& cancelled);
+  // A PullRequest as a transport received it: waits at most until its
+  // wait_deadline_ms (when set) and the transport's own deadline.
+  StatusOr<PullResult> Pull(const proto::PullRequest& request,
+                            std::chrono::system_clock::time_point transport_deadline,
+                            const std::function<bool()>& cancelled);
 
   // InvalidArgument for another placement, an unknown worker or more
   // tensors than this ps holds.

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <random>
 
+#include "cluster/cluster_spec.h"
+
 namespace pstrain {
 
 void ConfigureMessageSizes(grpc::ServerBuilder* builder) {
@@ -50,10 +52,8 @@ StatusOr<std::unique_ptr<PsServer>> PsServer::Start(const std::string& listen_ad
                        listen_address);
   }
   if (tensor_port >= 0) {
-    const std::string host = listen_address.substr(0, listen_address.rfind(':'));
     auto channel = tcp::TensorChannelServer::Start(
-        ps->core_.get(), host.size() > 1 && host[0] == '[' ? host.substr(1, host.size() - 2) : host,
-        tensor_port, kMaxThreads);
+        ps->core_.get(), cluster::AddressHost(listen_address), tensor_port, kMaxThreads);
     if (!channel.ok()) return channel.status().Annotate("ps:" + std::to_string(task_index));
     ps->channel_ = std::move(channel).value();
     ps->service_->set_tensor_port(ps->channel_->port());

@@ -76,17 +76,7 @@ StatusOr<char*> TensorAssembler::Place(const proto::TensorChunk& chunk, uint64_t
                                " bytes");
     }
     held_bytes_ += cost;
-    // Chunks overwrite every byte: no need to zero the buffer first.
-    Tensor buffer;
-    auto reused = reuse_ == nullptr ? std::map<std::string, Tensor>::iterator()
-                                    : reuse_->find(name);
-    if (reuse_ != nullptr && reused != reuse_->end() && reused->second.shape() == shape) {
-      buffer = std::move(reused->second);
-      reuse_->erase(reused);
-    } else {
-      buffer = Tensor(shape, Tensor::kUninitialized);
-    }
-    it = pending_.emplace(name, Pending{std::move(buffer), 0}).first;
+    it = pending_.emplace(name, Pending{TakeBuffer(name, shape), 0}).first;
   }
   Pending& p = it->second;
   if (p.tensor.shape() != shape) {
@@ -107,6 +97,25 @@ StatusOr<char*> TensorAssembler::Place(const proto::TensorChunk& chunk, uint64_t
   char* dest = reinterpret_cast<char*>(p.tensor.data()) + p.received;
   p.received += data_bytes;
   return dest;
+}
+
+Tensor TensorAssembler::TakeBuffer(const std::string& name, const Shape& shape) {
+  if (reuse_ != nullptr) {
+    auto it = reuse_->find(name);
+    if (it != reuse_->end() && it->second.shape() == shape) {
+      Tensor buffer = std::move(it->second);
+      reuse_->erase(it);
+      return buffer;
+    }
+  }
+  // Chunks overwrite every byte: no need to zero the buffer first.
+  return Tensor(shape, Tensor::kUninitialized);
+}
+
+Status TensorAssembler::FinishInto(std::map<std::string, Tensor>* out) {
+  PS_ASSIGN_OR_RETURN(auto tensors, Finish());
+  for (auto& [name, t] : tensors) (*out)[name] = std::move(t);
+  return OkStatus();
 }
 
 StatusOr<std::map<std::string, Tensor>> TensorAssembler::Finish() {

@@ -74,12 +74,18 @@ class TensorAssembler {
   void Reuse(std::map<std::string, Tensor>* buffers) { reuse_ = buffers; }
   // Checks every tensor arrived whole and hands them over.
   StatusOr<std::map<std::string, Tensor>> Finish();
+  // As Finish, into *out (usually the map given to Reuse), replacing the
+  // tensors of the same names.
+  Status FinishInto(std::map<std::string, Tensor>* out);
 
  private:
   struct Pending {
     Tensor tensor;
     uint64_t received = 0;
   };
+  // A buffer for a tensor's first chunk: one from reuse_ that fits, or new.
+  Tensor TakeBuffer(const std::string& name, const Shape& shape);
+
   const Limits limits_;
   uint64_t held_bytes_ = 0;  // counted against limits_.max_bytes
   std::map<std::string, Pending> pending_;

@@ -198,8 +198,8 @@ TEST_P(StreamConformance, AppliesNothingOfAPushCutInTheMiddle) {
       break;
     }
     case Transport::kTensorChannel: {
-      auto socket =
-          tcp::Socket::Connect("127.0.0.1", loopback_.server->tensor_port(), std::chrono::seconds(5));
+      auto socket = tcp::Socket::Connect("127.0.0.1", loopback_.server->tensor_port(),
+                                         std::chrono::seconds(5));
       ASSERT_TRUE(socket.ok()) << socket.status().ToString();
       tcp::FrameBatch batch;
       batch.Add(tcp::FrameKind::kPushHeader, &header);

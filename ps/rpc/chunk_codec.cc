@@ -91,10 +91,9 @@ grpc::ByteBuffer EncodeChunkMessage(const google::protobuf::MessageLite& rest, i
                                     BorrowedSlices* borrowed) {
   std::string prefix = rest.SerializeAsString();
   const std::string head_bytes = head.SerializeAsString();
-  const size_t data_field = size == 0 ? 0
-                                      : VarintSize(WireFormatLite::MakeTag(
-                                            kDataField, WireFormatLite::WIRETYPE_LENGTH_DELIMITED)) +
-                                            VarintSize(size) + size;
+  const uint32_t data_tag =
+      WireFormatLite::MakeTag(kDataField, WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
+  const size_t data_field = size == 0 ? 0 : VarintSize(data_tag) + VarintSize(size) + size;
   AppendLengthTag(chunk_field, &prefix);
   AppendVarint(head_bytes.size() + data_field, &prefix);
   prefix += head_bytes;

@@ -24,7 +24,9 @@ std::string Flatten(const grpc::ByteBuffer& buffer) {
   std::vector<grpc::Slice> slices;
   EXPECT_TRUE(buffer.Dump(&slices).ok());
   std::string out;
-  for (const grpc::Slice& s : slices) out.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  for (const grpc::Slice& s : slices) {
+    out.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  }
   return out;
 }
 

@@ -1,5 +1,6 @@
 #include "ps/rpc/ps_client.h"
 
+#include "cluster/cluster_spec.h"
 #include "ps/ps_server.h"
 #include "ps/rpc/borrowed_slices.h"
 #include "ps/rpc/chunk_codec.h"
@@ -7,22 +8,9 @@
 
 namespace pstrain {
 
-namespace {
-
-// "host:port" -> "host"; "[::1]:port" -> "::1".
-std::string HostOf(const std::string& address) {
-  std::string host = address.substr(0, address.rfind(':'));
-  if (host.size() > 1 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  return host;
-}
-
-}  // namespace
-
 PsClient::PsClient(int ps_index, const std::string& address, uint32_t chunk_bytes)
     : name_("ps:" + std::to_string(ps_index) + " (" + address + ")"),
-      host_(HostOf(address)),
+      host_(cluster::AddressHost(address)),
       chunk_bytes_(chunk_bytes),
       channel_(grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
                                          DefaultChannelArguments())),
@@ -67,7 +55,8 @@ Status PsClient::Init(const proto::InitHeader& header, const NamedTensors& value
   std::unique_ptr<grpc::ClientWriter<grpc::ByteBuffer>> writer(
       grpc::internal::ClientWriterFactory<grpc::ByteBuffer>::Create(channel_.get(), init_method_,
                                                                     &ctx, &response));
-  return FromGrpcStatus(WriteTensors<proto::InitRequest>(writer.get(), header, values, &borrowed), name_);
+  return FromGrpcStatus(
+      WriteTensors<proto::InitRequest>(writer.get(), header, values, &borrowed), name_);
 }
 
 Status PsClient::Pull(uint64_t fingerprint, const std::vector<std::string>& names,
@@ -146,9 +135,7 @@ Status PsClient::RunPull(proto::PullRequest request, std::chrono::milliseconds t
   Status s = FromGrpcStatus(reader->Finish(), name_);
   if (!bad.ok()) return bad.Annotate(name_ + ": Pull reply");
   if (!s.ok()) return s;
-  PS_ASSIGN_OR_RETURN(auto tensors, assembler.Finish());
-  for (auto& [name, t] : tensors) (*out)[name] = std::move(t);
-  return OkStatus();
+  return assembler.FinishInto(out);
 }
 
 StatusOr<proto::PushResponse> PsClient::Push(const proto::PushHeader& header,
@@ -169,8 +156,8 @@ StatusOr<proto::PushResponse> PsClient::Push(const proto::PushHeader& header,
   std::unique_ptr<grpc::ClientWriter<grpc::ByteBuffer>> writer(
       grpc::internal::ClientWriterFactory<grpc::ByteBuffer>::Create(channel_.get(), push_method_,
                                                                     &ctx, &response));
-  PS_RETURN_IF_ERROR(
-      FromGrpcStatus(WriteTensors<proto::PushRequest>(writer.get(), counted, grads, &borrowed), name_));
+  PS_RETURN_IF_ERROR(FromGrpcStatus(
+      WriteTensors<proto::PushRequest>(writer.get(), counted, grads, &borrowed), name_));
   return response;
 }
 

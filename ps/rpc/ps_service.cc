@@ -56,7 +56,8 @@ grpc::Status PsService::InitStream(grpc::ServerContext* ctx,
 }
 
 grpc::Status PsService::PullStream(
-    grpc::ServerContext* ctx, grpc::ServerReaderWriter<grpc::ByteBuffer, proto::PullRequest>* stream) {
+    grpc::ServerContext* ctx,
+    grpc::ServerReaderWriter<grpc::ByteBuffer, proto::PullRequest>* stream) {
   proto::PullRequest request;
   if (!stream->Read(&request)) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "Pull: no valid PullRequest");
@@ -66,16 +67,7 @@ grpc::Status PsService::PullStream(
 
 grpc::Status PsService::Pull(grpc::ServerContext* ctx, const proto::PullRequest& request,
                              grpc::internal::WriterInterface<grpc::ByteBuffer>* writer) {
-  auto deadline = ctx->deadline();
-  if (request.wait_deadline_ms() > 0) {
-    deadline = std::min(deadline, std::chrono::system_clock::now() +
-                                      std::chrono::milliseconds(std::min<int64_t>(
-                                          request.wait_deadline_ms(), 600000)));
-  }
-  auto pulled = core_->Pull(request.placement_fingerprint(),
-                            {request.names().begin(), request.names().end()},
-                            request.include_state(), request.min_step(), deadline,
-                            [ctx] { return ctx->IsCancelled(); });
+  auto pulled = core_->Pull(request, ctx->deadline(), [ctx] { return ctx->IsCancelled(); });
   if (!pulled.ok()) return ToGrpcStatus(pulled.status().Annotate("Pull"));
   const uint32_t chunk_bytes =
       request.chunk_bytes() == 0
@@ -87,7 +79,8 @@ grpc::Status PsService::Pull(grpc::ServerContext* ctx, const proto::PullRequest&
   BorrowedSlices borrowed;
   for (const auto& [name, tensor] : pulled->tensors) {
     bool sent = ForEachChunkSpan(
-        name, *tensor, chunk_bytes, [&](const proto::TensorChunk& head, const char* data, size_t n) {
+        name, *tensor, chunk_bytes,
+        [&](const proto::TensorChunk& head, const char* data, size_t n) {
           return writer->Write(EncodeChunkMessage(rest, proto::PullResponse::kChunkFieldNumber,
                                                   head, data, n, &borrowed));
         });

@@ -147,7 +147,9 @@ StatusOr<std::unique_ptr<Listener>> Listener::Listen(const std::string& host, in
   hints.ai_flags = AI_PASSIVE;
   struct addrinfo* found = nullptr;
   const int gai = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found);
-  if (gai != 0) return Unavailable("tensor channel cannot listen on " + where + ": " + gai_strerror(gai));
+  if (gai != 0) {
+    return Unavailable("tensor channel cannot listen on " + where + ": " + gai_strerror(gai));
+  }
   const int fd = socket(found->ai_family, found->ai_socktype | SOCK_CLOEXEC, found->ai_protocol);
   int one = 1;
   const bool ok = fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == 0 &&

@@ -83,8 +83,7 @@ Status TensorChannelClient::Pull(const proto::PullRequest& request,
     }
     PS_RETURN_IF_ERROR(ReadChunk(socket.get(), frame, &assembler));
   }
-  PS_ASSIGN_OR_RETURN(auto tensors, assembler.Finish());
-  for (auto& [name, t] : tensors) (*out)[name] = std::move(t);
+  PS_RETURN_IF_ERROR(assembler.FinishInto(out));
   GiveBack(std::move(socket));
   return OkStatus();
 }

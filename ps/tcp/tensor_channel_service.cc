@@ -2,7 +2,6 @@
 
 #include <glog/logging.h>
 
-#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -13,9 +12,6 @@ namespace pstrain {
 namespace tcp {
 
 namespace {
-
-// The longest a pull waits for its step, as over gRPC.
-constexpr std::chrono::milliseconds kMaxPullWait(600000);
 
 // A push's frames after its header, as NextPart (ps/tensor_streams.h).
 class PushFrames {
@@ -72,14 +68,8 @@ Status ServePull(PsCore* core, ByteStream* stream, const Frame& first,
     return InvalidArgument("Pull: wire_dtype " + std::to_string(wire) +
                            " (DT_FLOAT or DT_BFLOAT16)");
   }
-  auto wait = kMaxPullWait;
-  if (request.wait_deadline_ms() > 0) {
-    wait = std::min(wait, std::chrono::milliseconds(request.wait_deadline_ms()));
-  }
-  auto pulled = core->Pull(request.placement_fingerprint(),
-                           {request.names().begin(), request.names().end()},
-                           request.include_state(), request.min_step(),
-                           std::chrono::system_clock::now() + wait, stopping);
+  // No deadline of its own: the core bounds every wait.
+  auto pulled = core->Pull(request, std::chrono::system_clock::time_point::max(), stopping);
   if (!pulled.ok()) return pulled.status().Annotate("Pull");
   proto::PullResponse reply;
   reply.set_global_step(pulled->step);

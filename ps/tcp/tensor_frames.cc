@@ -94,23 +94,25 @@ void FrameBatch::Add(FrameKind kind, const google::protobuf::MessageLite* meta, 
 }
 
 void FrameBatch::AddTensor(const std::string& name, const Tensor& tensor, proto::DataType wire) {
-  if (wire != proto::DT_BFLOAT16) {
-    ForEachChunkSpan(name, tensor, kChunkFrameBytes,
-                     [&](const proto::TensorChunk& head, const char* data, size_t n) {
+  ForEachChunkSpan(name, tensor, kChunkFrameBytes,
+                   [&](const proto::TensorChunk& head, const char* data, size_t n) {
+                     if (wire != proto::DT_BFLOAT16) {
                        Add(FrameKind::kChunk, &head, data, n);
                        return true;
-                     });
-    return;
-  }
-  std::vector<uint16_t>& rounded = rounded_.emplace_back(tensor.size());
-  ToBfloat16(tensor.data(), tensor.size(), rounded.data());
-  proto::TensorChunk head;
-  head.set_name(name);
-  head.mutable_meta()->set_dtype(proto::DT_BFLOAT16);
-  for (int64_t d : tensor.shape()) head.mutable_meta()->add_shape(d);
-  head.set_total_bytes(rounded.size() * sizeof(uint16_t));
-  Add(FrameKind::kChunk, &head, reinterpret_cast<const char*>(rounded.data()),
-      rounded.size() * sizeof(uint16_t));
+                     }
+                     // The same chunk at half the bytes, rounded into a
+                     // buffer the batch keeps.
+                     std::vector<uint16_t>& rounded = rounded_.emplace_back(n / sizeof(float));
+                     ToBfloat16(reinterpret_cast<const float*>(data),
+                                static_cast<int64_t>(rounded.size()), rounded.data());
+                     proto::TensorChunk narrow = head;
+                     narrow.mutable_meta()->set_dtype(proto::DT_BFLOAT16);
+                     narrow.set_offset(head.offset() / 2);
+                     narrow.set_total_bytes(head.total_bytes() / 2);
+                     Add(FrameKind::kChunk, &narrow, reinterpret_cast<const char*>(rounded.data()),
+                         n / 2);
+                     return true;
+                   });
 }
 
 Status ReadChunk(ByteStream* stream, const Frame& frame, TensorAssembler* assembler) {
