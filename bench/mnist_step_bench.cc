@@ -10,10 +10,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <random>
 #include <vector>
 
-#include "nn/elementwise.h"
+#include "bench/local_step.h"
 #include "nn/model.h"
 
 DEFINE_string(model, "mnist", "a built-in network or a ModelSpec file");
@@ -24,55 +23,24 @@ DEFINE_int32(steps, 100, "timed steps");
 namespace pstrain {
 namespace {
 
-constexpr float kLearningRate = 0.01f;
-constexpr float kMomentum = 0.9f;
-constexpr int kBatches = 4;  // distinct random batches, cycled, as the PyTorch peer does
-
 int Run() {
   auto created = nn::CreateModel(FLAGS_model);
   if (!created.ok()) {
     std::fprintf(stderr, "%s\n", created.status().ToString().c_str());
     return 1;
   }
-  nn::Model& model = **created;
-
-  std::vector<Tensor> params, accums, grads;
-  for (const nn::VariableSpec& spec : model.variables()) {
-    params.push_back(nn::InitialValue(spec, /*seed=*/1));
-    accums.emplace_back(spec.shape);
-  }
-  std::mt19937 rng(0);
-  std::uniform_real_distribution<float> pixel(-0.5f, 0.5f);
-  std::uniform_int_distribution<int32_t> label(0, model.num_classes() - 1);
-  Shape shape = model.example_shape();
-  shape.insert(shape.begin(), FLAGS_batch);
-  std::vector<Tensor> images;
-  std::vector<std::vector<int32_t>> labels(kBatches);
-  for (int b = 0; b < kBatches; ++b) {
-    images.emplace_back(shape);
-    for (int64_t i = 0; i < images[b].size(); ++i) images[b][i] = pixel(rng);
-    for (int i = 0; i < FLAGS_batch; ++i) labels[b].push_back(label(rng));
-  }
-
+  bench::RandomBatches input(**created, FLAGS_batch);
+  bench::LocalStep local(created->get());
+  data::Batch batch;
   float loss = 0;
-  auto step = [&](int i) -> bool {
-    auto result =
-        model.LossAndGradients(params, images[i % kBatches], labels[i % kBatches], &grads);
+  auto step = [&](int) -> bool {
+    input.Next(&batch);
+    auto result = local.Run(batch);
     if (!result.ok()) {
       std::fprintf(stderr, "%s\n", result.status().ToString().c_str());
       return false;
     }
     loss = *result;
-    for (size_t v = 0; v < params.size(); ++v) {
-      float* var = params[v].data();
-      float* accum = accums[v].data();
-      const float* g = grads[v].data();
-      const int64_t n = params[v].size();
-#pragma omp parallel for simd schedule(static)
-      for (int64_t j = 0; j < n; ++j) {
-        nn::NesterovMomentum(kLearningRate, kMomentum, g[j], &var[j], &accum[j]);
-      }
-    }
     return true;
   };
 

@@ -99,9 +99,18 @@ Params GraphModel::LayerParams(size_t layer, const std::vector<Tensor>& params) 
   return p;
 }
 
-Status GraphModel::Forward(Mode mode, const std::vector<Tensor>& params, const Tensor& images) {
-  PS_RETURN_IF_ERROR(CheckModelInputs(name_, variables_, example_shape_, params, images));
+Status GraphModel::Forward(Mode mode, const std::vector<Tensor>& params, const Tensor& images,
+                           StepHooks* hooks) {
+  if (params.size() != variables_.size()) {
+    return InvalidArgument(name_ + ": " + std::to_string(params.size()) + " params, want " +
+                           std::to_string(variables_.size()));
+  }
+  PS_RETURN_IF_ERROR(CheckImages(name_, example_shape_, images));
   for (size_t i = 0; i < layers_.size(); ++i) {
+    for (size_t v : owned_[i]) {
+      if (hooks != nullptr) PS_RETURN_IF_ERROR(hooks->ParamReady(v));
+      PS_RETURN_IF_ERROR(CheckParam(name_, variables_[v], params[v]));
+    }
     const Tensor& in = i == 0 ? images : acts_[i - 1];
     Status s = layers_[i]->Forward(mode, in, LayerParams(i, params), &acts_[i]);
     if (!s.ok()) return s.Annotate(name_ + ": layer " + layers_[i]->name());
@@ -111,15 +120,15 @@ Status GraphModel::Forward(Mode mode, const std::vector<Tensor>& params, const T
 
 StatusOr<Tensor> GraphModel::LogitsIn(Mode mode, const std::vector<Tensor>& params,
                                       const Tensor& images) {
-  PS_RETURN_IF_ERROR(Forward(mode, params, images));
+  PS_RETURN_IF_ERROR(Forward(mode, params, images, nullptr));
   return acts_.back();
 }
 
 StatusOr<float> GraphModel::LossAndGradients(const std::vector<Tensor>& params,
                                              const Tensor& images,
                                              const std::vector<int32_t>& labels,
-                                             std::vector<Tensor>* grads) {
-  PS_RETURN_IF_ERROR(Forward(Mode::kTraining, params, images));
+                                             std::vector<Tensor>* grads, StepHooks* hooks) {
+  PS_RETURN_IF_ERROR(Forward(Mode::kTraining, params, images, hooks));
   if (static_cast<int64_t>(labels.size()) != images.dim(0)) {
     return InvalidArgument(name_ + ": " + std::to_string(labels.size()) + " labels for " +
                            std::to_string(images.dim(0)) + " images");
@@ -127,6 +136,7 @@ StatusOr<float> GraphModel::LossAndGradients(const std::vector<Tensor>& params,
   PS_ASSIGN_OR_RETURN(float loss, backend_->SoftmaxCrossEntropy(acts_.back(), labels, &dlogits_));
   std::vector<Tensor>& g = *grads;
   g.resize(variables_.size());
+  double decay_loss = 0;
   for (size_t i = layers_.size(); i-- > 0;) {
     const Tensor& in = i == 0 ? images : acts_[i - 1];
     const Tensor& dy = i + 1 == layers_.size() ? dlogits_ : dacts_[i];
@@ -136,14 +146,15 @@ StatusOr<float> GraphModel::LossAndGradients(const std::vector<Tensor>& params,
     Status s = layers_[i]->Backward(in, acts_[i], LayerParams(i, params), dy,
                                     i == 0 ? nullptr : &dacts_[i - 1], layer_grads);
     if (!s.ok()) return s.Annotate(name_ + ": layer " + layers_[i]->name());
-  }
-  // Weight decay: loss += wd * sum(w^2) / 2, so the gradient gains wd * w.
-  double decay_loss = 0;
-  for (size_t v = 0; v < variables_.size(); ++v) {
-    const float wd = variables_[v].weight_decay;
-    if (wd <= 0) continue;
-    PS_ASSIGN_OR_RETURN(double term, backend_->AddWeightDecay(params[v], wd, &g[v]));
-    decay_loss += term;
+    for (size_t v : owned_[i]) {
+      // Weight decay: loss += wd * sum(w^2) / 2, so the gradient gains wd * w.
+      const float wd = variables_[v].weight_decay;
+      if (wd > 0) {
+        PS_ASSIGN_OR_RETURN(double term, backend_->AddWeightDecay(params[v], wd, &g[v]));
+        decay_loss += term;
+      }
+      if (hooks != nullptr) PS_RETURN_IF_ERROR(hooks->GradientReady(v));
+    }
   }
   return static_cast<float>(loss + decay_loss);
 }

@@ -35,9 +35,10 @@ class GraphModel : public Model {
   Shape example_shape() const override { return example_shape_; }
   int num_classes() const override { return num_classes_; }
   std::string backend() const override { return backend_->Describe(); }
+  using Model::LossAndGradients;
   StatusOr<float> LossAndGradients(const std::vector<Tensor>& params, const Tensor& images,
-                                   const std::vector<int32_t>& labels,
-                                   std::vector<Tensor>* grads) override;
+                                   const std::vector<int32_t>& labels, std::vector<Tensor>* grads,
+                                   StepHooks* hooks) override;
   StatusOr<Tensor> Logits(const std::vector<Tensor>& params, const Tensor& images) override {
     return LogitsIn(Mode::kInference, params, images);
   }
@@ -54,7 +55,9 @@ class GraphModel : public Model {
 
  private:
   GraphModel() = default;
-  Status Forward(Mode mode, const std::vector<Tensor>& params, const Tensor& images);
+  // Runs every layer; with hooks, each layer waits for its variables first.
+  Status Forward(Mode mode, const std::vector<Tensor>& params, const Tensor& images,
+                 StepHooks* hooks);
   Params LayerParams(size_t layer, const std::vector<Tensor>& params) const;
 
   std::string name_;

@@ -16,20 +16,13 @@ StatusOr<std::unique_ptr<Model>> CreateModel(const proto::ModelSpec& spec) {
   return std::unique_ptr<Model>(std::move(model));
 }
 
-Status CheckModelInputs(const std::string& model, const std::vector<VariableSpec>& variables,
-                        const Shape& example_shape, const std::vector<Tensor>& params,
-                        const Tensor& images) {
-  if (params.size() != variables.size()) {
-    return InvalidArgument(model + ": " + std::to_string(params.size()) + " params, want " +
-                           std::to_string(variables.size()));
-  }
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (params[i].shape() != variables[i].shape) {
-      return InvalidArgument(model + ": " + variables[i].name + " has shape " +
-                             ShapeString(params[i].shape()) + ", want " +
-                             ShapeString(variables[i].shape));
-    }
-  }
+Status CheckParam(const std::string& model, const VariableSpec& variable, const Tensor& param) {
+  if (param.shape() == variable.shape) return OkStatus();
+  return InvalidArgument(model + ": " + variable.name + " has shape " +
+                         ShapeString(param.shape()) + ", want " + ShapeString(variable.shape));
+}
+
+Status CheckImages(const std::string& model, const Shape& example_shape, const Tensor& images) {
   const Shape& s = images.shape();
   if (s.size() != example_shape.size() + 1 || s[0] == 0 ||
       Shape(s.begin() + 1, s.end()) != example_shape) {

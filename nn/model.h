@@ -16,6 +16,7 @@
 
 #include "core/status.h"
 #include "core/tensor.h"
+#include "nn/step_hooks.h"
 #include "proto/model.pb.h"
 
 namespace pstrain {
@@ -61,9 +62,18 @@ class Model {
   // images: [N, example_shape()...], already normalized; labels in
   // [0, num_classes()). grads is resized and overwritten (buffers of the
   // right shape are reused). InvalidArgument for bad shapes or labels.
+  StatusOr<float> LossAndGradients(const std::vector<Tensor>& params, const Tensor& images,
+                                   const std::vector<int32_t>& labels, std::vector<Tensor>* grads) {
+    return LossAndGradients(params, images, labels, grads, nullptr);
+  }
+  // The same, meeting `hooks` (nn/step_hooks.h; none when null): params[v]
+  // is read only after hooks->ParamReady(v), and each gradient is handed on
+  // as soon as it is final. `params` must already have its size; a
+  // variable's tensor may still be filled by another thread until its
+  // ParamReady returns.
   virtual StatusOr<float> LossAndGradients(const std::vector<Tensor>& params, const Tensor& images,
                                            const std::vector<int32_t>& labels,
-                                           std::vector<Tensor>* grads) = 0;
+                                           std::vector<Tensor>* grads, StepHooks* hooks) = 0;
   // [N, num_classes()], in inference mode (batch norm uses its moving
   // statistics).
   virtual StatusOr<Tensor> Logits(const std::vector<Tensor>& params, const Tensor& images) = 0;
@@ -77,12 +87,12 @@ StatusOr<std::unique_ptr<Model>> CreateModel(const std::string& name_or_path);
 // The network a spec describes (nn/graph_model.h's errors).
 StatusOr<std::unique_ptr<Model>> CreateModel(const proto::ModelSpec& spec);
 
-// InvalidArgument, naming the model, unless `params` match `variables` one
-// for one in shape and `images` is a non-empty batch [N, example_shape...].
-Status CheckModelInputs(const std::string& model, const std::vector<VariableSpec>& variables,
-                        const Shape& example_shape, const std::vector<Tensor>& params,
-                        const Tensor& images);
-
+// InvalidArgument, naming the model and variable, unless param has the
+// variable's shape.
+Status CheckParam(const std::string& model, const VariableSpec& variable, const Tensor& param);
+// InvalidArgument, naming the model, unless `images` is a non-empty batch
+// [N, example_shape...].
+Status CheckImages(const std::string& model, const Shape& example_shape, const Tensor& images);
 }  // namespace nn
 }  // namespace pstrain
 

@@ -48,9 +48,12 @@ std::string Towers::backend() const {
 
 StatusOr<float> Towers::LossAndGradients(const std::vector<Tensor>& params, const Tensor& images,
                                          const std::vector<int32_t>& labels,
-                                         std::vector<Tensor>* grads) {
+                                         std::vector<Tensor>* grads, StepHooks* hooks) {
   const int k = num_towers();
-  if (k == 1) return towers_[0]->LossAndGradients(params, images, labels, grads);
+  if (k == 1) return towers_[0]->LossAndGradients(params, images, labels, grads, hooks);
+  if (hooks != nullptr) {
+    for (size_t v = 0; v < params.size(); ++v) PS_RETURN_IF_ERROR(hooks->ParamReady(v));
+  }
   const int64_t n = images.rank() > 0 ? images.dim(0) : 0;
   if (n == 0 || n % k != 0 || static_cast<int64_t>(labels.size()) != n) {
     return InvalidArgument("towers: a batch of " + std::to_string(n) + " images and " +
@@ -103,6 +106,9 @@ StatusOr<float> Towers::LossAndGradients(const std::vector<Tensor>& params, cons
       for (int t = 0; t < k; ++t) sum += tower_grads_[t][v][i];
       o[i] = sum * scale;
     }
+  }
+  if (hooks != nullptr) {
+    for (size_t v = grads->size(); v-- > 0;) PS_RETURN_IF_ERROR(hooks->GradientReady(v));
   }
   return loss;
 }

@@ -35,9 +35,13 @@ class Towers : public Model {
   // "2 towers, each on cpu (oneDNN 2.6.3, 1 thread)"; one tower's own.
   std::string backend() const override;
   // InvalidArgument unless the batch splits into num_towers() equal slices.
+  // With several towers, hooks see every variable waited for before any
+  // tower starts and every gradient handed on once the towers' mean is
+  // taken; one tower meets them layer by layer.
+  using Model::LossAndGradients;
   StatusOr<float> LossAndGradients(const std::vector<Tensor>& params, const Tensor& images,
-                                   const std::vector<int32_t>& labels,
-                                   std::vector<Tensor>* grads) override;
+                                   const std::vector<int32_t>& labels, std::vector<Tensor>* grads,
+                                   StepHooks* hooks) override;
   // On the first tower, the whole batch.
   StatusOr<Tensor> Logits(const std::vector<Tensor>& params, const Tensor& images) override {
     return towers_[0]->Logits(params, images);

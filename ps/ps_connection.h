@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +23,22 @@
 namespace pstrain {
 
 using NamedTensors = std::vector<std::pair<std::string, const Tensor*>>;
+
+// One push whose gradients are written one at a time, as a backward pass
+// produces them (PsConnection::StartPush). The ps applies it only once
+// Finish has sent the end of it: a stream destroyed before Finish, or one
+// whose Write failed, changes nothing on the ps.
+//
+// Thread-compatible: one thread at a time.
+class PushStream {
+ public:
+  virtual ~PushStream() = default;
+  // Sends one gradient; its memory must stay unchanged until Finish
+  // returns (a transport may send it from there, or keep it until Finish).
+  virtual Status Write(const std::string& name, const Tensor& tensor) = 0;
+  // Ends the push after header.num_tensors Writes; the ps's answer.
+  virtual StatusOr<proto::PushResponse> Finish() = 0;
+};
 
 class PsConnection {
  public:
@@ -49,6 +66,10 @@ class PsConnection {
                            int64_t* step) = 0;
   virtual StatusOr<proto::PushResponse> Push(const proto::PushHeader& header,
                                              const NamedTensors& grads) = 0;
+  // A push of header.num_tensors gradients, written as they come. This
+  // default keeps them and makes one Push at Finish; a transport that can
+  // put each on the wire at once overrides it.
+  virtual StatusOr<std::unique_ptr<PushStream>> StartPush(const proto::PushHeader& header);
   virtual StatusOr<proto::HeartbeatResponse> Heartbeat(int worker, int64_t local_step,
                                                        float loss) = 0;
   virtual StatusOr<proto::StatusResponse> GetStatus(std::chrono::milliseconds timeout) = 0;

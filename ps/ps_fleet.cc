@@ -8,28 +8,11 @@
 #include <thread>
 
 #include "cluster/placement_flags.h"
+#include "ps/ps_fleet_streams.h"
 #include "ps/rpc/ps_client.h"
+#include "ps/shard_rows.h"
 
 namespace pstrain {
-namespace {
-
-int64_t RowElements(const Shape& shape) {
-  int64_t n = 1;
-  for (size_t i = 1; i < shape.size(); ++i) n *= shape[i];
-  return n;
-}
-
-// The shard's rows of a whole variable, as a tensor of the shard's shape.
-Tensor SliceRows(const Tensor& whole, const cluster::Shard& shard) {
-  if (shard.num_parts == 1) return whole;
-  Tensor out(shard.shape);
-  const int64_t row = RowElements(whole.shape());
-  std::memcpy(out.data(), whole.data() + shard.row_begin * row, out.bytes());
-  return out;
-}
-
-}  // namespace
-
 StatusOr<std::unique_ptr<PsFleet>> PsFleet::PlaceFromFlags(
     const cluster::ClusterSpec& spec, std::vector<cluster::VariableInfo> infos,
     std::set<std::string> non_trainable) {
@@ -197,8 +180,7 @@ Status PsFleet::PullState(State* state, PsSteps* steps) {
       const Shape& shape = infos.at(owner->variable)->shape;
       auto it = state->find(whole_name);
       if (it == state->end()) it = state->emplace(whole_name, Tensor(shape)).first;
-      std::memcpy(it->second.data() + owner->row_begin * RowElements(shape), tensor.data(),
-                  tensor.bytes());
+      PlaceRows(tensor, *owner, &it->second);
     }
   }
   if (steps != nullptr) *steps = std::move(got);
@@ -222,7 +204,6 @@ Status PsFleet::PullVariables(std::vector<Tensor>* values, PsSteps* steps, int64
     Tensor& whole = (*values)[i];
     if (whole.shape() != variables_[i].shape)
       whole = Tensor(variables_[i].shape, Tensor::kUninitialized);
-    const int64_t row = RowElements(whole.shape());
     for (const cluster::Shard* shard : placement_.ShardsOfVariable(variables_[i].name)) {
       auto it = pulled[shard->ps].find(shard->name);
       if (it == pulled[shard->ps].end()) {
@@ -237,7 +218,7 @@ Status PsFleet::PullVariables(std::vector<Tensor>* values, PsSteps* steps, int64
         // pull's.
         std::swap(whole, it->second);
       } else {
-        std::memcpy(whole.data() + shard->row_begin * row, it->second.data(), it->second.bytes());
+        PlaceRows(it->second, *shard, &whole);
       }
     }
   }
@@ -245,6 +226,28 @@ Status PsFleet::PullVariables(std::vector<Tensor>* values, PsSteps* steps, int64
   std::lock_guard<std::mutex> lock(pull_buffers_mu_);
   pull_buffers_.swap(pulled);
   return OkStatus();
+}
+
+proto::PushHeader PsFleet::PushHeaderFor(int ps, int worker, int64_t local_step,
+                                         const PsSteps& pulled, bool sync) const {
+  proto::PushHeader header;
+  header.set_placement_fingerprint(placement_.fingerprint);
+  header.set_worker(worker);
+  header.set_local_step(local_step);
+  header.set_computed_at_step(sync ? pulled[ps] : pulled[0]);
+  header.set_increment_global_step(!sync && ps == 0);
+  header.set_num_tensors(static_cast<int32_t>(shards_by_ps_[ps].size()));
+  return header;
+}
+
+std::unique_ptr<StreamedPull> PsFleet::StartPull(std::vector<Tensor>* values, int64_t min_step,
+                                                 std::chrono::milliseconds wait) {
+  return std::make_unique<StreamedPull>(this, values, min_step, wait);
+}
+
+std::unique_ptr<StreamedPush> PsFleet::StartPush(int worker, int64_t local_step,
+                                                 const PsSteps& pulled, bool sync) {
+  return std::make_unique<StreamedPush>(this, worker, local_step, pulled, sync);
 }
 
 StatusOr<PsFleet::PushResult> PsFleet::PushGradients(const std::vector<Tensor>& grads, int worker,
@@ -256,12 +259,7 @@ StatusOr<PsFleet::PushResult> PsFleet::PushGradients(const std::vector<Tensor>& 
   result.steps.resize(num_ps());
   result.outcomes.resize(num_ps());
   PS_RETURN_IF_ERROR(ForEachPs([&](int ps) -> Status {
-    proto::PushHeader header;
-    header.set_placement_fingerprint(placement_.fingerprint);
-    header.set_worker(worker);
-    header.set_local_step(local_step);
-    header.set_computed_at_step(sync ? pulled[ps] : pulled[0]);
-    header.set_increment_global_step(!sync && ps == 0);
+    const proto::PushHeader header = PushHeaderFor(ps, worker, local_step, pulled, sync);
     std::vector<Tensor> slices;
     slices.reserve(shards_by_ps_[ps].size());
     NamedTensors named;

@@ -28,6 +28,9 @@
 
 namespace pstrain {
 
+class StreamedPull;
+class StreamedPush;
+
 class PsFleet {
  public:
   // variables: the model's variables in model order; placement was computed
@@ -111,6 +114,15 @@ class PsFleet {
   // learning-rate schedule. Sync: each ps checks its own step.
   StatusOr<PushResult> PushGradients(const std::vector<Tensor>& grads, int worker,
                                      int64_t local_step, const PsSteps& pulled, bool sync);
+  // One step's pull and push, streamed so the caller computes while they
+  // run (ps/ps_fleet_streams.h): the same requests' effect as PullVariables
+  // and PushGradients, variable by variable. The fleet must outlive them;
+  // no other pull of this fleet may run beside a StreamedPull.
+  std::unique_ptr<StreamedPull> StartPull(std::vector<Tensor>* values, int64_t min_step = 0,
+                                          std::chrono::milliseconds wait =
+                                              std::chrono::milliseconds(0));
+  std::unique_ptr<StreamedPush> StartPush(int worker, int64_t local_step, const PsSteps& pulled,
+                                          bool sync);
   // The status of ps 0, which keeps global_step and the finished workers.
   StatusOr<proto::StatusResponse> CoordinatorStatus();
   // Sync replicas: tells every ps which workers can still push.
@@ -118,6 +130,12 @@ class PsFleet {
   Status ShutdownAll(const std::string& reason);
 
  private:
+  friend class StreamedPull;
+  friend class StreamedPush;
+  // The header of ps `ps`'s part of a push (PushGradients' arguments),
+  // num_tensors included.
+  proto::PushHeader PushHeaderFor(int ps, int worker, int64_t local_step, const PsSteps& pulled,
+                                  bool sync) const;
   // Runs fn(ps) for every ps in parallel; returns the first error.
   Status ForEachPs(const std::function<Status(int ps)>& fn);
 

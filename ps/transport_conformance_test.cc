@@ -161,6 +161,59 @@ TEST_P(TransportConformance, LosesNothingOfPushesFromManyThreads) {
   for (int64_t i = 0; i < 1000; ++i) ASSERT_EQ(out["w"][i], -kThreads * kPushes);
 }
 
+// A push written gradient by gradient (PushStream, as a worker streams its
+// backward pass) is applied once, whole, when it finishes.
+TEST_P(TransportConformance, AppliesAStreamedPushOnceItFinishes) {
+  Tensor w({1 << 18});
+  Tensor b({4});
+  ASSERT_TRUE(ps()->Init(Header({"b", "w"}), {{"b", &b}, {"w", &w}}).ok());
+  Tensor gw({1 << 18});
+  gw.Fill(1.0f);
+  Tensor gb({4});
+  gb.Fill(2.0f);
+  proto::PushHeader header = Push();
+  header.set_num_tensors(2);
+  auto stream = ps()->StartPush(header);
+  ASSERT_TRUE(stream.ok()) << stream.status().ToString();
+  ASSERT_TRUE((*stream)->Write("w", gw).ok());
+  ASSERT_TRUE((*stream)->Write("b", gb).ok());
+  auto pushed = (*stream)->Finish();
+  ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
+  EXPECT_EQ(pushed->global_step(), 1);
+  int64_t step = 0;
+  auto out = PullAll(&step);
+  EXPECT_EQ(step, 1);
+  EXPECT_EQ(out["w"][(1 << 18) - 1], -1.0f);
+  EXPECT_EQ(out["b"][3], -2.0f);
+}
+
+// A streamed push given up before Finish (a step that failed half-way: a
+// NaN, a lost ps) applies nothing, even with every gradient written, and
+// the ps goes on serving.
+TEST_P(TransportConformance, AppliesNothingOfAStreamedPushNeverFinished) {
+  Tensor w({1 << 18});
+  Tensor b({4});
+  ASSERT_TRUE(ps()->Init(Header({"b", "w"}), {{"b", &b}, {"w", &w}}).ok());
+  Tensor g({1 << 18});
+  g.Fill(1.0f);
+  Tensor gb({4});
+  gb.Fill(1.0f);
+  proto::PushHeader header = Push();
+  header.set_num_tensors(2);
+  {
+    auto stream = ps()->StartPush(header);
+    ASSERT_TRUE(stream.ok()) << stream.status().ToString();
+    ASSERT_TRUE((*stream)->Write("w", g).ok());
+    ASSERT_TRUE((*stream)->Write("b", gb).ok());
+  }  // dropped unfinished
+  ASSERT_TRUE(ps()->Push(Push(), {{"b", &gb}, {"w", &g}}).ok());
+  int64_t step = 0;
+  auto out = PullAll(&step);
+  EXPECT_EQ(step, 1);
+  for (int64_t i = 0; i < (1 << 18); i += 1021) ASSERT_EQ(out["w"][i], -1.0f) << i;
+  EXPECT_EQ(out["b"][0], -1.0f);
+}
+
 // The transports with a stream to cut.
 class StreamConformance : public TransportConformance {};
 

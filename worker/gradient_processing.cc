@@ -67,56 +67,76 @@ StatusOr<std::map<std::string, float>> ParseVariableFloats(const std::string& fl
   return out;
 }
 
-Status ProcessGradients(const GradientOptions& options, const std::vector<std::string>& names,
-                        const std::vector<bool>& trainable, const std::vector<Tensor>& params,
-                        int64_t step, std::vector<Tensor>* grads, float* loss) {
-  for (const auto& [name, wd] : options.weight_decay) {
-    PS_ASSIGN_OR_RETURN(const int i, TrainableIndex(names, trainable, name, "weight decay"));
-    *loss += static_cast<float>(wd * SquaredNorm(params[i]) / 2);
-    Tensor& g = (*grads)[i];
-    for (int64_t k = 0; k < g.size(); ++k) g[k] += wd * params[i][k];
+Status CheckGradientOptions(const GradientOptions& options, const std::vector<std::string>& names,
+                            const std::vector<bool>& trainable) {
+  for (const auto& entry : options.weight_decay) {
+    PS_RETURN_IF_ERROR(TrainableIndex(names, trainable, entry.first, "weight decay").status());
   }
-  for (const auto& [name, factor] : options.multipliers) {
-    PS_ASSIGN_OR_RETURN(const int i, TrainableIndex(names, trainable, name, "gradient multiplier"));
-    Scale(&(*grads)[i], factor);
+  for (const auto& entry : options.multipliers) {
+    PS_RETURN_IF_ERROR(
+        TrainableIndex(names, trainable, entry.first, "gradient multiplier").status());
   }
-  for (size_t i = 0; i < grads->size(); ++i) {
-    const Tensor& g = (*grads)[i];
-    if (AllFinite(g)) continue;
+  return OkStatus();
+}
+
+Status ProcessGradient(const GradientOptions& options, const std::string& name, bool trainable,
+                       const Tensor& param, int64_t step, Tensor* grad, float* loss) {
+  Tensor& g = *grad;
+  if (trainable) {
+    auto wd = options.weight_decay.find(name);
+    if (wd != options.weight_decay.end()) {
+      *loss += static_cast<float>(wd->second * SquaredNorm(param) / 2);
+      for (int64_t k = 0; k < g.size(); ++k) g[k] += wd->second * param[k];
+    }
+    auto factor = options.multipliers.find(name);
+    if (factor != options.multipliers.end()) Scale(&g, factor->second);
+  }
+  if (!AllFinite(g)) {
     for (int64_t k = 0; k < g.size(); ++k) {
       if (!std::isfinite(g[k])) {
-        return InvalidArgument(std::string(trainable[i] ? "gradient of " : "update of ") +
-                               names[i] + " is " + (std::isnan(g[k]) ? "NaN" : "Inf") +
-                               " at step " + std::to_string(step) + "; nothing was pushed");
+        return InvalidArgument(std::string(trainable ? "gradient of " : "update of ") + name +
+                               " is " + (std::isnan(g[k]) ? "NaN" : "Inf") + " at step " +
+                               std::to_string(step) + "; nothing was pushed");
       }
     }
   }
   // Clipping sees the trainable variables' gradients only.
-  std::vector<Tensor*> clipped;
-  for (size_t i = 0; i < grads->size(); ++i) {
-    if (trainable[i]) clipped.push_back(&(*grads)[i]);
-  }
+  if (!trainable) return OkStatus();
   if (options.clip_value > 0) {
-    for (Tensor* g : clipped) {
-      for (int64_t k = 0; k < g->size(); ++k) {
-        (*g)[k] = std::fmax(-options.clip_value, std::fmin(options.clip_value, (*g)[k]));
-      }
+    for (int64_t k = 0; k < g.size(); ++k) {
+      g[k] = std::fmax(-options.clip_value, std::fmin(options.clip_value, g[k]));
     }
   }
   if (options.clip_norm > 0) {
-    for (Tensor* g : clipped) {
-      const double norm = std::sqrt(SquaredNorm(*g));
-      if (norm > options.clip_norm) Scale(g, static_cast<float>(options.clip_norm / norm));
-    }
+    const double norm = std::sqrt(SquaredNorm(g));
+    if (norm > options.clip_norm) Scale(&g, static_cast<float>(options.clip_norm / norm));
   }
-  if (options.clip_global_norm > 0) {
-    double total = 0;
-    for (const Tensor* g : clipped) total += SquaredNorm(*g);
-    const double norm = std::sqrt(total);
-    if (norm > options.clip_global_norm) {
-      for (Tensor* g : clipped) Scale(g, static_cast<float>(options.clip_global_norm / norm));
-    }
+  return OkStatus();
+}
+
+void ClipByGlobalNorm(const GradientOptions& options, const std::vector<bool>& trainable,
+                      std::vector<Tensor>* grads) {
+  if (options.clip_global_norm <= 0) return;
+  double total = 0;
+  for (size_t i = 0; i < grads->size(); ++i) {
+    if (trainable[i]) total += SquaredNorm((*grads)[i]);
   }
+  const double norm = std::sqrt(total);
+  if (norm <= options.clip_global_norm) return;
+  for (size_t i = 0; i < grads->size(); ++i) {
+    if (trainable[i]) Scale(&(*grads)[i], static_cast<float>(options.clip_global_norm / norm));
+  }
+}
+
+Status ProcessGradients(const GradientOptions& options, const std::vector<std::string>& names,
+                        const std::vector<bool>& trainable, const std::vector<Tensor>& params,
+                        int64_t step, std::vector<Tensor>* grads, float* loss) {
+  PS_RETURN_IF_ERROR(CheckGradientOptions(options, names, trainable));
+  for (size_t i = 0; i < grads->size(); ++i) {
+    PS_RETURN_IF_ERROR(
+        ProcessGradient(options, names[i], trainable[i], params[i], step, &(*grads)[i], loss));
+  }
+  ClipByGlobalNorm(options, trainable, grads);
   return OkStatus();
 }
 

@@ -33,6 +33,23 @@ struct GradientOptions {
 StatusOr<std::map<std::string, float>> ParseVariableFloats(const std::string& flag,
                                                           const std::string& text);
 
+// InvalidArgument when a weight decay or multiplier names a variable that
+// `names` lacks, or one that is not trainable.
+Status CheckGradientOptions(const GradientOptions& options, const std::vector<std::string>& names,
+                            const std::vector<bool>& trainable);
+
+// What ProcessGradients does to one variable's gradient, all but clipping by
+// global norm (which needs every gradient): weight decay (*loss gains its
+// term), multiplier, the finiteness check, clipping by value and by norm.
+// The options must have passed CheckGradientOptions.
+Status ProcessGradient(const GradientOptions& options, const std::string& name, bool trainable,
+                       const Tensor& param, int64_t step, Tensor* grad, float* loss);
+
+// Scales the trainable variables' gradients to a global L2 norm of at most
+// options.clip_global_norm (nothing when it is 0).
+void ClipByGlobalNorm(const GradientOptions& options, const std::vector<bool>& trainable,
+                      std::vector<Tensor>* grads);
+
 // `names`, `trainable`, `params` and `grads` are in model order. A name in
 // the weight decay or multipliers that the model lacks, or that is not
 // trainable, is InvalidArgument. A NaN or Inf gradient or delta is

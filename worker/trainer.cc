@@ -8,6 +8,10 @@
 #include <ctime>
 #include <thread>
 #include <algorithm>
+#include <functional>
+#include <memory>
+
+#include "ps/ps_fleet_streams.h"
 
 namespace pstrain {
 
@@ -27,6 +31,87 @@ std::string ProgressLine(int64_t step, float loss, double examples_per_sec,
                 when, ms, static_cast<long long>(step), loss, examples_per_sec, sec_per_batch);
   return line;
 }
+
+namespace {
+
+// One step's meeting of model and transfers: each layer waits for its own
+// variables, and each gradient is processed and sent the moment backward
+// has it (unless clipping by global norm needs them all first).
+class StepStreams : public nn::StepHooks {
+ public:
+  StepStreams(StreamedPull* pull, std::function<std::unique_ptr<StreamedPush>()> start_push,
+                 const GradientOptions& options, const std::vector<std::string>& names,
+                 const std::vector<bool>& trainable, const std::vector<Tensor>& params,
+                 int64_t step, std::vector<Tensor>* grads)
+      : pull_(pull),
+        start_push_(std::move(start_push)),
+        options_(options),
+        names_(names),
+        trainable_(trainable),
+        params_(params),
+        step_(step),
+        grads_(grads) {}
+
+  Status ParamReady(size_t v) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    Status s = Transfer(pull_->Wait(v));
+    waited_secs_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return s;
+  }
+
+  Status GradientReady(size_t v) override {
+    PS_RETURN_IF_ERROR(ProcessGradient(options_, names_[v], trainable_[v], params_[v], step_,
+                                       &(*grads_)[v], &added_loss_));
+    if (options_.clip_global_norm > 0) return OkStatus();  // sent by SendRest
+    return Transfer(push()->Send(v, (*grads_)[v]));
+  }
+
+  // After backward: clips by global norm and sends every gradient, where
+  // that waited for all of them.
+  Status SendRest() {
+    if (options_.clip_global_norm <= 0) return OkStatus();
+    ClipByGlobalNorm(options_, trainable_, grads_);
+    for (size_t v = grads_->size(); v-- > 0;) {
+      PS_RETURN_IF_ERROR(Transfer(push()->Send(v, (*grads_)[v])));
+    }
+    return OkStatus();
+  }
+
+  // The first failure of a pull or push under the model (a lost ps, to be
+  // retried), as opposed to the model's own errors.
+  const Status& transfer_error() const { return transfer_error_; }
+
+  // The push, opened by the first gradient; null before.
+  StreamedPush* push() {
+    if (push_ == nullptr) push_ = start_push_();
+    return push_.get();
+  }
+  // Seconds the model spent waiting for variables still on the wire.
+  double waited_secs() const { return waited_secs_; }
+  // The loss terms of the worker's weight decay.
+  float added_loss() const { return added_loss_; }
+
+ private:
+  StreamedPull* const pull_;
+  const std::function<std::unique_ptr<StreamedPush>()> start_push_;
+  const GradientOptions& options_;
+  const std::vector<std::string>& names_;
+  const std::vector<bool>& trainable_;
+  const std::vector<Tensor>& params_;
+  const int64_t step_;
+  std::vector<Tensor>* const grads_;
+  std::unique_ptr<StreamedPush> push_;
+  float added_loss_ = 0;
+  double waited_secs_ = 0;
+  Status transfer_error_;
+
+  Status Transfer(Status s) {
+    if (!s.ok() && transfer_error_.ok()) transfer_error_ = s;
+    return s;
+  }
+};
+
+}  // namespace
 
 Trainer::Trainer(nn::Model* model, PsFleet* fleet, data::BatchSource* input,
                  HeartbeatSender* heartbeat, const StopNotice* stop,
@@ -49,18 +134,16 @@ Trainer::Trainer(nn::Model* model, PsFleet* fleet, data::BatchSource* input,
       }()),
       backoff_(std::chrono::milliseconds(100), std::chrono::seconds(5), options.retry_budget) {}
 
-Status Trainer::Pull(int64_t min_step) {
+StatusOr<std::unique_ptr<StreamedPull>> Trainer::StartPull(int64_t min_step) {
   const auto wait = options_.sync ? options_.step_timeout : std::chrono::milliseconds(0);
   const auto start = std::chrono::steady_clock::now();
   for (;;) {
-    Status s = fleet_->PullVariables(&params_, &steps_, options_.sync ? min_step : 0, wait);
+    auto pull = fleet_->StartPull(&params_, options_.sync ? min_step : 0, wait);
+    Status s = pull->WaitSteps(&steps_);
+    if (s.ok()) return pull;
     if (s.code() != Code::kDeadlineExceeded || !options_.sync) return s;
     if (EndedByChief()) return s;
-    LOG(WARNING) << "worker:" << options_.worker_index << " has waited "
-                 << std::chrono::duration_cast<std::chrono::seconds>(
-                        std::chrono::steady_clock::now() - start)
-                        .count()
-                 << " s for step " << min_step << ": " << s.message();
+    LogStepWait(min_step, start, s);
     if (stop_ != nullptr && stop_->requested()) return Aborted("stopped: " + stop_->reason());
   }
 }
@@ -107,15 +190,114 @@ Status Trainer::RetryAfter(const Status& error, int64_t* min_step) {
   return OkStatus();
 }
 
+Status Trainer::Pull(int64_t min_step) {
+  const auto wait = options_.sync ? options_.step_timeout : std::chrono::milliseconds(0);
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    Status s = fleet_->PullVariables(&params_, &steps_, options_.sync ? min_step : 0, wait);
+    if (s.code() != Code::kDeadlineExceeded || !options_.sync) return s;
+    if (EndedByChief()) return s;
+    LogStepWait(min_step, start, s);
+    if (stop_ != nullptr && stop_->requested()) return Aborted("stopped: " + stop_->reason());
+  }
+}
+
+void Trainer::LogStepWait(int64_t min_step, std::chrono::steady_clock::time_point start,
+                          const Status& s) const {
+  LOG(WARNING) << "worker:" << options_.worker_index << " has waited "
+               << std::chrono::duration_cast<std::chrono::seconds>(
+                      std::chrono::steady_clock::now() - start)
+                      .count()
+               << " s for step " << min_step << ": " << s.message();
+}
+
+Status Trainer::SerialStep(int64_t min_step, int64_t local_step, StepRecord* record) {
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  PS_RETURN_IF_ERROR(Pull(min_step));
+  record->pull_secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (!NextBatch(record)) return OkStatus();
+  const auto t1 = Clock::now();
+  PS_ASSIGN_OR_RETURN(record->loss, model_->LossAndGradients(params_, record->batch.images,
+                                                             record->batch.labels, &grads_));
+  PS_RETURN_IF_ERROR(ProcessGradients(options_.gradients, names_, trainable_, params_,
+                                      steps_[0], &grads_, &record->loss));
+  PS_RETURN_IF_ERROR(CheckLoss(record->loss));
+  if (options_.step_delay.count() > 0) std::this_thread::sleep_for(options_.step_delay);
+  const auto t2 = Clock::now();
+  record->compute_secs = std::chrono::duration<double>(t2 - t1).count();
+  PS_ASSIGN_OR_RETURN(record->pushed, fleet_->PushGradients(grads_, options_.worker_index,
+                                                            local_step, steps_, options_.sync));
+  record->push_secs = std::chrono::duration<double>(Clock::now() - t2).count();
+  return OkStatus();
+}
+
+Status Trainer::OverlappedStep(int64_t min_step, int64_t local_step, StepRecord* record) {
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  PS_ASSIGN_OR_RETURN(std::unique_ptr<StreamedPull> pull, StartPull(min_step));
+  record->pull_secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (!NextBatch(record)) return OkStatus();
+  const auto t1 = Clock::now();
+  StepStreams streams(
+      pull.get(),
+      [&] {
+        return fleet_->StartPush(options_.worker_index, local_step, steps_, options_.sync);
+      },
+      options_.gradients, names_, trainable_, params_, steps_[0], &grads_);
+  auto computed = model_->LossAndGradients(params_, record->batch.images, record->batch.labels,
+                                           &grads_, &streams);
+  // A failed transfer under the model is the step's error (and retried);
+  // the push, unfinished, is cut off and applies nothing.
+  PS_RETURN_IF_ERROR(streams.transfer_error());
+  PS_RETURN_IF_ERROR(pull->Finish());
+  PS_RETURN_IF_ERROR(computed.status());
+  PS_RETURN_IF_ERROR(streams.SendRest());
+  record->loss = *computed + streams.added_loss();
+  PS_RETURN_IF_ERROR(CheckLoss(record->loss));
+  if (options_.step_delay.count() > 0) std::this_thread::sleep_for(options_.step_delay);
+  const auto t2 = Clock::now();
+  record->wait_secs = streams.waited_secs();
+  record->compute_secs = std::chrono::duration<double>(t2 - t1).count() - record->wait_secs;
+  PS_ASSIGN_OR_RETURN(record->pushed, streams.push()->Finish());
+  record->push_secs = std::chrono::duration<double>(Clock::now() - t2).count();
+  return OkStatus();
+}
+
+bool Trainer::NextBatch(StepRecord* record) {
+  const int64_t global_step = steps_[0];
+  if (options_.max_steps > 0 && global_step >= options_.max_steps) {
+    record->finished = true;
+    record->global_step = global_step;
+    return false;
+  }
+  if (!input_->Next(&record->batch)) {  // the last epoch is done
+    record->finished = true;
+    record->global_step = -1;
+    return false;
+  }
+  return true;
+}
+
+Status Trainer::CheckLoss(float loss) const {
+  if (std::isfinite(loss)) return OkStatus();
+  return InvalidArgument("loss is " + std::to_string(loss) + " at step " +
+                         std::to_string(steps_[0]) + " on worker:" +
+                         std::to_string(options_.worker_index) + "; nothing was pushed");
+}
+
 StatusOr<TrainerResult> Trainer::Run() {
   using Clock = std::chrono::steady_clock;
   TrainerResult result;
-  std::vector<Tensor> grads;
-  data::Batch batch;
   int64_t window_examples = 0, window_steps = 0;
-  double pull_secs = 0, compute_secs = 0, push_secs = 0;  // this window's, for --v=1
+  // This window's, for --v=1: waiting for every ps's first answer (the
+  // whole pull when not overlapped), for variables during the step,
+  // computing, and for the push to end.
+  double pull_secs = 0, wait_secs = 0, compute_secs = 0, push_secs = 0;
   auto window_start = Clock::now();
   int64_t min_step = 0;
+  PS_RETURN_IF_ERROR(CheckGradientOptions(options_.gradients, names_, trainable_));
+  StepRecord record;
   for (;;) {
     if (stop_ != nullptr && stop_->requested()) {
       LOG(INFO) << "worker:" << options_.worker_index << " stopping: " << stop_->reason();
@@ -126,43 +308,26 @@ StatusOr<TrainerResult> Trainer::Run() {
       PS_RETURN_IF_ERROR(WaitWithinStaleness(result.local_steps));
       if (EndedByChief()) break;
     }
-    auto t0 = Clock::now();
-    Status pulled = Pull(min_step);
-    if (!pulled.ok()) {
+    record = StepRecord{std::move(record.batch)};
+    const int64_t local_step = result.local_steps + 1;
+    Status stepped = options_.overlap ? OverlappedStep(min_step, local_step, &record)
+                                      : SerialStep(min_step, local_step, &record);
+    if (!stepped.ok()) {
       if (EndedByChief()) break;
-      PS_RETURN_IF_ERROR(RetryAfter(pulled, &min_step));
+      PS_RETURN_IF_ERROR(RetryAfter(stepped, &min_step));
       continue;
     }
-    auto t1 = Clock::now();
-    const int64_t global_step = steps_[0];
-    if (options_.max_steps > 0 && global_step >= options_.max_steps) {
-      result.global_step = global_step;
+    if (record.finished) {
+      if (record.global_step >= 0) result.global_step = record.global_step;
       break;
     }
-    if (!input_->Next(&batch)) break;  // the last epoch is done
-    PS_ASSIGN_OR_RETURN(float loss,
-                        model_->LossAndGradients(params_, batch.images, batch.labels, &grads));
-    PS_RETURN_IF_ERROR(
-        ProcessGradients(options_.gradients, names_, trainable_, params_, global_step,
-                         &grads, &loss));
-    if (!std::isfinite(loss)) {
-      return InvalidArgument("loss is " + std::to_string(loss) + " at step " +
-                             std::to_string(global_step) + " on worker:" +
-                             std::to_string(options_.worker_index) + "; nothing was pushed");
-    }
-    if (options_.step_delay.count() > 0) std::this_thread::sleep_for(options_.step_delay);
-    auto t2 = Clock::now();
-    auto push = fleet_->PushGradients(grads, options_.worker_index, result.local_steps + 1, steps_,
-                                      options_.sync);
-    if (!push.ok()) {
-      PS_RETURN_IF_ERROR(RetryAfter(push.status(), &min_step));
-      continue;
-    }
     backoff_.Reset();
-    const PsFleet::PushResult& pushed = *push;
-    pull_secs += std::chrono::duration<double>(t1 - t0).count();
-    compute_secs += std::chrono::duration<double>(t2 - t1).count();
-    push_secs += std::chrono::duration<double>(Clock::now() - t2).count();
+    pull_secs += record.pull_secs;
+    wait_secs += record.wait_secs;
+    compute_secs += record.compute_secs;
+    push_secs += record.push_secs;
+    const PsFleet::PushResult& pushed = record.pushed;
+    const float loss = record.loss;
     if (pushed.any(proto::STALE)) ++result.stale_gradients;
     // Sync: pull again once every ps is past the step these gradients were
     // computed at.
@@ -175,17 +340,18 @@ StatusOr<TrainerResult> Trainer::Run() {
       heartbeat_->set_local_step(result.local_steps);
       heartbeat_->set_loss(loss);
     }
-    window_examples += static_cast<int64_t>(batch.labels.size());
+    window_examples += static_cast<int64_t>(record.batch.labels.size());
     ++window_steps;
     if (options_.log_frequency > 0 && result.local_steps % options_.log_frequency == 0) {
       const double secs = std::chrono::duration<double>(Clock::now() - window_start).count();
       LOG(INFO) << ProgressLine(result.global_step, loss, window_examples / secs,
                                 secs / window_steps);
-      VLOG(1) << "per step: pull " << 1e3 * pull_secs / window_steps << " ms, compute "
+      VLOG(1) << "per step: pull " << 1e3 * pull_secs / window_steps << " ms, waiting for "
+              << "variables " << 1e3 * wait_secs / window_steps << " ms, compute "
               << 1e3 * compute_secs / window_steps << " ms, push "
               << 1e3 * push_secs / window_steps << " ms";
       window_examples = window_steps = 0;
-      pull_secs = compute_secs = push_secs = 0;
+      pull_secs = wait_secs = compute_secs = push_secs = 0;
       window_start = Clock::now();
     }
   }

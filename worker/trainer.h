@@ -1,7 +1,10 @@
 // Trainer: one worker's training loop against the ps tasks.
 //
 // Each step pulls every variable, runs the model forward and backward on the
-// next batch of this worker's shard, and pushes the gradients.
+// next batch of this worker's shard, and pushes the gradients, the three
+// overlapped (ps/ps_fleet_streams.h, nn/step_hooks.h): a layer runs as soon
+// as its own variables are in, and each gradient is processed and sent as
+// soon as backward has it. A step that fails part-way pushes nothing.
 //  - async: each push is applied at once; with staleness >= 0 the worker
 //    waits while it is more than `staleness` steps ahead of the slowest live
 //    worker;
@@ -18,6 +21,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "core/status.h"
@@ -25,6 +29,7 @@
 #include "data/batch_source.h"
 #include "nn/model.h"
 #include "ps/ps_fleet.h"
+#include "ps/ps_fleet_streams.h"
 #include "worker/backoff.h"
 #include "worker/gradient_processing.h"
 #include "worker/heartbeat_sender.h"
@@ -43,6 +48,11 @@ struct TrainerOptions {
   // retryable error (a ps restarting) before giving up.
   std::chrono::seconds retry_budget{300};
   GradientOptions gradients;  // weight decay, multipliers, clipping
+  // true: overlap the step's pull and push with its computation (layer by
+  // layer); false: pull, compute and push one after the other, which is
+  // faster where the computation's threads take every CPU (the transfers
+  // then only slow it down).
+  bool overlap = true;
 };
 
 struct TrainerResult {
@@ -64,9 +74,34 @@ class Trainer {
   StatusOr<TrainerResult> Run();
 
  private:
-  // Pulls the variables (sync: once every ps is at min_step), retrying
-  // timed-out sync waits with a log line. Aborted when stopped.
+  // What one step did, for Run's bookkeeping.
+  struct StepRecord {
+    data::Batch batch;
+    bool finished = false;    // no step taken: max_steps reached or input exhausted
+    int64_t global_step = 0;  // when finished: global_step then (-1: unknown)
+    float loss = 0;
+    PsFleet::PushResult pushed;
+    double pull_secs = 0, wait_secs = 0, compute_secs = 0, push_secs = 0;
+  };
+  // One step, its transfers overlapped with the computation or not; any
+  // error is the step's (retried by Run when retryable). Sets
+  // record->finished instead when there is nothing left to do.
+  Status OverlappedStep(int64_t min_step, int64_t local_step, StepRecord* record);
+  Status SerialStep(int64_t min_step, int64_t local_step, StepRecord* record);
+  // The next batch into record->batch, or false (record->finished) when
+  // global_step reached max_steps or the input ran out.
+  bool NextBatch(StepRecord* record);
+  // InvalidArgument naming the step when the loss is NaN or Inf.
+  Status CheckLoss(float loss) const;
+  // Pulls every variable at once into params_ (sync: once every ps is at
+  // min_step), retrying timed-out sync waits with a log line.
   Status Pull(int64_t min_step);
+  void LogStepWait(int64_t min_step, std::chrono::steady_clock::time_point start,
+                   const Status& s) const;
+  // Starts pulling the variables into params_ (sync: once every ps is at
+  // min_step) and waits for every ps's step (steps_), retrying timed-out
+  // sync waits with a log line. Aborted when stopped.
+  StatusOr<std::unique_ptr<StreamedPull>> StartPull(int64_t min_step);
   // Async with bounded staleness: waits until this worker is within
   // `staleness` steps of the slowest live worker.
   Status WaitWithinStaleness(int64_t local_step);
@@ -87,7 +122,7 @@ class Trainer {
 
   Backoff backoff_;
   bool ended_logged_ = false;
-  std::vector<Tensor> params_;
+  std::vector<Tensor> params_, grads_;
   PsFleet::PsSteps steps_;
 };
 

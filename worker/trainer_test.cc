@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <limits>
 #include <random>
 #include <thread>
 
@@ -140,6 +142,135 @@ TEST_F(TrainerTest, StopNoticeEndsARunWithoutEnd) {
   auto result = trainer.Run();
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   EXPECT_LE(result->local_steps, 1);
+}
+
+// Two dense layers (so a step's transfers have layers to overlap with),
+// their variables over two in-process ps tasks, hidden/weights cut in two.
+class TwoLayerTrainerTest : public TrainerTest {
+ protected:
+  void SetUp() override {
+    TrainerTest::SetUp();  // the images
+    auto spec = nn::ParseModelSpec(R"pbtxt(
+      name: "two" input_shape: [4, 4, 1] num_classes: 10
+      layer { name: "flat" flatten {} }
+      layer { name: "hidden" dense { units: 32 relu: true
+                                     weights_initializer { truncated_normal_stddev: 0.1 }
+                                     biases_initializer { constant: 0.1 } } }
+      layer { name: "logits" dense { units: 10
+                                     weights_initializer { truncated_normal_stddev: 0.1 }
+                                     biases_initializer { constant: 0 } } }
+    )pbtxt", "the two-layer net");
+    ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+    auto model = nn::CreateModel(*spec);
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+    model_ = std::move(model).value();
+    initial_.clear();
+    for (const nn::VariableSpec& v : model_->variables()) {
+      infos_.push_back({v.name, v.shape, 1});
+      initial_.push_back(nn::InitialValue(v, /*seed=*/3));
+    }
+    // hidden/weights is 16 x 32 floats (2 KB with its slot): cut in two.
+    auto placement = cluster::ComputePlacement(infos_, 2, cluster::PlacementStrategy::kGreedy,
+                                               1024);
+    ASSERT_TRUE(placement.ok()) << placement.status().ToString();
+    ASSERT_EQ(placement->ShardsOfVariable("hidden/weights").size(), 2u);
+    placement_ = *placement;
+  }
+
+  // A fresh pair of ps tasks, initialized (Nesterov momentum).
+  std::unique_ptr<PsFleet> NewFleet() {
+    std::vector<std::unique_ptr<PsConnection>> ps;
+    ps.push_back(std::make_unique<InProcessPs>(0));
+    ps.push_back(std::make_unique<InProcessPs>(1));
+    auto fleet = std::make_unique<PsFleet>(std::move(ps), infos_, placement_);
+    proto::InitHeader header;
+    header.mutable_optimizer()->set_name("Momentum");
+    header.mutable_optimizer()->set_learning_rate(0.05f);
+    header.mutable_optimizer()->set_momentum(0.9f);
+    header.mutable_optimizer()->set_use_nesterov(true);
+    header.set_num_workers(1);
+    EXPECT_TRUE(fleet->InitVariables(initial_, header).ok());
+    return fleet;
+  }
+
+  // Trains `epochs` epochs on a fresh pair of ps tasks with `options`, once
+  // serially and once overlapped; each run's variables, or none when a run
+  // fails (which the test reports).
+  std::vector<std::vector<Tensor>> TrainBothWays(int64_t epochs, TrainerOptions options) {
+    std::vector<std::vector<Tensor>> trained;
+    for (bool overlap : {false, true}) {
+      auto fleet = NewFleet();
+      auto input = Input(epochs);
+      if (input == nullptr) return {};
+      options.overlap = overlap;
+      options.log_frequency = 0;
+      Trainer trainer(model_.get(), fleet.get(), input.get(), nullptr, &stop_, options);
+      auto result = trainer.Run();
+      EXPECT_TRUE(result.ok()) << result.status().ToString();
+      if (!result.ok()) return {};
+      EXPECT_EQ(result->global_step, epochs * 256 / 32);
+      EXPECT_LT(result->last_loss, result->first_loss);
+      trained.push_back(Variables(fleet.get()));
+    }
+    return trained;
+  }
+
+  std::vector<Tensor> Variables(PsFleet* fleet) {
+    std::vector<Tensor> values;
+    PsFleet::PsSteps steps;
+    EXPECT_TRUE(fleet->PullVariables(&values, &steps).ok());
+    return values;
+  }
+
+  std::vector<cluster::VariableInfo> infos_;
+  cluster::Placement placement_;
+};
+
+void ExpectBitIdentical(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t v = 0; v < a.size(); ++v) {
+    ASSERT_EQ(a[v].shape(), b[v].shape());
+    EXPECT_EQ(std::memcmp(a[v].data(), b[v].data(), a[v].bytes()), 0) << "variable " << v;
+  }
+}
+
+TEST_F(TwoLayerTrainerTest, OverlappedStepsLeaveExactlyWhatSerialStepsLeave) {
+  TrainerOptions options;
+  options.gradients.weight_decay["hidden/weights"] = 0.01f;
+  options.gradients.clip_norm = 5.0f;
+  auto trained = TrainBothWays(/*epochs=*/3, options);
+  ASSERT_EQ(trained.size(), 2u);
+  ExpectBitIdentical(trained[0], trained[1]);
+}
+
+TEST_F(TwoLayerTrainerTest, ClippingByGlobalNormWaitsForEveryGradientAndMatchesSerial) {
+  TrainerOptions options;
+  options.gradients.clip_global_norm = 0.05f;  // below the gradients' norm: every step scales
+  auto trained = TrainBothWays(/*epochs=*/1, options);
+  ASSERT_EQ(trained.size(), 2u);
+  ExpectBitIdentical(trained[0], trained[1]);
+}
+
+TEST_F(TwoLayerTrainerTest, AStepWithANonFiniteGradientPushesNothingToAnyPs) {
+  for (bool overlap : {false, true}) {
+    auto fleet = NewFleet();
+    auto input = Input(/*epochs=*/1);
+    ASSERT_NE(input, nullptr);
+    TrainerOptions options;
+    options.overlap = overlap;
+    // hidden/weights' gradient becomes Inf; logits', computed and sent
+    // before it in backward order, must not be applied either.
+    options.gradients.multipliers["hidden/weights"] = std::numeric_limits<float>::infinity();
+    Trainer trainer(model_.get(), fleet.get(), input.get(), nullptr, &stop_, options);
+    auto result = trainer.Run();
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.status().code(), Code::kInvalidArgument) << result.status().ToString();
+    EXPECT_NE(result.status().message().find("hidden/weights"), std::string::npos);
+    auto status = fleet->CoordinatorStatus();
+    ASSERT_TRUE(status.ok());
+    EXPECT_EQ(status->global_step(), 0) << "overlap " << overlap;
+    ExpectBitIdentical(Variables(fleet.get()), initial_);
+  }
 }
 
 }  // namespace

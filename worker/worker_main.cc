@@ -4,6 +4,7 @@
 #include <glog/logging.h>
 
 #include "cluster/cluster_flags.h"
+#include "cluster/cpu_share.h"
 #include "cluster/cpu_share_flags.h"
 #include "core/stop_signals.h"
 #include "core/task_main.h"
@@ -20,6 +21,7 @@
 #include "ps/ps_fleet.h"
 #include "ps/sync_flags.h"
 #include "worker/heartbeat_sender.h"
+#include "worker/overlap_choice.h"
 #include "worker/trainer.h"
 
 DEFINE_string(model, "mnist",
@@ -53,6 +55,9 @@ DEFINE_string(wire_dtype, "float32",
               "How gradients and pulled variables travel to and from the ps: float32, or "
               "bfloat16 (half the bytes; over the ps's tensor channel only, the ps keeps and "
               "applies float32)");
+DEFINE_string(overlap_transfers, "auto",
+              "Overlap each step's pull and push with its computation, layer by layer: on, off, "
+              "or auto (on when the compute threads of this host's workers leave a CPU free)");
 DEFINE_int32(test_only_step_delay_ms, 0, "Test only: sleep this long in every step");
 
 int main(int argc, char** argv) {
@@ -65,8 +70,16 @@ int main(int argc, char** argv) {
       &argc, &argv);
 
   const auto config = pstrain::cluster::ClusterConfigFromFlagsOrDie("worker");
-  pstrain::nn::SetComputeThreads(pstrain::cluster::ComputeThreadsFromFlagsOrDie(config));
+  const int compute_threads = pstrain::cluster::ComputeThreadsFromFlagsOrDie(config);
+  pstrain::nn::SetComputeThreads(compute_threads);
   const int index = config.task.index;
+  auto overlap = pstrain::ChooseOverlap(FLAGS_overlap_transfers, compute_threads,
+                                        pstrain::cluster::ReadCpuBudget(), config);
+  if (!overlap.ok()) return pstrain::ExitWith(overlap.status(), pstrain::kExitBadInput);
+  LOG(INFO) << "worker:" << index
+            << (overlap->overlap ? " overlaps its transfers with its computation: "
+                                 : " transfers between its computations: ")
+            << overlap->why;
   if (FLAGS_batch_size <= 0) {
     return pstrain::ExitWith(pstrain::InvalidArgument("--batch_size must be positive"),
                              pstrain::kExitBadInput);
@@ -159,6 +172,7 @@ int main(int argc, char** argv) {
   topts.staleness = FLAGS_staleness;
   topts.step_delay = std::chrono::milliseconds(FLAGS_test_only_step_delay_ms);
   topts.retry_budget = std::chrono::seconds(FLAGS_retry_timeout_secs);
+  topts.overlap = overlap->overlap;
   auto wd = pstrain::ParseVariableFloats("weight_decay", FLAGS_weight_decay);
   if (!wd.ok()) return pstrain::ExitWith(wd.status(), pstrain::kExitBadInput);
   auto multipliers =

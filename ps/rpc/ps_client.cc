@@ -161,6 +161,37 @@ StatusOr<proto::PushResponse> PsClient::Push(const proto::PushHeader& header,
   return response;
 }
 
+// A push over the tensor channel whose errors read as PsClient's.
+class PsClient::ChannelPush : public PushStream {
+ public:
+  ChannelPush(PsClient* client, std::shared_ptr<tcp::TensorChannelClient> channel,
+              std::unique_ptr<PushStream> stream)
+      : client_(client), channel_(std::move(channel)), stream_(std::move(stream)) {}
+
+  Status Write(const std::string& name, const Tensor& tensor) override {
+    const Status s = stream_->Write(name, tensor);
+    return s.ok() ? s : client_->ChannelOutcome(s);
+  }
+  StatusOr<proto::PushResponse> Finish() override {
+    auto pushed = stream_->Finish();
+    if (!pushed.ok()) return client_->ChannelOutcome(pushed.status());
+    return pushed;
+  }
+
+ private:
+  PsClient* const client_;
+  const std::shared_ptr<tcp::TensorChannelClient> channel_;  // keeps the stream's owner alive
+  const std::unique_ptr<PushStream> stream_;
+};
+
+StatusOr<std::unique_ptr<PushStream>> PsClient::StartPush(const proto::PushHeader& header) {
+  PS_ASSIGN_OR_RETURN(auto channel, Channel());
+  if (channel == nullptr) return PsConnection::StartPush(header);
+  auto stream = channel->StartPush(header, wire_dtype_, transfer_timeout_);
+  if (!stream.ok()) return ChannelOutcome(stream.status());
+  return std::unique_ptr<PushStream>(new ChannelPush(this, channel, std::move(stream).value()));
+}
+
 StatusOr<proto::HeartbeatResponse> PsClient::Heartbeat(int worker, int64_t local_step, float loss) {
   grpc::ClientContext ctx;
   SetDeadline(&ctx, std::chrono::seconds(5));

@@ -46,6 +46,9 @@ class PsClient : public PsConnection {
                    int64_t* step) override;
   StatusOr<proto::PushResponse> Push(const proto::PushHeader& header,
                                      const NamedTensors& grads) override;
+  // Over the tensor channel, each gradient goes out as it is written; over
+  // gRPC, all of them at Finish.
+  StatusOr<std::unique_ptr<PushStream>> StartPush(const proto::PushHeader& header) override;
   StatusOr<proto::HeartbeatResponse> Heartbeat(int worker, int64_t local_step,
                                                float loss) override;
   StatusOr<proto::StatusResponse> GetStatus(std::chrono::milliseconds timeout) override;
@@ -77,6 +80,7 @@ class PsClient : public PsConnection {
   // The outcome of a call over the channel, annotated; forgets the channel
   // when it broke.
   Status ChannelOutcome(Status s);
+  class ChannelPush;
 
   const std::string name_;  // "ps:1 (localhost:2222)"
   const std::string host_;  // "localhost"

@@ -45,6 +45,10 @@ StatusOr<proto::PushResponse> TensorChannelClient::Push(const proto::PushHeader&
   push.Add(FrameKind::kEnd, nullptr);
   const Status sent = push.WriteTo(socket.get());
   if (!sent.ok()) return RefusalOr(socket.get(), sent);
+  return FinishPush(std::move(socket));
+}
+
+StatusOr<proto::PushResponse> TensorChannelClient::FinishPush(std::unique_ptr<Socket> socket) {
   PS_ASSIGN_OR_RETURN(Frame reply, ReadFrame(socket.get()));
   if (reply.kind == FrameKind::kError) return ErrorOf(reply);
   if (reply.kind != FrameKind::kPushReply) {
@@ -55,6 +59,45 @@ StatusOr<proto::PushResponse> TensorChannelClient::Push(const proto::PushHeader&
   PS_RETURN_IF_ERROR(ParseMeta(reply, &response));
   GiveBack(std::move(socket));
   return response;
+}
+
+// Frames go out as they are written: the header at once, each tensor's
+// chunks from its own memory, the End frame at Finish. A stream destroyed
+// before Finish closes its connection mid-push, which the ps drops whole.
+class TensorChannelClient::Pushing : public PushStream {
+ public:
+  Pushing(TensorChannelClient* client, std::unique_ptr<Socket> socket, proto::DataType wire)
+      : client_(client), socket_(std::move(socket)), wire_(wire) {}
+
+  Status Write(const std::string& name, const Tensor& tensor) override {
+    PS_RETURN_IF_ERROR(failed_);
+    FrameBatch frames;
+    frames.AddTensor(name, tensor, wire_);
+    const Status sent = frames.WriteTo(socket_.get());
+    if (!sent.ok()) failed_ = RefusalOr(socket_.get(), sent);
+    return failed_;
+  }
+
+  StatusOr<proto::PushResponse> Finish() override {
+    PS_RETURN_IF_ERROR(failed_);
+    const Status sent = WriteFrame(socket_.get(), FrameKind::kEnd, nullptr);
+    if (!sent.ok()) return RefusalOr(socket_.get(), sent);
+    return client_->FinishPush(std::move(socket_));
+  }
+
+ private:
+  TensorChannelClient* const client_;
+  std::unique_ptr<Socket> socket_;
+  const proto::DataType wire_;
+  Status failed_;  // the first failed Write's, after which nothing is sent
+};
+
+StatusOr<std::unique_ptr<PushStream>> TensorChannelClient::StartPush(
+    const proto::PushHeader& header, proto::DataType wire, std::chrono::milliseconds timeout) {
+  PS_ASSIGN_OR_RETURN(auto socket, Take(timeout));
+  const Status sent = WriteFrame(socket.get(), FrameKind::kPushHeader, &header);
+  if (!sent.ok()) return RefusalOr(socket.get(), sent);
+  return std::unique_ptr<PushStream>(new Pushing(this, std::move(socket), wire));
 }
 
 Status TensorChannelClient::Pull(const proto::PullRequest& request,

@@ -33,6 +33,11 @@ class TensorChannelClient {
   // The gradients travel as `wire` (DT_FLOAT or DT_BFLOAT16).
   StatusOr<proto::PushResponse> Push(const proto::PushHeader& header, const NamedTensors& grads,
                                      proto::DataType wire, std::chrono::milliseconds timeout);
+  // A push on a connection of its own, each tensor put on the wire as it is
+  // written (PushStream); the header goes out at once. Errors as Push's.
+  StatusOr<std::unique_ptr<PushStream>> StartPush(const proto::PushHeader& header,
+                                                  proto::DataType wire,
+                                                  std::chrono::milliseconds timeout);
   // Fills `out` as PsConnection::Pull does, assembling into the tensors
   // already there where names and shapes match; the values travel as
   // request.wire_dtype() says.
@@ -45,6 +50,11 @@ class TensorChannelClient {
   // The reply to a request whose sending failed with `sent`: the ps's Error
   // frame when it refused (and closed) first, else `sent`.
   static Status RefusalOr(Socket* socket, const Status& sent);
+  // Reads the ps's answer to a push that was sent whole, and gives the
+  // connection back after a clean one.
+  StatusOr<proto::PushResponse> FinishPush(std::unique_ptr<Socket> socket);
+
+  class Pushing;
 
   const std::string host_;
   const int port_;

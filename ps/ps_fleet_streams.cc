@@ -1,0 +1,200 @@
+#include "ps/ps_fleet_streams.h"
+
+#include <utility>
+
+#include "ps/shard_rows.h"
+
+namespace pstrain {
+
+StreamedPull::StreamedPull(PsFleet* fleet, std::vector<Tensor>* values, int64_t min_step,
+                           std::chrono::milliseconds wait)
+    : fleet_(fleet), values_(values), min_step_(min_step), wait_(wait) {
+  const auto& variables = fleet_->variables_;
+  values_->resize(variables.size());
+  shards_missing_.resize(variables.size());
+  for (size_t v = 0; v < variables.size(); ++v) {
+    Tensor& whole = (*values_)[v];
+    if (whole.shape() != variables[v].shape) {
+      whole = Tensor(variables[v].shape, Tensor::kUninitialized);
+    }
+    shards_missing_[v] =
+        static_cast<int>(fleet_->placement_.ShardsOfVariable(variables[v].name).size());
+  }
+  {
+    std::lock_guard<std::mutex> lock(fleet_->pull_buffers_mu_);
+    buffers_.swap(fleet_->pull_buffers_);  // a concurrent pull finds none and allocates
+  }
+  buffers_.resize(fleet_->num_ps());
+  steps_.assign(fleet_->num_ps(), 0);
+  for (int ps = 0; ps < fleet_->num_ps(); ++ps) threads_.emplace_back(&StreamedPull::PullFromPs, this, ps);
+}
+
+StreamedPull::~StreamedPull() { Finish(); }
+
+void StreamedPull::PullFromPs(int ps) {
+  PsConnection* client = fleet_->clients_[ps].get();
+  const cluster::Placement& placement = fleet_->placement_;
+  const auto& variables = fleet_->variables_;
+  bool answered = false;
+  auto answer = [&](int64_t step) {
+    if (answered) return;
+    steps_[ps] = step;
+    ++steps_known_;
+    answered = true;
+  };
+  for (size_t v = 0; v < variables.size(); ++v) {
+    std::vector<const cluster::Shard*> mine;
+    std::vector<std::string> names;
+    for (const cluster::Shard* shard : placement.ShardsOfVariable(variables[v].name)) {
+      if (shard->ps != ps) continue;
+      mine.push_back(shard);
+      names.push_back(shard->name);
+    }
+    if (mine.empty()) continue;
+    int64_t step = 0;
+    const Status pulled =
+        client->Pull(placement.fingerprint, names, &buffers_[ps], &step, min_step_, wait_);
+    if (!pulled.ok()) return Fail(pulled);
+    Tensor& whole = (*values_)[v];
+    for (const cluster::Shard* shard : mine) {
+      auto it = buffers_[ps].find(shard->name);
+      if (it == buffers_[ps].end()) return Fail(DataLoss(client->name() + " did not return " + shard->name));
+      if (it->second.shape() != shard->shape) {
+        return Fail(DataLoss(client->name() + " returned " + shard->name + " with shape " +
+                             ShapeString(it->second.shape())));
+      }
+      if (shard->num_parts == 1) {
+        // The whole variable: no copy; the old buffer is the next pull's.
+        std::swap(whole, it->second);
+      } else {
+        PlaceRows(it->second, *shard, &whole);
+      }
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    answer(step);
+    shards_missing_[v] -= static_cast<int>(mine.size());
+    changed_.notify_all();
+  }
+  if (answered) return;
+  // A ps that holds none of the variables still tells its step.
+  std::map<std::string, Tensor> none;
+  int64_t step = 0;
+  const Status pulled = client->Pull(placement.fingerprint, {}, &none, &step, min_step_, wait_);
+  if (!pulled.ok()) return Fail(pulled);
+  std::lock_guard<std::mutex> lock(mu_);
+  answer(step);
+  changed_.notify_all();
+}
+
+void StreamedPull::Fail(const Status& error) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (error_.ok()) error_ = error;
+  changed_.notify_all();
+}
+
+Status StreamedPull::WaitSteps(PsFleet::PsSteps* steps) {
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock, [&] { return !error_.ok() || steps_known_ == fleet_->num_ps(); });
+  PS_RETURN_IF_ERROR(error_);
+  *steps = steps_;
+  return OkStatus();
+}
+
+Status StreamedPull::Wait(size_t v) {
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock, [&] { return !error_.ok() || shards_missing_[v] == 0; });
+  return shards_missing_[v] == 0 ? OkStatus() : error_;
+}
+
+Status StreamedPull::Finish() {
+  for (std::thread& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  if (!buffers_.empty()) {
+    std::lock_guard<std::mutex> lock(fleet_->pull_buffers_mu_);
+    fleet_->pull_buffers_.swap(buffers_);
+    buffers_.clear();
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  return error_;
+}
+
+StreamedPush::StreamedPush(PsFleet* fleet, int worker, int64_t local_step,
+                           const PsFleet::PsSteps& pulled, bool sync)
+    : fleet_(fleet), queues_(fleet->num_ps()) {
+  result_.steps.resize(fleet_->num_ps());
+  result_.outcomes.resize(fleet_->num_ps());
+  for (int ps = 0; ps < fleet_->num_ps(); ++ps) {
+    threads_.emplace_back(&StreamedPush::PushToPs, this, ps,
+                          fleet_->PushHeaderFor(ps, worker, local_step, pulled, sync));
+  }
+}
+
+StreamedPush::~StreamedPush() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!ending_) aborting_ = true;
+    changed_.notify_all();
+  }
+  for (std::thread& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+Status StreamedPush::Send(size_t v, const Tensor& grad) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const cluster::Shard* shard :
+       fleet_->placement_.ShardsOfVariable(fleet_->variables_[v].name)) {
+    queues_[shard->ps].push_back({shard, &grad});
+  }
+  changed_.notify_all();
+  return error_;
+}
+
+void StreamedPush::PushToPs(int ps, proto::PushHeader header) {
+  PsConnection* client = fleet_->clients_[ps].get();
+  auto stream = client->StartPush(header);
+  auto fail = [this](const Status& error) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (error_.ok()) error_ = error;
+  };
+  if (!stream.ok()) return fail(stream.status());
+  std::deque<Tensor> slices;  // sent from here; kept until the push ends
+  for (;;) {
+    Item item;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      changed_.wait(lock, [&] { return aborting_ || ending_ || !queues_[ps].empty(); });
+      if (aborting_) return;  // the stream goes unfinished: the ps drops it
+      if (queues_[ps].empty()) break;
+      item = queues_[ps].front();
+      queues_[ps].pop_front();
+    }
+    const Tensor* tensor = item.whole;
+    if (item.shard->num_parts > 1) {
+      slices.push_back(SliceRows(*item.whole, *item.shard));
+      tensor = &slices.back();
+    }
+    const Status written = (*stream)->Write(item.shard->name, *tensor);
+    if (!written.ok()) return fail(written);
+  }
+  auto response = (*stream)->Finish();
+  if (!response.ok()) return fail(response.status());
+  result_.steps[ps] = response->global_step();
+  result_.outcomes[ps] = response->outcome();
+}
+
+StatusOr<PsFleet::PushResult> StreamedPush::Finish() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ending_ = true;
+    changed_.notify_all();
+  }
+  for (std::thread& t : threads_) t.join();
+  threads_.clear();
+  std::lock_guard<std::mutex> lock(mu_);
+  PS_RETURN_IF_ERROR(error_);
+  return result_;
+}
+
+}  // namespace pstrain

@@ -1,0 +1,121 @@
+// StreamedPull and StreamedPush (ps/ps_fleet_streams.h) over two real ps
+// servers on loopback, their tensors on the tensor channel, one variable
+// cut across both: the same effect as PullVariables and PushGradients,
+// variable by variable, and nothing applied of a push given up.
+#include "ps/ps_fleet_streams.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "ps/rpc/loopback_ps.h"
+
+namespace pstrain {
+namespace {
+
+class FleetStreams : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto placement =
+        cluster::ComputePlacement(vars_, 2, cluster::PlacementStrategy::kGreedy, 16 << 10);
+    ASSERT_TRUE(placement.ok()) << placement.status().ToString();
+    ASSERT_EQ(placement->ShardsOfVariable("a").size(), 2u);  // cut by the 16 KB slice limit
+    std::vector<std::unique_ptr<PsConnection>> clients;
+    for (LoopbackPs& ps : ps_) {
+      Status s = ps.Start();
+      ASSERT_TRUE(s.ok()) << s.ToString();
+      ASSERT_GT(ps.server->tensor_port(), 0);
+      clients.push_back(std::move(ps.client));
+    }
+    fleet_ = std::make_unique<PsFleet>(std::move(clients), vars_, *placement);
+    init_ = {Tensor({1000, 10}), Tensor({7}), Tensor({3, 3})};
+    for (Tensor& t : init_) {
+      for (int64_t i = 0; i < t.size(); ++i) t[i] = static_cast<float>(i % 251) * 0.5f;
+    }
+    proto::InitHeader header;
+    header.mutable_optimizer()->set_name("GradientDescent");
+    header.mutable_optimizer()->set_learning_rate(1.0f);
+    header.set_num_workers(1);
+    ASSERT_TRUE(fleet_->InitVariables(init_, header).ok());
+  }
+
+  static bool SameBits(const Tensor& a, const Tensor& b) {
+    return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.bytes()) == 0;
+  }
+
+  const std::vector<cluster::VariableInfo> vars_ = {
+      {"a", {1000, 10}, 0}, {"b", {7}, 0}, {"c", {3, 3}, 0}};
+  LoopbackPs ps_[2];
+  std::unique_ptr<PsFleet> fleet_;
+  std::vector<Tensor> init_;
+};
+
+TEST_F(FleetStreams, APullStreamedVariableByVariableMatchesAWholePull) {
+  std::vector<Tensor> streamed;
+  auto pull = fleet_->StartPull(&streamed);
+  PsFleet::PsSteps steps;
+  ASSERT_TRUE(pull->WaitSteps(&steps).ok());
+  EXPECT_EQ(steps, (PsFleet::PsSteps{0, 0}));
+  // In any order: each variable is whole once Wait says so.
+  for (size_t v : {2, 0, 1}) {
+    ASSERT_TRUE(pull->Wait(v).ok());
+    EXPECT_TRUE(SameBits(streamed[v], init_[v])) << vars_[v].name;
+  }
+  ASSERT_TRUE(pull->Finish().ok());
+  // The buffers go back to the fleet: a second pull reuses them.
+  std::vector<Tensor> again;
+  PsFleet::PsSteps steps2;
+  ASSERT_TRUE(fleet_->PullVariables(&again, &steps2).ok());
+  for (size_t v = 0; v < init_.size(); ++v) EXPECT_TRUE(SameBits(again[v], init_[v]));
+}
+
+TEST_F(FleetStreams, AStreamedPushLandsOnEveryShardOnceFinished) {
+  std::vector<Tensor> grads = {Tensor({1000, 10}), Tensor({7}), Tensor({3, 3})};
+  for (int64_t i = 0; i < grads[0].size(); ++i) grads[0][i] = static_cast<float>(i % 7);
+  grads[1].Fill(2.0f);
+  grads[2].Fill(-1.0f);
+  auto push = fleet_->StartPush(/*worker=*/0, /*local_step=*/1, {0, 0}, /*sync=*/false);
+  for (size_t v : {2, 1, 0}) ASSERT_TRUE(push->Send(v, grads[v]).ok());  // backward order
+  auto pushed = push->Finish();
+  ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
+  EXPECT_EQ(pushed->global_step(), 1);
+  std::vector<Tensor> values;
+  PsFleet::PsSteps steps;
+  ASSERT_TRUE(fleet_->PullVariables(&values, &steps).ok());
+  EXPECT_EQ(steps[0], 1);
+  for (size_t v = 0; v < init_.size(); ++v) {
+    for (int64_t i = 0; i < values[v].size(); ++i) {
+      ASSERT_EQ(values[v][i], init_[v][i] - grads[v][i]) << vars_[v].name << " " << i;
+    }
+  }
+}
+
+TEST_F(FleetStreams, AStreamedPushGivenUpAppliesNothingOnAnyPs) {
+  std::vector<Tensor> grads = {Tensor({1000, 10}), Tensor({7}), Tensor({3, 3})};
+  for (Tensor& g : grads) g.Fill(1.0f);
+  {
+    auto push = fleet_->StartPush(0, 1, {0, 0}, false);
+    // Every gradient but the last is on its way when the step gives up.
+    ASSERT_TRUE(push->Send(2, grads[2]).ok());
+    ASSERT_TRUE(push->Send(1, grads[1]).ok());
+  }
+  std::vector<Tensor> values;
+  PsFleet::PsSteps steps;
+  ASSERT_TRUE(fleet_->PullVariables(&values, &steps).ok());
+  EXPECT_EQ(steps[0], 0);
+  for (size_t v = 0; v < init_.size(); ++v) EXPECT_TRUE(SameBits(values[v], init_[v]));
+}
+
+TEST_F(FleetStreams, APullFromAStoppedPsFailsItsVariablesWait) {
+  ps_[1].server->Stop();
+  std::vector<Tensor> values;
+  auto pull = fleet_->StartPull(&values);
+  PsFleet::PsSteps steps;
+  const Status s = pull->WaitSteps(&steps);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), Code::kUnavailable) << s.ToString();
+  EXPECT_FALSE(pull->Finish().ok());
+}
+
+}  // namespace
+}  // namespace pstrain
