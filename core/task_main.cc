@@ -4,9 +4,12 @@
 #include <glog/logging.h>
 #include <malloc.h>
 
+#include "core/openmp_spin.h"
+
 namespace pstrain {
 
 void InitTaskMain(const char* usage, int* argc, char*** argv) {
+  RunWithOpenMpSpinLimit(*argv);
   // Tasks allocate and free multi-megabyte tensors every step. By default
   // glibc maps each one with mmap and unmaps it on free, so every step pays
   // page faults and zeroing again; keep them in the heap instead.

@@ -17,8 +17,9 @@ constexpr int kExitBadInput = 1;
 constexpr int kExitBadSpec = 2;
 constexpr int kExitRetryable = 138;
 
-// Sets the --help text, parses the flags (removing them from argv), sends
-// glog's output to stderr, and keeps large buffers in the heap.
+// Limits OpenMP's spinning (core/openmp_spin.h: may run the binary again
+// first), sets the --help text, parses the flags (removing them from argv),
+// sends glog's output to stderr, and keeps large buffers in the heap.
 void InitTaskMain(const char* usage, int* argc, char*** argv);
 
 // Logs the error and returns `exit_code`, for `return ExitWith(s, code);`.
