@@ -68,6 +68,9 @@ DEFINE_bool(separate_connections, true,
             "Give every simulated worker its own loopback address (127.0.0.2, ...) and so its "
             "own TCP connection to each ps, as separate worker processes would have");
 DEFINE_bool(show_ps_output, false, "Copy the ps processes' log lines to stderr");
+DEFINE_bool(shared_memory, true,
+            "Let the tensor channel carry the tensors through shared memory (the ps tasks are "
+            "on this host); false: its socket alone");
 
 namespace pstrain {
 namespace {
@@ -141,6 +144,7 @@ class Worker {
          const std::vector<cluster::VariableInfo>& vars, const cluster::Placement& placement,
          const std::atomic<bool>* stop, const std::atomic<bool>* measuring)
       : index_(index), fleet_(spec, vars, placement), stop_(stop), measuring_(measuring) {
+    fleet_.SetSharedMemory(FLAGS_shared_memory);
     for (const auto& v : vars) {
       grads_.emplace_back(v.shape);
       grads_.back().Fill(kGradient);

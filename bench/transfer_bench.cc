@@ -39,6 +39,9 @@ DEFINE_string(wire_dtype, "float32",
 DEFINE_string(transport, "channel",
               "How tensors travel: channel (the ps's tensor channel, the default) or grpc (the "
               "ps started with --tensor_port=-1)");
+DEFINE_bool(shared_memory, true,
+            "Let the tensor channel carry the tensors through shared memory (the ps is on "
+            "this host); false: its socket alone");
 
 namespace pstrain {
 namespace {
@@ -76,6 +79,7 @@ StatusOr<SizeResult> Measure(const std::vector<int>& ports, int64_t bytes) {
                                           std::max<int64_t>(bytes, 1 << 20)));
   PsFleet fleet(bench::SpecFor(ports, 1), vars, placement);
   if (FLAGS_wire_dtype == "bfloat16") fleet.SetWireDtype(proto::DT_BFLOAT16);
+  fleet.SetSharedMemory(FLAGS_shared_memory);
   PS_RETURN_IF_ERROR(fleet.WaitForPs(false, nullptr, std::chrono::seconds(30)));
   proto::InitHeader header;
   header.mutable_optimizer()->set_name("GradientDescent");
@@ -134,7 +138,10 @@ Status Run() {
     return InvalidArgument("--wire_dtype=" + FLAGS_wire_dtype + ": float32 or bfloat16");
   }
   std::printf("transport: %s, %s on the wire\n",
-              FLAGS_transport == "grpc" ? "gRPC" : "tensor channel", FLAGS_wire_dtype.c_str());
+              FLAGS_transport == "grpc"   ? "gRPC"
+              : FLAGS_shared_memory       ? "tensor channel through shared memory"
+                                          : "tensor channel, its socket alone",
+              FLAGS_wire_dtype.c_str());
 
   std::printf("%12s %7s %10s %10s %12s %16s %16s\n", "bytes", "rounds", "median ms", "min ms",
               "GB/s each", "client CPU ms/MB", "ps CPU ms/MB");

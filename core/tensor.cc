@@ -47,7 +47,17 @@ std::string ShapeString(const Shape& shape) {
   return s + "]";
 }
 
-void Tensor::Free::operator()(float* p) const { std::free(p); }
+void Tensor::Free::operator()(float* p) const {
+  if (owned) std::free(p);
+}
+
+Tensor Tensor::View(Shape shape, float* data) {
+  Tensor t;
+  t.size_ = NumElements(shape);
+  t.shape_ = std::move(shape);
+  t.data_ = std::unique_ptr<float, Free>(data, Free{false});
+  return t;
+}
 
 Tensor::Tensor(Shape shape)
     : shape_(std::move(shape)), size_(NumElements(shape_)), data_(AllocateFloats(size_)) {
@@ -69,7 +79,10 @@ Tensor::Tensor(const Tensor& other)
 
 Tensor& Tensor::operator=(const Tensor& other) {
   if (this != &other) {
-    if (size_ != other.size_) data_.reset(AllocateFloats(other.size_));
+    // A view gets memory of its own rather than writing through.
+    if (size_ != other.size_ || !owns_data()) {
+      data_ = std::unique_ptr<float, Free>(AllocateFloats(other.size_), Free{true});
+    }
     shape_ = other.shape_;
     size_ = other.size_;
     if (size_ > 0) std::memcpy(data(), other.data(), bytes());

@@ -38,6 +38,13 @@ class Tensor {
   Tensor(Shape shape, Uninitialized);
   Tensor(Shape shape, const std::vector<float>& values);
 
+  // A tensor over `data`, which it does not own: the caller keeps that
+  // memory alive and in place while the view lives. Copies of a view, and
+  // a view assigned to, own their memory. For sending and receiving a
+  // slice of a bigger tensor without copying it (ps/shard_rows.h).
+  static Tensor View(Shape shape, float* data);
+  bool owns_data() const { return data_.get_deleter().owned; }
+
   Tensor(const Tensor& other);
   Tensor& operator=(const Tensor& other);
   Tensor(Tensor&& other) noexcept = default;
@@ -60,7 +67,10 @@ class Tensor {
 
  private:
   struct Free {
+    Free() : owned(true) {}
+    explicit Free(bool owns) : owned(owns) {}
     void operator()(float* p) const;
+    bool owned;  // false: a View's, which frees nothing
   };
   Shape shape_;
   int64_t size_ = 0;

@@ -34,6 +34,25 @@ TEST(Tensor, ReshapeKeepsData) {
   EXPECT_EQ(a[5], 6);
 }
 
+TEST(Tensor, AViewSharesItsMemoryAndCopiesOfItOwnTheirs) {
+  Tensor whole({4, 3});
+  Tensor rows = Tensor::View({2, 3}, whole.data() + 3);  // rows 1 and 2
+  EXPECT_FALSE(rows.owns_data());
+  rows.Fill(7.0f);
+  EXPECT_EQ(whole[2], 0.0f);
+  EXPECT_EQ(whole[3], 7.0f);
+  EXPECT_EQ(whole[8], 7.0f);
+  EXPECT_EQ(whole[9], 0.0f);
+  Tensor copy = rows;  // deep, owned
+  EXPECT_TRUE(copy.owns_data());
+  copy.Fill(1.0f);
+  EXPECT_EQ(whole[3], 7.0f);
+  rows = copy;  // assigned to: owns its memory from now on, writes nothing through
+  EXPECT_TRUE(rows.owns_data());
+  EXPECT_EQ(whole[3], 7.0f);
+  EXPECT_EQ(rows[0], 1.0f);
+}
+
 }  // namespace
 }  // namespace pstrain
 

@@ -52,6 +52,9 @@ class PsConnection {
   // the tensor channel; others keep float32); the ps keeps and applies
   // float32 either way.
   virtual void set_wire_dtype(proto::DataType) {}
+  // Whether tensors to a ps on this host may travel through shared memory
+  // where the transport can (PsClient's tensor channel; on by default).
+  virtual void set_shared_memory(bool) {}
 
   virtual Status Init(const proto::InitHeader& header, const NamedTensors& values) = 0;
   // Fills `out` with the named variables (all the ps holds when names is

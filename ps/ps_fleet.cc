@@ -195,36 +195,48 @@ Status PsFleet::PullVariables(std::vector<Tensor>* values, PsSteps* steps, int64
     pulled.swap(pull_buffers_);  // a concurrent pull finds none and allocates
   }
   pulled.resize(num_ps());
-  PsSteps got(num_ps(), 0);
-  PS_RETURN_IF_ERROR(ForEachPs([&](int ps) {
-    return clients_[ps]->Pull(placement_.fingerprint, {}, &pulled[ps], &got[ps], min_step, wait);
-  }));
   values->resize(variables_.size());
   for (size_t i = 0; i < variables_.size(); ++i) {
     Tensor& whole = (*values)[i];
     if (whole.shape() != variables_[i].shape)
       whole = Tensor(variables_[i].shape, Tensor::kUninitialized);
+    // A part of a variable is received straight into its rows.
+    for (const cluster::Shard* shard : placement_.ShardsOfVariable(variables_[i].name)) {
+      if (shard->num_parts > 1) pulled[shard->ps][shard->name] = RowsToFill(&whole, *shard);
+    }
+  }
+  PsSteps got(num_ps(), 0);
+  Status s = ForEachPs([&](int ps) {
+    return clients_[ps]->Pull(placement_.fingerprint, {}, &pulled[ps], &got[ps], min_step, wait);
+  });
+  for (size_t i = 0; s.ok() && i < variables_.size(); ++i) {
+    Tensor& whole = (*values)[i];
     for (const cluster::Shard* shard : placement_.ShardsOfVariable(variables_[i].name)) {
       auto it = pulled[shard->ps].find(shard->name);
       if (it == pulled[shard->ps].end()) {
-        return DataLoss(clients_[shard->ps]->name() + " did not return " + shard->name);
-      }
-      if (it->second.shape() != shard->shape) {
-        return DataLoss(clients_[shard->ps]->name() + " returned " + shard->name + " with shape " +
-                        ShapeString(it->second.shape()));
-      }
-      if (shard->num_parts == 1) {
+        s = DataLoss(clients_[shard->ps]->name() + " did not return " + shard->name);
+      } else if (it->second.shape() != shard->shape) {
+        s = DataLoss(clients_[shard->ps]->name() + " returned " + shard->name + " with shape " +
+                     ShapeString(it->second.shape()));
+      } else if (shard->num_parts == 1) {
         // The whole variable: no copy; the caller's old buffer is the next
         // pull's.
         std::swap(whole, it->second);
       } else {
         PlaceRows(it->second, *shard, &whole);
       }
+      if (!s.ok()) break;
     }
   }
+  // The views into the caller's variables go; the buffers of whole ones
+  // stay for the next pull.
+  for (auto& buffers : pulled) DropViews(&buffers);
+  {
+    std::lock_guard<std::mutex> lock(pull_buffers_mu_);
+    pull_buffers_.swap(pulled);
+  }
+  PS_RETURN_IF_ERROR(s);
   if (steps != nullptr) *steps = std::move(got);
-  std::lock_guard<std::mutex> lock(pull_buffers_mu_);
-  pull_buffers_.swap(pulled);
   return OkStatus();
 }
 

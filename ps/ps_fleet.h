@@ -95,6 +95,11 @@ class PsFleet {
   void SetWireDtype(proto::DataType wire) {
     for (auto& c : clients_) c->set_wire_dtype(wire);
   }
+  // Whether tensors to ps tasks on this host may travel through shared
+  // memory (PsConnection::set_shared_memory; on by default, --tensor_shm).
+  void SetSharedMemory(bool on) {
+    for (auto& c : clients_) c->set_shared_memory(on);
+  }
 
   // Pulls every variable, whole, in model order; steps (may be null) gets
   // each ps's step. Sync: min_step > 0 waits until every ps is at that step,

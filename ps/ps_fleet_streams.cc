@@ -5,7 +5,6 @@
 #include "ps/shard_rows.h"
 
 namespace pstrain {
-
 StreamedPull::StreamedPull(PsFleet* fleet, std::vector<Tensor>* values, int64_t min_step,
                            std::chrono::milliseconds wait)
     : fleet_(fleet), values_(values), min_step_(min_step), wait_(wait) {
@@ -51,25 +50,31 @@ void StreamedPull::PullFromPs(int ps) {
       names.push_back(shard->name);
     }
     if (mine.empty()) continue;
-    int64_t step = 0;
-    const Status pulled =
-        client->Pull(placement.fingerprint, names, &buffers_[ps], &step, min_step_, wait_);
-    if (!pulled.ok()) return Fail(pulled);
     Tensor& whole = (*values_)[v];
+    // A part of a variable is received straight into its rows.
     for (const cluster::Shard* shard : mine) {
+      if (shard->num_parts > 1) buffers_[ps][shard->name] = RowsToFill(&whole, *shard);
+    }
+    int64_t step = 0;
+    Status pulled =
+        client->Pull(placement.fingerprint, names, &buffers_[ps], &step, min_step_, wait_);
+    for (const cluster::Shard* shard : mine) {
+      if (!pulled.ok()) break;
       auto it = buffers_[ps].find(shard->name);
-      if (it == buffers_[ps].end()) return Fail(DataLoss(client->name() + " did not return " + shard->name));
-      if (it->second.shape() != shard->shape) {
-        return Fail(DataLoss(client->name() + " returned " + shard->name + " with shape " +
-                             ShapeString(it->second.shape())));
-      }
-      if (shard->num_parts == 1) {
+      if (it == buffers_[ps].end()) {
+        pulled = DataLoss(client->name() + " did not return " + shard->name);
+      } else if (it->second.shape() != shard->shape) {
+        pulled = DataLoss(client->name() + " returned " + shard->name + " with shape " +
+                          ShapeString(it->second.shape()));
+      } else if (shard->num_parts == 1) {
         // The whole variable: no copy; the old buffer is the next pull's.
         std::swap(whole, it->second);
       } else {
-        PlaceRows(it->second, *shard, &whole);
+        PlaceRows(it->second, *shard, &whole);  // nothing to do if it was filled in place
       }
     }
+    DropViews(&buffers_[ps]);
+    if (!pulled.ok()) return Fail(pulled);
     std::lock_guard<std::mutex> lock(mu_);
     answer(step);
     shards_missing_[v] -= static_cast<int>(mine.size());

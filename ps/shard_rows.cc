@@ -1,6 +1,7 @@
 #include "ps/shard_rows.h"
 
 #include <cstring>
+#include <iterator>
 
 namespace pstrain {
 
@@ -11,16 +12,23 @@ int64_t RowElements(const Shape& shape) {
 }
 
 Tensor SliceRows(const Tensor& whole, const cluster::Shard& shard) {
-  if (shard.num_parts == 1) return whole;
-  Tensor out(shard.shape, Tensor::kUninitialized);
-  const int64_t row = RowElements(whole.shape());
-  std::memcpy(out.data(), whole.data() + shard.row_begin * row, out.bytes());
-  return out;
+  return RowsToFill(const_cast<Tensor*>(&whole), shard);
+}
+
+Tensor RowsToFill(Tensor* whole, const cluster::Shard& shard) {
+  return Tensor::View(shard.shape, whole->data() + shard.row_begin * RowElements(whole->shape()));
+}
+
+void DropViews(std::map<std::string, Tensor>* buffers) {
+  for (auto it = buffers->begin(); it != buffers->end();) {
+    it = it->second.owns_data() ? std::next(it) : buffers->erase(it);
+  }
 }
 
 void PlaceRows(const Tensor& shard_values, const cluster::Shard& shard, Tensor* whole) {
-  std::memcpy(whole->data() + shard.row_begin * RowElements(whole->shape()), shard_values.data(),
-              shard_values.bytes());
+  float* rows = whole->data() + shard.row_begin * RowElements(whole->shape());
+  if (rows == shard_values.data() || shard_values.bytes() == 0) return;
+  std::memcpy(rows, shard_values.data(), shard_values.bytes());
 }
 
 }  // namespace pstrain

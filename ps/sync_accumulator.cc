@@ -1,6 +1,7 @@
 #include "ps/sync_accumulator.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace pstrain {
 
@@ -69,18 +70,24 @@ std::map<std::string, Tensor> SyncAccumulator::TakeAverage() {
   std::stable_sort(received_.begin(), received_.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   std::map<std::string, Tensor> sum = std::move(received_.front().second);
-  for (size_t r = 1; r < received_.size(); ++r) {
-    for (auto& [name, total] : sum) {
-      const Tensor& g = received_[r].second.at(name);
-      float* t = total.data();
-      const float* p = g.data();
-      for (int64_t i = 0; i < total.size(); ++i) t[i] += p[i];
-    }
-  }
   const float scale = 1.0f / static_cast<float>(received_.size());
+  std::vector<const float*> parts(received_.size());
   for (auto& [name, total] : sum) {
+    // One pass per variable, each element summed over the gradients in
+    // worker order and scaled (the same rounding as summing gradient after
+    // gradient, at a third of the memory traffic).
     float* t = total.data();
-    for (int64_t i = 0; i < total.size(); ++i) t[i] *= scale;
+    parts[0] = t;
+    for (size_t r = 1; r < received_.size(); ++r) parts[r] = received_[r].second.at(name).data();
+    const float* const* p = parts.data();
+    const size_t k = parts.size();
+    const int64_t n = total.size();
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) {
+      float acc = p[0][i];
+      for (size_t r = 1; r < k; ++r) acc += p[r][i];
+      t[i] = acc * scale;
+    }
   }
   received_.clear();
   ++step_;

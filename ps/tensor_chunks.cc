@@ -4,6 +4,7 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "tensors travel as litt
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 
 namespace pstrain {
 
@@ -114,6 +115,13 @@ Tensor TensorAssembler::TakeBuffer(const std::string& name, const Shape& shape) 
 
 Status TensorAssembler::FinishInto(std::map<std::string, Tensor>* out) {
   PS_ASSIGN_OR_RETURN(auto tensors, Finish());
+  if (reuse_ != nullptr) {
+    // Views offered for tensors that did not come are dropped, so what the
+    // caller finds afterwards is what arrived.
+    for (auto it = reuse_->begin(); it != reuse_->end();) {
+      it = it->second.owns_data() ? std::next(it) : reuse_->erase(it);
+    }
+  }
   for (auto& [name, t] : tensors) (*out)[name] = std::move(t);
   return OkStatus();
 }

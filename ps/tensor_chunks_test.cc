@@ -140,5 +140,25 @@ TEST(TensorChunks, RefusesATensorSentTwice) {
   EXPECT_NE(s.message().find("sent again"), std::string::npos) << s.message();
 }
 
+// A view offered for reuse is filled in place; one whose tensor does not
+// come is dropped, so what the map holds afterwards is what arrived.
+TEST(TensorChunks, FillsViewsInPlaceAndDropsTheOnesNotSent) {
+  Tensor whole({4});
+  std::map<std::string, Tensor> buffers;
+  buffers["sent"] = Tensor::View({2}, whole.data());
+  buffers["not sent"] = Tensor::View({2}, whole.data() + 2);
+  TensorAssembler assembler;
+  assembler.Reuse(&buffers);
+  Tensor values(Shape{2}, {5.0f, 6.0f});
+  proto::TensorChunk chunk;
+  ForEachChunk("sent", values, 1 << 20, &chunk, [&] { return assembler.Add(chunk).ok(); });
+  ASSERT_TRUE(assembler.FinishInto(&buffers).ok());
+  EXPECT_EQ(whole[0], 5.0f);
+  EXPECT_EQ(whole[1], 6.0f);
+  ASSERT_EQ(buffers.count("sent"), 1u);
+  EXPECT_EQ(buffers["sent"].data(), whole.data());
+  EXPECT_EQ(buffers.count("not sent"), 0u);
+}
+
 }  // namespace
 }  // namespace pstrain

@@ -1,5 +1,6 @@
 // The same suite against every way to reach a ps (PsConnection): in
-// process, gRPC, and the tensor channel beside gRPC. Each must carry tensors
+// process, gRPC, and the tensor channel beside gRPC, over its socket alone
+// and with a shared memory region (a ps on the same host). Each must carry tensors
 // bit for bit, of any size, lose nothing under concurrent pushes, and apply
 // nothing of a push that breaks off.
 #include <gtest/gtest.h>
@@ -26,7 +27,7 @@ namespace {
 
 constexpr uint64_t kFingerprint = 7;
 
-enum class Transport { kInProcess, kGrpc, kTensorChannel };
+enum class Transport { kInProcess, kGrpc, kTensorChannel, kSharedMemory };
 
 std::string TransportName(const ::testing::TestParamInfo<Transport>& info) {
   switch (info.param) {
@@ -36,6 +37,8 @@ std::string TransportName(const ::testing::TestParamInfo<Transport>& info) {
       return "Grpc";
     case Transport::kTensorChannel:
       return "TensorChannel";
+    case Transport::kSharedMemory:
+      return "TensorChannelSharedMemory";
   }
   return "unknown";
 }
@@ -47,9 +50,18 @@ class TransportConformance : public ::testing::TestWithParam<Transport> {
       in_process_ = std::make_unique<InProcessPs>(0);
       return;
     }
-    Status s = loopback_.Start(GetParam() == Transport::kTensorChannel ? 0 : -1);
+    const bool channel = GetParam() != Transport::kGrpc;
+    Status s = loopback_.Start(channel ? 0 : -1);
     ASSERT_TRUE(s.ok()) << s.ToString();
-    ASSERT_EQ(loopback_.server->tensor_port() > 0, GetParam() == Transport::kTensorChannel);
+    ASSERT_EQ(loopback_.server->tensor_port() > 0, channel);
+    loopback_.client->set_shared_memory(GetParam() == Transport::kSharedMemory);
+  }
+
+  void TearDown() override {
+    // The tensors did travel through shared memory where they were meant to.
+    if (loopback_.client != nullptr) {
+      EXPECT_EQ(loopback_.client->SharesMemory(), GetParam() == Transport::kSharedMemory);
+    }
   }
 
   PsConnection* ps() {
@@ -250,6 +262,8 @@ TEST_P(StreamConformance, AppliesNothingOfAPushCutInTheMiddle) {
       EXPECT_FALSE(writer->Finish().ok());
       break;
     }
+    case Transport::kSharedMemory:
+      FAIL() << "a push through shared memory has no byte stream to cut";
     case Transport::kTensorChannel: {
       auto socket = tcp::Socket::Connect("127.0.0.1", loopback_.server->tensor_port(),
                                          std::chrono::seconds(5));
@@ -318,7 +332,7 @@ TEST(TensorChannelBfloat16, RoundsOnTheWireOnly) {
 
 INSTANTIATE_TEST_SUITE_P(EveryTransport, TransportConformance,
                          ::testing::Values(Transport::kInProcess, Transport::kGrpc,
-                                           Transport::kTensorChannel),
+                                           Transport::kTensorChannel, Transport::kSharedMemory),
                          TransportName);
 INSTANTIATE_TEST_SUITE_P(EveryStreamTransport, StreamConformance,
                          ::testing::Values(Transport::kGrpc, Transport::kTensorChannel),

@@ -55,6 +55,9 @@ DEFINE_string(wire_dtype, "float32",
               "How gradients and pulled variables travel to and from the ps: float32, or "
               "bfloat16 (half the bytes; over the ps's tensor channel only, the ps keeps and "
               "applies float32)");
+DEFINE_bool(tensor_shm, true,
+            "Let the tensor channel to a ps on this host (a loopback address) carry tensors "
+            "through shared memory instead of the socket");
 DEFINE_string(overlap_transfers, "auto",
               "Overlap each step's pull and push with its computation, layer by layer: on, off, "
               "or auto (on when the compute threads of this host's workers leave a CPU free)");
@@ -114,6 +117,7 @@ int main(int argc, char** argv) {
         pstrain::kExitBadInput);
   }
   if (FLAGS_wire_dtype == "bfloat16") (*fleet)->SetWireDtype(pstrain::proto::DT_BFLOAT16);
+  (*fleet)->SetSharedMemory(FLAGS_tensor_shm);
 
   auto train = pstrain::data::LoadDataset(FLAGS_data_dir, FLAGS_data_format, "train");
   if (!train.ok()) return pstrain::ExitWith(train.status(), pstrain::kExitBadInput);

@@ -93,11 +93,19 @@ StatusOr<std::shared_ptr<tcp::TensorChannelClient>> PsClient::Channel() {
         FromGrpcStatus(stub_->GetStatus(&ctx, proto::StatusRequest(), &status), name_));
     tensor_channel_.reset();
     if (status.tensor_port() > 0) {
-      tensor_channel_ = std::make_shared<tcp::TensorChannelClient>(host_, status.tensor_port());
+      // Shared memory only with a ps on this host: a loopback address.
+      const bool local = host_ == "localhost" || host_ == "::1" || host_.rfind("127.", 0) == 0;
+      tensor_channel_ = std::make_shared<tcp::TensorChannelClient>(
+          host_, status.tensor_port(), shared_memory_ && local);
     }
     channel_known_ = true;
   }
   return tensor_channel_;
+}
+
+bool PsClient::SharesMemory() {
+  std::lock_guard<std::mutex> lock(channel_mu_);
+  return tensor_channel_ != nullptr && tensor_channel_->sharing_memory();
 }
 
 Status PsClient::ChannelOutcome(Status s) {

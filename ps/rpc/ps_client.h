@@ -38,6 +38,10 @@ class PsClient : public PsConnection {
   // PsConnection (ps/ps_connection.h), over gRPC.
   const std::string& name() const override { return name_; }
   void set_wire_dtype(proto::DataType wire) override { wire_dtype_ = wire; }
+  // The tensor channel to a ps on a loopback address carries its float32
+  // tensors through shared memory (ps/tcp/shared_region.h) unless this is
+  // off; takes effect when the channel is (re)opened.
+  void set_shared_memory(bool on) override { shared_memory_ = on; }
   Status Init(const proto::InitHeader& header, const NamedTensors& values) override;
   Status Pull(uint64_t fingerprint, const std::vector<std::string>& names,
               std::map<std::string, Tensor>* out, int64_t* step, int64_t min_step = 0,
@@ -56,6 +60,9 @@ class PsClient : public PsConnection {
   Status SetLiveWorkers(const std::vector<int>& workers) override;
   Status EndTraining(const std::string& reason) override;
   Status Shutdown(const std::string& reason) override;
+
+  // Whether the tensor channel now carries tensors through shared memory.
+  bool SharesMemory();
 
   // Deadline for calls that move tensors (Init, Pull, Push).
   void set_transfer_timeout(std::chrono::milliseconds t) { transfer_timeout_ = t; }
@@ -94,6 +101,7 @@ class PsClient : public PsConnection {
   const grpc::internal::RpcMethod push_method_;
 
   std::atomic<proto::DataType> wire_dtype_{proto::DT_FLOAT};
+  std::atomic<bool> shared_memory_{true};
   std::mutex channel_mu_;
   bool channel_known_ = false;                           // guarded by channel_mu_
   std::shared_ptr<tcp::TensorChannelClient> tensor_channel_;  // guarded by channel_mu_

@@ -1,5 +1,7 @@
 #include "ps/tcp/tensor_channel_client.h"
 
+#include <glog/logging.h>
+
 #include <utility>
 
 #include "ps/tensor_chunks.h"
@@ -7,25 +9,84 @@
 namespace pstrain {
 namespace tcp {
 
-StatusOr<std::unique_ptr<Socket>> TensorChannelClient::Take(std::chrono::milliseconds timeout) {
-  std::unique_ptr<Socket> socket;
+StatusOr<std::unique_ptr<TensorChannelClient::Connection>> TensorChannelClient::Take(
+    std::chrono::milliseconds timeout) {
+  std::unique_ptr<Connection> c;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!idle_.empty()) {
-      socket = std::move(idle_.back());
+      c = std::move(idle_.back());
       idle_.pop_back();
     }
   }
-  if (socket == nullptr) {
-    PS_ASSIGN_OR_RETURN(socket, Socket::Connect(host_, port_, timeout));
+  if (c == nullptr) {
+    c = std::make_unique<Connection>();
+    PS_ASSIGN_OR_RETURN(c->socket, Socket::Connect(host_, port_, timeout));
   }
-  socket->SetTimeout(timeout);
-  return socket;
+  c->socket->SetTimeout(timeout);
+  c->placed = 0;
+  if (shared_memory_ && !refused_) PS_RETURN_IF_ERROR(ShareMemory(c.get()));
+  return c;
 }
 
-void TensorChannelClient::GiveBack(std::unique_ptr<Socket> socket) {
+void TensorChannelClient::GiveBack(std::unique_ptr<Connection> c) {
   std::lock_guard<std::mutex> lock(mu_);
-  idle_.push_back(std::move(socket));
+  idle_.push_back(std::move(c));
+}
+
+Status TensorChannelClient::ShareMemory(Connection* c) {
+  const uint64_t wanted = wanted_;
+  if (c->region != nullptr && c->region->bytes() >= wanted) return OkStatus();
+  constexpr uint64_t kMiB = 1 << 20;
+  auto region = SharedRegion::Create((wanted + kMiB - 1) / kMiB * kMiB);
+  if (!region.ok()) {
+    // No room in /dev/shm, say: the socket carries everything.
+    LOG(WARNING) << "tensor channel to " << host_ << ":" << port_
+                 << " goes without shared memory: " << region.status().ToString();
+    refused_ = true;
+    return OkStatus();
+  }
+  proto::ShmAttach attach;
+  attach.set_name((*region)->name());
+  attach.set_bytes((*region)->bytes());
+  const Status sent = WriteFrame(c->socket.get(), FrameKind::kShmAttach, &attach);
+  if (!sent.ok()) return RefusalOr(c->socket.get(), sent);
+  PS_ASSIGN_OR_RETURN(Frame frame, ReadFrame(c->socket.get()));
+  if (frame.kind == FrameKind::kError) return ErrorOf(frame);
+  proto::ShmAttachReply reply;
+  if (frame.kind != FrameKind::kShmAttachReply) {
+    return DataLoss(std::string("tensor channel: a ") + FrameKindName(frame.kind) +
+                    " frame in reply to ShmAttach");
+  }
+  PS_RETURN_IF_ERROR(ParseMeta(frame, &reply));
+  (*region)->Unlink();  // both sides have it mapped, or the ps never will
+  if (!reply.attached()) {
+    LOG(INFO) << "tensor channel to " << host_ << ":" << port_
+              << " goes without shared memory: the ps could not map it (" << reply.why() << ")";
+    refused_ = true;
+    return OkStatus();
+  }
+  c->region = std::move(region).value();
+  shared_ = true;
+  return OkStatus();
+}
+
+void TensorChannelClient::AddTensor(Connection* c, FrameBatch* frames, const std::string& name,
+                                    const Tensor& tensor, proto::DataType wire) {
+  if (c->region != nullptr && wire == proto::DT_FLOAT && tensor.bytes() > 0 &&
+      c->region->Holds(c->placed, tensor.bytes())) {
+    frames->AddShmTensor(name, tensor, *c->region, c->placed);
+    c->placed += tensor.bytes();
+    return;
+  }
+  if (wire == proto::DT_FLOAT) c->placed += tensor.bytes();  // counted for the next region
+  frames->AddTensor(name, tensor, wire);
+}
+
+void TensorChannelClient::Want(uint64_t bytes) {
+  uint64_t now = wanted_;
+  while (bytes > now && !wanted_.compare_exchange_weak(now, bytes)) {
+  }
 }
 
 Status TensorChannelClient::RefusalOr(Socket* socket, const Status& sent) {
@@ -38,18 +99,19 @@ StatusOr<proto::PushResponse> TensorChannelClient::Push(const proto::PushHeader&
                                                         const NamedTensors& grads,
                                                         proto::DataType wire,
                                                         std::chrono::milliseconds timeout) {
-  PS_ASSIGN_OR_RETURN(auto socket, Take(timeout));
+  PS_ASSIGN_OR_RETURN(auto c, Take(timeout));
   FrameBatch push;
   push.Add(FrameKind::kPushHeader, &header);
-  for (const auto& [name, tensor] : grads) push.AddTensor(name, *tensor, wire);
+  for (const auto& [name, tensor] : grads) AddTensor(c.get(), &push, name, *tensor, wire);
   push.Add(FrameKind::kEnd, nullptr);
-  const Status sent = push.WriteTo(socket.get());
-  if (!sent.ok()) return RefusalOr(socket.get(), sent);
-  return FinishPush(std::move(socket));
+  const Status sent = push.WriteTo(c->socket.get());
+  if (!sent.ok()) return RefusalOr(c->socket.get(), sent);
+  return FinishPush(std::move(c));
 }
 
-StatusOr<proto::PushResponse> TensorChannelClient::FinishPush(std::unique_ptr<Socket> socket) {
-  PS_ASSIGN_OR_RETURN(Frame reply, ReadFrame(socket.get()));
+StatusOr<proto::PushResponse> TensorChannelClient::FinishPush(std::unique_ptr<Connection> c) {
+  Want(c->placed);
+  PS_ASSIGN_OR_RETURN(Frame reply, ReadFrame(c->socket.get()));
   if (reply.kind == FrameKind::kError) return ErrorOf(reply);
   if (reply.kind != FrameKind::kPushReply) {
     return DataLoss(std::string("tensor channel: a ") + FrameKindName(reply.kind) +
@@ -57,60 +119,64 @@ StatusOr<proto::PushResponse> TensorChannelClient::FinishPush(std::unique_ptr<So
   }
   proto::PushResponse response;
   PS_RETURN_IF_ERROR(ParseMeta(reply, &response));
-  GiveBack(std::move(socket));
+  GiveBack(std::move(c));
   return response;
 }
 
 // Frames go out as they are written: the header at once, each tensor's
-// chunks from its own memory, the End frame at Finish. A stream destroyed
-// before Finish closes its connection mid-push, which the ps drops whole.
+// chunks from its own memory (or through the shared region), the End frame
+// at Finish. A stream destroyed before Finish closes its connection
+// mid-push, which the ps drops whole.
 class TensorChannelClient::Pushing : public PushStream {
  public:
-  Pushing(TensorChannelClient* client, std::unique_ptr<Socket> socket, proto::DataType wire)
-      : client_(client), socket_(std::move(socket)), wire_(wire) {}
+  Pushing(TensorChannelClient* client, std::unique_ptr<Connection> c, proto::DataType wire)
+      : client_(client), c_(std::move(c)), wire_(wire) {}
 
   Status Write(const std::string& name, const Tensor& tensor) override {
     PS_RETURN_IF_ERROR(failed_);
     FrameBatch frames;
-    frames.AddTensor(name, tensor, wire_);
-    const Status sent = frames.WriteTo(socket_.get());
-    if (!sent.ok()) failed_ = RefusalOr(socket_.get(), sent);
+    client_->AddTensor(c_.get(), &frames, name, tensor, wire_);
+    const Status sent = frames.WriteTo(c_->socket.get());
+    if (!sent.ok()) failed_ = RefusalOr(c_->socket.get(), sent);
     return failed_;
   }
 
   StatusOr<proto::PushResponse> Finish() override {
     PS_RETURN_IF_ERROR(failed_);
-    const Status sent = WriteFrame(socket_.get(), FrameKind::kEnd, nullptr);
-    if (!sent.ok()) return RefusalOr(socket_.get(), sent);
-    return client_->FinishPush(std::move(socket_));
+    const Status sent = WriteFrame(c_->socket.get(), FrameKind::kEnd, nullptr);
+    if (!sent.ok()) return RefusalOr(c_->socket.get(), sent);
+    return client_->FinishPush(std::move(c_));
   }
 
  private:
   TensorChannelClient* const client_;
-  std::unique_ptr<Socket> socket_;
+  std::unique_ptr<Connection> c_;
   const proto::DataType wire_;
   Status failed_;  // the first failed Write's, after which nothing is sent
 };
 
 StatusOr<std::unique_ptr<PushStream>> TensorChannelClient::StartPush(
     const proto::PushHeader& header, proto::DataType wire, std::chrono::milliseconds timeout) {
-  PS_ASSIGN_OR_RETURN(auto socket, Take(timeout));
-  const Status sent = WriteFrame(socket.get(), FrameKind::kPushHeader, &header);
-  if (!sent.ok()) return RefusalOr(socket.get(), sent);
-  return std::unique_ptr<PushStream>(new Pushing(this, std::move(socket), wire));
+  PS_ASSIGN_OR_RETURN(auto c, Take(timeout));
+  const Status sent = WriteFrame(c->socket.get(), FrameKind::kPushHeader, &header);
+  if (!sent.ok()) return RefusalOr(c->socket.get(), sent);
+  return std::unique_ptr<PushStream>(new Pushing(this, std::move(c), wire));
 }
 
 Status TensorChannelClient::Pull(const proto::PullRequest& request,
                                  std::map<std::string, Tensor>* out, int64_t* step,
                                  std::chrono::milliseconds timeout) {
-  PS_ASSIGN_OR_RETURN(auto socket, Take(timeout));
-  Status sent = WriteFrame(socket.get(), FrameKind::kPullRequest, &request);
-  if (!sent.ok()) return RefusalOr(socket.get(), sent);
+  PS_ASSIGN_OR_RETURN(auto c, Take(timeout));
+  proto::PullRequest asked = request;
+  asked.set_reply_in_shared_memory(c->region != nullptr);
+  Status sent = WriteFrame(c->socket.get(), FrameKind::kPullRequest, &asked);
+  if (!sent.ok()) return RefusalOr(c->socket.get(), sent);
   TensorAssembler assembler;
   assembler.Reuse(out);
   bool replied = false;
+  uint64_t received = 0;  // bytes of float32 values, for the next region's size
   for (;;) {
-    PS_ASSIGN_OR_RETURN(Frame frame, ReadFrame(socket.get()));
+    PS_ASSIGN_OR_RETURN(Frame frame, ReadFrame(c->socket.get()));
     if (frame.kind == FrameKind::kError) return ErrorOf(frame);
     if (frame.kind == FrameKind::kPullReply && !replied) {
       proto::PullResponse reply;
@@ -120,14 +186,23 @@ Status TensorChannelClient::Pull(const proto::PullRequest& request,
       continue;
     }
     if (frame.kind == FrameKind::kEnd && replied) break;
+    if (frame.kind == FrameKind::kShmChunk && replied) {
+      proto::ShmChunk chunk;
+      PS_RETURN_IF_ERROR(ParseMeta(frame, &chunk));
+      received += chunk.bytes();
+      PS_RETURN_IF_ERROR(ReadShmChunk(frame, c->region.get(), &assembler));
+      continue;
+    }
     if (frame.kind != FrameKind::kChunk || !replied) {
       return DataLoss(std::string("tensor channel: an unexpected ") + FrameKindName(frame.kind) +
                       " frame in reply to a pull");
     }
-    PS_RETURN_IF_ERROR(ReadChunk(socket.get(), frame, &assembler));
+    if (request.wire_dtype() != proto::DT_BFLOAT16) received += frame.data_bytes;
+    PS_RETURN_IF_ERROR(ReadChunk(c->socket.get(), frame, &assembler));
   }
   PS_RETURN_IF_ERROR(assembler.FinishInto(out));
-  GiveBack(std::move(socket));
+  Want(received);
+  GiveBack(std::move(c));
   return OkStatus();
 }
 

@@ -2,10 +2,17 @@
 // channel (ps/tcp/tensor_frames.h). Push and Pull as PsConnection speaks
 // them; each call takes an idle connection (or opens one) and gives it back
 // after a clean exchange, so concurrent calls each have their own.
+//
+// With a ps on this host, each connection can carry its float32 tensors
+// through a shared memory region instead of the socket (shared_region.h):
+// the client offers one, sized to the largest exchange seen so far, and
+// goes on over the socket alone if the ps cannot map it (another container,
+// say). Tensors that do not fit travel on the socket.
 // Thread-safe.
 #ifndef PSTRAIN_PS_TCP_TENSOR_CHANNEL_CLIENT_H_
 #define PSTRAIN_PS_TCP_TENSOR_CHANNEL_CLIENT_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -18,6 +25,7 @@
 #include "core/tensor.h"
 #include "proto/ps.pb.h"
 #include "ps/ps_connection.h"
+#include "ps/tcp/shared_region.h"
 #include "ps/tcp/socket.h"
 
 namespace pstrain {
@@ -25,8 +33,10 @@ namespace tcp {
 
 class TensorChannelClient {
  public:
-  // Does not connect yet.
-  TensorChannelClient(std::string host, int port) : host_(std::move(host)), port_(port) {}
+  // Does not connect yet. shared_memory: offer the ps shared regions (for a
+  // ps on this host).
+  TensorChannelClient(std::string host, int port, bool shared_memory = false)
+      : host_(std::move(host)), port_(port), shared_memory_(shared_memory) {}
 
   // Errors are the ps's refusal as it sent it, or Unavailable /
   // DeadlineExceeded for a connection that failed or stalled for `timeout`.
@@ -44,22 +54,45 @@ class TensorChannelClient {
   Status Pull(const proto::PullRequest& request, std::map<std::string, Tensor>* out,
               int64_t* step, std::chrono::milliseconds timeout);
 
+  // Whether the ps mapped this client's shared regions (false until one
+  // was offered, and for good once the ps could not).
+  bool sharing_memory() const { return shared_.load() && !refused_.load(); }
+
  private:
-  StatusOr<std::unique_ptr<Socket>> Take(std::chrono::milliseconds timeout);
-  void GiveBack(std::unique_ptr<Socket> socket);
+  struct Connection {
+    std::unique_ptr<Socket> socket;
+    std::unique_ptr<SharedRegion> region;  // mapped by the ps too; null: none
+    uint64_t placed = 0;                   // bytes of this exchange placed in the region
+  };
+  class Pushing;
+
+  StatusOr<std::unique_ptr<Connection>> Take(std::chrono::milliseconds timeout);
+  void GiveBack(std::unique_ptr<Connection> connection);
+  // Offers the ps a region of at least wanted_ bytes on `c` unless it has
+  // one that large. A refusal is remembered; only a broken connection is
+  // an error.
+  Status ShareMemory(Connection* c);
+  // Adds `tensor` to `frames`: into c's region where it fits, else on the
+  // socket as `wire`.
+  void AddTensor(Connection* c, FrameBatch* frames, const std::string& name, const Tensor& tensor,
+                 proto::DataType wire);
+  // Asks for regions of at least `bytes` from now on.
+  void Want(uint64_t bytes);
   // The reply to a request whose sending failed with `sent`: the ps's Error
   // frame when it refused (and closed) first, else `sent`.
   static Status RefusalOr(Socket* socket, const Status& sent);
   // Reads the ps's answer to a push that was sent whole, and gives the
   // connection back after a clean one.
-  StatusOr<proto::PushResponse> FinishPush(std::unique_ptr<Socket> socket);
-
-  class Pushing;
+  StatusOr<proto::PushResponse> FinishPush(std::unique_ptr<Connection> c);
 
   const std::string host_;
   const int port_;
+  const bool shared_memory_;
+  std::atomic<uint64_t> wanted_{1 << 20};  // bytes of the largest exchange so far
+  std::atomic<bool> shared_{false};        // a region was mapped by the ps
+  std::atomic<bool> refused_{false};       // the ps could not map one
   std::mutex mu_;
-  std::vector<std::unique_ptr<Socket>> idle_;  // guarded by mu_
+  std::vector<std::unique_ptr<Connection>> idle_;  // guarded by mu_
 };
 
 }  // namespace tcp

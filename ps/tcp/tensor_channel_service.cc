@@ -16,8 +16,8 @@ namespace {
 // A push's frames after its header, as NextPart (ps/tensor_streams.h).
 class PushFrames {
  public:
-  PushFrames(ByteStream* stream, proto::PushHeader header)
-      : stream_(stream), header_(std::move(header)) {}
+  PushFrames(ByteStream* stream, proto::PushHeader header, const SharedRegion* region)
+      : stream_(stream), header_(std::move(header)), region_(region) {}
 
   StatusOr<StreamPart> Next(proto::PushHeader* header, TensorAssembler* assembler) {
     if (!header_read_) {
@@ -35,6 +35,9 @@ class PushFrames {
       case FrameKind::kChunk:
         if (assembler != nullptr) PS_RETURN_IF_ERROR(ReadChunk(stream_, frame, assembler));
         return StreamPart::kChunk;
+      case FrameKind::kShmChunk:
+        if (assembler != nullptr) PS_RETURN_IF_ERROR(ReadShmChunk(frame, region_, assembler));
+        return StreamPart::kChunk;
       default:
         return InvalidArgument(std::string("a ") + FrameKindName(frame.kind) +
                                " frame inside a push");
@@ -44,13 +47,15 @@ class PushFrames {
  private:
   ByteStream* const stream_;
   const proto::PushHeader header_;
+  const SharedRegion* const region_;
   bool header_read_ = false;
 };
 
-Status ServePush(PsCore* core, ByteStream* stream, const Frame& first) {
+Status ServePush(PsCore* core, ByteStream* stream, const Frame& first,
+                 const SharedRegion* region) {
   proto::PushHeader header;
   PS_RETURN_IF_ERROR(ParseMeta(first, &header).Annotate("Push"));
-  PushFrames frames(stream, std::move(header));
+  PushFrames frames(stream, std::move(header), region);
   auto pushed = HandlePushStream(core, [&frames](proto::PushHeader* h, TensorAssembler* a) {
     return frames.Next(h, a);
   });
@@ -58,7 +63,7 @@ Status ServePush(PsCore* core, ByteStream* stream, const Frame& first) {
   return WriteFrame(stream, FrameKind::kPushReply, &*pushed);
 }
 
-Status ServePull(PsCore* core, ByteStream* stream, const Frame& first,
+Status ServePull(PsCore* core, ByteStream* stream, const Frame& first, const SharedRegion* region,
                  const std::function<bool()>& stopping) {
   proto::PullRequest request;
   PS_RETURN_IF_ERROR(ParseMeta(first, &request).Annotate("Pull"));
@@ -75,16 +80,45 @@ Status ServePull(PsCore* core, ByteStream* stream, const Frame& first,
   reply.set_global_step(pulled->step);
   FrameBatch batch;
   batch.Add(FrameKind::kPullReply, &reply);
-  // Each tensor straight from the variable's value (or rounded to bfloat16).
-  for (const auto& [name, tensor] : pulled->tensors) batch.AddTensor(name, *tensor, wire);
+  // Each tensor straight from the variable's value (or rounded to
+  // bfloat16), or copied into the shared region where it fits.
+  const bool shared = request.reply_in_shared_memory() && region != nullptr &&
+                      wire == proto::DT_FLOAT;
+  uint64_t offset = 0;
+  for (const auto& [name, tensor] : pulled->tensors) {
+    if (shared && tensor->bytes() > 0 && region->Holds(offset, tensor->bytes())) {
+      batch.AddShmTensor(name, *tensor, *region, offset);
+      offset += tensor->bytes();
+    } else {
+      batch.AddTensor(name, *tensor, wire);
+    }
+  }
   batch.Add(FrameKind::kEnd, nullptr);
   return batch.WriteTo(stream);
+}
+
+// Maps the region a client offers (replacing any before), or says why not;
+// a refusal leaves the connection as it was.
+Status ServeShmAttach(ByteStream* stream, const Frame& first,
+                      std::unique_ptr<SharedRegion>* region) {
+  proto::ShmAttach attach;
+  PS_RETURN_IF_ERROR(ParseMeta(first, &attach).Annotate("ShmAttach"));
+  proto::ShmAttachReply reply;
+  auto opened = SharedRegion::Open(attach.name(), attach.bytes());
+  if (opened.ok()) {
+    *region = std::move(opened).value();
+    reply.set_attached(true);
+  } else {
+    reply.set_why(opened.status().ToString());
+  }
+  return WriteFrame(stream, FrameKind::kShmAttachReply, &reply);
 }
 
 }  // namespace
 
 Status ServeTensorConnection(PsCore* core, ByteStream* stream,
                              const std::function<bool()>& stopping) {
+  std::unique_ptr<SharedRegion> region;  // offered by the client; none at first
   for (;;) {
     auto frame = ReadFrame(stream);
     // The client hung up between requests: a clean end.
@@ -93,10 +127,13 @@ Status ServeTensorConnection(PsCore* core, ByteStream* stream,
     if (served.ok()) {
       switch (frame->kind) {
         case FrameKind::kPushHeader:
-          served = ServePush(core, stream, *frame);
+          served = ServePush(core, stream, *frame, region.get());
           break;
         case FrameKind::kPullRequest:
-          served = ServePull(core, stream, *frame, stopping);
+          served = ServePull(core, stream, *frame, region.get(), stopping);
+          break;
+        case FrameKind::kShmAttach:
+          served = ServeShmAttach(stream, *frame, &region);
           break;
         default:
           served = InvalidArgument(std::string("a request cannot start with a ") +

@@ -26,7 +26,7 @@ static_assert(sizeof(RawHeader) == kFrameHeaderBytes, "no padding in the frame h
 
 bool KnownKind(uint32_t kind) {
   return kind >= static_cast<uint32_t>(FrameKind::kPushHeader) &&
-         kind <= static_cast<uint32_t>(FrameKind::kError);
+         kind <= static_cast<uint32_t>(FrameKind::kShmChunk);
 }
 
 }  // namespace
@@ -47,6 +47,12 @@ const char* FrameKindName(FrameKind kind) {
       return "PushReply";
     case FrameKind::kError:
       return "Error";
+    case FrameKind::kShmAttach:
+      return "ShmAttach";
+    case FrameKind::kShmAttachReply:
+      return "ShmAttachReply";
+    case FrameKind::kShmChunk:
+      return "ShmChunk";
   }
   return "unknown";
 }
@@ -137,6 +143,42 @@ Status ReadChunk(ByteStream* stream, const Frame& frame, TensorAssembler* assemb
   std::vector<uint16_t> narrow(frame.data_bytes / 2);
   PS_RETURN_IF_ERROR(stream->ReadFull(narrow.data(), frame.data_bytes));
   FromBfloat16(narrow.data(), static_cast<int64_t>(narrow.size()), reinterpret_cast<float*>(dest));
+  return OkStatus();
+}
+
+void FrameBatch::AddShmTensor(const std::string& name, const Tensor& tensor,
+                              const SharedRegion& region, uint64_t offset) {
+  std::memcpy(region.data() + offset, tensor.data(), tensor.bytes());
+  proto::ShmChunk chunk;
+  proto::TensorChunk* head = chunk.mutable_head();
+  head->set_name(name);
+  head->mutable_meta()->set_dtype(proto::DT_FLOAT);
+  for (int64_t d : tensor.shape()) head->mutable_meta()->add_shape(d);
+  head->set_offset(0);
+  head->set_total_bytes(tensor.bytes());
+  chunk.set_region_offset(offset);
+  chunk.set_bytes(tensor.bytes());
+  Add(FrameKind::kShmChunk, &chunk);
+}
+
+Status ReadShmChunk(const Frame& frame, const SharedRegion* region, TensorAssembler* assembler) {
+  proto::ShmChunk chunk;
+  PS_RETURN_IF_ERROR(ParseMeta(frame, &chunk));
+  if (region == nullptr) {
+    return InvalidArgument("tensor " + chunk.head().name() +
+                           ": a ShmChunk frame on a connection without a shared region");
+  }
+  if (!region->Holds(chunk.region_offset(), chunk.bytes())) {
+    return InvalidArgument("tensor " + chunk.head().name() + ": bytes [" +
+                           std::to_string(chunk.region_offset()) + ", +" +
+                           std::to_string(chunk.bytes()) + ") outside the shared region of " +
+                           std::to_string(region->bytes()));
+  }
+  if (chunk.head().meta().dtype() != proto::DT_FLOAT) {
+    return InvalidArgument("tensor " + chunk.head().name() + ": a ShmChunk carries float32 only");
+  }
+  PS_ASSIGN_OR_RETURN(char* dest, assembler->Place(chunk.head(), chunk.bytes()));
+  std::memcpy(dest, region->data() + chunk.region_offset(), chunk.bytes());
   return OkStatus();
 }
 

@@ -13,6 +13,10 @@
 //   pull:  PullRequest(PullRequest)
 //          reply: PullReply(PullResponse) Chunk(TensorChunk, data)... End,
 //          or Error(ChannelError)
+//   shared memory, between tasks on one host (shared_region.h):
+//          ShmAttach(ShmAttach); reply: ShmAttachReply(ShmAttachReply).
+//          Once attached, any Chunk of a push or of a pull's reply may be
+//          a ShmChunk(ShmChunk) instead, its bytes in the region.
 //
 // A chunk frame's TensorChunk holds no data: the frame's data is the chunk's.
 // After an Error the ps closes the connection.
@@ -32,6 +36,7 @@
 #include "core/status.h"
 #include "core/tensor.h"
 #include "proto/tensor.pb.h"
+#include "ps/tcp/shared_region.h"
 #include "ps/tensor_chunks.h"
 
 namespace pstrain {
@@ -45,6 +50,9 @@ enum class FrameKind : uint32_t {
   kPullReply = 5,
   kPushReply = 6,
   kError = 7,
+  kShmAttach = 8,
+  kShmAttachReply = 9,
+  kShmChunk = 10,
 };
 const char* FrameKindName(FrameKind kind);
 
@@ -89,6 +97,10 @@ class FrameBatch {
   // straight from its memory, DT_BFLOAT16 rounded into a buffer the batch
   // keeps (the chunk's dtype, offset and total_bytes then count bfloat16s).
   void AddTensor(const std::string& name, const Tensor& tensor, proto::DataType wire);
+  // A ShmChunk frame for a whole float32 tensor, copied into `region` at
+  // [offset, offset + tensor.bytes()), which the caller checked it holds.
+  void AddShmTensor(const std::string& name, const Tensor& tensor, const SharedRegion& region,
+                    uint64_t offset);
   Status WriteTo(ByteStream* stream) const { return stream->Write(iov_.data(), iov_.size()); }
 
  private:
@@ -100,6 +112,11 @@ class FrameBatch {
 // Reads a Chunk frame's tensor data (after ReadFrame) into the tensor that
 // `assembler` places it in; bfloat16 data is widened to float32 there.
 Status ReadChunk(ByteStream* stream, const Frame& frame, TensorAssembler* assembler);
+
+// Copies a ShmChunk frame's tensor out of `region` into the tensor that
+// `assembler` places it in. InvalidArgument when there is no region (null),
+// the range lies outside it, or the tensor is not float32.
+Status ReadShmChunk(const Frame& frame, const SharedRegion* region, TensorAssembler* assembler);
 
 // Writes one frame as FrameBatch::Add describes.
 Status WriteFrame(ByteStream* stream, FrameKind kind, const google::protobuf::MessageLite* meta,
