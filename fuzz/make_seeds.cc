@@ -150,6 +150,7 @@ void PsSeeds() {
            Request(kWorkerDone, {done.SerializeAsString()}) +
            Request(kSetLiveWorkers, {live.SerializeAsString()}) + push);
   Seed("tensor_channel", "push_then_pull", ChannelPushThenPull());
+  Seed("tensor_channel", "shared_memory", ChannelSharedMemory());
   Seed("ps_requests", "end_and_status",
        Request(kEndTraining, {end.SerializeAsString()}) + Request(kStatus, {""}));
 }

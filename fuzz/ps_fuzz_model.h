@@ -87,19 +87,22 @@ struct FuzzPs {
   PsCore core{0, 1, &store, [](const std::string&) {}};
 };
 
+// The bytes a tensor channel client writes, kept: how the seeds are made.
+struct CapturedBytes : tcp::ByteStream {
+  Status ReadFull(void*, size_t) override { return Unavailable("write only"); }
+  Status Write(const struct iovec* iov, int count) override {
+    for (int i = 0; i < count; ++i) {
+      bytes.append(static_cast<char*>(iov[i].iov_base), iov[i].iov_len);
+    }
+    return OkStatus();
+  }
+  std::string bytes;
+};
+
 // The bytes a client sends on one tensor channel connection (ps/tcp/): a
 // push of gradients for the fuzz model, then a pull of every variable.
 inline std::string ChannelPushThenPull() {
-  struct Capture : tcp::ByteStream {
-    Status ReadFull(void*, size_t) override { return Unavailable("write only"); }
-    Status Write(const struct iovec* iov, int count) override {
-      for (int i = 0; i < count; ++i) {
-        bytes.append(static_cast<char*>(iov[i].iov_base), iov[i].iov_len);
-      }
-      return OkStatus();
-    }
-    std::string bytes;
-  } out;
+  CapturedBytes out;
   proto::PushHeader header;
   header.set_placement_fingerprint(kFingerprint);
   header.set_worker(1);
@@ -118,6 +121,40 @@ inline std::string ChannelPushThenPull() {
   batch.Add(tcp::FrameKind::kEnd, nullptr);
   proto::PullRequest pull;
   pull.set_placement_fingerprint(kFingerprint);
+  batch.Add(tcp::FrameKind::kPullRequest, &pull);
+  (void)batch.WriteTo(&out);
+  return out.bytes;
+}
+
+// The frames of a client on the ps's host: a shared region offered (which
+// the fuzzed ps cannot map: no such object), a push whose tensor lies in
+// it, and a pull asking for its reply there.
+inline std::string ChannelSharedMemory() {
+  CapturedBytes out;
+  tcp::FrameBatch batch;
+  proto::ShmAttach attach;
+  attach.set_name(std::string(tcp::SharedRegion::kNamePrefix) + "fuzz");
+  attach.set_bytes(4096);
+  batch.Add(tcp::FrameKind::kShmAttach, &attach);
+  proto::PushHeader header;
+  header.set_placement_fingerprint(kFingerprint);
+  header.set_increment_global_step(true);
+  header.set_num_tensors(1);
+  batch.Add(tcp::FrameKind::kPushHeader, &header);
+  for (const auto& [name, tensor] : FuzzTensors()) {
+    proto::ShmChunk chunk;
+    chunk.mutable_head()->set_name(name);
+    chunk.mutable_head()->mutable_meta()->set_dtype(proto::DT_FLOAT);
+    for (int64_t d : tensor.shape()) chunk.mutable_head()->mutable_meta()->add_shape(d);
+    chunk.mutable_head()->set_total_bytes(tensor.bytes());
+    chunk.set_bytes(tensor.bytes());
+    batch.Add(tcp::FrameKind::kShmChunk, &chunk);
+    break;
+  }
+  batch.Add(tcp::FrameKind::kEnd, nullptr);
+  proto::PullRequest pull;
+  pull.set_placement_fingerprint(kFingerprint);
+  pull.set_reply_in_shared_memory(true);
   batch.Add(tcp::FrameKind::kPullRequest, &pull);
   (void)batch.WriteTo(&out);
   return out.bytes;

@@ -89,6 +89,8 @@ Status ServePull(PsCore* core, ByteStream* stream, const Frame& first, const Sha
     if (shared && tensor->bytes() > 0 && region->Holds(offset, tensor->bytes())) {
       batch.AddShmTensor(name, *tensor, *region, offset);
       offset += tensor->bytes();
+      // The client copies this one out while the next is copied in.
+      PS_RETURN_IF_ERROR(batch.WriteAndClear(stream));
     } else {
       batch.AddTensor(name, *tensor, wire);
     }

@@ -161,6 +161,14 @@ void FrameBatch::AddShmTensor(const std::string& name, const Tensor& tensor,
   Add(FrameKind::kShmChunk, &chunk);
 }
 
+Status FrameBatch::WriteAndClear(ByteStream* stream) {
+  const Status written = WriteTo(stream);
+  heads_.clear();
+  rounded_.clear();
+  iov_.clear();
+  return written;
+}
+
 Status ReadShmChunk(const Frame& frame, const SharedRegion* region, TensorAssembler* assembler) {
   proto::ShmChunk chunk;
   PS_RETURN_IF_ERROR(ParseMeta(frame, &chunk));

@@ -102,6 +102,9 @@ class FrameBatch {
   void AddShmTensor(const std::string& name, const Tensor& tensor, const SharedRegion& region,
                     uint64_t offset);
   Status WriteTo(ByteStream* stream) const { return stream->Write(iov_.data(), iov_.size()); }
+  // WriteTo, then empties the batch for the frames that follow: so the
+  // peer can start on a tensor in shared memory while the next is copied.
+  Status WriteAndClear(ByteStream* stream);
 
  private:
   std::deque<std::string> heads_;  // a deque: the iovecs point into them
