@@ -79,7 +79,10 @@ TEST(ChunkCodec, RoundTripsTensorsOfEverySizeInAnySlicing) {
         const Tensor back = RoundTrip(t, chunk_bytes, pieces, &step);
         EXPECT_EQ(step, 77);
         ASSERT_EQ(back.shape(), t.shape()) << ShapeString(shape);
-        EXPECT_EQ(std::memcmp(back.data(), t.data(), t.bytes()), 0) << ShapeString(shape);
+        // An empty tensor has no memory to compare (memcmp of null is undefined).
+        if (t.bytes() > 0) {
+          EXPECT_EQ(std::memcmp(back.data(), t.data(), t.bytes()), 0) << ShapeString(shape);
+        }
       }
     }
   }

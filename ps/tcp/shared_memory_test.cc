@@ -14,7 +14,14 @@ namespace pstrain {
 namespace tcp {
 namespace {
 
+// Skips a test on a machine without POSIX shared memory (no /dev/shm).
+#define SKIP_WITHOUT_SHARED_MEMORY()                                  \
+  if (!SharedRegion::Create(4096).ok()) {                             \
+    GTEST_SKIP() << "no POSIX shared memory (/dev/shm) on this machine"; \
+  }
+
 TEST(SharedRegion, TwoMappingsOfARegionShareItsBytes) {
+  SKIP_WITHOUT_SHARED_MEMORY();
   auto created = SharedRegion::Create(1 << 16);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   auto opened = SharedRegion::Open((*created)->name(), 1 << 16);
@@ -31,6 +38,7 @@ TEST(SharedRegion, TwoMappingsOfARegionShareItsBytes) {
 }
 
 TEST(SharedRegion, OpenRefusesOtherNamesAndWrongSizes) {
+  SKIP_WITHOUT_SHARED_MEMORY();
   EXPECT_EQ(SharedRegion::Open("/dev-shm-other", 4096).status().code(), Code::kInvalidArgument);
   EXPECT_EQ(SharedRegion::Open("/pstrain-shm-../x", 4096).status().code(),
             Code::kInvalidArgument);
@@ -105,6 +113,7 @@ TEST_F(HostileSharedMemory, AShmChunkWithoutARegionIsRefused) {
 }
 
 TEST_F(HostileSharedMemory, AShmChunkOutsideTheRegionIsRefused) {
+  SKIP_WITHOUT_SHARED_MEMORY();
   auto region = SharedRegion::Create(8192);
   ASSERT_TRUE(region.ok());
   proto::ShmAttach attach;

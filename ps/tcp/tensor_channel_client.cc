@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "ps/tensor_chunks.h"
@@ -35,15 +36,20 @@ void TensorChannelClient::GiveBack(std::unique_ptr<Connection> c) {
 }
 
 Status TensorChannelClient::ShareMemory(Connection* c) {
-  const uint64_t wanted = wanted_;
+  const uint64_t wanted = std::min<uint64_t>(wanted_, region_cap_);
   if (c->region != nullptr && c->region->bytes() >= wanted) return OkStatus();
   constexpr uint64_t kMiB = 1 << 20;
   auto region = SharedRegion::Create((wanted + kMiB - 1) / kMiB * kMiB);
   if (!region.ok()) {
-    // No room in /dev/shm, say: the socket carries everything.
-    LOG(WARNING) << "tensor channel to " << host_ << ":" << port_
-                 << " goes without shared memory: " << region.status().ToString();
-    refused_ = true;
+    // No more room in /dev/shm, say: regions stay as large as they are
+    // (what does not fit goes on the socket), or there are none.
+    const uint64_t cap = c->region != nullptr ? c->region->bytes() : 0;
+    LOG(WARNING) << "tensor channel to " << host_ << ":" << port_ << ": "
+                 << region.status().ToString()
+                 << (cap > 0 ? "; shared regions stay at " + std::to_string(cap) + " bytes"
+                             : "; going without shared memory");
+    region_cap_ = cap;
+    if (cap == 0) refused_ = true;
     return OkStatus();
   }
   proto::ShmAttach attach;

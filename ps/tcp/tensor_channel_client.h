@@ -55,7 +55,7 @@ class TensorChannelClient {
               int64_t* step, std::chrono::milliseconds timeout);
 
   // Whether the ps mapped this client's shared regions (false until one
-  // was offered, and for good once the ps could not).
+  // was offered, and for good once the ps could not or none could be made).
   bool sharing_memory() const { return shared_.load() && !refused_.load(); }
 
  private:
@@ -89,6 +89,8 @@ class TensorChannelClient {
   const int port_;
   const bool shared_memory_;
   std::atomic<uint64_t> wanted_{1 << 20};  // bytes of the largest exchange so far
+  // The largest region /dev/shm gave room for, once one was refused.
+  std::atomic<uint64_t> region_cap_{SharedRegion::kMaxBytes};
   std::atomic<bool> shared_{false};        // a region was mapped by the ps
   std::atomic<bool> refused_{false};       // the ps could not map one
   std::mutex mu_;
