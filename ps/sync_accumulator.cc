@@ -73,20 +73,27 @@ std::map<std::string, Tensor> SyncAccumulator::TakeAverage() {
   const float scale = 1.0f / static_cast<float>(received_.size());
   std::vector<const float*> parts(received_.size());
   for (auto& [name, total] : sum) {
-    // One pass per variable, each element summed over the gradients in
-    // worker order and scaled (the same rounding as summing gradient after
-    // gradient, at a third of the memory traffic).
+    // Each element summed over the gradients in worker order and scaled
+    // (the same rounding as summing gradient after gradient), a block at a
+    // time in a buffer that stays in L1: every gradient is read once.
     float* t = total.data();
     parts[0] = t;
     for (size_t r = 1; r < received_.size(); ++r) parts[r] = received_[r].second.at(name).data();
-    const float* const* p = parts.data();
-    const size_t k = parts.size();
+    constexpr int64_t kBlock = 1024;
+    float acc[kBlock];
     const int64_t n = total.size();
+    for (int64_t b = 0; b < n; b += kBlock) {
+      const int64_t m = std::min(kBlock, n - b);
+      const float* first = parts[0] + b;
 #pragma omp simd
-    for (int64_t i = 0; i < n; ++i) {
-      float acc = p[0][i];
-      for (size_t r = 1; r < k; ++r) acc += p[r][i];
-      t[i] = acc * scale;
+      for (int64_t i = 0; i < m; ++i) acc[i] = first[i];
+      for (size_t r = 1; r < parts.size(); ++r) {
+        const float* g = parts[r] + b;
+#pragma omp simd
+        for (int64_t i = 0; i < m; ++i) acc[i] += g[i];
+      }
+#pragma omp simd
+      for (int64_t i = 0; i < m; ++i) t[b + i] = acc[i] * scale;
     }
   }
   received_.clear();
