@@ -1,6 +1,8 @@
-// StreamedPull and StreamedPush (ps/ps_fleet_streams.h) over two real ps
-// servers on loopback, their tensors on the tensor channel, one variable
-// cut across both: the same effect as PullVariables and PushGradients,
+// StreamedPull and StreamedPush (ps/ps_fleet_streams.h) over two ps tasks,
+// one variable cut across both: real servers on loopback (their tensors on
+// the tensor channel, through shared memory where this machine has it) and
+// in-process ones (which ThreadSanitizer can follow: Debian's gRPC is not
+// instrumented). The same effect as PullVariables and PushGradients,
 // variable by variable, and nothing applied of a push given up.
 #include "ps/ps_fleet_streams.h"
 
@@ -8,12 +10,14 @@
 
 #include <cstring>
 
+#include "ps/in_process_ps.h"
 #include "ps/rpc/loopback_ps.h"
 
 namespace pstrain {
 namespace {
 
-class FleetStreams : public ::testing::Test {
+// The parameter: real servers on loopback (true) or in process.
+class FleetStreams : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
     auto placement =
@@ -21,11 +25,15 @@ class FleetStreams : public ::testing::Test {
     ASSERT_TRUE(placement.ok()) << placement.status().ToString();
     ASSERT_EQ(placement->ShardsOfVariable("a").size(), 2u);  // cut by the 16 KB slice limit
     std::vector<std::unique_ptr<PsConnection>> clients;
-    for (LoopbackPs& ps : ps_) {
-      Status s = ps.Start();
+    for (int i = 0; i < 2; ++i) {
+      if (!GetParam()) {
+        clients.push_back(std::make_unique<InProcessPs>(i));
+        continue;
+      }
+      Status s = ps_[i].Start();
       ASSERT_TRUE(s.ok()) << s.ToString();
-      ASSERT_GT(ps.server->tensor_port(), 0);
-      clients.push_back(std::move(ps.client));
+      ASSERT_GT(ps_[i].server->tensor_port(), 0);
+      clients.push_back(std::move(ps_[i].client));
     }
     fleet_ = std::make_unique<PsFleet>(std::move(clients), vars_, *placement);
     init_ = {Tensor({1000, 10}), Tensor({7}), Tensor({3, 3})};
@@ -50,7 +58,7 @@ class FleetStreams : public ::testing::Test {
   std::vector<Tensor> init_;
 };
 
-TEST_F(FleetStreams, APullStreamedVariableByVariableMatchesAWholePull) {
+TEST_P(FleetStreams, APullStreamedVariableByVariableMatchesAWholePull) {
   std::vector<Tensor> streamed;
   auto pull = fleet_->StartPull(&streamed);
   PsFleet::PsSteps steps;
@@ -69,7 +77,7 @@ TEST_F(FleetStreams, APullStreamedVariableByVariableMatchesAWholePull) {
   for (size_t v = 0; v < init_.size(); ++v) EXPECT_TRUE(SameBits(again[v], init_[v]));
 }
 
-TEST_F(FleetStreams, AStreamedPushLandsOnEveryShardOnceFinished) {
+TEST_P(FleetStreams, AStreamedPushLandsOnEveryShardOnceFinished) {
   std::vector<Tensor> grads = {Tensor({1000, 10}), Tensor({7}), Tensor({3, 3})};
   for (int64_t i = 0; i < grads[0].size(); ++i) grads[0][i] = static_cast<float>(i % 7);
   grads[1].Fill(2.0f);
@@ -90,7 +98,7 @@ TEST_F(FleetStreams, AStreamedPushLandsOnEveryShardOnceFinished) {
   }
 }
 
-TEST_F(FleetStreams, AStreamedPushGivenUpAppliesNothingOnAnyPs) {
+TEST_P(FleetStreams, AStreamedPushGivenUpAppliesNothingOnAnyPs) {
   std::vector<Tensor> grads = {Tensor({1000, 10}), Tensor({7}), Tensor({3, 3})};
   for (Tensor& g : grads) g.Fill(1.0f);
   {
@@ -106,7 +114,10 @@ TEST_F(FleetStreams, AStreamedPushGivenUpAppliesNothingOnAnyPs) {
   for (size_t v = 0; v < init_.size(); ++v) EXPECT_TRUE(SameBits(values[v], init_[v]));
 }
 
-TEST_F(FleetStreams, APullFromAStoppedPsFailsItsVariablesWait) {
+// A ps to stop: the real servers only.
+class FleetStreamsOnLoopback : public FleetStreams {};
+
+TEST_P(FleetStreamsOnLoopback, APullFromAStoppedPsFailsItsVariablesWait) {
   ps_[1].server->Stop();
   std::vector<Tensor> values;
   auto pull = fleet_->StartPull(&values);
@@ -116,6 +127,13 @@ TEST_F(FleetStreams, APullFromAStoppedPsFailsItsVariablesWait) {
   EXPECT_EQ(s.code(), Code::kUnavailable) << s.ToString();
   EXPECT_FALSE(pull->Finish().ok());
 }
+
+std::string PsKind(const ::testing::TestParamInfo<bool>& info) {
+  return info.param ? "OnLoopback" : "InProcess";
+}
+
+INSTANTIATE_TEST_SUITE_P(Ps, FleetStreams, ::testing::Values(true, false), PsKind);
+INSTANTIATE_TEST_SUITE_P(Ps, FleetStreamsOnLoopback, ::testing::Values(true), PsKind);
 
 }  // namespace
 }  // namespace pstrain
