@@ -72,6 +72,48 @@ TEST(VariableStore, UpdatesCopyOnlyWhatAReaderHolds) {
   EXPECT_EQ((*(*last)[0].second)[3], 2.0f);
 }
 
+// A variable big enough to be updated in two halves on two threads gets,
+// element for element, Nesterov momentum's published rule (accum = m *
+// accum + g; var -= lr * (g + m * accum)), its slot included, on both
+// sides of the split.
+TEST(VariableStore, ABigVariableIsUpdatedInHalvesExactlyAsElementByElement) {
+  constexpr int64_t n = (int64_t{1} << 21) + 3;  // two halves, one odd
+  constexpr float lr = 0.5f, m = 0.9f;
+  Tensor w0({n}), g({n});
+  for (int64_t i = 0; i < n; ++i) {
+    w0[i] = static_cast<float>(i % 1000) * 0.001f;
+    g[i] = static_cast<float>((i * 7) % 13) - 6.0f;
+  }
+  proto::OptimizerConfig c;
+  c.set_name("Momentum");
+  c.set_learning_rate(lr);
+  c.set_momentum(m);
+  c.set_use_nesterov(true);
+  VariableStore store;
+  std::map<std::string, Tensor> init;
+  init.emplace("w", w0);
+  ASSERT_TRUE(store.Initialize({}, std::move(Optimizer::Create(c)).value(), std::move(init)).ok());
+  std::map<std::string, Tensor> push;
+  push.emplace("w", g);
+  for (int step = 0; step < 2; ++step) ASSERT_TRUE(store.ApplyGradients(push, false).ok());
+  auto state = store.ReadState();
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  std::map<std::string, const Tensor*> by_name;
+  for (const auto& [name, t] : *state) by_name[name] = &t;
+  ASSERT_TRUE(by_name.count("w") && by_name.count("w/Momentum"));
+  const Tensor& w = *by_name["w"];
+  const Tensor& accum = *by_name["w/Momentum"];
+  for (int64_t i : {int64_t{0}, n / 2 - 1, n / 2, n / 2 + 1, n - 1, int64_t{12345}, n - 54321}) {
+    float v = w0[i], a = 0;
+    for (int step = 0; step < 2; ++step) {
+      a = m * a + g[i];
+      v -= lr * (g[i] + m * a);
+    }
+    EXPECT_FLOAT_EQ(accum[i], a) << i;
+    EXPECT_FLOAT_EQ(w[i], v) << i;
+  }
+}
+
 TEST(VariableStore, RejectsWholePushWhenOneGradientIsWrong) {
   VariableStore store;
   std::map<std::string, Tensor> init;
