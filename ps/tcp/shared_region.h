@@ -5,8 +5,9 @@
 //
 // The client creates a region, offers its name on a connection (an
 // ShmAttach frame), and unlinks the name once the ps has mapped it or
-// refused: the object lives as long as either mapping, and nothing is left
-// in /dev/shm after a crash of either side. Tensors then travel as ShmChunk
+// refused: the object lives as long as either mapping, and after a crash of
+// either side nothing is left in /dev/shm (but for a crash of the client in
+// the moment between creating a region and the ps's answer). Tensors then travel as ShmChunk
 // frames naming a range of the region: the sender copies a tensor in, the
 // receiver copies it out into its destination; the connection's
 // request-reply order keeps the two from touching one range at once.
