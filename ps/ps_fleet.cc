@@ -196,35 +196,20 @@ Status PsFleet::PullVariables(std::vector<Tensor>* values, PsSteps* steps, int64
   }
   pulled.resize(num_ps());
   values->resize(variables_.size());
-  for (size_t i = 0; i < variables_.size(); ++i) {
-    Tensor& whole = (*values)[i];
-    if (whole.shape() != variables_[i].shape)
-      whole = Tensor(variables_[i].shape, Tensor::kUninitialized);
+  for (size_t v = 0; v < variables_.size(); ++v) {
+    ShapeVariable(v, values);
     // A part of a variable is received straight into its rows.
-    for (const cluster::Shard* shard : placement_.ShardsOfVariable(variables_[i].name)) {
-      if (shard->num_parts > 1) pulled[shard->ps][shard->name] = RowsToFill(&whole, *shard);
+    for (const cluster::Shard* shard : placement_.ShardsOfVariable(variables_[v].name)) {
+      if (shard->num_parts > 1) pulled[shard->ps][shard->name] = RowsToFill(&(*values)[v], *shard);
     }
   }
   PsSteps got(num_ps(), 0);
   Status s = ForEachPs([&](int ps) {
     return clients_[ps]->Pull(placement_.fingerprint, {}, &pulled[ps], &got[ps], min_step, wait);
   });
-  for (size_t i = 0; s.ok() && i < variables_.size(); ++i) {
-    Tensor& whole = (*values)[i];
-    for (const cluster::Shard* shard : placement_.ShardsOfVariable(variables_[i].name)) {
-      auto it = pulled[shard->ps].find(shard->name);
-      if (it == pulled[shard->ps].end()) {
-        s = DataLoss(clients_[shard->ps]->name() + " did not return " + shard->name);
-      } else if (it->second.shape() != shard->shape) {
-        s = DataLoss(clients_[shard->ps]->name() + " returned " + shard->name + " with shape " +
-                     ShapeString(it->second.shape()));
-      } else if (shard->num_parts == 1) {
-        // The whole variable: no copy; the caller's old buffer is the next
-        // pull's.
-        std::swap(whole, it->second);
-      } else {
-        PlaceRows(it->second, *shard, &whole);
-      }
+  for (size_t v = 0; s.ok() && v < variables_.size(); ++v) {
+    for (const cluster::Shard* shard : placement_.ShardsOfVariable(variables_[v].name)) {
+      s = PlaceShard(*shard, &pulled[shard->ps], &(*values)[v]);
       if (!s.ok()) break;
     }
   }
@@ -237,6 +222,32 @@ Status PsFleet::PullVariables(std::vector<Tensor>* values, PsSteps* steps, int64
   }
   PS_RETURN_IF_ERROR(s);
   if (steps != nullptr) *steps = std::move(got);
+  return OkStatus();
+}
+
+void PsFleet::ShapeVariable(size_t v, std::vector<Tensor>* values) const {
+  Tensor& whole = (*values)[v];
+  if (whole.shape() != variables_[v].shape) {
+    whole = Tensor(variables_[v].shape, Tensor::kUninitialized);
+  }
+}
+
+Status PsFleet::PlaceShard(const cluster::Shard& shard, std::map<std::string, Tensor>* buffers,
+                           Tensor* whole) const {
+  auto it = buffers->find(shard.name);
+  if (it == buffers->end()) {
+    return DataLoss(clients_[shard.ps]->name() + " did not return " + shard.name);
+  }
+  if (it->second.shape() != shard.shape) {
+    return DataLoss(clients_[shard.ps]->name() + " returned " + shard.name + " with shape " +
+                    ShapeString(it->second.shape()));
+  }
+  if (shard.num_parts == 1) {
+    // The whole variable: no copy; the caller's old buffer is the next pull's.
+    std::swap(*whole, it->second);
+  } else {
+    PlaceRows(it->second, shard, whole);  // nothing to do if it was received in place
+  }
   return OkStatus();
 }
 

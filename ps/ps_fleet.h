@@ -137,6 +137,14 @@ class PsFleet {
  private:
   friend class StreamedPull;
   friend class StreamedPush;
+  // Gives values[v] its variable's shape (reallocating only when it has
+  // another), for a pull to fill.
+  void ShapeVariable(size_t v, std::vector<Tensor>* values) const;
+  // Moves or copies one pulled shard from `buffers` (its ps's) into its
+  // variable's `whole`; DataLoss when the ps did not return it, or returned
+  // another shape.
+  Status PlaceShard(const cluster::Shard& shard, std::map<std::string, Tensor>* buffers,
+                    Tensor* whole) const;
   // The header of ps `ps`'s part of a push (PushGradients' arguments),
   // num_tensors included.
   proto::PushHeader PushHeaderFor(int ps, int worker, int64_t local_step, const PsSteps& pulled,

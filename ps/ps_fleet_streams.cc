@@ -12,10 +12,7 @@ StreamedPull::StreamedPull(PsFleet* fleet, std::vector<Tensor>* values, int64_t 
   values_->resize(variables.size());
   shards_missing_.resize(variables.size());
   for (size_t v = 0; v < variables.size(); ++v) {
-    Tensor& whole = (*values_)[v];
-    if (whole.shape() != variables[v].shape) {
-      whole = Tensor(variables[v].shape, Tensor::kUninitialized);
-    }
+    fleet_->ShapeVariable(v, values_);
     shards_missing_[v] =
         static_cast<int>(fleet_->placement_.ShardsOfVariable(variables[v].name).size());
   }
@@ -50,28 +47,16 @@ void StreamedPull::PullFromPs(int ps) {
       names.push_back(shard->name);
     }
     if (mine.empty()) continue;
-    Tensor& whole = (*values_)[v];
     // A part of a variable is received straight into its rows.
     for (const cluster::Shard* shard : mine) {
-      if (shard->num_parts > 1) buffers_[ps][shard->name] = RowsToFill(&whole, *shard);
+      if (shard->num_parts > 1) buffers_[ps][shard->name] = RowsToFill(&(*values_)[v], *shard);
     }
     int64_t step = 0;
     Status pulled =
         client->Pull(placement.fingerprint, names, &buffers_[ps], &step, min_step_, wait_);
     for (const cluster::Shard* shard : mine) {
       if (!pulled.ok()) break;
-      auto it = buffers_[ps].find(shard->name);
-      if (it == buffers_[ps].end()) {
-        pulled = DataLoss(client->name() + " did not return " + shard->name);
-      } else if (it->second.shape() != shard->shape) {
-        pulled = DataLoss(client->name() + " returned " + shard->name + " with shape " +
-                          ShapeString(it->second.shape()));
-      } else if (shard->num_parts == 1) {
-        // The whole variable: no copy; the old buffer is the next pull's.
-        std::swap(whole, it->second);
-      } else {
-        PlaceRows(it->second, *shard, &whole);  // nothing to do if it was filled in place
-      }
+      pulled = fleet_->PlaceShard(*shard, &buffers_[ps], &(*values_)[v]);
     }
     DropViews(&buffers_[ps]);
     if (!pulled.ok()) return Fail(pulled);

@@ -135,15 +135,27 @@ Trainer::Trainer(nn::Model* model, PsFleet* fleet, data::BatchSource* input,
       backoff_(std::chrono::milliseconds(100), std::chrono::seconds(5), options.retry_budget) {}
 
 StatusOr<std::unique_ptr<StreamedPull>> Trainer::StartPull(int64_t min_step) {
+  std::unique_ptr<StreamedPull> pull;
+  PS_RETURN_IF_ERROR(WaitingForStep(min_step, [&](std::chrono::milliseconds wait) {
+    pull = fleet_->StartPull(&params_, options_.sync ? min_step : 0, wait);
+    return pull->WaitSteps(&steps_);
+  }));
+  return pull;
+}
+
+Status Trainer::WaitingForStep(int64_t min_step,
+                               const std::function<Status(std::chrono::milliseconds)>& pull) {
   const auto wait = options_.sync ? options_.step_timeout : std::chrono::milliseconds(0);
   const auto start = std::chrono::steady_clock::now();
   for (;;) {
-    auto pull = fleet_->StartPull(&params_, options_.sync ? min_step : 0, wait);
-    Status s = pull->WaitSteps(&steps_);
-    if (s.ok()) return pull;
+    Status s = pull(wait);
     if (s.code() != Code::kDeadlineExceeded || !options_.sync) return s;
     if (EndedByChief()) return s;
-    LogStepWait(min_step, start, s);
+    LOG(WARNING) << "worker:" << options_.worker_index << " has waited "
+                 << std::chrono::duration_cast<std::chrono::seconds>(
+                        std::chrono::steady_clock::now() - start)
+                        .count()
+                 << " s for step " << min_step << ": " << s.message();
     if (stop_ != nullptr && stop_->requested()) return Aborted("stopped: " + stop_->reason());
   }
 }
@@ -191,24 +203,9 @@ Status Trainer::RetryAfter(const Status& error, int64_t* min_step) {
 }
 
 Status Trainer::Pull(int64_t min_step) {
-  const auto wait = options_.sync ? options_.step_timeout : std::chrono::milliseconds(0);
-  const auto start = std::chrono::steady_clock::now();
-  for (;;) {
-    Status s = fleet_->PullVariables(&params_, &steps_, options_.sync ? min_step : 0, wait);
-    if (s.code() != Code::kDeadlineExceeded || !options_.sync) return s;
-    if (EndedByChief()) return s;
-    LogStepWait(min_step, start, s);
-    if (stop_ != nullptr && stop_->requested()) return Aborted("stopped: " + stop_->reason());
-  }
-}
-
-void Trainer::LogStepWait(int64_t min_step, std::chrono::steady_clock::time_point start,
-                          const Status& s) const {
-  LOG(WARNING) << "worker:" << options_.worker_index << " has waited "
-               << std::chrono::duration_cast<std::chrono::seconds>(
-                      std::chrono::steady_clock::now() - start)
-                      .count()
-               << " s for step " << min_step << ": " << s.message();
+  return WaitingForStep(min_step, [&](std::chrono::milliseconds wait) {
+    return fleet_->PullVariables(&params_, &steps_, options_.sync ? min_step : 0, wait);
+  });
 }
 
 Status Trainer::SerialStep(int64_t min_step, int64_t local_step, StepRecord* record) {

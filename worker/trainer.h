@@ -21,6 +21,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -96,8 +97,10 @@ class Trainer {
   // Pulls every variable at once into params_ (sync: once every ps is at
   // min_step), retrying timed-out sync waits with a log line.
   Status Pull(int64_t min_step);
-  void LogStepWait(int64_t min_step, std::chrono::steady_clock::time_point start,
-                   const Status& s) const;
+  // Runs pull(wait) until it ends otherwise than a sync wait for min_step
+  // timing out, which is logged and retried; Aborted when stopped.
+  Status WaitingForStep(int64_t min_step,
+                        const std::function<Status(std::chrono::milliseconds wait)>& pull);
   // Starts pulling the variables into params_ (sync: once every ps is at
   // min_step) and waits for every ps's step (steps_), retrying timed-out
   // sync waits with a log line. Aborted when stopped.

@@ -187,16 +187,15 @@ int main(int argc, char** argv) {
   topts.gradients.clip_value = static_cast<float>(FLAGS_clip_gradients_by_value);
   topts.gradients.clip_norm = static_cast<float>(FLAGS_clip_gradients_by_norm);
   topts.gradients.clip_global_norm = static_cast<float>(FLAGS_clip_gradients_by_global_norm);
-  for (const auto* m : {&topts.gradients.weight_decay, &topts.gradients.multipliers}) {
-    for (const auto& [name, v] : *m) {
-      bool known = false;
-      for (const auto& var : (*model)->variables()) known |= var.name == name && var.trainable;
-      if (!known) {
-        return pstrain::ExitWith(
-            pstrain::InvalidArgument("no trainable variable " + name + " in model " + FLAGS_model),
-            pstrain::kExitBadInput);
-      }
-    }
+  std::vector<std::string> names;
+  std::vector<bool> trainable;
+  for (const auto& var : (*model)->variables()) {
+    names.push_back(var.name);
+    trainable.push_back(var.trainable);
+  }
+  const pstrain::Status options_fit = pstrain::CheckGradientOptions(topts.gradients, names, trainable);
+  if (!options_fit.ok()) {
+    return pstrain::ExitWith(options_fit.Annotate("model " + FLAGS_model), pstrain::kExitBadInput);
   }
   pstrain::Trainer trainer(model->get(), fleet->get(), input->get(), &heartbeat, &stop, topts);
   auto result = trainer.Run();

@@ -200,10 +200,8 @@ Status TensorChannelClient::Pull(const proto::PullRequest& request,
     }
     if (frame.kind == FrameKind::kEnd && replied) break;
     if (frame.kind == FrameKind::kShmChunk && replied) {
-      proto::ShmChunk chunk;
-      PS_RETURN_IF_ERROR(ParseMeta(frame, &chunk));
-      received += chunk.bytes();
-      PS_RETURN_IF_ERROR(ReadShmChunk(frame, c->region.get(), &assembler));
+      PS_ASSIGN_OR_RETURN(uint64_t bytes, ReadShmChunk(frame, c->region.get(), &assembler));
+      received += bytes;
       continue;
     }
     if (frame.kind != FrameKind::kChunk || !replied) {

@@ -36,7 +36,9 @@ class PushFrames {
         if (assembler != nullptr) PS_RETURN_IF_ERROR(ReadChunk(stream_, frame, assembler));
         return StreamPart::kChunk;
       case FrameKind::kShmChunk:
-        if (assembler != nullptr) PS_RETURN_IF_ERROR(ReadShmChunk(frame, region_, assembler));
+        if (assembler != nullptr) {
+          PS_RETURN_IF_ERROR(ReadShmChunk(frame, region_, assembler).status());
+        }
         return StreamPart::kChunk;
       default:
         return InvalidArgument(std::string("a ") + FrameKindName(frame.kind) +

@@ -169,7 +169,8 @@ Status FrameBatch::WriteAndClear(ByteStream* stream) {
   return written;
 }
 
-Status ReadShmChunk(const Frame& frame, const SharedRegion* region, TensorAssembler* assembler) {
+StatusOr<uint64_t> ReadShmChunk(const Frame& frame, const SharedRegion* region,
+                                TensorAssembler* assembler) {
   proto::ShmChunk chunk;
   PS_RETURN_IF_ERROR(ParseMeta(frame, &chunk));
   if (region == nullptr) {
@@ -187,7 +188,7 @@ Status ReadShmChunk(const Frame& frame, const SharedRegion* region, TensorAssemb
   }
   PS_ASSIGN_OR_RETURN(char* dest, assembler->Place(chunk.head(), chunk.bytes()));
   std::memcpy(dest, region->data() + chunk.region_offset(), chunk.bytes());
-  return OkStatus();
+  return chunk.bytes();
 }
 
 Status WriteFrame(ByteStream* stream, FrameKind kind, const google::protobuf::MessageLite* meta,

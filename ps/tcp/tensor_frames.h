@@ -117,9 +117,10 @@ class FrameBatch {
 Status ReadChunk(ByteStream* stream, const Frame& frame, TensorAssembler* assembler);
 
 // Copies a ShmChunk frame's tensor out of `region` into the tensor that
-// `assembler` places it in. InvalidArgument when there is no region (null),
-// the range lies outside it, or the tensor is not float32.
-Status ReadShmChunk(const Frame& frame, const SharedRegion* region, TensorAssembler* assembler);
+// `assembler` places it in; the bytes copied. InvalidArgument when there is
+// no region (null), the range lies outside it, or the tensor is not float32.
+StatusOr<uint64_t> ReadShmChunk(const Frame& frame, const SharedRegion* region,
+                                TensorAssembler* assembler);
 
 // Writes one frame as FrameBatch::Add describes.
 Status WriteFrame(ByteStream* stream, FrameKind kind, const google::protobuf::MessageLite* meta,
