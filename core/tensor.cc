@@ -48,7 +48,36 @@ std::string ShapeString(const Shape& shape) {
 }
 
 void Tensor::Free::operator()(float* p) const {
-  if (owned) std::free(p);
+  if (!owned || p == nullptr) return;
+  if (memory != nullptr) {
+    memory->Release(p);
+  } else {
+    std::free(p);
+  }
+}
+
+std::unique_ptr<float, Tensor::Free> Tensor::AllocateLike(const Tensor& like, int64_t n) {
+  DeviceMemory* memory = like.device();
+  if (memory == nullptr) return std::unique_ptr<float, Free>(AllocateFloats(n), Free{true});
+  if (n == 0) return std::unique_ptr<float, Free>(nullptr, Free{true, memory});
+  float* p = memory->Allocate(static_cast<size_t>(n) * sizeof(float));
+  if (p == nullptr) throw std::bad_alloc();
+  return std::unique_ptr<float, Free>(p, Free{true, memory});
+}
+
+StatusOr<Tensor> Tensor::OnDevice(Shape shape, DeviceMemory* memory) {
+  PS_ASSIGN_OR_RETURN(int64_t n, CheckedNumElements(shape));
+  Tensor t;
+  t.shape_ = std::move(shape);
+  t.size_ = n;
+  float* p = n == 0 ? nullptr : memory->Allocate(static_cast<size_t>(n) * sizeof(float));
+  if (n > 0 && p == nullptr) {
+    return ResourceExhausted("device memory: no room for a tensor of " +
+                             ShapeString(t.shape_) + " (" + std::to_string(t.bytes()) +
+                             " bytes)");
+  }
+  t.data_ = std::unique_ptr<float, Free>(p, Free{true, memory});
+  return t;
 }
 
 Tensor Tensor::View(Shape shape, float* data) {
@@ -72,25 +101,37 @@ Tensor::Tensor(Shape shape, const std::vector<float>& values) : Tensor(std::move
   if (size_ > 0) std::memcpy(data(), values.data(), bytes());
 }
 
+// A device tensor's copy is another on the same device.
 Tensor::Tensor(const Tensor& other)
-    : shape_(other.shape_), size_(other.size_), data_(AllocateFloats(other.size_)) {
-  if (size_ > 0) std::memcpy(data(), other.data(), bytes());
+    : shape_(other.shape_), size_(other.size_), data_(AllocateLike(other, other.size_)) {
+  if (size_ == 0) return;
+  if (device() != nullptr) {
+    device()->CopyWithin(data(), other.data(), bytes());
+  } else {
+    std::memcpy(data(), other.data(), bytes());
+  }
 }
 
 Tensor& Tensor::operator=(const Tensor& other) {
   if (this != &other) {
     // A view gets memory of its own rather than writing through.
-    if (size_ != other.size_ || !owns_data()) {
-      data_ = std::unique_ptr<float, Free>(AllocateFloats(other.size_), Free{true});
+    if (size_ != other.size_ || !owns_data() || device() != other.device()) {
+      data_ = AllocateLike(other, other.size_);
     }
     shape_ = other.shape_;
     size_ = other.size_;
-    if (size_ > 0) std::memcpy(data(), other.data(), bytes());
+    if (size_ == 0) return *this;
+    if (device() != nullptr) {
+      device()->CopyWithin(data(), other.data(), bytes());
+    } else {
+      std::memcpy(data(), other.data(), bytes());
+    }
   }
   return *this;
 }
 
 void Tensor::Fill(float value) {
+  assert(device() == nullptr);
   float* p = data();
   for (int64_t i = 0; i < size_; ++i) p[i] = value;
 }

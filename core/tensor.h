@@ -1,4 +1,5 @@
-// Tensor: a dense, row-major float32 array with a shape, in host memory.
+// Tensor: a dense, row-major float32 array with a shape, in host memory or,
+// when a device backend made it, in a device's (core/device_memory.h).
 //
 // Storage is 64-byte aligned so vector kernels (oneDNN, AVX-512) run at full
 // speed. A Tensor owns its buffer; copying copies the data. Not thread-safe:
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/device_memory.h"
 #include "core/status.h"
 
 namespace pstrain {
@@ -45,6 +47,12 @@ class Tensor {
   static Tensor View(Shape shape, float* data);
   bool owns_data() const { return data_.get_deleter().owned; }
 
+  // An uninitialized tensor in `memory`, a device's; ResourceExhausted when
+  // the device has no room for it. Copies of it are made on that device.
+  static StatusOr<Tensor> OnDevice(Shape shape, DeviceMemory* memory);
+  // Where data() points: nullptr for host memory, else the device's memory.
+  DeviceMemory* device() const { return data_.get_deleter().memory; }
+
   Tensor(const Tensor& other);
   Tensor& operator=(const Tensor& other);
   Tensor(Tensor&& other) noexcept = default;
@@ -61,17 +69,21 @@ class Tensor {
   float& operator[](int64_t i) { return data_.get()[i]; }
   float operator[](int64_t i) const { return data_.get()[i]; }
 
+  // Host tensors only.
   void Fill(float value);
   // Changes the shape; the element count must not change.
   void Reshape(Shape shape);
 
  private:
   struct Free {
-    Free() : owned(true) {}
-    explicit Free(bool owns) : owned(owns) {}
+    Free() : owned(true), memory(nullptr) {}
+    explicit Free(bool owns, DeviceMemory* device = nullptr) : owned(owns), memory(device) {}
     void operator()(float* p) const;
-    bool owned;  // false: a View's, which frees nothing
+    bool owned;            // false: a View's, which frees nothing
+    DeviceMemory* memory;  // set: a device's, given back to it
   };
+  // Memory for `n` floats where `like` keeps its own (the host or its device).
+  static std::unique_ptr<float, Free> AllocateLike(const Tensor& like, int64_t n);
   Shape shape_;
   int64_t size_ = 0;
   std::unique_ptr<float, Free> data_;

@@ -2,9 +2,14 @@
 // nn/kernels.h for the layers and runs the element-wise operations and the
 // loss that need no state. One backend serves one model on one thread.
 //
-// The CPU backend (nn/cpu/) runs on oneDNN and hand-written loops. Another
-// (a GPU's) is a folder beside it that implements this interface; no layer
-// changes.
+// The CPU backend (nn/cpu/) runs on oneDNN and hand-written loops; the CUDA
+// backend (nn/cuda/) on cuDNN, cuBLAS and kernels of its own. A third is a
+// folder beside them that implements this interface; no layer changes.
+//
+// Memory: a device backend's kernels take and give tensors in its device
+// memory (memory() is set). The model (nn/graph_model.h) uploads the
+// variables and images once per step and downloads the gradients and logits;
+// between the layers everything stays on the device.
 #ifndef PSTRAIN_NN_BACKEND_H_
 #define PSTRAIN_NN_BACKEND_H_
 
@@ -13,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/device_memory.h"
 #include "core/status.h"
 #include "core/tensor.h"
 #include "nn/kernels.h"
@@ -26,6 +32,18 @@ class Backend {
 
   // "cpu (oneDNN 2.6.3, 2 threads)": for logs.
   virtual std::string Describe() const = 0;
+
+  // Where the kernels want their operands: nullptr for host memory (the
+  // defaults below), else the device memory every operand must be in.
+  virtual DeviceMemory* memory() { return nullptr; }
+  // *device = host's contents in memory() (resized); *host = device's.
+  virtual Status Upload(const Tensor& host, Tensor* device);
+  virtual Status Download(const Tensor& device, Tensor* host);
+  // *y = x's elements in `shape` (as many), in x's memory: flatten, and
+  // dropout at inference.
+  virtual Status CopyAs(const Tensor& x, const Shape& shape, Tensor* y);
+  // Zeros in memory(): a convolution's bias where the layer has none.
+  virtual StatusOr<Tensor> Zeros(const Shape& shape);
 
   // Kernels. A config out of range (an LRN bias of 0, a keep_prob of 2) is
   // InvalidArgument.

@@ -30,7 +30,8 @@ int64_t LayerFlops(const proto::LayerSpec& spec, const Shape& in, const Shape& o
 }  // namespace
 
 StatusOr<std::unique_ptr<GraphModel>> GraphModel::Create(const proto::ModelSpec& spec,
-                                                         uint64_t seed) {
+                                                         uint64_t seed,
+                                                         std::unique_ptr<Backend> backend) {
   std::unique_ptr<GraphModel> m(new GraphModel());
   m->name_ = spec.name().empty() ? "model" : spec.name();
   const std::string where = "model " + m->name_;
@@ -46,9 +47,12 @@ StatusOr<std::unique_ptr<GraphModel>> GraphModel::Create(const proto::ModelSpec&
   m->num_classes_ = spec.num_classes();
   if (m->num_classes_ < 2) return InvalidArgument(where + ": num_classes must be at least 2");
   if (spec.layer_size() == 0) return InvalidArgument(where + ": no layers");
-  auto backend = cpu::CreateCpuBackend();
-  if (!backend.ok()) return backend.status().Annotate(where);
-  m->backend_ = std::move(backend).value();
+  if (backend == nullptr) {
+    auto cpu = cpu::CreateCpuBackend();
+    if (!cpu.ok()) return cpu.status().Annotate(where);
+    backend = std::move(cpu).value();
+  }
+  m->backend_ = std::move(backend);
   const LayerContext context{m->backend_.get(), seed};
   std::map<std::string, std::string> owner;  // variable name -> layer name
   Shape shape = m->example_shape_;
@@ -90,13 +94,30 @@ StatusOr<std::unique_ptr<GraphModel>> GraphModel::Create(const proto::ModelSpec&
   }
   m->acts_.resize(m->layers_.size());
   m->dacts_.resize(m->layers_.size());
+  if (m->backend_->memory() != nullptr) {
+    m->device_params_.resize(m->variables_.size());
+    m->device_grads_.resize(m->variables_.size());
+  }
   return m;
 }
 
 Params GraphModel::LayerParams(size_t layer, const std::vector<Tensor>& params) const {
+  const std::vector<Tensor>& placed = device_params_.empty() ? params : device_params_;
   Params p;
-  for (size_t v : owned_[layer]) p.push_back(&params[v]);
+  for (size_t v : owned_[layer]) p.push_back(&placed[v]);
   return p;
+}
+
+StatusOr<const Tensor*> GraphModel::PlaceImages(const Tensor& images) {
+  if (backend_->memory() == nullptr) return &images;
+  PS_RETURN_IF_ERROR(backend_->Upload(images, &device_images_).Annotate(name_ + ": images"));
+  return &device_images_;
+}
+
+Status GraphModel::PlaceParam(size_t v, const std::vector<Tensor>& params) {
+  if (backend_->memory() == nullptr) return OkStatus();
+  return backend_->Upload(params[v], &device_params_[v]).Annotate(name_ + ": " +
+                                                                   variables_[v].name);
 }
 
 Status GraphModel::Forward(Mode mode, const std::vector<Tensor>& params, const Tensor& images,
@@ -106,12 +127,14 @@ Status GraphModel::Forward(Mode mode, const std::vector<Tensor>& params, const T
                            std::to_string(variables_.size()));
   }
   PS_RETURN_IF_ERROR(CheckImages(name_, example_shape_, images));
+  PS_ASSIGN_OR_RETURN(const Tensor* placed_images, PlaceImages(images));
   for (size_t i = 0; i < layers_.size(); ++i) {
     for (size_t v : owned_[i]) {
       if (hooks != nullptr) PS_RETURN_IF_ERROR(hooks->ParamReady(v));
       PS_RETURN_IF_ERROR(CheckParam(name_, variables_[v], params[v]));
+      PS_RETURN_IF_ERROR(PlaceParam(v, params));
     }
-    const Tensor& in = i == 0 ? images : acts_[i - 1];
+    const Tensor& in = i == 0 ? *placed_images : acts_[i - 1];
     Status s = layers_[i]->Forward(mode, in, LayerParams(i, params), &acts_[i]);
     if (!s.ok()) return s.Annotate(name_ + ": layer " + layers_[i]->name());
   }
@@ -121,7 +144,10 @@ Status GraphModel::Forward(Mode mode, const std::vector<Tensor>& params, const T
 StatusOr<Tensor> GraphModel::LogitsIn(Mode mode, const std::vector<Tensor>& params,
                                       const Tensor& images) {
   PS_RETURN_IF_ERROR(Forward(mode, params, images, nullptr));
-  return acts_.back();
+  if (backend_->memory() == nullptr) return acts_.back();
+  Tensor logits;
+  PS_RETURN_IF_ERROR(backend_->Download(acts_.back(), &logits).Annotate(name_ + ": logits"));
+  return logits;
 }
 
 StatusOr<float> GraphModel::LossAndGradients(const std::vector<Tensor>& params,
@@ -136,12 +162,16 @@ StatusOr<float> GraphModel::LossAndGradients(const std::vector<Tensor>& params,
   PS_ASSIGN_OR_RETURN(float loss, backend_->SoftmaxCrossEntropy(acts_.back(), labels, &dlogits_));
   std::vector<Tensor>& g = *grads;
   g.resize(variables_.size());
+  // Where the layers write the gradients: the caller's, or the device's.
+  std::vector<Tensor>& placed_g = device_grads_.empty() ? g : device_grads_;
+  const std::vector<Tensor>& placed_params = device_params_.empty() ? params : device_params_;
+  const Tensor& placed_images = backend_->memory() == nullptr ? images : device_images_;
   double decay_loss = 0;
   for (size_t i = layers_.size(); i-- > 0;) {
-    const Tensor& in = i == 0 ? images : acts_[i - 1];
+    const Tensor& in = i == 0 ? placed_images : acts_[i - 1];
     const Tensor& dy = i + 1 == layers_.size() ? dlogits_ : dacts_[i];
     Grads layer_grads;
-    for (size_t v : owned_[i]) layer_grads.push_back(&g[v]);
+    for (size_t v : owned_[i]) layer_grads.push_back(&placed_g[v]);
     // The images need no gradient: the first layer skips its input's.
     Status s = layers_[i]->Backward(in, acts_[i], LayerParams(i, params), dy,
                                     i == 0 ? nullptr : &dacts_[i - 1], layer_grads);
@@ -150,8 +180,13 @@ StatusOr<float> GraphModel::LossAndGradients(const std::vector<Tensor>& params,
       // Weight decay: loss += wd * sum(w^2) / 2, so the gradient gains wd * w.
       const float wd = variables_[v].weight_decay;
       if (wd > 0) {
-        PS_ASSIGN_OR_RETURN(double term, backend_->AddWeightDecay(params[v], wd, &g[v]));
+        PS_ASSIGN_OR_RETURN(double term,
+                            backend_->AddWeightDecay(placed_params[v], wd, &placed_g[v]));
         decay_loss += term;
+      }
+      if (&placed_g != &g) {
+        PS_RETURN_IF_ERROR(backend_->Download(placed_g[v], &g[v]).Annotate(
+            name_ + ": gradient of " + variables_[v].name));
       }
       if (hooks != nullptr) PS_RETURN_IF_ERROR(hooks->GradientReady(v));
     }

@@ -26,9 +26,11 @@ class GraphModel : public Model {
   // spec that does not hold together: a layer without a name or kind, a
   // value out of range, an input the layer cannot take, two variables of
   // one name, or a last layer whose output is not [num_classes]. `seed`
-  // drives dropout's masks.
+  // drives dropout's masks. The layers run on `backend`, or on a CPU
+  // backend of their own when it is null.
   static StatusOr<std::unique_ptr<GraphModel>> Create(const proto::ModelSpec& spec,
-                                                      uint64_t seed = 0);
+                                                      uint64_t seed = 0,
+                                                      std::unique_ptr<Backend> backend = nullptr);
 
   const std::string& name() const { return name_; }
   const std::vector<VariableSpec>& variables() const override { return variables_; }
@@ -59,6 +61,10 @@ class GraphModel : public Model {
   Status Forward(Mode mode, const std::vector<Tensor>& params, const Tensor& images,
                  StepHooks* hooks);
   Params LayerParams(size_t layer, const std::vector<Tensor>& params) const;
+  // The images and variable v where the kernels want them: the caller's
+  // own on the host, else uploaded to the device.
+  StatusOr<const Tensor*> PlaceImages(const Tensor& images);
+  Status PlaceParam(size_t v, const std::vector<Tensor>& params);
 
   std::string name_;
   Shape example_shape_;
@@ -74,6 +80,11 @@ class GraphModel : public Model {
   // gradients; kept so each step reuses the buffers.
   std::vector<Tensor> acts_, dacts_;
   Tensor dlogits_;
+  // A device backend's copies of the step's images, variables and
+  // gradients (the gradients are downloaded into the caller's as each is
+  // final); empty on the host.
+  Tensor device_images_;
+  std::vector<Tensor> device_params_, device_grads_;
 };
 
 }  // namespace nn

@@ -12,7 +12,7 @@ class Conv2DLayer : public Layer {
   Conv2DLayer(const std::string& name, const proto::Conv2DSpec& spec, Initializer weights_init,
               Initializer biases_init, Backend* backend)
       : Layer(name), spec_(spec), weights_init_(weights_init), biases_init_(biases_init),
-        backend_(backend), zero_bias_({spec.filters()}) {}
+        backend_(backend) {}
 
   std::vector<VariableSpec> Variables() const override {
     const int64_t k = spec_.kernel_size();
@@ -38,6 +38,9 @@ class Conv2DLayer : public Layer {
     }
     PS_ASSIGN_OR_RETURN(conv_,
                         backend_->Conv2D({k, k, in[2], spec_.filters(), stride, padding}));
+    if (spec_.no_bias()) {
+      PS_ASSIGN_OR_RETURN(zero_bias_, backend_->Zeros({spec_.filters()}));
+    }
     return Shape{h.out, w.out, spec_.filters()};
   }
 
@@ -56,7 +59,7 @@ class Conv2DLayer : public Layer {
   const proto::Conv2DSpec spec_;
   const Initializer weights_init_, biases_init_;
   Backend* const backend_;
-  const Tensor zero_bias_;  // the kernel's bias when the layer has none
+  Tensor zero_bias_;  // the kernel's bias when the layer has none
   int64_t in_channels_ = 0;
   std::unique_ptr<AffineKernel> conv_;
   Tensor dz_, unused_db_;

@@ -41,7 +41,7 @@ StatusOr<std::unique_ptr<Layer>> CreateLayer(const proto::LayerSpec& spec,
     case proto::LayerSpec::kLrn: return CreateLrnLayer(name, spec.lrn(), context);
     case proto::LayerSpec::kBatchNorm: return CreateBatchNormLayer(name, spec.batch_norm(), context);
     case proto::LayerSpec::kRelu: return CreateReluLayer(name, context);
-    case proto::LayerSpec::kFlatten: return CreateFlattenLayer(name);
+    case proto::LayerSpec::kFlatten: return CreateFlattenLayer(name, context);
     case proto::LayerSpec::kDropout: return CreateDropoutLayer(name, spec.dropout(), context);
     case proto::LayerSpec::KIND_NOT_SET: break;
   }

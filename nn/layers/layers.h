@@ -42,7 +42,7 @@ StatusOr<std::unique_ptr<Layer>> CreateBatchNormLayer(const std::string& name,
                                                       const proto::BatchNormSpec& spec,
                                                       const LayerContext& context);
 std::unique_ptr<Layer> CreateReluLayer(const std::string& name, const LayerContext& context);
-std::unique_ptr<Layer> CreateFlattenLayer(const std::string& name);
+std::unique_ptr<Layer> CreateFlattenLayer(const std::string& name, const LayerContext& context);
 StatusOr<std::unique_ptr<Layer>> CreateDropoutLayer(const std::string& name,
                                                     const proto::DropoutSpec& spec,
                                                     const LayerContext& context);

@@ -1,5 +1,4 @@
 // Layers without variables: LRN, ReLU, flatten and dropout.
-#include <cstring>
 #include <memory>
 
 #include "core/fnv1a.h"
@@ -8,12 +7,6 @@
 namespace pstrain {
 namespace nn {
 namespace {
-
-// y, shaped `shape`, holding x's elements.
-void CopyAs(const Tensor& x, const Shape& shape, Tensor* y) {
-  if (y->shape() != shape) *y = Tensor(shape, Tensor::kUninitialized);
-  if (x.size() > 0) std::memcpy(y->data(), x.data(), x.bytes());
-}
 
 class LrnLayer : public Layer {
  public:
@@ -53,28 +46,29 @@ class ReluLayer : public Layer {
 
 class FlattenLayer : public Layer {
  public:
-  using Layer::Layer;
+  FlattenLayer(const std::string& name, Backend* backend) : Layer(name), backend_(backend) {}
   StatusOr<Shape> OutputShape(const Shape& in) override { return Shape{NumElements(in)}; }
   Status Forward(Mode, const Tensor& x, const Params&, Tensor* y) override {
-    CopyAs(x, {x.dim(0), x.size() / std::max<int64_t>(x.dim(0), 1)}, y);
-    return OkStatus();
+    return backend_->CopyAs(x, {x.dim(0), x.size() / std::max<int64_t>(x.dim(0), 1)}, y);
   }
   Status Backward(const Tensor& x, const Tensor&, const Params&, const Tensor& dy, Tensor* dx,
                   const Grads&) override {
-    if (dx != nullptr) CopyAs(dy, x.shape(), dx);
-    return OkStatus();
+    return dx == nullptr ? OkStatus() : backend_->CopyAs(dy, x.shape(), dx);
   }
+
+ private:
+  Backend* const backend_;
 };
 
 class DropoutLayer : public Layer {
  public:
-  DropoutLayer(const std::string& name, std::unique_ptr<DropoutKernel> dropout)
-      : Layer(name), dropout_(std::move(dropout)) {}
+  DropoutLayer(const std::string& name, std::unique_ptr<DropoutKernel> dropout,
+               Backend* backend)
+      : Layer(name), dropout_(std::move(dropout)), backend_(backend) {}
   StatusOr<Shape> OutputShape(const Shape& in) override { return in; }
   Status Forward(Mode mode, const Tensor& x, const Params&, Tensor* y) override {
     if (mode == Mode::kTraining) return dropout_->Forward(x, y);
-    CopyAs(x, x.shape(), y);
-    return OkStatus();
+    return backend_->CopyAs(x, x.shape(), y);
   }
   Status Backward(const Tensor&, const Tensor&, const Params&, const Tensor& dy, Tensor* dx,
                   const Grads&) override {
@@ -83,6 +77,7 @@ class DropoutLayer : public Layer {
 
  private:
   const std::unique_ptr<DropoutKernel> dropout_;
+  Backend* const backend_;
 };
 
 }  // namespace
@@ -100,8 +95,8 @@ std::unique_ptr<Layer> CreateReluLayer(const std::string& name, const LayerConte
   return std::make_unique<ReluLayer>(name, context.backend);
 }
 
-std::unique_ptr<Layer> CreateFlattenLayer(const std::string& name) {
-  return std::make_unique<FlattenLayer>(name);
+std::unique_ptr<Layer> CreateFlattenLayer(const std::string& name, const LayerContext& context) {
+  return std::make_unique<FlattenLayer>(name, context.backend);
 }
 
 StatusOr<std::unique_ptr<Layer>> CreateDropoutLayer(const std::string& name,
@@ -110,7 +105,8 @@ StatusOr<std::unique_ptr<Layer>> CreateDropoutLayer(const std::string& name,
   // Each dropout layer draws its own masks: the seed mixes in its name.
   PS_ASSIGN_OR_RETURN(std::unique_ptr<DropoutKernel> dropout,
                       context.backend->Dropout(spec.keep_prob(), context.seed ^ Fnv1a64(name)));
-  return std::unique_ptr<Layer>(std::make_unique<DropoutLayer>(name, std::move(dropout)));
+  return std::unique_ptr<Layer>(
+      std::make_unique<DropoutLayer>(name, std::move(dropout), context.backend));
 }
 
 }  // namespace nn
