@@ -74,6 +74,29 @@ PSTRAIN_HD inline float DropoutMultiplier(uint64_t seed, uint64_t call, uint64_t
   return u < keep_prob ? 1.0f / keep_prob : 0.0f;
 }
 
+// One example's softmax cross-entropy over `classes` logits in `row`:
+// returns -log softmax(row)[label] and, when grad is set, writes
+// (softmax(row) - onehot(label)) * scale into grad. The max is subtracted
+// first so that exp cannot overflow; the log-sum-exp is taken in double.
+PSTRAIN_HD inline double SoftmaxCrossEntropyRow(const float* row, int64_t classes, int32_t label,
+                                                double scale, float* grad) {
+  float max = row[0];
+  for (int64_t j = 1; j < classes; ++j) max = fmaxf(max, row[j]);
+  double sum = 0;
+  for (int64_t j = 0; j < classes; ++j) sum += exp(static_cast<double>(row[j] - max));
+  const double log_sum = log(sum);
+  if (grad != nullptr) {
+    for (int64_t j = 0; j < classes; ++j) {
+      const double p = exp(static_cast<double>(row[j] - max) - log_sum);
+      grad[j] = static_cast<float>((p - (j == label ? 1.0 : 0.0)) * scale);
+    }
+  }
+  return log_sum - (row[label] - max);
+}
+
+// Weight decay's gradient term for one element: dw + wd * w.
+PSTRAIN_HD inline float WeightDecayGrad(float dw, float w, float wd) { return dw + wd * w; }
+
 // One Nesterov momentum step, TensorFlow's use_nesterov form:
 // accum = m * accum + g; var -= lr * g + lr * m * accum.
 PSTRAIN_HD inline void NesterovMomentum(float lr, float momentum, float g, float* var,

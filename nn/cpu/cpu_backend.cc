@@ -15,6 +15,7 @@
 #include "nn/cpu/relu.h"
 #include "nn/cpu/softmax_xent.h"
 #include "nn/cpu/winograd_conv.h"
+#include "nn/elementwise.h"
 
 namespace pstrain {
 namespace nn {
@@ -84,7 +85,7 @@ class CpuBackend : public Backend {
     double sum = 0;
     for (int64_t i = 0; i < w.size(); ++i) {
       sum += static_cast<double>(wp[i]) * wp[i];
-      dwp[i] += wd * wp[i];
+      dwp[i] = WeightDecayGrad(dwp[i], wp[i], wd);
     }
     return wd * sum / 2;
   }

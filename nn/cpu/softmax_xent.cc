@@ -1,9 +1,9 @@
 #include "nn/cpu/softmax_xent.h"
 
-#include <cmath>
 #include <string>
 
 #include "nn/cpu/tensor_util.h"
+#include "nn/elementwise.h"
 
 namespace pstrain {
 namespace nn {
@@ -26,23 +26,12 @@ StatusOr<float> SoftmaxCrossEntropy(const Tensor& logits, const std::vector<int3
   }
   if (dlogits != nullptr) EnsureShape(dlogits, logits.shape());
 
+  // (p - onehot) / n: dividing in double, as the mean's gradient.
+  const double scale = 1.0 / static_cast<double>(n);
   double total = 0;
   for (int64_t i = 0; i < n; ++i) {
-    const float* row = logits.data() + i * c;
-    // Subtract the max so exp() cannot overflow; log-sum-exp in double.
-    float max = row[0];
-    for (int64_t j = 1; j < c; ++j) max = std::fmax(max, row[j]);
-    double sum = 0;
-    for (int64_t j = 0; j < c; ++j) sum += std::exp(static_cast<double>(row[j] - max));
-    double log_sum = std::log(sum);
-    total += log_sum - (row[labels[i]] - max);
-    if (dlogits != nullptr) {
-      float* g = dlogits->data() + i * c;
-      for (int64_t j = 0; j < c; ++j) {
-        double p = std::exp(static_cast<double>(row[j] - max) - log_sum);
-        g[j] = static_cast<float>((p - (j == labels[i] ? 1.0 : 0.0)) / n);
-      }
-    }
+    float* grad = dlogits != nullptr ? dlogits->data() + i * c : nullptr;
+    total += SoftmaxCrossEntropyRow(logits.data() + i * c, c, labels[i], scale, grad);
   }
   return static_cast<float>(total / n);
 }
