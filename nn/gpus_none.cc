@@ -5,5 +5,10 @@ namespace nn {
 
 GpuProbe ProbeGpus() { return {{}, "this build has no CUDA backend (PSTRAIN_CUDA=OFF)"}; }
 
+StatusOr<std::unique_ptr<Backend>> CreateGpuBackend(int ordinal) {
+  return FailedPrecondition("cuda:" + std::to_string(ordinal) +
+                            ": this build has no CUDA backend (PSTRAIN_CUDA=OFF)");
+}
+
 }  // namespace nn
 }  // namespace pstrain

@@ -7,6 +7,7 @@
 #include <future>
 #include <thread>
 
+#include "nn/gpus.h"
 #include "nn/graph_model.h"
 
 namespace pstrain {
@@ -19,13 +20,19 @@ int ThreadsPerTower(int n) { return std::max(1, omp_get_max_threads() / n); }
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Towers>> Towers::Create(const proto::ModelSpec& spec, int num_towers) {
+StatusOr<std::unique_ptr<Towers>> Towers::Create(const proto::ModelSpec& spec, int num_towers,
+                                                 TowerDevices devices) {
   if (num_towers < 1) return InvalidArgument("num_towers must be >= 1");
   std::vector<std::unique_ptr<Model>> towers;
   for (int t = 0; t < num_towers; ++t) {
+    std::unique_ptr<Backend> backend;  // null: the CPU's
+    if (devices == TowerDevices::kGpus) {
+      PS_ASSIGN_OR_RETURN(backend, CreateGpuBackend(t));
+    }
     // Each tower draws its own dropout masks.
-    PS_ASSIGN_OR_RETURN(std::unique_ptr<GraphModel> tower,
-                        GraphModel::Create(spec, /*seed=*/static_cast<uint64_t>(t)));
+    PS_ASSIGN_OR_RETURN(
+        std::unique_ptr<GraphModel> tower,
+        GraphModel::Create(spec, /*seed=*/static_cast<uint64_t>(t), std::move(backend)));
     towers.push_back(std::move(tower));
   }
   return std::unique_ptr<Towers>(new Towers(std::move(towers)));

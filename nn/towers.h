@@ -22,10 +22,16 @@
 namespace pstrain {
 namespace nn {
 
+// Where the towers run: on the CPU backend, each with its share of the
+// cores, or one on each GPU from cuda:0 (nn/gpus.h).
+enum class TowerDevices { kCpu, kGpus };
+
 class Towers : public Model {
  public:
-  // InvalidArgument for num_towers < 1; the spec's errors (GraphModel).
-  static StatusOr<std::unique_ptr<Towers>> Create(const proto::ModelSpec& spec, int num_towers);
+  // InvalidArgument for num_towers < 1; the spec's errors (GraphModel); a
+  // GPU's that cannot be opened.
+  static StatusOr<std::unique_ptr<Towers>> Create(const proto::ModelSpec& spec, int num_towers,
+                                                  TowerDevices devices = TowerDevices::kCpu);
 
   int num_towers() const { return static_cast<int>(towers_.size()); }
 

@@ -22,6 +22,7 @@
 #include "ps/sync_flags.h"
 #include "worker/heartbeat_sender.h"
 #include "worker/overlap_choice.h"
+#include "worker/tower_choice.h"
 #include "worker/trainer.h"
 
 DEFINE_string(model, "mnist",
@@ -31,6 +32,10 @@ DEFINE_int32(batch_size, 128, "Examples per step of each tower");
 DEFINE_int32(num_towers, 1,
              "Towers on the CPU: each runs the model on its own batch of --batch_size on its "
              "share of the cores; their gradients are averaged and pushed once per step");
+DEFINE_int32(num_gpus, 0,
+             "Towers on GPUs, one on each of cuda:0 .. cuda:K-1, each on its own batch of "
+             "--batch_size (CUDA backend: cuDNN, cuBLAS); where this host has no GPU, as many "
+             "towers on the CPU, and the log says why");
 DEFINE_int64(max_steps, 0, "Stop when global_step reaches this (0: no limit)");
 DEFINE_int64(epochs, 1, "Passes over this worker's shard of the input (0: no limit)");
 DEFINE_int64(train_examples, 0,
@@ -87,21 +92,13 @@ int main(int argc, char** argv) {
     return pstrain::ExitWith(pstrain::InvalidArgument("--batch_size must be positive"),
                              pstrain::kExitBadInput);
   }
-  if (FLAGS_num_towers < 1 || FLAGS_num_towers > 64) {
-    return pstrain::ExitWith(pstrain::InvalidArgument("--num_towers must be in [1, 64]"),
-                             pstrain::kExitBadInput);
-  }
+  auto towers = pstrain::ChooseTowers(FLAGS_num_towers, FLAGS_num_gpus, pstrain::nn::ProbeGpus());
+  if (!towers.ok()) return pstrain::ExitWith(towers.status(), pstrain::kExitBadInput);
+  LOG(INFO) << "worker:" << index << " runs " << towers->why;
   auto spec = pstrain::nn::LoadModelSpec(FLAGS_model);
   if (!spec.ok()) return pstrain::ExitWith(spec.status(), pstrain::kExitBadInput);
-  auto model = pstrain::nn::Towers::Create(*spec, FLAGS_num_towers);
+  auto model = pstrain::nn::Towers::Create(*spec, towers->towers, towers->devices);
   if (!model.ok()) return pstrain::ExitWith(model.status(), pstrain::kExitBadInput);
-  const pstrain::nn::GpuProbe gpus = pstrain::nn::ProbeGpus();
-  if (gpus.devices.empty()) {
-    LOG(INFO) << "worker:" << index << " has no GPU (" << gpus.why_none << ")";
-  } else {
-    LOG(INFO) << "worker:" << index << " sees " << gpus.devices.size() << " GPU(s), first "
-              << gpus.devices[0] << ", but the CUDA backend runs no layers yet";
-  }
   LOG(INFO) << "worker:" << index << " runs " << FLAGS_model << " on " << (*model)->backend();
   auto sync = pstrain::SyncConfigFromFlags(config.spec.NumTasks("worker"));
   if (!sync.ok()) return pstrain::ExitWith(sync.status(), pstrain::kExitBadInput);
@@ -127,7 +124,7 @@ int main(int argc, char** argv) {
   }
   pstrain::data::KeepFirst(FLAGS_train_examples, &*train);
   pstrain::data::InputPipelineOptions qopts;
-  qopts.batch_size = FLAGS_batch_size * FLAGS_num_towers;  // a slice per tower
+  qopts.batch_size = FLAGS_batch_size * towers->towers;  // a slice per tower
   qopts.shard_index = index;
   qopts.num_shards = config.spec.NumTasks("worker");
   qopts.seed = FLAGS_seed + static_cast<uint64_t>(index);

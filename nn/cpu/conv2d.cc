@@ -2,7 +2,7 @@
 
 #include <glog/logging.h>
 
-#include "nn/cpu/conv2d_shapes.h"
+#include "nn/conv2d_shapes.h"
 #include "nn/cpu/operand.h"
 #include "nn/cpu/tensor_util.h"
 

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "nn/cpu/conv2d_shapes.h"
+#include "nn/conv2d_shapes.h"
 #include "nn/cpu/tensor_util.h"
 #include "nn/cpu/winograd_f4x5.h"
 

@@ -1,8 +1,11 @@
-// Errors of the CUDA runtime as Status values naming the call.
+// Errors of CUDA, cuDNN, cuBLAS and NCCL as Status values naming the call:
+// Internal("cudnnConvolutionForward(...): CUDNN_STATUS_BAD_PARAM: ...").
 #ifndef PSTRAIN_NN_CUDA_CUDA_STATUS_H_
 #define PSTRAIN_NN_CUDA_CUDA_STATUS_H_
 
+#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
+#include <cudnn.h>
 
 #include <string>
 
@@ -12,14 +15,30 @@ namespace pstrain {
 namespace nn {
 namespace cuda {
 
-// OK for cudaSuccess, else Internal("<call>: <CUDA's name>: <its message>").
 inline Status CudaStatus(cudaError_t e, const char* call) {
   if (e == cudaSuccess) return OkStatus();
   return Internal(std::string(call) + ": " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
 }
 
+inline Status CudnnStatus(cudnnStatus_t e, const char* call) {
+  if (e == CUDNN_STATUS_SUCCESS) return OkStatus();
+  return Internal(std::string(call) + ": " + cudnnGetErrorString(e));
+}
+
+inline Status CublasStatus(cublasStatus_t e, const char* call) {
+  if (e == CUBLAS_STATUS_SUCCESS) return OkStatus();
+  return Internal(std::string(call) + ": " + cublasGetStatusName(e) + ": " +
+                  cublasGetStatusString(e));
+}
+
 }  // namespace cuda
 }  // namespace nn
 }  // namespace pstrain
+
+// Return the failure of a library call, naming it, from a function that
+// returns Status or StatusOr.
+#define PS_CUDA(call) PS_RETURN_IF_ERROR(::pstrain::nn::cuda::CudaStatus((call), #call))
+#define PS_CUDNN(call) PS_RETURN_IF_ERROR(::pstrain::nn::cuda::CudnnStatus((call), #call))
+#define PS_CUBLAS(call) PS_RETURN_IF_ERROR(::pstrain::nn::cuda::CublasStatus((call), #call))
 
 #endif  // PSTRAIN_NN_CUDA_CUDA_STATUS_H_

@@ -1,4 +1,4 @@
-#include "nn/cpu/conv2d_shapes.h"
+#include "nn/conv2d_shapes.h"
 
 #include <string>
 
@@ -6,7 +6,6 @@
 
 namespace pstrain {
 namespace nn {
-namespace cpu {
 
 Shape Conv2DOutputShape(const Conv2DConfig& c, const Shape& x) {
   WindowDim h = ComputeWindow(x[1], c.kernel_h, c.stride, c.padding);
@@ -40,6 +39,5 @@ Status CheckConv2DOperands(const Conv2DConfig& c, const Tensor& x, const Tensor&
   return OkStatus();
 }
 
-}  // namespace cpu
 }  // namespace nn
 }  // namespace pstrain

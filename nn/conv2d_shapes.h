@@ -1,8 +1,8 @@
-// The shape rules that every conv2d kernel of the CPU backend checks, in one
-// place, so that the oneDNN and the Winograd kernels refuse the same inputs
-// with the same words.
-#ifndef PSTRAIN_NN_CPU_CONV2D_SHAPES_H_
-#define PSTRAIN_NN_CPU_CONV2D_SHAPES_H_
+// The shape rules that every conv2d kernel checks (the CPU backend's oneDNN
+// and Winograd kernels, the CUDA backend's), in one place, so that every
+// backend refuses the same inputs with the same words.
+#ifndef PSTRAIN_NN_CONV2D_SHAPES_H_
+#define PSTRAIN_NN_CONV2D_SHAPES_H_
 
 #include "core/status.h"
 #include "core/tensor.h"
@@ -10,7 +10,6 @@
 
 namespace pstrain {
 namespace nn {
-namespace cpu {
 
 // [N,Ho,Wo,cout] for an input of shape [N,H,W,cin].
 Shape Conv2DOutputShape(const Conv2DConfig& c, const Shape& x);
@@ -21,8 +20,7 @@ Shape Conv2DOutputShape(const Conv2DConfig& c, const Shape& x);
 Status CheckConv2DOperands(const Conv2DConfig& c, const Tensor& x, const Tensor& w,
                            const Tensor* b, const Tensor* dy);
 
-}  // namespace cpu
 }  // namespace nn
 }  // namespace pstrain
 
-#endif  // PSTRAIN_NN_CPU_CONV2D_SHAPES_H_
+#endif  // PSTRAIN_NN_CONV2D_SHAPES_H_
