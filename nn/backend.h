@@ -44,6 +44,9 @@ class Backend {
   virtual Status CopyAs(const Tensor& x, const Shape& shape, Tensor* y);
   // Zeros in memory(): a convolution's bias where the layer has none.
   virtual StatusOr<Tensor> Zeros(const Shape& shape);
+  // Returns once the work queued on the device is done (at once on the
+  // host), so that another party (NCCL) may read what it wrote.
+  virtual Status Finish() { return OkStatus(); }
 
   // Kernels. A config out of range (an LRN bias of 0, a keep_prob of 2) is
   // InvalidArgument.

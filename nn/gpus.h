@@ -26,6 +26,19 @@ GpuProbe ProbeGpus();
 // CUDA.
 StatusOr<std::unique_ptr<Backend>> CreateGpuBackend(int ordinal);
 
+// The mean of each variable's tensors across devices cuda:0 .. cuda:K-1, in
+// place on every device: NCCL's all-reduce (nn/cuda/nccl_all_reduce.cc).
+class GpuAllReduce {
+ public:
+  virtual ~GpuAllReduce() = default;
+  // per_device[d]: the tensors on cuda:d, the same shapes in the same order
+  // on every device; the work that wrote them must be finished. Returns
+  // once every mean is in place.
+  virtual Status Average(const std::vector<std::vector<Tensor>*>& per_device) = 0;
+};
+// Internal naming the NCCL call that failed; FailedPrecondition without CUDA.
+StatusOr<std::unique_ptr<GpuAllReduce>> CreateGpuAllReduce(int num_devices);
+
 }  // namespace nn
 }  // namespace pstrain
 

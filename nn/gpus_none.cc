@@ -10,5 +10,10 @@ StatusOr<std::unique_ptr<Backend>> CreateGpuBackend(int ordinal) {
                             ": this build has no CUDA backend (PSTRAIN_CUDA=OFF)");
 }
 
+StatusOr<std::unique_ptr<GpuAllReduce>> CreateGpuAllReduce(int num_devices) {
+  return FailedPrecondition("all-reduce over " + std::to_string(num_devices) +
+                            " GPUs: this build has no CUDA backend (PSTRAIN_CUDA=OFF)");
+}
+
 }  // namespace nn
 }  // namespace pstrain

@@ -184,7 +184,7 @@ StatusOr<float> GraphModel::LossAndGradients(const std::vector<Tensor>& params,
                             backend_->AddWeightDecay(placed_params[v], wd, &placed_g[v]));
         decay_loss += term;
       }
-      if (&placed_g != &g) {
+      if (&placed_g != &g && !keep_gradients_on_device_) {
         PS_RETURN_IF_ERROR(backend_->Download(placed_g[v], &g[v]).Annotate(
             name_ + ": gradient of " + variables_[v].name));
       }

@@ -46,6 +46,12 @@ class GraphModel : public Model {
   }
   // The logits in either mode (training: batch statistics, dropout).
   StatusOr<Tensor> LogitsIn(Mode mode, const std::vector<Tensor>& params, const Tensor& images);
+  // On a device backend: leave each step's gradients on the device (in
+  // DeviceGradients()) rather than download them into the caller's, who
+  // gets them empty; for towers that average them on their devices.
+  void KeepGradientsOnDevice() { keep_gradients_on_device_ = true; }
+  std::vector<Tensor>* DeviceGradients() { return &device_grads_; }
+  Backend* backend_ptr() { return backend_.get(); }
   // Forward FLOPs of one example (multiply-adds count 2), for model_info.
   int64_t ForwardFlopsPerExample() const { return flops_per_example_; }
   // Each layer's name, kind and one example's output shape, in order.
@@ -85,6 +91,7 @@ class GraphModel : public Model {
   // final); empty on the host.
   Tensor device_images_;
   std::vector<Tensor> device_params_, device_grads_;
+  bool keep_gradients_on_device_ = false;
 };
 
 }  // namespace nn

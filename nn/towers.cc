@@ -23,7 +23,7 @@ int ThreadsPerTower(int n) { return std::max(1, omp_get_max_threads() / n); }
 StatusOr<std::unique_ptr<Towers>> Towers::Create(const proto::ModelSpec& spec, int num_towers,
                                                  TowerDevices devices) {
   if (num_towers < 1) return InvalidArgument("num_towers must be >= 1");
-  std::vector<std::unique_ptr<Model>> towers;
+  std::vector<std::unique_ptr<GraphModel>> towers;
   for (int t = 0; t < num_towers; ++t) {
     std::unique_ptr<Backend> backend;  // null: the CPU's
     if (devices == TowerDevices::kGpus) {
@@ -33,13 +33,21 @@ StatusOr<std::unique_ptr<Towers>> Towers::Create(const proto::ModelSpec& spec, i
     PS_ASSIGN_OR_RETURN(
         std::unique_ptr<GraphModel> tower,
         GraphModel::Create(spec, /*seed=*/static_cast<uint64_t>(t), std::move(backend)));
+    // Several GPUs average on the devices: the gradients stay there.
+    if (devices == TowerDevices::kGpus && num_towers > 1) tower->KeepGradientsOnDevice();
     towers.push_back(std::move(tower));
   }
-  return std::unique_ptr<Towers>(new Towers(std::move(towers)));
+  std::unique_ptr<GpuAllReduce> all_reduce;
+  if (devices == TowerDevices::kGpus && num_towers > 1) {
+    PS_ASSIGN_OR_RETURN(all_reduce, CreateGpuAllReduce(num_towers));
+  }
+  return std::unique_ptr<Towers>(new Towers(std::move(towers), std::move(all_reduce)));
 }
 
-Towers::Towers(std::vector<std::unique_ptr<Model>> towers)
-    : towers_(std::move(towers)), tower_grads_(towers_.size()), slices_(towers_.size()) {}
+Towers::Towers(std::vector<std::unique_ptr<GraphModel>> towers,
+               std::unique_ptr<GpuAllReduce> all_reduce)
+    : towers_(std::move(towers)), all_reduce_(std::move(all_reduce)),
+      tower_grads_(towers_.size()), slices_(towers_.size()) {}
 
 std::string Towers::backend() const {
   if (num_towers() == 1) return towers_[0]->backend();
@@ -82,7 +90,9 @@ StatusOr<float> Towers::LossAndGradients(const std::vector<Tensor>& params, cons
       std::memcpy(slices_[t].data(), images.data() + t * slice_size, slices_[t].bytes());
       const std::vector<int32_t> slice_labels(labels.begin() + t * per,
                                               labels.begin() + (t + 1) * per);
-      return towers_[t]->LossAndGradients(params, slices_[t], slice_labels, &tower_grads_[t]);
+      auto loss = towers_[t]->LossAndGradients(params, slices_[t], slice_labels, &tower_grads_[t]);
+      if (loss.ok()) PS_RETURN_IF_ERROR(towers_[t]->backend_ptr()->Finish());
+      return loss;
     }));
   }
   float loss = 0;
@@ -97,8 +107,34 @@ StatusOr<float> Towers::LossAndGradients(const std::vector<Tensor>& params, cons
   }
   PS_RETURN_IF_ERROR(first);
 
-  // The mean over the towers, variable by variable.
+  if (all_reduce_ != nullptr) {
+    PS_RETURN_IF_ERROR(AverageOnDevices(grads));
+  } else {
+    AverageOnHost(grads);
+  }
+  if (hooks != nullptr) {
+    for (size_t v = grads->size(); v-- > 0;) PS_RETURN_IF_ERROR(hooks->GradientReady(v));
+  }
+  return loss;
+}
+
+Status Towers::AverageOnDevices(std::vector<Tensor>* grads) {
+  std::vector<std::vector<Tensor>*> per_device;
+  for (auto& tower : towers_) per_device.push_back(tower->DeviceGradients());
+  PS_RETURN_IF_ERROR(all_reduce_->Average(per_device).Annotate("towers"));
+  std::vector<Tensor>& mean = *towers_[0]->DeviceGradients();
+  grads->resize(mean.size());
+  Backend* first = towers_[0]->backend_ptr();
+  for (size_t v = 0; v < mean.size(); ++v) {
+    PS_RETURN_IF_ERROR(first->Download(mean[v], &(*grads)[v]).Annotate("towers"));
+  }
+  return OkStatus();
+}
+
+// The mean over the towers' buffers, variable by variable.
+void Towers::AverageOnHost(std::vector<Tensor>* grads) {
   grads->resize(tower_grads_[0].size());
+  const int k = num_towers();
   const float scale = 1.0f / static_cast<float>(k);
   for (size_t v = 0; v < grads->size(); ++v) {
     Tensor& out = (*grads)[v];
@@ -114,10 +150,6 @@ StatusOr<float> Towers::LossAndGradients(const std::vector<Tensor>& params, cons
       o[i] = sum * scale;
     }
   }
-  if (hooks != nullptr) {
-    for (size_t v = grads->size(); v-- > 0;) PS_RETURN_IF_ERROR(hooks->GradientReady(v));
-  }
-  return loss;
 }
 
 }  // namespace nn

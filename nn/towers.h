@@ -5,7 +5,9 @@
 // in a thread of its own (each with 1/K of the caller's OpenMP threads),
 // and averages the towers' losses and gradients: with equal slices that is
 // the loss and gradient of the whole batch, as one tower would compute them.
-// A batch norm's moving-average deltas are averaged likewise.
+// A batch norm's moving-average deltas are averaged likewise. Towers on
+// GPUs average on the devices (NCCL's all-reduce) and download the mean
+// once; towers on the CPU average the towers' buffers.
 //
 // Thread-compatible, as a Model is: one caller at a time.
 #ifndef PSTRAIN_NN_TOWERS_H_
@@ -16,6 +18,8 @@
 #include <vector>
 
 #include "core/status.h"
+#include "nn/gpus.h"
+#include "nn/graph_model.h"
 #include "nn/model.h"
 #include "proto/model.pb.h"
 
@@ -54,9 +58,14 @@ class Towers : public Model {
   }
 
  private:
-  explicit Towers(std::vector<std::unique_ptr<Model>> towers);
+  Towers(std::vector<std::unique_ptr<GraphModel>> towers,
+         std::unique_ptr<GpuAllReduce> all_reduce);
+  // The towers' mean gradient into *grads: on the devices, or on the host.
+  Status AverageOnDevices(std::vector<Tensor>* grads);
+  void AverageOnHost(std::vector<Tensor>* grads);
 
-  std::vector<std::unique_ptr<Model>> towers_;
+  std::vector<std::unique_ptr<GraphModel>> towers_;
+  std::unique_ptr<GpuAllReduce> all_reduce_;  // set for towers on GPUs
   std::vector<std::vector<Tensor>> tower_grads_;  // per tower, reused across steps
   std::vector<Tensor> slices_;                    // per tower, reused across steps
 };

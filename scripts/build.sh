@@ -5,5 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR="${PSTRAIN_BUILD_DIR:-build}"
 JOBS="${PSTRAIN_JOBS:-2}"
-cmake -S . -B "$BUILD_DIR" "$@" >/dev/null
+# The configure step's own lines (which backends are built) and nothing else.
+cmake -S . -B "$BUILD_DIR" "$@" | { grep "^-- pstrain:" || true; }
 cmake --build "$BUILD_DIR" -j"$JOBS"

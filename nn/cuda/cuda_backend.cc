@@ -58,6 +58,7 @@ class CudaBackend : public Backend {
                             d_->stream()));
     return OkStatus();
   }
+  Status Finish() override { return d_->Synchronize(); }
   StatusOr<Tensor> Zeros(const Shape& shape) override {
     PS_RETURN_IF_ERROR(d_->MakeCurrent());
     Tensor t;

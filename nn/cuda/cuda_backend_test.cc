@@ -262,6 +262,36 @@ TEST_P(CudaNetworkTest, MatchesTheCpuModel) {
 INSTANTIATE_TEST_SUITE_P(Networks, CudaNetworkTest,
                          ::testing::Values("mnist", "mnist_bn", "cifar10"));
 
+TEST(CudaAllReduce, AveragesEachVariableAcrossTwoGpus) {
+  if (ProbeGpus().devices.size() < 2) GTEST_SKIP() << "fewer than 2 GPUs";
+  auto reduce = CreateGpuAllReduce(2);
+  ASSERT_TRUE(reduce.ok()) << reduce.status().ToString();
+  std::vector<std::unique_ptr<Backend>> gpus;
+  std::vector<std::vector<Tensor>> tensors(2);
+  const Shape shapes[] = {{5, 5, 3, 64}, {64}, {1}};
+  for (int d = 0; d < 2; ++d) {
+    auto b = CreateGpuBackend(d);
+    ASSERT_TRUE(b.ok());
+    gpus.push_back(std::move(b).value());
+    for (size_t v = 0; v < 3; ++v) {
+      Tensor device;
+      ASSERT_TRUE(gpus[d]->Upload(Random(shapes[v], 10 * d + v), &device).ok());
+      tensors[d].push_back(std::move(device));
+    }
+    ASSERT_TRUE(gpus[d]->Finish().ok());
+  }
+  ASSERT_TRUE((*reduce)->Average({&tensors[0], &tensors[1]}).ok());
+  for (int d = 0; d < 2; ++d) {
+    for (size_t v = 0; v < 3; ++v) {
+      Tensor mean = Random(shapes[v], v), other = Random(shapes[v], 10 + v);
+      for (int64_t i = 0; i < mean.size(); ++i) mean[i] = (mean[i] + other[i]) / 2;
+      Tensor got;
+      ASSERT_TRUE(gpus[d]->Download(tensors[d][v], &got).ok());
+      EXPECT_LE(RelativeError(got, mean), 1e-6) << "cuda:" << d << " variable " << v;
+    }
+  }
+}
+
 TEST(CudaTowers, TwoGpusMatchOneCpuTowerOfTheWholeBatch) {
   if (ProbeGpus().devices.size() < 2) GTEST_SKIP() << "fewer than 2 GPUs";
   auto spec = LoadModelSpec("cifar10");
