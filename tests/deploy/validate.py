@@ -495,6 +495,65 @@ def check_tfjob_operator(tfjob, tfjob_file, pvc, pvc_file):
           errors)
 
 
+def json_patch(doc, ops):
+    """doc with RFC 6902 add and replace operations applied (what the GPU
+    overlay uses); a ValueError names an operation that does not apply."""
+    doc = copy.deepcopy(doc)
+    for op in ops:
+        keys = [k.replace("~1", "/").replace("~0", "~") for k in op["path"].split("/")[1:]]
+        parent = doc
+        for k in keys[:-1]:
+            parent = parent[int(k)] if isinstance(parent, list) else parent.get(k)
+            if parent is None:
+                raise ValueError(f"{op['path']}: no {k}")
+        last = keys[-1]
+        if op["op"] not in ("add", "replace"):
+            raise ValueError(f"{op['path']}: op {op['op']} is not add or replace")
+        exists = int(last) < len(parent) if isinstance(parent, list) else last in parent
+        if op["op"] == "replace" and not exists:
+            raise ValueError(f"{op['path']}: nothing to replace")
+        if isinstance(parent, list):
+            parent[int(last)] = op["value"]
+        else:
+            parent[last] = op["value"]
+    return doc
+
+
+def check_gpu_overlay(tfjob, overlay_file):
+    """The GPU kustomization: its patch applies to the TFJob, the result still
+    matches the CRD, and each worker asks for as many GPUs as --num_gpus."""
+    errors = []
+    overlay = load(overlay_file)
+    if overlay is NOT_LOADED:
+        return
+    patches = _get(overlay, "patches") or []
+    if overlay.get("resources") != [".."] or len(patches) != 1:
+        errors.append("expected the parent kustomization as its one resource and one patch")
+    patched = None
+    for patch in patches:
+        target = patch.get("target", {})
+        if target.get("kind") != "TFJob" or target.get("name") != _get(tfjob, "metadata", "name"):
+            errors.append(f"the patch targets {shown(target)}, not the TFJob "
+                          f"{shown(_get(tfjob, 'metadata', 'name'))}")
+            continue
+        try:
+            patched = json_patch(tfjob, yaml.safe_load(patch["patch"]))
+        except (ValueError, KeyError, IndexError, TypeError) as e:
+            errors.append(f"the patch does not apply: {e}")
+    if patched is not None:
+        check_tfjob_schema(patched, overlay_file)
+        worker = _find(_get(patched, "spec", "tfReplicaSpecs", "Worker", "template", "spec",
+                            "containers"), "name", "tensorflow") or {}
+        gpus = _get(worker, "resources", "limits", "nvidia.com/gpu")
+        flag = next((a for a in worker.get("args", []) if str(a).startswith("--num_gpus=")), None)
+        if not is_integer(gpus) or gpus < 1:
+            errors.append(f"Worker: nvidia.com/gpu limit {shown(gpus)}, expected a count")
+        elif flag != f"--num_gpus={gpus}":
+            errors.append(f"Worker: {shown(flag)} does not match its {gpus} GPU(s)")
+    check(f"{rel(overlay_file)}: the patch applies and each worker runs a tower per GPU it asks for",
+          errors)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -504,6 +563,9 @@ def main():
                         help="the TFJob (default: %(default)s)")
     parser.add_argument("--pvc", default=os.path.join(REPO, "deploy", "kubernetes", "pvc.yaml"),
                         help="the train dir's PersistentVolumeClaim (default: %(default)s)")
+    parser.add_argument("--gpu_overlay",
+                        default=os.path.join(REPO, "deploy", "kubernetes", "gpu", "kustomization.yaml"),
+                        help="the GPU kustomization of the TFJob (default: %(default)s)")
     args = parser.parse_args()
 
     missing = [f for f in (COMPOSE_SPEC, TFJOB_CRD) if not os.path.isfile(f)]
@@ -522,6 +584,7 @@ def main():
         check_tfjob_schema(tfjob, args.tfjob)
         if pvc is not NOT_LOADED:
             check_tfjob_operator(tfjob, args.tfjob, pvc, args.pvc)
+        check_gpu_overlay(tfjob, args.gpu_overlay)
     return 0 if failures == 0 else 1
 
 
