@@ -57,6 +57,7 @@ class Status {
 inline Status OkStatus() { return Status(); }
 inline Status InvalidArgument(std::string m) { return Status(Code::kInvalidArgument, std::move(m)); }
 inline Status NotFound(std::string m) { return Status(Code::kNotFound, std::move(m)); }
+inline Status PermissionDenied(std::string m) { return Status(Code::kPermissionDenied, std::move(m)); }
 inline Status FailedPrecondition(std::string m) { return Status(Code::kFailedPrecondition, std::move(m)); }
 inline Status Unavailable(std::string m) { return Status(Code::kUnavailable, std::move(m)); }
 inline Status Internal(std::string m) { return Status(Code::kInternal, std::move(m)); }

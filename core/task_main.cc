@@ -4,7 +4,10 @@
 #include <glog/logging.h>
 #include <malloc.h>
 
+#include <cstdlib>
+
 #include "core/openmp_spin.h"
+#include "core/tls.h"
 
 namespace pstrain {
 
@@ -19,6 +22,9 @@ void InitTaskMain(const char* usage, int* argc, char*** argv) {
   gflags::ParseCommandLineFlags(argc, argv, true);
   FLAGS_logtostderr = true;
   google::InitGoogleLogging((*argv)[0]);
+  const Status tls = InitTaskTlsFromFlags();
+  if (!tls.ok()) std::exit(ExitWith(tls, kExitBadInput));
+  if (TaskTls() != nullptr) LOG(INFO) << "mutual TLS as " << TaskTls()->subject;
 }
 
 int ExitWith(const Status& error, int exit_code) {

@@ -6,6 +6,8 @@
 #include <random>
 
 #include "cluster/cluster_spec.h"
+#include "core/tls.h"
+#include "ps/rpc/grpc_tls.h"
 
 namespace pstrain {
 
@@ -44,7 +46,7 @@ StatusOr<std::unique_ptr<PsServer>> PsServer::Start(const std::string& listen_ad
   grpc::ResourceQuota quota("ps:" + std::to_string(task_index));
   quota.SetMaxThreads(kMaxThreads);
   builder.SetResourceQuota(quota);
-  builder.AddListeningPort(listen_address, grpc::InsecureServerCredentials(), &ps->port_);
+  builder.AddListeningPort(listen_address, PsServerCredentials(), &ps->port_);
   builder.RegisterService(ps->service_.get());
   ps->server_ = builder.BuildAndStart();
   if (!ps->server_ || ps->port_ == 0) {
@@ -52,8 +54,15 @@ StatusOr<std::unique_ptr<PsServer>> PsServer::Start(const std::string& listen_ad
                        listen_address);
   }
   if (tensor_port >= 0) {
-    auto channel = tcp::TensorChannelServer::Start(
-        ps->core_.get(), cluster::AddressHost(listen_address), tensor_port, kMaxThreads);
+    std::shared_ptr<SSL_CTX> tls;  // the same certificates as gRPC's
+    if (TaskTls() != nullptr) {
+      auto ctx = MakeServerSslCtx(*TaskTls());
+      if (!ctx.ok()) return ctx.status().Annotate("ps:" + std::to_string(task_index));
+      tls = std::move(ctx).value();
+    }
+    auto channel = tcp::TensorChannelServer::Start(ps->core_.get(),
+                                                   cluster::AddressHost(listen_address),
+                                                   tensor_port, kMaxThreads, std::move(tls));
     if (!channel.ok()) return channel.status().Annotate("ps:" + std::to_string(task_index));
     ps->channel_ = std::move(channel).value();
     ps->service_->set_tensor_port(ps->channel_->port());

@@ -10,6 +10,7 @@ PACKAGES=(
   libgoogle-glog-dev libgflags-dev
   libgtest-dev libgmock-dev
   libboost-dev libboost-system-dev
+  libssl-dev openssl
   libdnnl-dev
   libgoogle-perftools-dev
   zlib1g-dev

@@ -305,7 +305,9 @@ StatusOr<TrainerResult> Trainer::Run() {
       PS_RETURN_IF_ERROR(WaitWithinStaleness(result.local_steps));
       if (EndedByChief()) break;
     }
-    record = StepRecord{std::move(record.batch)};
+    StepRecord next;  // a fresh record around the batch buffers of the last
+    next.batch = std::move(record.batch);
+    record = std::move(next);
     const int64_t local_step = result.local_steps + 1;
     Status stepped = options_.overlap ? OverlappedStep(min_step, local_step, &record)
                                       : SerialStep(min_step, local_step, &record);

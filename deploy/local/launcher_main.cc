@@ -23,15 +23,18 @@
 #include <vector>
 
 #include "deploy/local/free_ports.h"
+#include "deploy/local/local_certs.h"
 #include "deploy/local/task_process.h"
 
 namespace {
 
 constexpr char kUsage[] =
     "usage: pstrain_local [--ps=N] [--workers=N] [--bin_dir=DIR] [--host=127.0.0.1]\n"
-    "                     [--grace_secs=S] [task flags...]\n"
+    "                     [--grace_secs=S] [--tls] [task flags...]\n"
     "Runs 1 chief, N ps tasks and N workers on loopback. Other flags\n"
-    "(--model=mnist, --epochs=3, --train_dir=runs/x, ...) go to every task.\n";
+    "(--model=mnist, --epochs=3, --train_dir=runs/x, ...) go to every task.\n"
+    "--tls: mutual TLS on every channel, with a CA and a certificate per task\n"
+    "made for the run (the chief's HTTP endpoint then serves HTTPS).\n";
 
 struct Options {
   int num_ps = 2;
@@ -39,6 +42,7 @@ struct Options {
   std::string bin_dir;
   std::string host = "127.0.0.1";
   int grace_secs = 20;
+  bool tls = false;
   std::vector<std::string> passthrough;
   std::vector<std::string> passthrough_names;
 };
@@ -78,6 +82,11 @@ Options ParseArgs(int argc, char** argv) {
       o.host = value;
     } else if (name == "grace_secs") {
       o.grace_secs = ParseCount(name, value, 0);
+    } else if (name == "tls" || name == "notls") {
+      if (!value.empty() && value != "true" && value != "false") Usage("--tls takes no value");
+      o.tls = name == "tls" && value != "false";
+    } else if (name == "tls_cert" || name == "tls_key" || name == "tls_ca") {
+      Usage("--" + name + " is set by the launcher: use --tls");
     } else if (name == "cluster_spec" || name == "job" || name == "task") {
       Usage("--" + name + " is set by the launcher");
     } else {
@@ -109,12 +118,26 @@ class Cluster {
     if (!ports.ok()) return Fatal(ports.status().ToString());
     std::string spec = WriteSpec(*ports);
     if (spec.empty()) return 1;
+    if (o_.tls) {
+      std::vector<std::string> names = {"chief:0"};
+      for (int i = 0; i < o_.num_ps; ++i) names.push_back("ps:" + std::to_string(i));
+      for (int i = 0; i < o_.num_workers; ++i) names.push_back("worker:" + std::to_string(i));
+      const pstrain::Status certs = pstrain::WriteLocalCerts(dir_.string(), o_.host, names);
+      if (!certs.ok()) return Fatal(certs.ToString());
+      WriteOut("pstrain_local: mutual TLS on every channel, certificates in " + dir_.string() +
+               "\n");
+    }
     std::string undefok;
     for (const auto& n : o_.passthrough_names) undefok += (undefok.empty() ? "" : ",") + n;
     auto start = [&](const std::string& job, int index) {
       std::vector<std::string> argv = {Binary(o_, job), "--cluster_spec=" + spec, "--job=" + job,
                                        "--task=" + std::to_string(index)};
       argv.insert(argv.end(), o_.passthrough.begin(), o_.passthrough.end());
+      if (o_.tls) {
+        for (std::string& f : pstrain::LocalTlsFlags(dir_.string(), job + ":" + std::to_string(index))) {
+          argv.push_back(std::move(f));
+        }
+      }
       if (!undefok.empty()) argv.push_back("--undefok=" + undefok);
       // Each task sizes its compute threads from the spec (workers sharing
       // this host split its CPUs), as it would started from TF_CONFIG.

@@ -1,10 +1,12 @@
 #include "ps/rpc/ps_client.h"
 
 #include "cluster/cluster_spec.h"
+#include "core/tls.h"
 #include "ps/ps_server.h"
 #include "ps/rpc/borrowed_slices.h"
 #include "ps/rpc/chunk_codec.h"
 #include "ps/rpc/grpc_status.h"
+#include "ps/rpc/grpc_tls.h"
 
 namespace pstrain {
 
@@ -12,7 +14,7 @@ PsClient::PsClient(int ps_index, const std::string& address, uint32_t chunk_byte
     : name_("ps:" + std::to_string(ps_index) + " (" + address + ")"),
       host_(cluster::AddressHost(address)),
       chunk_bytes_(chunk_bytes),
-      channel_(grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
+      channel_(grpc::CreateCustomChannel(address, PsChannelCredentials(),
                                          DefaultChannelArguments())),
       stub_(proto::Ps::NewStub(channel_)),
       init_method_("/pstrain.proto.Ps/Init", grpc::internal::RpcMethod::CLIENT_STREAMING, channel_),
@@ -95,8 +97,14 @@ StatusOr<std::shared_ptr<tcp::TensorChannelClient>> PsClient::Channel() {
     if (status.tensor_port() > 0) {
       // Shared memory only with a ps on this host: a loopback address.
       const bool local = host_ == "localhost" || host_ == "::1" || host_.rfind("127.", 0) == 0;
+      std::shared_ptr<SSL_CTX> tls;  // the same certificates as gRPC's
+      if (TaskTls() != nullptr) {
+        auto ctx = MakeClientSslCtx(*TaskTls());
+        if (!ctx.ok()) return ctx.status().Annotate(name_);
+        tls = std::move(ctx).value();
+      }
       tensor_channel_ = std::make_shared<tcp::TensorChannelClient>(
-          host_, status.tensor_port(), shared_memory_ && local);
+          host_, status.tensor_port(), shared_memory_ && local, std::move(tls));
     }
     channel_known_ = true;
   }

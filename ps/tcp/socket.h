@@ -38,6 +38,8 @@ class Socket : public ByteStream {
   Status ReadFull(void* data, size_t n) override;
   Status Write(const struct iovec* iov, int count) override;
 
+  int fd() const { return fd_; }
+
  private:
   Status Failed(const char* what, int err) const;
 

@@ -23,6 +23,14 @@ StatusOr<std::unique_ptr<TensorChannelClient::Connection>> TensorChannelClient::
   if (c == nullptr) {
     c = std::make_unique<Connection>();
     PS_ASSIGN_OR_RETURN(c->socket, Socket::Connect(host_, port_, timeout));
+    c->socket->SetTimeout(timeout);
+    if (tls_ != nullptr) {
+      auto tls = TlsStream::Connect(tls_.get(), c->socket.get(), host_);
+      if (!tls.ok()) {
+        return tls.status().Annotate("tensor channel to " + host_ + ":" + std::to_string(port_));
+      }
+      c->tls = std::move(tls).value();
+    }
   }
   c->socket->SetTimeout(timeout);
   c->placed = 0;
@@ -55,9 +63,9 @@ Status TensorChannelClient::ShareMemory(Connection* c) {
   proto::ShmAttach attach;
   attach.set_name((*region)->name());
   attach.set_bytes((*region)->bytes());
-  const Status sent = WriteFrame(c->socket.get(), FrameKind::kShmAttach, &attach);
-  if (!sent.ok()) return RefusalOr(c->socket.get(), sent);
-  PS_ASSIGN_OR_RETURN(Frame frame, ReadFrame(c->socket.get()));
+  const Status sent = WriteFrame(c->stream(), FrameKind::kShmAttach, &attach);
+  if (!sent.ok()) return RefusalOr(c->stream(), sent);
+  PS_ASSIGN_OR_RETURN(Frame frame, ReadFrame(c->stream()));
   if (frame.kind == FrameKind::kError) return ErrorOf(frame);
   proto::ShmAttachReply reply;
   if (frame.kind != FrameKind::kShmAttachReply) {
@@ -96,8 +104,8 @@ void TensorChannelClient::Want(uint64_t bytes) {
   }
 }
 
-Status TensorChannelClient::RefusalOr(Socket* socket, const Status& sent) {
-  auto reply = ReadFrame(socket);
+Status TensorChannelClient::RefusalOr(ByteStream* stream, const Status& sent) {
+  auto reply = ReadFrame(stream);
   if (reply.ok() && reply->kind == FrameKind::kError) return ErrorOf(*reply);
   return sent;
 }
@@ -113,18 +121,18 @@ StatusOr<proto::PushResponse> TensorChannelClient::Push(const proto::PushHeader&
     if (!AddTensor(c.get(), &push, name, *tensor, wire)) continue;
     // In shared memory: the ps copies this one out while the next is
     // copied in.
-    const Status sent = push.WriteAndClear(c->socket.get());
-    if (!sent.ok()) return RefusalOr(c->socket.get(), sent);
+    const Status sent = push.WriteAndClear(c->stream());
+    if (!sent.ok()) return RefusalOr(c->stream(), sent);
   }
   push.Add(FrameKind::kEnd, nullptr);
-  const Status sent = push.WriteTo(c->socket.get());
-  if (!sent.ok()) return RefusalOr(c->socket.get(), sent);
+  const Status sent = push.WriteTo(c->stream());
+  if (!sent.ok()) return RefusalOr(c->stream(), sent);
   return FinishPush(std::move(c));
 }
 
 StatusOr<proto::PushResponse> TensorChannelClient::FinishPush(std::unique_ptr<Connection> c) {
   Want(c->placed);
-  PS_ASSIGN_OR_RETURN(Frame reply, ReadFrame(c->socket.get()));
+  PS_ASSIGN_OR_RETURN(Frame reply, ReadFrame(c->stream()));
   if (reply.kind == FrameKind::kError) return ErrorOf(reply);
   if (reply.kind != FrameKind::kPushReply) {
     return DataLoss(std::string("tensor channel: a ") + FrameKindName(reply.kind) +
@@ -149,15 +157,15 @@ class TensorChannelClient::Pushing : public PushStream {
     PS_RETURN_IF_ERROR(failed_);
     FrameBatch frames;
     client_->AddTensor(c_.get(), &frames, name, tensor, wire_);
-    const Status sent = frames.WriteTo(c_->socket.get());
-    if (!sent.ok()) failed_ = RefusalOr(c_->socket.get(), sent);
+    const Status sent = frames.WriteTo(c_->stream());
+    if (!sent.ok()) failed_ = RefusalOr(c_->stream(), sent);
     return failed_;
   }
 
   StatusOr<proto::PushResponse> Finish() override {
     PS_RETURN_IF_ERROR(failed_);
-    const Status sent = WriteFrame(c_->socket.get(), FrameKind::kEnd, nullptr);
-    if (!sent.ok()) return RefusalOr(c_->socket.get(), sent);
+    const Status sent = WriteFrame(c_->stream(), FrameKind::kEnd, nullptr);
+    if (!sent.ok()) return RefusalOr(c_->stream(), sent);
     return client_->FinishPush(std::move(c_));
   }
 
@@ -171,8 +179,8 @@ class TensorChannelClient::Pushing : public PushStream {
 StatusOr<std::unique_ptr<PushStream>> TensorChannelClient::StartPush(
     const proto::PushHeader& header, proto::DataType wire, std::chrono::milliseconds timeout) {
   PS_ASSIGN_OR_RETURN(auto c, Take(timeout));
-  const Status sent = WriteFrame(c->socket.get(), FrameKind::kPushHeader, &header);
-  if (!sent.ok()) return RefusalOr(c->socket.get(), sent);
+  const Status sent = WriteFrame(c->stream(), FrameKind::kPushHeader, &header);
+  if (!sent.ok()) return RefusalOr(c->stream(), sent);
   return std::unique_ptr<PushStream>(new Pushing(this, std::move(c), wire));
 }
 
@@ -182,14 +190,14 @@ Status TensorChannelClient::Pull(const proto::PullRequest& request,
   PS_ASSIGN_OR_RETURN(auto c, Take(timeout));
   proto::PullRequest asked = request;
   asked.set_reply_in_shared_memory(c->region != nullptr);
-  Status sent = WriteFrame(c->socket.get(), FrameKind::kPullRequest, &asked);
-  if (!sent.ok()) return RefusalOr(c->socket.get(), sent);
+  Status sent = WriteFrame(c->stream(), FrameKind::kPullRequest, &asked);
+  if (!sent.ok()) return RefusalOr(c->stream(), sent);
   TensorAssembler assembler;
   assembler.Reuse(out);
   bool replied = false;
   uint64_t received = 0;  // bytes of float32 values, for the next region's size
   for (;;) {
-    PS_ASSIGN_OR_RETURN(Frame frame, ReadFrame(c->socket.get()));
+    PS_ASSIGN_OR_RETURN(Frame frame, ReadFrame(c->stream()));
     if (frame.kind == FrameKind::kError) return ErrorOf(frame);
     if (frame.kind == FrameKind::kPullReply && !replied) {
       proto::PullResponse reply;
@@ -209,7 +217,7 @@ Status TensorChannelClient::Pull(const proto::PullRequest& request,
                       " frame in reply to a pull");
     }
     if (request.wire_dtype() != proto::DT_BFLOAT16) received += frame.data_bytes;
-    PS_RETURN_IF_ERROR(ReadChunk(c->socket.get(), frame, &assembler));
+    PS_RETURN_IF_ERROR(ReadChunk(c->stream(), frame, &assembler));
   }
   PS_RETURN_IF_ERROR(assembler.FinishInto(out));
   Want(received);

@@ -27,6 +27,7 @@
 #include "ps/ps_connection.h"
 #include "ps/tcp/shared_region.h"
 #include "ps/tcp/socket.h"
+#include "ps/tcp/tls_stream.h"
 
 namespace pstrain {
 namespace tcp {
@@ -34,9 +35,13 @@ namespace tcp {
 class TensorChannelClient {
  public:
   // Does not connect yet. shared_memory: offer the ps shared regions (for a
-  // ps on this host).
-  TensorChannelClient(std::string host, int port, bool shared_memory = false)
-      : host_(std::move(host)), port_(port), shared_memory_(shared_memory) {}
+  // ps on this host). tls: every connection is TLS with this client
+  // context (core/tls.h), which also rules shared memory out: the tensors
+  // then travel encrypted, like everything else.
+  TensorChannelClient(std::string host, int port, bool shared_memory = false,
+                      std::shared_ptr<SSL_CTX> tls = nullptr)
+      : host_(std::move(host)), port_(port), shared_memory_(shared_memory && tls == nullptr),
+        tls_(std::move(tls)) {}
 
   // Errors are the ps's refusal as it sent it, or Unavailable /
   // DeadlineExceeded for a connection that failed or stalled for `timeout`.
@@ -61,6 +66,10 @@ class TensorChannelClient {
  private:
   struct Connection {
     std::unique_ptr<Socket> socket;
+    std::unique_ptr<TlsStream> tls;  // over socket, with TLS
+    ByteStream* stream() {
+      return tls != nullptr ? static_cast<ByteStream*>(tls.get()) : socket.get();
+    }
     std::unique_ptr<SharedRegion> region;  // mapped by the ps too; null: none
     uint64_t placed = 0;                   // bytes of this exchange placed in the region
   };
@@ -80,7 +89,7 @@ class TensorChannelClient {
   void Want(uint64_t bytes);
   // The reply to a request whose sending failed with `sent`: the ps's Error
   // frame when it refused (and closed) first, else `sent`.
-  static Status RefusalOr(Socket* socket, const Status& sent);
+  static Status RefusalOr(ByteStream* stream, const Status& sent);
   // Reads the ps's answer to a push that was sent whole, and gives the
   // connection back after a clean one.
   StatusOr<proto::PushResponse> FinishPush(std::unique_ptr<Connection> c);
@@ -88,6 +97,7 @@ class TensorChannelClient {
   const std::string host_;
   const int port_;
   const bool shared_memory_;
+  const std::shared_ptr<SSL_CTX> tls_;  // null: plain TCP
   std::atomic<uint64_t> wanted_{1 << 20};  // bytes of the largest exchange so far
   // The largest region /dev/shm gave room for, once one was refused.
   std::atomic<uint64_t> region_cap_{SharedRegion::kMaxBytes};

@@ -118,10 +118,17 @@ Status ServeShmAttach(ByteStream* stream, const Frame& first,
   return WriteFrame(stream, FrameKind::kShmAttachReply, &reply);
 }
 
+// Answers an offer of shared memory with "no" (over TLS).
+Status RefuseShmAttach(ByteStream* stream) {
+  proto::ShmAttachReply reply;
+  reply.set_why("shared memory is off over TLS");
+  return WriteFrame(stream, FrameKind::kShmAttachReply, &reply);
+}
+
 }  // namespace
 
 Status ServeTensorConnection(PsCore* core, ByteStream* stream,
-                             const std::function<bool()>& stopping) {
+                             const std::function<bool()>& stopping, bool shared_memory) {
   std::unique_ptr<SharedRegion> region;  // offered by the client; none at first
   for (;;) {
     auto frame = ReadFrame(stream);
@@ -137,7 +144,8 @@ Status ServeTensorConnection(PsCore* core, ByteStream* stream,
           served = ServePull(core, stream, *frame, region.get(), stopping);
           break;
         case FrameKind::kShmAttach:
-          served = ServeShmAttach(stream, *frame, &region);
+          served = shared_memory ? ServeShmAttach(stream, *frame, &region)
+                                 : RefuseShmAttach(stream);
           break;
         default:
           served = InvalidArgument(std::string("a request cannot start with a ") +
@@ -152,10 +160,11 @@ Status ServeTensorConnection(PsCore* core, ByteStream* stream,
 }
 
 StatusOr<std::unique_ptr<TensorChannelServer>> TensorChannelServer::Start(
-    PsCore* core, const std::string& host, int port, int max_connections) {
+    PsCore* core, const std::string& host, int port, int max_connections,
+    std::shared_ptr<SSL_CTX> tls) {
   PS_ASSIGN_OR_RETURN(auto listener, Listener::Listen(host, port));
   std::unique_ptr<TensorChannelServer> server(
-      new TensorChannelServer(core, std::move(listener), max_connections));
+      new TensorChannelServer(core, std::move(listener), max_connections, std::move(tls)));
   server->acceptor_ = std::thread([s = server.get()] { s->AcceptLoop(); });
   return server;
 }
@@ -184,12 +193,28 @@ void TensorChannelServer::AcceptLoop() {
     Connection& c = connections_.emplace_back();
     c.socket = std::move(socket).value();
     c.thread = std::thread([this, &c] {
-      Status s = ServeTensorConnection(core_, c.socket.get(), [this] { return stopping_.load(); });
+      Status s = Serve(c.socket.get());
       if (!s.ok() && !stopping_) VLOG(1) << "tensor channel connection closed: " << s.ToString();
       c.socket->Shutdown();  // the peer hears the end now; the fd goes when reaped
       c.done = true;
     });
   }
+}
+
+Status TensorChannelServer::Serve(Socket* socket) {
+  const auto stopping = [this] { return stopping_.load(); };
+  if (tls_ == nullptr) return ServeTensorConnection(core_, socket, stopping);
+  // A peer gets 10 s to complete the handshake; then requests wait as long
+  // as they need (the core bounds every wait).
+  socket->SetTimeout(std::chrono::seconds(10));
+  auto tls = TlsStream::Accept(tls_.get(), socket);
+  if (!tls.ok()) {
+    if (!stopping_) LOG(WARNING) << "tensor channel: refused a connection: " << tls.status().message();
+    return tls.status();
+  }
+  socket->SetTimeout(std::chrono::milliseconds(0));
+  VLOG(1) << "tensor channel: a TLS connection from " << (*tls)->peer();
+  return ServeTensorConnection(core_, tls->get(), stopping, /*shared_memory=*/false);
 }
 
 void TensorChannelServer::ReapLocked() {

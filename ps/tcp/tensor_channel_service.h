@@ -17,6 +17,7 @@
 #include "ps/ps_core.h"
 #include "ps/tcp/socket.h"
 #include "ps/tcp/tensor_frames.h"
+#include "ps/tcp/tls_stream.h"
 
 namespace pstrain {
 namespace tcp {
@@ -24,17 +25,20 @@ namespace tcp {
 // Serves one connection's requests, one after the other, until it ends
 // (OkStatus) or a request fails: then the error goes back in an Error frame
 // and is returned, and the caller closes the connection. A pull waiting for
-// a step gives up when `stopping` says so.
+// a step gives up when `stopping` says so. shared_memory: map the regions a
+// client offers (not over TLS, where tensors travel encrypted).
 Status ServeTensorConnection(PsCore* core, ByteStream* stream,
-                             const std::function<bool()>& stopping);
+                             const std::function<bool()>& stopping, bool shared_memory = true);
 
 class TensorChannelServer {
  public:
   // Listens on host:port (port 0: a free one); each connection gets a
-  // thread, up to max_connections at once (more are refused).
-  static StatusOr<std::unique_ptr<TensorChannelServer>> Start(PsCore* core,
-                                                              const std::string& host, int port,
-                                                              int max_connections);
+  // thread, up to max_connections at once (more are refused). tls: every
+  // connection must complete a TLS handshake with this server context
+  // (core/tls.h) first; one that does not is closed and logged.
+  static StatusOr<std::unique_ptr<TensorChannelServer>> Start(
+      PsCore* core, const std::string& host, int port, int max_connections,
+      std::shared_ptr<SSL_CTX> tls = nullptr);
   ~TensorChannelServer();
 
   int port() const { return listener_->port(); }
@@ -47,8 +51,12 @@ class TensorChannelServer {
     std::thread thread;
     std::atomic<bool> done{false};
   };
-  TensorChannelServer(PsCore* core, std::unique_ptr<Listener> listener, int max_connections)
-      : core_(core), listener_(std::move(listener)), max_connections_(max_connections) {}
+  TensorChannelServer(PsCore* core, std::unique_ptr<Listener> listener, int max_connections,
+                      std::shared_ptr<SSL_CTX> tls)
+      : core_(core), listener_(std::move(listener)), max_connections_(max_connections),
+        tls_(std::move(tls)) {}
+  // One connection's life: the handshake (with TLS), then its requests.
+  Status Serve(Socket* socket);
   void AcceptLoop();
   // Joins the threads of connections that have ended. Needs mu_.
   void ReapLocked();
@@ -56,6 +64,7 @@ class TensorChannelServer {
   PsCore* const core_;
   const std::unique_ptr<Listener> listener_;
   const int max_connections_;
+  const std::shared_ptr<SSL_CTX> tls_;  // null: plain TCP
   std::atomic<bool> stopping_{false};
   std::thread acceptor_;
   std::mutex mu_;

@@ -1,0 +1,129 @@
+#include "ps/tcp/tls_stream.h"
+
+#include <openssl/err.h>
+#include <openssl/x509v3.h>
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <vector>
+
+#include "core/tls.h"
+
+namespace pstrain {
+namespace tcp {
+namespace {
+
+constexpr size_t kRecordBytes = 16 << 10;  // TLS's largest record
+
+}  // namespace
+
+StatusOr<std::unique_ptr<TlsStream>> TlsStream::Accept(SSL_CTX* ctx, Socket* socket) {
+  return Handshake(ctx, socket, nullptr);
+}
+
+StatusOr<std::unique_ptr<TlsStream>> TlsStream::Connect(SSL_CTX* ctx, Socket* socket,
+                                                        const std::string& host) {
+  return Handshake(ctx, socket, &host);
+}
+
+StatusOr<std::unique_ptr<TlsStream>> TlsStream::Handshake(SSL_CTX* ctx, Socket* socket,
+                                                          const std::string* host) {
+  // OpenSSL writes to the socket itself: a peer gone must be an error, not
+  // a SIGPIPE that ends the process.
+  static const bool ignore_sigpipe = [] { return std::signal(SIGPIPE, SIG_IGN) != SIG_ERR; }();
+  (void)ignore_sigpipe;
+  ERR_clear_error();
+  SSL* ssl = SSL_new(ctx);
+  if (ssl == nullptr) return Internal(OpenSslErrors("SSL_new failed"));
+  std::unique_ptr<TlsStream> stream(new TlsStream(ssl));
+  SSL_set_fd(ssl, socket->fd());
+  int ret;
+  if (host != nullptr) {
+    // The certificate must name the host dialed: an address or a name.
+    X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+    if (X509_VERIFY_PARAM_set1_ip_asc(param, host->c_str()) != 1) {
+      ERR_clear_error();
+      X509_VERIFY_PARAM_set1_host(param, host->c_str(), 0);
+      SSL_set_tlsext_host_name(ssl, host->c_str());
+    }
+    ret = SSL_connect(ssl);
+  } else {
+    ret = SSL_accept(ssl);
+  }
+  if (ret != 1) {
+    const long verify = SSL_get_verify_result(ssl);
+    std::string why = OpenSslErrors("the peer closed the connection");
+    if (verify != X509_V_OK) why += " (" + std::string(X509_verify_cert_error_string(verify)) + ")";
+    return PermissionDenied("TLS handshake: " + why);
+  }
+  return stream;
+}
+
+TlsStream::~TlsStream() {
+  SSL_shutdown(ssl_);  // a close_notify; the socket's owner closes it
+  SSL_free(ssl_);
+}
+
+std::string TlsStream::peer() const {
+  X509* cert = SSL_get0_peer_certificate(ssl_);
+  if (cert == nullptr) return "(no certificate)";
+  char buf[256];
+  X509_NAME_oneline(X509_get_subject_name(cert), buf, sizeof(buf));
+  return buf;
+}
+
+Status TlsStream::Failed(const char* what, int ret) {
+  const int err = SSL_get_error(ssl_, ret);
+  if (err == SSL_ERROR_ZERO_RETURN) return Unavailable(std::string("tls ") + what + ": closed");
+  if (err == SSL_ERROR_SYSCALL && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+    return DeadlineExceeded(std::string("tls ") + what + ": timed out");
+  }
+  return Unavailable(std::string("tls ") + what + ": " + OpenSslErrors("connection broken"));
+}
+
+Status TlsStream::ReadFull(void* data, size_t n) {
+  auto* p = static_cast<char*>(data);
+  while (n > 0) {
+    const int chunk = static_cast<int>(std::min<size_t>(n, 1 << 30));
+    const int got = SSL_read(ssl_, p, chunk);
+    if (got <= 0) return Failed("read", got);
+    p += got;
+    n -= static_cast<size_t>(got);
+  }
+  return OkStatus();
+}
+
+Status TlsStream::WriteAll(const char* data, size_t n) {
+  while (n > 0) {
+    const int chunk = static_cast<int>(std::min<size_t>(n, 1 << 30));
+    const int put = SSL_write(ssl_, data, chunk);
+    if (put <= 0) return Failed("write", put);
+    data += put;
+    n -= static_cast<size_t>(put);
+  }
+  return OkStatus();
+}
+
+Status TlsStream::Write(const struct iovec* iov, int count) {
+  std::vector<char> small;  // small buffers gathered into one record
+  for (int i = 0; i < count; ++i) {
+    const auto* base = static_cast<const char*>(iov[i].iov_base);
+    const size_t len = iov[i].iov_len;
+    if (len < kRecordBytes && small.size() + len <= kRecordBytes) {
+      small.insert(small.end(), base, base + len);
+      continue;
+    }
+    if (!small.empty()) {
+      PS_RETURN_IF_ERROR(WriteAll(small.data(), small.size()));
+      small.clear();
+    }
+    PS_RETURN_IF_ERROR(WriteAll(base, len));
+  }
+  return small.empty() ? OkStatus() : WriteAll(small.data(), small.size());
+}
+
+}  // namespace tcp
+}  // namespace pstrain

@@ -1,0 +1,53 @@
+// TlsStream: the tensor channel over TLS (core/tls.h) on a connected
+// socket, as a ByteStream. The ps's side requires the client's certificate
+// and checks it against the CA; the client's checks the ps's against the CA
+// and the host it dialed. Not thread-safe, as Socket; Shutdown of the socket
+// underneath ends it from another thread.
+#ifndef PSTRAIN_PS_TCP_TLS_STREAM_H_
+#define PSTRAIN_PS_TCP_TLS_STREAM_H_
+
+#include <openssl/ssl.h>
+
+#include <memory>
+#include <string>
+
+#include "core/status.h"
+#include "ps/tcp/socket.h"
+#include "ps/tcp/tensor_frames.h"
+
+namespace pstrain {
+namespace tcp {
+
+class TlsStream : public ByteStream {
+ public:
+  // The handshake on `socket` (borrowed: it outlives the stream), under the
+  // socket's timeout. PermissionDenied naming the reason (no certificate,
+  // one the CA did not sign, an expired one, a host it does not name) when
+  // the peer is refused or refuses.
+  static StatusOr<std::unique_ptr<TlsStream>> Accept(SSL_CTX* ctx, Socket* socket);
+  static StatusOr<std::unique_ptr<TlsStream>> Connect(SSL_CTX* ctx, Socket* socket,
+                                                      const std::string& host);
+  ~TlsStream() override;
+
+  // The peer certificate's subject ("/CN=worker0"), for logs.
+  std::string peer() const;
+
+  Status ReadFull(void* data, size_t n) override;
+  // Small buffers are gathered into records of up to 16 KiB; large ones go
+  // out from where they are.
+  Status Write(const struct iovec* iov, int count) override;
+
+ private:
+  explicit TlsStream(SSL* ssl) : ssl_(ssl) {}
+  static StatusOr<std::unique_ptr<TlsStream>> Handshake(SSL_CTX* ctx, Socket* socket,
+                                                        const std::string* host);
+  Status WriteAll(const char* data, size_t n);
+  Status Failed(const char* what, int ret);
+
+  SSL* const ssl_;
+};
+
+}  // namespace tcp
+}  // namespace pstrain
+
+#endif  // PSTRAIN_PS_TCP_TLS_STREAM_H_
