@@ -39,6 +39,8 @@ class Socket : public ByteStream {
   Status Write(const struct iovec* iov, int count) override;
 
   int fd() const { return fd_; }
+  // "127.0.0.1:53122", for logs; "?" when the peer is gone.
+  std::string PeerAddress() const;
 
  private:
   Status Failed(const char* what, int err) const;

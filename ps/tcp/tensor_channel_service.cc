@@ -209,7 +209,10 @@ Status TensorChannelServer::Serve(Socket* socket) {
   socket->SetTimeout(std::chrono::seconds(10));
   auto tls = TlsStream::Accept(tls_.get(), socket);
   if (!tls.ok()) {
-    if (!stopping_) LOG(WARNING) << "tensor channel: refused a connection: " << tls.status().message();
+    if (!stopping_) {
+      LOG(WARNING) << "tensor channel: refused a connection from " << socket->PeerAddress() << ": "
+                   << tls.status().message();
+    }
     return tls.status();
   }
   socket->SetTimeout(std::chrono::milliseconds(0));

@@ -1,0 +1,227 @@
+// Mutual TLS against a live ps_server process: a client with the cluster's
+// certificates trains against it over gRPC and the tensor channel; a client
+// with no certificate, with one from another CA, with an expired one, or
+// with no TLS at all is refused on both, the refusal is in the ps's log, and
+// the ps goes on serving. And a whole local cluster trains with --tls.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <openssl/ssl.h>
+
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "core/tls.h"
+#include "core/tls_certs.h"
+#include "proto/ps.grpc.pb.h"
+#include "ps/ps_fleet.h"
+#include "ps/ps_server.h"
+#include "ps/tcp/socket.h"
+#include "ps/tcp/tls_stream.h"
+#include "tests/integration/process_harness.h"
+
+namespace pstrain {
+namespace {
+
+using testing::BuildDir;
+using testing::RunningTask;
+
+void Write(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+class TlsPs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto ca = MakeCa("test CA");
+    auto other_ca = MakeCa("another CA");
+    ASSERT_TRUE(ca.ok() && other_ca.ok());
+    ca_ = *ca;
+    auto ps = MakeCert(ca_, {"ps:0", {"127.0.0.1"}});
+    auto worker = MakeCert(ca_, {"worker:0", {"127.0.0.1"}});
+    auto stranger = MakeCert(*other_ca, {"stranger", {"127.0.0.1"}});
+    auto expired = MakeCert(ca_, {"expired", {"127.0.0.1"}, -7200, 3600});
+    ASSERT_TRUE(ps.ok() && worker.ok() && stranger.ok() && expired.ok());
+    worker_ = *worker;
+    stranger_ = *stranger;
+    expired_ = *expired;
+    const std::string dir = dir_.path();
+    Write(dir + "/ca.crt", ca_.cert_pem);
+    Write(dir + "/ps.crt", ps->cert_pem);
+    Write(dir + "/ps.key", ps->key_pem);
+
+    spec_ = testing::MakeLocalSpec(dir, 1, 1);
+    ps_ = std::make_unique<RunningTask>(
+        "ps:0", std::vector<std::string>{BuildDir() + "/ps/ps_server", "--cluster_spec=" + spec_.path,
+                                         "--job=ps", "--task=0", "--tls_cert=" + dir + "/ps.crt",
+                                         "--tls_key=" + dir + "/ps.key",
+                                         "--tls_ca=" + dir + "/ca.crt"});
+    // This process is the worker, with the cluster's certificates.
+    TlsFiles files{worker_.cert_pem, worker_.key_pem, ca_.cert_pem, ""};
+    SetTaskTls(&files);
+    vars_ = {{"w", {256, 64}}, {"b", {64}}};
+    placement_ = *cluster::ComputePlacement(vars_, 1, cluster::PlacementStrategy::kGreedy, 1 << 20);
+    fleet_ = std::make_unique<PsFleet>(spec_.spec, vars_, placement_);
+    ASSERT_TRUE(fleet_->WaitForPs(false, nullptr, std::chrono::seconds(30)).ok()) << ps_->output();
+    proto::StatusResponse status;
+    ASSERT_TRUE(Stub(TrustedCredentials())->GetStatus(Context().get(), {}, &status).ok());
+    tensor_port_ = status.tensor_port();
+    ASSERT_GT(tensor_port_, 0);
+  }
+
+  void TearDown() override {
+    if (fleet_) (void)fleet_->ShutdownAll("test done");
+    if (ps_) ps_->WaitForExit(std::chrono::seconds(20));
+    SetTaskTls(nullptr);
+  }
+
+  static std::unique_ptr<grpc::ClientContext> Context() {
+    auto ctx = std::make_unique<grpc::ClientContext>();
+    ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    return ctx;
+  }
+  std::unique_ptr<proto::Ps::Stub> Stub(std::shared_ptr<grpc::ChannelCredentials> creds) {
+    return proto::Ps::NewStub(grpc::CreateChannel(spec_.spec.Address("ps", 0), creds));
+  }
+  std::shared_ptr<grpc::ChannelCredentials> Credentials(const CertAndKey* cert) {
+    grpc::SslCredentialsOptions options;
+    options.pem_root_certs = ca_.cert_pem;
+    if (cert != nullptr) {
+      options.pem_private_key = cert->key_pem;
+      options.pem_cert_chain = cert->cert_pem;
+    }
+    return grpc::SslCredentials(options);
+  }
+  std::shared_ptr<grpc::ChannelCredentials> TrustedCredentials() { return Credentials(&worker_); }
+
+  // A TLS connection to the tensor channel presenting `cert` (none: null);
+  // the handshake's result as the client sees it.
+  Status TensorChannelHandshake(const CertAndKey* cert) {
+    SslCtx ctx(SSL_CTX_new(TLS_client_method()));
+    BIO* bio = BIO_new_mem_buf(ca_.cert_pem.data(), static_cast<int>(ca_.cert_pem.size()));
+    X509* ca = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
+    X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx.get()), ca);
+    X509_free(ca);
+    BIO_free(bio);
+    SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER, nullptr);
+    if (cert != nullptr) {
+      TlsFiles files{cert->cert_pem, cert->key_pem, ca_.cert_pem, ""};
+      auto client = MakeClientSslCtx(files);
+      if (!client.ok()) return client.status();
+      ctx = std::move(client).value();
+    }
+    auto socket = tcp::Socket::Connect("127.0.0.1", tensor_port_, std::chrono::seconds(5));
+    if (!socket.ok()) return socket.status();
+    (*socket)->SetTimeout(std::chrono::seconds(5));
+    auto tls = tcp::TlsStream::Connect(ctx.get(), socket->get(), "127.0.0.1");
+    if (!tls.ok()) return tls.status();
+    // TLS 1.3 finishes the client's handshake before the server checks the
+    // client's certificate: the refusal shows on the first exchange.
+    tcp::FrameBatch batch;
+    proto::PullRequest pull;
+    batch.Add(tcp::FrameKind::kPullRequest, &pull);
+    PS_RETURN_IF_ERROR(batch.WriteTo(tls->get()));
+    return tcp::ReadFrame(tls->get()).status();
+  }
+
+  // The ps is alive and serves a trusted client.
+  void ExpectServing() {
+    proto::StatusResponse status;
+    EXPECT_TRUE(Stub(TrustedCredentials())->GetStatus(Context().get(), {}, &status).ok());
+    EXPECT_TRUE(ps_->running()) << ps_->output();
+  }
+
+  testing::TempDir dir_{"tls"};
+  testing::LocalSpec spec_;
+  CertAndKey ca_, worker_, stranger_, expired_;
+  std::unique_ptr<RunningTask> ps_;
+  std::vector<cluster::VariableInfo> vars_;
+  cluster::Placement placement_;
+  std::unique_ptr<PsFleet> fleet_;
+  int tensor_port_ = 0;
+};
+
+TEST_F(TlsPs, TheClustersCertificatesTrainOverGrpcAndTheTensorChannel) {
+  proto::InitHeader header;
+  header.mutable_optimizer()->set_name("GradientDescent");
+  header.mutable_optimizer()->set_learning_rate(0.5f);
+  header.set_num_workers(1);
+  std::vector<Tensor> init = {Tensor({256, 64}), Tensor({64})};
+  init[0].Fill(1.0f);
+  ASSERT_TRUE(fleet_->InitVariables(init, header).ok());
+  std::vector<Tensor> grads = {Tensor({256, 64}), Tensor({64})};
+  grads[0].Fill(2.0f);
+  ASSERT_TRUE(fleet_->PushGradients(grads, 0, 1, {0}, /*sync=*/false).ok());
+  std::vector<Tensor> values;
+  PsFleet::PsSteps steps;
+  ASSERT_TRUE(fleet_->PullVariables(&values, &steps).ok());
+  EXPECT_EQ(steps[0], 1);
+  EXPECT_EQ(values[0][0], 0.0f);  // 1 - 0.5 * 2
+  EXPECT_EQ(ps_->output().find("refused"), std::string::npos) << ps_->output();
+}
+
+TEST_F(TlsPs, GrpcRefusesClientsWithoutTheCasCertificate) {
+  struct Case {
+    const char* what;
+    std::shared_ptr<grpc::ChannelCredentials> creds;
+  } cases[] = {{"no certificate", Credentials(nullptr)},
+               {"another CA's", Credentials(&stranger_)},
+               {"an expired one", Credentials(&expired_)},
+               {"no TLS", grpc::InsecureChannelCredentials()}};
+  for (const Case& c : cases) {
+    proto::StatusResponse status;
+    const grpc::Status s = Stub(c.creds)->GetStatus(Context().get(), {}, &status);
+    EXPECT_FALSE(s.ok()) << c.what;
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE) << c.what << ": " << s.error_message();
+  }
+  ExpectServing();
+  // gRPC logs each failed handshake.
+  EXPECT_NE(ps_->output().find("Handshake failed"), std::string::npos) << ps_->output();
+}
+
+TEST_F(TlsPs, TheTensorChannelRefusesClientsWithoutTheCasCertificateAndLogsIt) {
+  const CertAndKey* cases[] = {nullptr, &stranger_, &expired_};
+  const char* names[] = {"no certificate", "another CA's", "an expired one"};
+  for (int i = 0; i < 3; ++i) {
+    const Status s = TensorChannelHandshake(cases[i]);
+    EXPECT_FALSE(s.ok()) << names[i];
+  }
+  // Plain TCP: the ps reads no TLS handshake and hangs up.
+  auto socket = tcp::Socket::Connect("127.0.0.1", tensor_port_, std::chrono::seconds(5));
+  ASSERT_TRUE(socket.ok());
+  (*socket)->SetTimeout(std::chrono::seconds(5));
+  tcp::FrameBatch batch;
+  proto::PullRequest pull;
+  batch.Add(tcp::FrameKind::kPullRequest, &pull);
+  (void)batch.WriteTo(socket->get());
+  EXPECT_FALSE(tcp::ReadFrame(socket->get()).ok());
+  ExpectServing();
+  const std::string log = ps_->output();
+  size_t refusals = 0;
+  for (size_t at = log.find("tensor channel: refused a connection"); at != std::string::npos;
+       at = log.find("tensor channel: refused a connection", at + 1)) {
+    ++refusals;
+  }
+  EXPECT_EQ(refusals, 4u) << log;
+  EXPECT_NE(log.find("certificate"), std::string::npos) << log;
+}
+
+TEST(TlsCluster, TrainsWithTheLaunchersCertificates) {
+  testing::TempDir dir("tls_cluster");
+  std::string output;
+  const std::string exit = testing::RunToCompletion(
+      {BuildDir() + "/deploy/pstrain_local", "--ps=2", "--workers=1", "--tls", "--model=mnist",
+       "--max_steps=60", "--learning_rate=0.05", "--train_examples=10000", "--http_port=-1",
+       "--train_dir=" + dir.path() + "/train"},
+      std::chrono::seconds(240), &output);
+  ASSERT_EQ(exit, "exit code 0") << output;
+  EXPECT_NE(output.find("mutual TLS on every channel"), std::string::npos);
+  EXPECT_NE(output.find("[ps:1] "), std::string::npos);
+  EXPECT_NE(output.find("mutual TLS as /CN=worker:0"), std::string::npos) << output;
+  EXPECT_NE(output.find("final: step 60, test accuracy"), std::string::npos) << output;
+  EXPECT_EQ(output.find("refused"), std::string::npos) << output;
+}
+
+}  // namespace
+}  // namespace pstrain
