@@ -207,6 +207,30 @@ TEST_F(TlsPs, TheTensorChannelRefusesClientsWithoutTheCasCertificateAndLogsIt) {
   EXPECT_NE(log.find("certificate"), std::string::npos) << log;
 }
 
+TEST(MakeCerts, MakesCertificatesTheTasksAcceptUnderOneCa) {
+  testing::TempDir dir("make_certs");
+  const std::string script = std::string(PSTRAIN_SOURCE_DIR) + "/scripts/make_certs.sh";
+  std::string output;
+  ASSERT_EQ(testing::RunToCompletion({"/bin/bash", script, dir.path(), "ps=127.0.0.1,localhost",
+                                      "worker=10.0.0.7"},
+                                     std::chrono::seconds(60), &output),
+            "exit code 0")
+      << output;
+  // Again, with another name: the same CA signs it.
+  ASSERT_EQ(testing::RunToCompletion({"/bin/bash", script, dir.path(), "chief=127.0.0.1"},
+                                     std::chrono::seconds(60), &output),
+            "exit code 0")
+      << output;
+  for (const char* name : {"ps", "worker", "chief"}) {
+    const std::string stem = dir.path() + "/" + name;
+    auto files = LoadTlsFiles(stem + ".crt", stem + ".key", dir.path() + "/ca.crt");
+    EXPECT_TRUE(files.ok()) << name << ": " << files.status().ToString();
+  }
+  EXPECT_NE(testing::RunToCompletion({"/bin/bash", script, dir.path(), "no-hosts"},
+                                     std::chrono::seconds(60), &output),
+            "exit code 0");
+}
+
 TEST(TlsCluster, TrainsWithTheLaunchersCertificates) {
   testing::TempDir dir("tls_cluster");
   std::string output;
