@@ -13,6 +13,7 @@
 #include "cluster/cpu_share_flags.h"
 #include "core/stop_signals.h"
 #include "core/task_main.h"
+#include "core/tls.h"
 #include "data/data_flags.h"
 #include "data/dataset_loader.h"
 #include "data/mnist_dataset.h"
@@ -134,10 +135,11 @@ int main(int argc, char** argv) {
   pstrain::MetricsBoard board;
   std::unique_ptr<pstrain::HttpServer> http;
   if (FLAGS_http_port >= 0) {
-    auto started = pstrain::HttpServer::Start(FLAGS_http_host, FLAGS_http_port, &board);
+    auto started =
+        pstrain::HttpServer::Start(FLAGS_http_host, FLAGS_http_port, &board, pstrain::TaskTls());
     if (!started.ok()) return pstrain::ExitWith(started.status(), pstrain::kExitBadInput);
     http = std::move(started).value();
-    LOG(INFO) << "status page: http://"
+    LOG(INFO) << "status page: " << (http->https() ? "https" : "http") << "://"
               << (FLAGS_http_host == "0.0.0.0" ? "127.0.0.1" : FLAGS_http_host) << ":"
               << http->port() << "/ (also /healthz, /metrics, /status)";
   }

@@ -1,8 +1,11 @@
-// The small part of HTTP/1.1 the monitoring endpoint speaks: parse a
-// request's head (request line and headers), serialize a response that closes
-// the connection. Pure functions; thread-safe.
+// The part of HTTP/1.1 the monitoring endpoint speaks, on Boost.Beast's
+// parser and serializer: a request's head checked and reduced to what the
+// routes need, and a response that closes the connection. Thread-safe.
 #ifndef PSTRAIN_CHIEF_HTTP_HTTP_MESSAGE_H_
 #define PSTRAIN_CHIEF_HTTP_HTTP_MESSAGE_H_
+
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
 
 #include <string>
 #include <string_view>
@@ -27,14 +30,24 @@ struct HttpResponse {
   std::vector<std::pair<std::string, std::string>> headers;  // beyond the standard ones
 };
 
-// Parses `head`: the bytes up to and including the blank line that ends the
-// headers. Header fields are checked for form and otherwise ignored.
-// InvalidArgument, naming the fault, for anything malformed: a request line
-// that is not "METHOD SP origin-form SP HTTP/1.x", a header line without ':'.
+using BeastRequest = boost::beast::http::request<boost::beast::http::string_body>;
+using BeastResponse = boost::beast::http::response<boost::beast::http::string_body>;
+
+// What the routes see of a request Beast parsed. InvalidArgument for what
+// Beast lets through but the endpoint does not serve: a target that is not
+// origin-form ("/path"), a version other than HTTP/1.0 and 1.1.
+StatusOr<HttpRequest> FromBeast(const BeastRequest& request);
+
+// Parses `head` (the request line and headers, up to and including the
+// blank line) with Beast's parser, then FromBeast. InvalidArgument naming
+// the fault for anything malformed or incomplete. The fuzz target's entry.
 StatusOr<HttpRequest> ParseRequestHead(std::string_view head);
 
-// "HTTP/1.1 <status> <reason>" with Content-Type, Content-Length,
-// Cache-Control: no-store, Connection: close, then `headers`, then the body.
+// The response as Beast sends it: "HTTP/1.1 <status> <reason>" with
+// Content-Type, Content-Length, Cache-Control: no-store, Connection: close,
+// then `headers`, then the body.
+BeastResponse ToBeast(const HttpResponse& response);
+// The same as bytes.
 std::string SerializeResponse(const HttpResponse& response);
 
 // A text/plain response whose body is `message` and a newline.

@@ -1,9 +1,14 @@
-// HttpServer: the chief's monitoring endpoint, a small HTTP/1.1 server on
-// Boost.Asio serving the routes of status_routes.h from a MetricsBoard.
+// HttpServer: the chief's monitoring endpoint, an HTTP/1.1 server on
+// Boost.Beast serving the routes of status_routes.h from a MetricsBoard, as
+// HTTPS where the task has TLS material (core/tls.h). Over HTTPS a client
+// certificate is checked against the CA when one is presented, but not
+// required: Kubernetes' probes, Prometheus and browsers present none, and
+// the endpoint only reads.
 //
 // One request per connection (Connection: close). A request head larger than
 // kMaxRequestBytes is answered 431, a malformed one 400; a connection that
-// has not sent a whole head within kRequestTimeout is closed without answer.
+// has not sent a whole request (or finished its TLS handshake) within
+// kRequestTimeout is closed without answer.
 //
 // Lifecycle: Start() binds, listens and starts one thread that runs every
 // handler; Stop() (or the destructor) closes the listener, lets connections
@@ -25,10 +30,12 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include "chief/http/metrics.h"
 #include "core/status.h"
+#include "core/tls.h"
 
 namespace pstrain {
 
@@ -41,9 +48,11 @@ class HttpServer {
   // Listens on host:port ("" or "0.0.0.0": every IPv4 interface; port 0: a
   // free port, see port()) and serves `board`, which must outlive the server.
   // InvalidArgument for a port outside [0, 65535]; Unavailable when the host
-  // does not resolve or the address cannot be bound.
+  // does not resolve or the address cannot be bound. With `tls`, HTTPS
+  // with its certificate (InvalidArgument when OpenSSL refuses it).
   static StatusOr<std::unique_ptr<HttpServer>> Start(const std::string& host, int port,
-                                                     const MetricsBoard* board);
+                                                     const MetricsBoard* board,
+                                                     const TlsFiles* tls = nullptr);
 
   ~HttpServer();  // Stop()s
   HttpServer(const HttpServer&) = delete;
@@ -51,6 +60,7 @@ class HttpServer {
 
   // The port it listens on (the one chosen when Start was given 0).
   int port() const { return port_; }
+  bool https() const { return ssl_ != nullptr; }
 
   // Idempotent; returns once the server's thread has ended.
   void Stop();
@@ -66,6 +76,7 @@ class HttpServer {
   // Constant after Start.
   const MetricsBoard* const board_;
   int port_ = 0;
+  std::unique_ptr<boost::asio::ssl::context> ssl_;  // null: plain HTTP
   std::unique_ptr<boost::asio::io_context> io_;
   std::unique_ptr<boost::asio::ip::tcp::acceptor> acceptor_;  // used on the server's thread only
   std::unique_ptr<boost::asio::steady_timer> accept_retry_;   // used on the server's thread only

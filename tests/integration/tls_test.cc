@@ -2,7 +2,9 @@
 // certificates trains against it over gRPC and the tensor channel; a client
 // with no certificate, with one from another CA, with an expired one, or
 // with no TLS at all is refused on both, the refusal is in the ps's log, and
-// the ps goes on serving. And a whole local cluster trains with --tls.
+// the ps goes on serving. A whole local cluster trains with --tls (its
+// chief's endpoint on HTTPS), and scripts/make_certs.sh makes certificates
+// the tasks accept.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <openssl/ssl.h>
@@ -236,7 +238,7 @@ TEST(TlsCluster, TrainsWithTheLaunchersCertificates) {
   std::string output;
   const std::string exit = testing::RunToCompletion(
       {BuildDir() + "/deploy/pstrain_local", "--ps=2", "--workers=1", "--tls", "--model=mnist",
-       "--max_steps=60", "--learning_rate=0.05", "--train_examples=10000", "--http_port=-1",
+       "--max_steps=60", "--learning_rate=0.05", "--train_examples=10000", "--http_port=0",
        "--train_dir=" + dir.path() + "/train"},
       std::chrono::seconds(240), &output);
   ASSERT_EQ(exit, "exit code 0") << output;
@@ -244,6 +246,7 @@ TEST(TlsCluster, TrainsWithTheLaunchersCertificates) {
   EXPECT_NE(output.find("[ps:1] "), std::string::npos);
   EXPECT_NE(output.find("mutual TLS as /CN=worker:0"), std::string::npos) << output;
   EXPECT_NE(output.find("final: step 60, test accuracy"), std::string::npos) << output;
+  EXPECT_NE(output.find("status page: https://127.0.0.1:"), std::string::npos) << output;
   EXPECT_EQ(output.find("refused"), std::string::npos) << output;
 }
 
