@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -22,6 +23,8 @@
 #include "bench/ps_processes.h"
 #include "cluster/placement.h"
 #include "core/task_main.h"
+#include "core/tls.h"
+#include "core/tls_certs.h"
 #include "ps/ps_fleet.h"
 
 DEFINE_string(sizes, "4K,64K,1M,4280K,16M,64M,256M",
@@ -42,6 +45,9 @@ DEFINE_string(transport, "channel",
 DEFINE_bool(shared_memory, true,
             "Let the tensor channel carry the tensors through shared memory (the ps is on "
             "this host); false: its socket alone");
+DEFINE_bool(tls, false,
+            "Mutual TLS between this client and the ps, on gRPC and the tensor channel (no "
+            "shared memory then), with certificates made for the run");
 
 namespace pstrain {
 namespace {
@@ -121,6 +127,23 @@ StatusOr<SizeResult> Measure(const std::vector<int>& ports, int64_t bytes) {
   return r;
 }
 
+// Certificates for the ps (its flags) and for this process (TaskTls()).
+Status UseTls(const std::string& dir, std::vector<std::string>* ps_args) {
+  PS_ASSIGN_OR_RETURN(CertAndKey ca, MakeCa("transfer_bench CA"));
+  PS_ASSIGN_OR_RETURN(CertAndKey ps, MakeCert(ca, {"ps:0", {"127.0.0.1"}}));
+  PS_ASSIGN_OR_RETURN(CertAndKey client, MakeCert(ca, {"worker:0", {"127.0.0.1"}}));
+  std::ofstream(dir + "/ca.crt") << ca.cert_pem;
+  std::ofstream(dir + "/ps.crt") << ps.cert_pem;
+  std::ofstream(dir + "/ps.key") << ps.key_pem;
+  ps_args->push_back("--tls_cert=" + dir + "/ps.crt");
+  ps_args->push_back("--tls_key=" + dir + "/ps.key");
+  ps_args->push_back("--tls_ca=" + dir + "/ca.crt");
+  PS_ASSIGN_OR_RETURN(TlsFiles files,
+                      CheckTlsFiles({client.cert_pem, client.key_pem, ca.cert_pem, ""}));
+  SetTaskTls(&files);
+  return OkStatus();
+}
+
 Status Run() {
   PS_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, ParseSizes(FLAGS_sizes));
   const std::string dir = std::filesystem::temp_directory_path() /
@@ -132,16 +155,17 @@ Status Run() {
   }
   std::vector<std::string> ps_args;
   if (FLAGS_transport == "grpc") ps_args.push_back("--tensor_port=-1");
+  if (FLAGS_tls) PS_RETURN_IF_ERROR(UseTls(dir, &ps_args));
   PS_RETURN_IF_ERROR(ps.Start(bench::PsServerPath(FLAGS_ps_server), 1, dir, FLAGS_show_ps_output,
                               ps_args));
   if (FLAGS_wire_dtype != "float32" && FLAGS_wire_dtype != "bfloat16") {
     return InvalidArgument("--wire_dtype=" + FLAGS_wire_dtype + ": float32 or bfloat16");
   }
-  std::printf("transport: %s, %s on the wire\n",
-              FLAGS_transport == "grpc"   ? "gRPC"
-              : FLAGS_shared_memory       ? "tensor channel through shared memory"
-                                          : "tensor channel, its socket alone",
-              FLAGS_wire_dtype.c_str());
+  std::printf("transport: %s%s, %s on the wire\n",
+              FLAGS_transport == "grpc"                ? "gRPC"
+              : FLAGS_shared_memory && !FLAGS_tls      ? "tensor channel through shared memory"
+                                                       : "tensor channel, its socket alone",
+              FLAGS_tls ? " over mutual TLS" : "", FLAGS_wire_dtype.c_str());
 
   std::printf("%12s %7s %10s %10s %12s %16s %16s\n", "bytes", "rounds", "median ms", "min ms",
               "GB/s each", "client CPU ms/MB", "ps CPU ms/MB");

@@ -509,23 +509,27 @@ def json_patch(doc, ops):
         last = keys[-1]
         if op["op"] not in ("add", "replace"):
             raise ValueError(f"{op['path']}: op {op['op']} is not add or replace")
+        if isinstance(parent, list) and last == "-" and op["op"] == "add":
+            parent.append(op["value"])  # "-": after the last element
+            continue
         exists = int(last) < len(parent) if isinstance(parent, list) else last in parent
         if op["op"] == "replace" and not exists:
             raise ValueError(f"{op['path']}: nothing to replace")
-        if isinstance(parent, list):
+        if isinstance(parent, list) and op["op"] == "add":
+            parent.insert(int(last), op["value"])
+        elif isinstance(parent, list):
             parent[int(last)] = op["value"]
         else:
             parent[last] = op["value"]
     return doc
 
 
-def check_gpu_overlay(tfjob, overlay_file):
-    """The GPU kustomization: its patch applies to the TFJob, the result still
-    matches the CRD, and each worker asks for as many GPUs as --num_gpus."""
-    errors = []
+def patched_tfjob(tfjob, overlay_file, errors):
+    """The TFJob as the kustomization in overlay_file patches it, checked
+    against the CRD; None (with errors) when the patch does not apply."""
     overlay = load(overlay_file)
     if overlay is NOT_LOADED:
-        return
+        return None
     patches = _get(overlay, "patches") or []
     if overlay.get("resources") != [".."] or len(patches) != 1:
         errors.append("expected the parent kustomization as its one resource and one patch")
@@ -542,6 +546,15 @@ def check_gpu_overlay(tfjob, overlay_file):
             errors.append(f"the patch does not apply: {e}")
     if patched is not None:
         check_tfjob_schema(patched, overlay_file)
+    return patched
+
+
+def check_gpu_overlay(tfjob, overlay_file):
+    """The GPU kustomization: its patch applies to the TFJob, the result still
+    matches the CRD, and each worker asks for as many GPUs as --num_gpus."""
+    errors = []
+    patched = patched_tfjob(tfjob, overlay_file, errors)
+    if patched is not None:
         worker = _find(_get(patched, "spec", "tfReplicaSpecs", "Worker", "template", "spec",
                             "containers"), "name", "tensorflow") or {}
         gpus = _get(worker, "resources", "limits", "nvidia.com/gpu")
@@ -554,6 +567,39 @@ def check_gpu_overlay(tfjob, overlay_file):
           errors)
 
 
+def check_tls_overlay(tfjob, overlay_file):
+    """The TLS kustomization: every task gets --tls_cert, --tls_key and
+    --tls_ca, each a file of the Secret mounted where the flag points, and
+    the chief's probes speak HTTPS."""
+    errors = []
+    patched = patched_tfjob(tfjob, overlay_file, errors)
+    for type_, spec in (_get(patched, "spec", "tfReplicaSpecs") or {}).items():
+        pod = _get(spec, "template", "spec") or {}
+        container = _find(_get(pod, "containers"), "name", "tensorflow") or {}
+        flags = dict(str(a)[2:].split("=", 1) for a in container.get("args", [])
+                     if str(a).startswith("--tls_") and "=" in str(a))
+        for flag in ("tls_cert", "tls_key", "tls_ca"):
+            path = flags.get(flag)
+            if path is None:
+                errors.append(f"{type_}: no --{flag}")
+                continue
+            mount = next((m for m in container.get("volumeMounts", [])
+                          if path.startswith(m.get("mountPath", "?") + "/")), None)
+            volume = mount and _find(_get(pod, "volumes"), "name", mount.get("name"))
+            secret = _get(volume, "secret") or {}
+            items = [i.get("path") for i in secret.get("items", [])]
+            if secret.get("secretName") != "pstrain-tls":
+                errors.append(f"{type_}: --{flag}={path} is not in the Secret pstrain-tls")
+            elif path[len(mount["mountPath"]) + 1:] not in items:
+                errors.append(f"{type_}: --{flag}={path} is not an item of the Secret")
+        if type_ == "Chief":
+            for probe in ("readinessProbe", "livenessProbe"):
+                if _get(container, probe, "httpGet", "scheme") != "HTTPS":
+                    errors.append(f"Chief: {probe} does not use HTTPS")
+    check(f"{rel(overlay_file)}: the patch applies and every task has its certificate, key and CA",
+          errors)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -563,6 +609,9 @@ def main():
                         help="the TFJob (default: %(default)s)")
     parser.add_argument("--pvc", default=os.path.join(REPO, "deploy", "kubernetes", "pvc.yaml"),
                         help="the train dir's PersistentVolumeClaim (default: %(default)s)")
+    parser.add_argument("--tls_overlay",
+                        default=os.path.join(REPO, "deploy", "kubernetes", "tls", "kustomization.yaml"),
+                        help="the TLS kustomization of the TFJob (default: %(default)s)")
     parser.add_argument("--gpu_overlay",
                         default=os.path.join(REPO, "deploy", "kubernetes", "gpu", "kustomization.yaml"),
                         help="the GPU kustomization of the TFJob (default: %(default)s)")
@@ -585,6 +634,7 @@ def main():
         if pvc is not NOT_LOADED:
             check_tfjob_operator(tfjob, args.tfjob, pvc, args.pvc)
         check_gpu_overlay(tfjob, args.gpu_overlay)
+        check_tls_overlay(tfjob, args.tls_overlay)
     return 0 if failures == 0 else 1
 
 
