@@ -51,6 +51,13 @@ bool ConnectWithin(int fd, const struct addrinfo* addr, std::chrono::millisecond
 Socket::Socket(int fd) : fd_(fd) {
   int one = 1;
   setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  // A peer that acknowledges nothing of what was sent for this long is
+  // gone (a cut link, a dead host): the connection fails instead of
+  // retransmitting for minutes, and the caller backs off and reconnects. A
+  // request waiting for its reply (a sync pull waiting for the step) has
+  // nothing unacknowledged and is not affected.
+  const unsigned int unacked_ms = static_cast<unsigned int>(kUnackedTimeout.count());
+  setsockopt(fd_, IPPROTO_TCP, TCP_USER_TIMEOUT, &unacked_ms, sizeof(unacked_ms));
 }
 
 Socket::~Socket() { close(fd_); }

@@ -16,6 +16,10 @@ namespace tcp {
 
 class Socket : public ByteStream {
  public:
+  // How long data may go unacknowledged before the connection fails
+  // (TCP_USER_TIMEOUT).
+  static constexpr std::chrono::milliseconds kUnackedTimeout{10000};
+
   // Takes ownership of a connected socket; sets TCP_NODELAY.
   explicit Socket(int fd);
   ~Socket() override;
