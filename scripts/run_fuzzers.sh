@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 BUILD_DIR="${PSTRAIN_FUZZ_BUILD_DIR:-build-fuzz}"
 SECS="${FUZZ_SECS:-20}"
 bash scripts/install_deps.sh
-bash scripts/apt_install.sh clang  # Debian's clang carries libFuzzer
+bash scripts/apt_install.sh clang libomp-dev  # Debian's clang carries libFuzzer
 cmake -S . -B "$BUILD_DIR" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DPSTRAIN_FUZZ=ON -DPSTRAIN_CUDA=OFF >/dev/null
 cmake --build "$BUILD_DIR" --target fuzzers -j"${PSTRAIN_JOBS:-2}"
