@@ -1,5 +1,7 @@
 #include "nn/graph_model.h"
 
+#include <initializer_list>
+#include <limits>
 #include <map>
 
 #include "nn/cpu/cpu_backend.h"
@@ -16,14 +18,24 @@ std::string KindName(const proto::LayerSpec& spec) {
   return field != nullptr ? field->name() : "?";
 }
 
+// a * b * ..., or INT64_MAX where the product does not fit: a spec from
+// outside may describe absurd layers, which its checks refuse later.
+int64_t SaturatingProduct(std::initializer_list<int64_t> factors) {
+  int64_t p = 1;
+  for (int64_t f : factors) {
+    if (__builtin_mul_overflow(p, f, &p)) return std::numeric_limits<int64_t>::max();
+  }
+  return p;
+}
+
 // Multiply-adds of one example through a layer, times 2; element-wise work
 // is not counted (as TF-slim's analyzer counts).
 int64_t LayerFlops(const proto::LayerSpec& spec, const Shape& in, const Shape& out) {
   if (spec.has_conv2d()) {
     const int64_t k = spec.conv2d().kernel_size();
-    return 2 * NumElements(out) * k * k * in.back();
+    return SaturatingProduct({2, NumElements(out), k, k, in.back()});
   }
-  if (spec.has_dense()) return 2 * NumElements(in) * spec.dense().units();
+  if (spec.has_dense()) return SaturatingProduct({2, NumElements(in), spec.dense().units()});
   return 0;
 }
 
@@ -68,10 +80,13 @@ StatusOr<std::unique_ptr<GraphModel>> GraphModel::Create(const proto::ModelSpec&
     auto out = (*layer)->OutputShape(shape);
     if (!out.ok()) return out.status().Annotate(at);
     if (!CheckedNumElements(*out).ok()) return InvalidArgument(at + ": output too large");
-    m->flops_per_example_ += LayerFlops(ls, shape, *out);
+    const int64_t flops = LayerFlops(ls, shape, *out);
+    if (__builtin_add_overflow(m->flops_per_example_, flops, &m->flops_per_example_)) {
+      m->flops_per_example_ = std::numeric_limits<int64_t>::max();
+    }
     std::vector<size_t> owned;
     for (VariableSpec& v : (*layer)->Variables()) {
-      if (!CheckedNumElements(v.shape).ok() || NumElements(v.shape) > (int64_t{1} << 32)) {
+      if (!CheckedNumElements(v.shape).ok() || NumElements(v.shape) > kMaxVariableElements) {
         return InvalidArgument(at + ": variable " + v.name + " " + ShapeString(v.shape) +
                                " is too large");
       }

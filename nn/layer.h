@@ -11,6 +11,7 @@
 #ifndef PSTRAIN_NN_LAYER_H_
 #define PSTRAIN_NN_LAYER_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,9 @@ namespace pstrain {
 namespace nn {
 
 enum class Mode { kTraining, kInference };
+
+// The most elements a variable of a model may have (16 GiB of float32).
+constexpr int64_t kMaxVariableElements = int64_t{1} << 32;
 
 // A layer's own variables, in the order its Variables() lists them.
 using Params = std::vector<const Tensor*>;

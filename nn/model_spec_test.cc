@@ -94,6 +94,15 @@ TEST(ModelSpec, EveryKindOfBadSpecIsRefusedNamingTheProblem) {
                                    "bias: 1 } }" + logits,
        Code::kInvalidArgument, "layer n (lrn): input [128] is not HWC"},
       {"no layers", head, Code::kInvalidArgument, "no layers"},
+      // Found by the model_spec fuzz target: SAME padding takes any kernel
+      // size, and counting its FLOPs overflowed before the weights were
+      // checked.
+      {"an absurd kernel under SAME padding",
+       head + "layer { name: \"c\" conv2d { filters: 8 kernel_size: 2222222222222223 "
+              "weights_initializer { constant: 1 } biases_initializer { constant: 0 } } }" +
+           logits,
+       Code::kInvalidArgument,
+       "layer c (conv2d): weights [2222222222222223,2222222222222223,2,8] are too large"},
       {"bad input shape", "input_shape: [8, 8] num_classes: 3 " + logits, Code::kInvalidArgument,
        "input_shape must be three positive sizes"},
   };

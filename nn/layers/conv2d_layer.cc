@@ -36,6 +36,13 @@ class Conv2DLayer : public Layer {
     if (h.out <= 0 || w.out <= 0) {
       return InvalidArgument("input " + ShapeString(in) + " is smaller than the kernel");
     }
+    // The weights must be a tensor pstrain can hold before a kernel is
+    // planned for them (SAME padding takes any kernel size).
+    const Shape weights = {k, k, in[2], spec_.filters()};
+    auto count = CheckedNumElements(weights);
+    if (!count.ok() || *count > kMaxVariableElements) {
+      return InvalidArgument("weights " + ShapeString(weights) + " are too large");
+    }
     PS_ASSIGN_OR_RETURN(conv_,
                         backend_->Conv2D({k, k, in[2], spec_.filters(), stride, padding}));
     if (spec_.no_bias()) {
