@@ -48,8 +48,9 @@ StatusOr<std::unique_ptr<GraphModel>> GraphModel::Create(const proto::ModelSpec&
   m->name_ = spec.name().empty() ? "model" : spec.name();
   const std::string where = "model " + m->name_;
   m->example_shape_.assign(spec.input_shape().begin(), spec.input_shape().end());
-  if (m->example_shape_.size() != 3 || NumElements(m->example_shape_) <= 0 ||
-      !CheckedNumElements(m->example_shape_).ok()) {
+  // Checked before anything multiplies the sizes: they come from a file.
+  if (m->example_shape_.size() != 3 || !CheckedNumElements(m->example_shape_).ok() ||
+      NumElements(m->example_shape_) <= 0) {
     return InvalidArgument(where + ": input_shape must be three positive sizes, HWC, got " +
                            ShapeString(m->example_shape_));
   }

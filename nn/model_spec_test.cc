@@ -105,6 +105,10 @@ TEST(ModelSpec, EveryKindOfBadSpecIsRefusedNamingTheProblem) {
        "layer c (conv2d): weights [2222222222222223,2222222222222223,2,8] are too large"},
       {"bad input shape", "input_shape: [8, 8] num_classes: 3 " + logits, Code::kInvalidArgument,
        "input_shape must be three positive sizes"},
+      // Found by the model_spec fuzz target: the sizes were multiplied
+      // before they were checked.
+      {"negative input sizes", "input_shape: [444443, -2, -444444444444443] num_classes: 3 " + logits,
+       Code::kInvalidArgument, "input_shape must be three positive sizes"},
   };
   for (const Case& c : cases) {
     Status s = Build(c.text);
