@@ -15,7 +15,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -24,7 +23,7 @@
 #include "cluster/placement.h"
 #include "core/task_main.h"
 #include "core/tls.h"
-#include "core/tls_certs.h"
+#include "deploy/local/local_certs.h"
 #include "ps/ps_fleet.h"
 
 DEFINE_string(sizes, "4K,64K,1M,4280K,16M,64M,256M",
@@ -127,19 +126,12 @@ StatusOr<SizeResult> Measure(const std::vector<int>& ports, int64_t bytes) {
   return r;
 }
 
-// Certificates for the ps (its flags) and for this process (TaskTls()).
+// Certificates for the ps (its flags) and for this process, the worker
+// (TaskTls()), made as pstrain_local --tls makes them.
 Status UseTls(const std::string& dir, std::vector<std::string>* ps_args) {
-  PS_ASSIGN_OR_RETURN(CertAndKey ca, MakeCa("transfer_bench CA"));
-  PS_ASSIGN_OR_RETURN(CertAndKey ps, MakeCert(ca, {"ps:0", {"127.0.0.1"}}));
-  PS_ASSIGN_OR_RETURN(CertAndKey client, MakeCert(ca, {"worker:0", {"127.0.0.1"}}));
-  std::ofstream(dir + "/ca.crt") << ca.cert_pem;
-  std::ofstream(dir + "/ps.crt") << ps.cert_pem;
-  std::ofstream(dir + "/ps.key") << ps.key_pem;
-  ps_args->push_back("--tls_cert=" + dir + "/ps.crt");
-  ps_args->push_back("--tls_key=" + dir + "/ps.key");
-  ps_args->push_back("--tls_ca=" + dir + "/ca.crt");
-  PS_ASSIGN_OR_RETURN(TlsFiles files,
-                      CheckTlsFiles({client.cert_pem, client.key_pem, ca.cert_pem, ""}));
+  PS_RETURN_IF_ERROR(WriteLocalCerts(dir, "127.0.0.1", {"ps:0", "worker:0"}));
+  for (std::string& flag : LocalTlsFlags(dir, "ps:0")) ps_args->push_back(std::move(flag));
+  PS_ASSIGN_OR_RETURN(TlsFiles files, LoadLocalCerts(dir, "worker:0"));
   SetTaskTls(&files);
   return OkStatus();
 }

@@ -101,15 +101,19 @@ Tensor::Tensor(Shape shape, const std::vector<float>& values) : Tensor(std::move
   if (size_ > 0) std::memcpy(data(), values.data(), bytes());
 }
 
-// A device tensor's copy is another on the same device.
-Tensor::Tensor(const Tensor& other)
-    : shape_(other.shape_), size_(other.size_), data_(AllocateLike(other, other.size_)) {
+void Tensor::CopyElementsFrom(const Tensor& other) {
   if (size_ == 0) return;
   if (device() != nullptr) {
     device()->CopyWithin(data(), other.data(), bytes());
   } else {
     std::memcpy(data(), other.data(), bytes());
   }
+}
+
+// A device tensor's copy is another on the same device.
+Tensor::Tensor(const Tensor& other)
+    : shape_(other.shape_), size_(other.size_), data_(AllocateLike(other, other.size_)) {
+  CopyElementsFrom(other);
 }
 
 Tensor& Tensor::operator=(const Tensor& other) {
@@ -120,12 +124,7 @@ Tensor& Tensor::operator=(const Tensor& other) {
     }
     shape_ = other.shape_;
     size_ = other.size_;
-    if (size_ == 0) return *this;
-    if (device() != nullptr) {
-      device()->CopyWithin(data(), other.data(), bytes());
-    } else {
-      std::memcpy(data(), other.data(), bytes());
-    }
+    CopyElementsFrom(other);
   }
   return *this;
 }

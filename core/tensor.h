@@ -84,6 +84,9 @@ class Tensor {
   };
   // Memory for `n` floats where `like` keeps its own (the host or its device).
   static std::unique_ptr<float, Free> AllocateLike(const Tensor& like, int64_t n);
+  // other's elements into this tensor's memory, which holds as many in the
+  // same place (the host or one device).
+  void CopyElementsFrom(const Tensor& other);
   Shape shape_;
   int64_t size_ = 0;
   std::unique_ptr<float, Free> data_;

@@ -11,6 +11,8 @@
 #include <sstream>
 #include <vector>
 
+#include "core/openssl_ptr.h"
+
 DEFINE_string(tls_cert, "",
               "Mutual TLS: this task's certificate (PEM), signed by --tls_ca; with --tls_key and "
               "--tls_ca every channel to and from the task is TLS (scripts/make_certs.sh)");
@@ -25,28 +27,15 @@ namespace {
 std::mutex tls_mu;
 std::unique_ptr<TlsFiles> task_tls;  // guarded by tls_mu; set at start
 
-struct BioFree {
-  void operator()(BIO* b) const { BIO_free(b); }
-};
-struct X509Free {
-  void operator()(X509* x) const { X509_free(x); }
-};
-struct PkeyFree {
-  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
-};
+using openssl::MemoryBio;
+using openssl::X509Ptr;
+
 struct StoreFree {
   void operator()(X509_STORE* s) const { X509_STORE_free(s); }
 };
 struct StoreCtxFree {
   void operator()(X509_STORE_CTX* s) const { X509_STORE_CTX_free(s); }
 };
-using Bio = std::unique_ptr<BIO, BioFree>;
-using X509Ptr = std::unique_ptr<X509, X509Free>;
-
-Bio MemoryBio(const std::string& pem) {
-  return Bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-}
-
 StatusOr<std::string> ReadFile(const std::string& path, const char* flag) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return InvalidArgument(std::string(flag) + "=" + path + ": cannot be read");
@@ -57,7 +46,7 @@ StatusOr<std::string> ReadFile(const std::string& path, const char* flag) {
 
 // Every certificate in `pem`; InvalidArgument when there is none.
 StatusOr<std::vector<X509Ptr>> ParseCertificates(const std::string& pem, const std::string& what) {
-  Bio bio = MemoryBio(pem);
+  openssl::Bio bio = MemoryBio(pem);
   std::vector<X509Ptr> certs;
   while (X509* x = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) certs.emplace_back(x);
   ERR_clear_error();  // the end of the text reads as an error
@@ -93,8 +82,8 @@ Status UseCertificateAndKey(SSL_CTX* ctx, const TlsFiles& files) {
       return Internal("--tls_cert: " + OpenSslErrors("its chain is not usable"));
     }
   }
-  Bio bio = MemoryBio(files.key_pem);
-  std::unique_ptr<EVP_PKEY, PkeyFree> key(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
+  openssl::Bio bio = MemoryBio(files.key_pem);
+  openssl::Pkey key(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
   if (key == nullptr) return InvalidArgument("--tls_key: " + OpenSslErrors("no PEM private key in it"));
   if (X509_check_private_key(chain[0].get(), key.get()) != 1) {
     ERR_clear_error();
@@ -116,6 +105,14 @@ StatusOr<SslCtx> MakeContext(const TlsFiles& files, bool server) {
                      server ? SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT : SSL_VERIFY_PEER,
                      nullptr);
   return ctx;
+}
+
+// The context of TaskTls(), or null without TLS.
+StatusOr<std::shared_ptr<SSL_CTX>> TaskContext(bool server) {
+  const TlsFiles* tls = TaskTls();
+  if (tls == nullptr) return std::shared_ptr<SSL_CTX>();
+  PS_ASSIGN_OR_RETURN(SslCtx ctx, MakeContext(*tls, server));
+  return std::shared_ptr<SSL_CTX>(std::move(ctx));
 }
 
 }  // namespace
@@ -182,5 +179,8 @@ void SetTaskTls(const TlsFiles* files) {
 
 StatusOr<SslCtx> MakeServerSslCtx(const TlsFiles& files) { return MakeContext(files, true); }
 StatusOr<SslCtx> MakeClientSslCtx(const TlsFiles& files) { return MakeContext(files, false); }
+
+StatusOr<std::shared_ptr<SSL_CTX>> TaskServerSslCtx() { return TaskContext(true); }
+StatusOr<std::shared_ptr<SSL_CTX>> TaskClientSslCtx() { return TaskContext(false); }
 
 }  // namespace pstrain

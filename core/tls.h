@@ -53,6 +53,10 @@ using SslCtx = std::unique_ptr<SSL_CTX, SslCtxFree>;
 // host name is set per connection). Internal naming OpenSSL's error.
 StatusOr<SslCtx> MakeServerSslCtx(const TlsFiles& files);
 StatusOr<SslCtx> MakeClientSslCtx(const TlsFiles& files);
+// The task's context for its own TLS connections (the tensor channel's),
+// from TaskTls(); null when the task has no TLS. Errors as Make*SslCtx.
+StatusOr<std::shared_ptr<SSL_CTX>> TaskServerSslCtx();
+StatusOr<std::shared_ptr<SSL_CTX>> TaskClientSslCtx();
 // OpenSSL's queued errors as text ("error:0A000086:SSL routines::certificate
 // verify failed"), emptying the queue; `fallback` when there are none.
 std::string OpenSslErrors(const std::string& fallback);

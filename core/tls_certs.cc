@@ -10,22 +10,14 @@
 
 #include <memory>
 
+#include "core/openssl_ptr.h"
 #include "core/tls.h"
 
 namespace pstrain {
 namespace {
 
-struct PkeyFree {
-  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
-};
-struct X509Free {
-  void operator()(X509* x) const { X509_free(x); }
-};
-struct BioFree {
-  void operator()(BIO* b) const { BIO_free(b); }
-};
-using Pkey = std::unique_ptr<EVP_PKEY, PkeyFree>;
-using X509Ptr = std::unique_ptr<X509, X509Free>;
+using openssl::Pkey;
+using openssl::X509Ptr;
 
 StatusOr<Pkey> NewKey() {
   Pkey key(EVP_EC_gen("P-256"));
@@ -34,7 +26,7 @@ StatusOr<Pkey> NewKey() {
 }
 
 std::string Pem(int (*write)(BIO*, void*), void* object) {
-  std::unique_ptr<BIO, BioFree> bio(BIO_new(BIO_s_mem()));
+  openssl::Bio bio(BIO_new(BIO_s_mem()));
   write(bio.get(), object);
   char* data = nullptr;
   const long n = BIO_get_mem_data(bio.get(), &data);
@@ -99,12 +91,10 @@ StatusOr<CertAndKey> MakeCa(const std::string& name) {
 }
 
 StatusOr<CertAndKey> MakeCert(const CertAndKey& ca, const CertOptions& options) {
-  std::unique_ptr<BIO, BioFree> ca_cert_bio(
-      BIO_new_mem_buf(ca.cert_pem.data(), static_cast<int>(ca.cert_pem.size())));
-  X509Ptr ca_cert(PEM_read_bio_X509(ca_cert_bio.get(), nullptr, nullptr, nullptr));
-  std::unique_ptr<BIO, BioFree> ca_key_bio(
-      BIO_new_mem_buf(ca.key_pem.data(), static_cast<int>(ca.key_pem.size())));
-  Pkey ca_key(PEM_read_bio_PrivateKey(ca_key_bio.get(), nullptr, nullptr, nullptr));
+  X509Ptr ca_cert(
+      PEM_read_bio_X509(openssl::MemoryBio(ca.cert_pem).get(), nullptr, nullptr, nullptr));
+  Pkey ca_key(PEM_read_bio_PrivateKey(openssl::MemoryBio(ca.key_pem).get(), nullptr, nullptr,
+                                      nullptr));
   if (ca_cert == nullptr || ca_key == nullptr) return InvalidArgument("MakeCert: not a CA's PEM");
 
   PS_ASSIGN_OR_RETURN(Pkey key, NewKey());

@@ -54,15 +54,11 @@ StatusOr<std::unique_ptr<PsServer>> PsServer::Start(const std::string& listen_ad
                        listen_address);
   }
   if (tensor_port >= 0) {
-    std::shared_ptr<SSL_CTX> tls;  // the same certificates as gRPC's
-    if (TaskTls() != nullptr) {
-      auto ctx = MakeServerSslCtx(*TaskTls());
-      if (!ctx.ok()) return ctx.status().Annotate("ps:" + std::to_string(task_index));
-      tls = std::move(ctx).value();
-    }
+    auto tls = TaskServerSslCtx();  // the same certificates as gRPC's
+    if (!tls.ok()) return tls.status().Annotate("ps:" + std::to_string(task_index));
     auto channel = tcp::TensorChannelServer::Start(ps->core_.get(),
                                                    cluster::AddressHost(listen_address),
-                                                   tensor_port, kMaxThreads, std::move(tls));
+                                                   tensor_port, kMaxThreads, *tls);
     if (!channel.ok()) return channel.status().Annotate("ps:" + std::to_string(task_index));
     ps->channel_ = std::move(channel).value();
     ps->service_->set_tensor_port(ps->channel_->port());

@@ -52,4 +52,9 @@ std::vector<std::string> LocalTlsFlags(const std::string& dir, const std::string
   return {"--tls_cert=" + stem + ".crt", "--tls_key=" + stem + ".key", "--tls_ca=" + dir + "/ca.crt"};
 }
 
+StatusOr<TlsFiles> LoadLocalCerts(const std::string& dir, const std::string& task) {
+  const std::string stem = dir + "/" + FileStem(task);
+  return LoadTlsFiles(stem + ".crt", stem + ".key", dir + "/ca.crt");
+}
+
 }  // namespace pstrain

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "core/tls.h"
 
 namespace pstrain {
 
@@ -19,6 +20,8 @@ Status WriteLocalCerts(const std::string& dir, const std::string& host,
 
 // The task flags that use them: --tls_cert, --tls_key and --tls_ca.
 std::vector<std::string> LocalTlsFlags(const std::string& dir, const std::string& task);
+// The same files loaded and checked, for a process that is that task.
+StatusOr<TlsFiles> LoadLocalCerts(const std::string& dir, const std::string& task);
 
 }  // namespace pstrain
 

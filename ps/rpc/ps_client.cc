@@ -97,14 +97,10 @@ StatusOr<std::shared_ptr<tcp::TensorChannelClient>> PsClient::Channel() {
     if (status.tensor_port() > 0) {
       // Shared memory only with a ps on this host: a loopback address.
       const bool local = host_ == "localhost" || host_ == "::1" || host_.rfind("127.", 0) == 0;
-      std::shared_ptr<SSL_CTX> tls;  // the same certificates as gRPC's
-      if (TaskTls() != nullptr) {
-        auto ctx = MakeClientSslCtx(*TaskTls());
-        if (!ctx.ok()) return ctx.status().Annotate(name_);
-        tls = std::move(ctx).value();
-      }
+      auto tls = TaskClientSslCtx();  // the same certificates as gRPC's
+      if (!tls.ok()) return tls.status().Annotate(name_);
       tensor_channel_ = std::make_shared<tcp::TensorChannelClient>(
-          host_, status.tensor_port(), shared_memory_ && local, std::move(tls));
+          host_, status.tensor_port(), shared_memory_ && local, *tls);
     }
     channel_known_ = true;
   }
