@@ -91,6 +91,19 @@ wait_for_line() {
     sleep 0.5
   done
 }
+# wait_for_step FILE STEP SECS: until a progress line of FILE shows a global
+# step of at least STEP (the lines come every 10 local steps, and under sync
+# replicas global steps need not land on multiples of 10).
+wait_for_step() {
+  local deadline=$((SECONDS + $3)) at
+  while :; do
+    at="$({ grep -oE '\] [0-9:. -]+: step [0-9]+,' "$1" 2>/dev/null || true; } |
+          grep -oE '[0-9]+,$' | tr -d , | sort -n | tail -1 || true)"
+    [ "${at:-0}" -ge "$2" ] && return
+    [ "$SECONDS" -lt "$deadline" ] || fail "no step $2 in $(basename "$1") after $3 s"
+    sleep 0.5
+  done
+}
 # expect_exit_0 NAME SECS: waits for the task; fails unless it exits 0.
 expect_exit_0() {
   local pid code=0 deadline=$((SECONDS + $2))
@@ -136,7 +149,7 @@ case "$scenario" in
     start ps1 ps 1
     start chief chief 0 "${common[@]}" --max_steps=500
     start worker0 worker 0 "${common[@]}" --max_steps=500
-    wait_for_line "$work/worker0.log" "step 100," 120
+    wait_for_step "$work/worker0.log" 100 120
     ip -n "$hub" link set "$(hub_port 12)" down
     echo "ps_cut: ps:1 cut off at $(date +%T)"
     sleep 30
@@ -158,7 +171,7 @@ case "$scenario" in
     start ps0 ps 0
     start chief chief 0 "${common[@]}" "${sync[@]}" --max_steps=200
     for i in 0 1 2; do start "worker$i" worker "$i" "${common[@]}" "${sync[@]}" --max_steps=200; done
-    wait_for_line "$work/worker0.log" "step 40," 120
+    wait_for_step "$work/worker0.log" 40 120
     ip -n "$hub" link set "$(hub_port 23)" down
     echo "worker_cut: worker:2 cut off at $(date +%T)"
     wait_for_line "$work/chief.log" "worker:2 declared dead" 60
