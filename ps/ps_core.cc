@@ -162,6 +162,11 @@ StatusOr<proto::PushResponse> PsCore::Push(const proto::PushHeader& header,
   }
   proto::PushResponse response;
   if (store_->sync_enabled()) {
+    // The accumulator keeps them past this call: views of a transport's
+    // memory (shared memory, TensorAssembler::PlaceView) become copies.
+    for (auto& [name, grad] : grads) {
+      if (!grad.owns_data()) grad = Tensor(grad);
+    }
     PS_ASSIGN_OR_RETURN(VariableStore::SyncPushResult r,
                         store_->OfferSyncGradients(header.worker(), header.computed_at_step(),
                                                    std::move(grads)));

@@ -76,7 +76,8 @@ class PsCore {
   // variable's shape.
   TensorAssembler::Limits PushLimits() const;
   // Applies (async) or offers (sync) the gradients; grads must be the
-  // header's num_tensors.
+  // header's num_tensors. They may be views of a transport's memory
+  // (Tensor::View): none is held once Push returns.
   StatusOr<proto::PushResponse> Push(const proto::PushHeader& header,
                                      std::map<std::string, Tensor> grads);
 

@@ -47,6 +47,17 @@ Status TensorAssembler::Add(const proto::TensorChunk& chunk) {
 }
 
 StatusOr<char*> TensorAssembler::Place(const proto::TensorChunk& chunk, uint64_t data_bytes) {
+  PS_ASSIGN_OR_RETURN(Pending * p, Accept(chunk, data_bytes, nullptr));
+  return reinterpret_cast<char*>(p->tensor.data()) + (p->received - data_bytes);
+}
+
+Status TensorAssembler::PlaceView(const proto::TensorChunk& chunk, uint64_t data_bytes,
+                                  float* data) {
+  return Accept(chunk, data_bytes, data).status();
+}
+
+StatusOr<TensorAssembler::Pending*> TensorAssembler::Accept(const proto::TensorChunk& chunk,
+                                                            uint64_t data_bytes, float* view) {
   const std::string& name = chunk.name();
   if (name.empty()) return InvalidArgument("tensor chunk without a name");
   if (chunk.meta().dtype() != proto::DT_FLOAT) {
@@ -76,8 +87,15 @@ StatusOr<char*> TensorAssembler::Place(const proto::TensorChunk& chunk, uint64_t
                                "past its limit of " + std::to_string(limits_.max_bytes) +
                                " bytes");
     }
+    if (view != nullptr && data_bytes != expected_bytes) {
+      return InvalidArgument("tensor " + name + ": a chunk in place must hold the whole tensor");
+    }
     held_bytes_ += cost;
-    it = pending_.emplace(name, Pending{TakeBuffer(name, shape), 0}).first;
+    it = pending_
+             .emplace(name, Pending{view != nullptr ? Tensor::View(shape, view)
+                                                    : TakeBuffer(name, shape),
+                                    0})
+             .first;
   }
   Pending& p = it->second;
   if (p.tensor.shape() != shape) {
@@ -85,6 +103,9 @@ StatusOr<char*> TensorAssembler::Place(const proto::TensorChunk& chunk, uint64_t
   }
   if (p.received == expected_bytes && expected_bytes > 0) {
     return InvalidArgument("tensor " + name + ": sent again after it was whole");
+  }
+  if (view != nullptr && p.tensor.data() != view) {
+    return InvalidArgument("tensor " + name + ": a chunk in place must hold the whole tensor");
   }
   if (chunk.offset() != p.received) {
     return InvalidArgument("tensor " + name + ": chunk at offset " +
@@ -95,9 +116,8 @@ StatusOr<char*> TensorAssembler::Place(const proto::TensorChunk& chunk, uint64_t
     return InvalidArgument("tensor " + name + ": chunk runs past the end (" +
                            std::to_string(expected_bytes) + " bytes)");
   }
-  char* dest = reinterpret_cast<char*>(p.tensor.data()) + p.received;
   p.received += data_bytes;
-  return dest;
+  return &p;
 }
 
 Tensor TensorAssembler::TakeBuffer(const std::string& name, const Shape& shape) {

@@ -68,6 +68,11 @@ class TensorAssembler {
   // goes, for the caller to copy there (a transport, straight from its
   // buffers). The bytes count as received.
   StatusOr<char*> Place(const proto::TensorChunk& head, uint64_t data_bytes);
+  // As Place for a chunk that is its whole tensor, whose bytes already lie
+  // in memory at `data` (shared memory): after the same checks, the tensor
+  // is a view of them (Tensor::View), nothing copied. The caller keeps that
+  // memory mapped and unchanged while the tensor lives.
+  Status PlaceView(const proto::TensorChunk& head, uint64_t data_bytes, float* data);
   // Tensors to assemble into rather than allocate: one whose name and shape
   // match a tensor's first chunk is taken from *buffers and filled (a buffer
   // reused each round is not page-faulted in again). A view
@@ -87,6 +92,9 @@ class TensorAssembler {
   };
   // A buffer for a tensor's first chunk: one from reuse_ that fits, or new.
   Tensor TakeBuffer(const std::string& name, const Shape& shape);
+  // Place's checks and bookkeeping; a first chunk's tensor views `view`
+  // when set (the chunk must then be the whole tensor), else is a buffer.
+  StatusOr<Pending*> Accept(const proto::TensorChunk& head, uint64_t data_bytes, float* view);
 
   const Limits limits_;
   uint64_t held_bytes_ = 0;  // counted against limits_.max_bytes

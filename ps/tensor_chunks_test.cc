@@ -160,5 +160,34 @@ TEST(TensorChunks, FillsViewsInPlaceAndDropsTheOnesNotSent) {
   EXPECT_EQ(buffers.count("not sent"), 0u);
 }
 
+// A chunk already in memory (shared memory) becomes a view of it, copied
+// nowhere; only a whole tensor may, never one begun by a copied chunk.
+TEST(TensorChunks, PlacesAWholeTensorInMemoryAsAViewOfIt) {
+  Tensor in_memory = Iota({3, 2});
+  proto::TensorChunk head = Split("w", in_memory, 1 << 20)[0];
+  head.clear_data();
+  TensorAssembler a;
+  ASSERT_TRUE(a.PlaceView(head, in_memory.bytes(), in_memory.data()).ok());
+  auto out = a.Finish();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const Tensor& w = out->at("w");
+  EXPECT_FALSE(w.owns_data());
+  EXPECT_EQ(w.data(), in_memory.data());
+  EXPECT_EQ(w.shape(), in_memory.shape());
+
+  TensorAssembler partial;
+  Status s = partial.PlaceView(head, in_memory.bytes() - 4, in_memory.data());
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("whole tensor"), std::string::npos) << s.message();
+
+  TensorAssembler begun;
+  auto chunks = Split("w", in_memory, 8);
+  ASSERT_TRUE(begun.Add(chunks[0]).ok());
+  proto::TensorChunk rest = chunks[1];
+  rest.clear_data();
+  s = begun.PlaceView(rest, in_memory.bytes() - 8, in_memory.data() + 2);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.ToString();
+}
+
 }  // namespace
 }  // namespace pstrain

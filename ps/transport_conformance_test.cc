@@ -228,6 +228,32 @@ TEST_P(TransportConformance, AppliesNothingOfAStreamedPushNeverFinished) {
   EXPECT_EQ(out["b"][0], -1.0f);
 }
 
+// Sync replicas keep a worker's gradient until the step has its others: it
+// must not change when the worker's transport memory is used again (a
+// shared region is written again by the next push through it).
+TEST_P(TransportConformance, KeepsASyncGradientUnchangedUntilItsStepIsApplied) {
+  proto::InitHeader init = Header({"w"});
+  init.mutable_sync()->set_enabled(true);
+  init.mutable_sync()->set_replicas_to_aggregate(2);
+  Tensor w({1 << 10});
+  w.Fill(5.0f);
+  ASSERT_TRUE(ps()->Init(init, {{"w", &w}}).ok());
+  Tensor g0({1 << 10}), g1({1 << 10});
+  g0.Fill(1.0f);
+  g1.Fill(3.0f);
+  proto::PushHeader from0 = Push(), from1 = Push();
+  from0.set_worker(0);
+  from1.set_worker(1);
+  auto first = ps()->Push(from0, {{"w", &g0}});
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->outcome(), proto::ACCEPTED);
+  auto second = ps()->Push(from1, {{"w", &g1}});
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(second->outcome(), proto::STEP_COMPLETE);
+  auto out = PullAll();
+  for (int64_t i = 0; i < (1 << 10); i += 97) ASSERT_EQ(out["w"][i], 5.0f - 2.0f) << i;
+}
+
 // The transports with a stream to cut.
 class StreamConformance : public TransportConformance {};
 

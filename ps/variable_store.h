@@ -166,9 +166,6 @@ class VariableStore {
 
   // Applies `grads` (already checked) to their variables at the current rate;
   // subtracts them from the non-trainable ones.
-  // Runs apply(begin, end) over [0, n): in two halves on two threads for a
-  // large variable, else in one call.
-  static void ApplyInHalves(int64_t n, const std::function<void(int64_t, int64_t)>& apply);
   void ApplyLocked(const std::vector<std::pair<Variable*, const Tensor*>>& work);
   // Applies the accumulator's average, advances the step and wakes the
   // waiters. Caller holds mu_ (shared) and sync_mu_.

@@ -92,6 +92,19 @@ class HostileSharedMemory : public ::testing::Test {
     return ErrorOf(reply);
   }
 
+  // Offers `region` to the ps, which maps it.
+  void Attach(const SharedRegion& region) {
+    proto::ShmAttach attach;
+    attach.set_name(region.name());
+    attach.set_bytes(region.bytes());
+    ASSERT_TRUE(WriteFrame(socket_.get(), FrameKind::kShmAttach, &attach).ok());
+    auto reply = ReadFrame(socket_.get());
+    ASSERT_TRUE(reply.ok());
+    proto::ShmAttachReply attached;
+    ASSERT_TRUE(ParseMeta(*reply, &attached).ok());
+    ASSERT_TRUE(attached.attached()) << attached.why();
+  }
+
   // w on the ps, and global_step: untouched by every refused request.
   void ExpectUnchanged() {
     std::map<std::string, Tensor> out;
@@ -116,18 +129,23 @@ TEST_F(HostileSharedMemory, AShmChunkOutsideTheRegionIsRefused) {
   SKIP_WITHOUT_SHARED_MEMORY();
   auto region = SharedRegion::Create(8192);
   ASSERT_TRUE(region.ok());
-  proto::ShmAttach attach;
-  attach.set_name((*region)->name());
-  attach.set_bytes(8192);
-  ASSERT_TRUE(WriteFrame(socket_.get(), FrameKind::kShmAttach, &attach).ok());
-  auto reply = ReadFrame(socket_.get());
-  ASSERT_TRUE(reply.ok());
-  proto::ShmAttachReply attached;
-  ASSERT_TRUE(ParseMeta(*reply, &attached).ok());
-  ASSERT_TRUE(attached.attached()) << attached.why();
+  ASSERT_NO_FATAL_FAILURE(Attach(**region));
   const Status s = PushShmChunk(8192 - 4095);  // one byte past the end
   EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.ToString();
   EXPECT_NE(s.message().find("outside the shared region"), std::string::npos) << s.ToString();
+  ExpectUnchanged();
+}
+
+// The ps applies a push straight from the region, as floats: bytes that do
+// not start on a float's boundary are refused, not read misaligned.
+TEST_F(HostileSharedMemory, AShmChunkOffAFloatsBoundaryIsRefused) {
+  SKIP_WITHOUT_SHARED_MEMORY();
+  auto region = SharedRegion::Create(8192);
+  ASSERT_TRUE(region.ok());
+  ASSERT_NO_FATAL_FAILURE(Attach(**region));
+  const Status s = PushShmChunk(2);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.ToString();
+  EXPECT_NE(s.message().find("is not a float's"), std::string::npos) << s.ToString();
   ExpectUnchanged();
 }
 

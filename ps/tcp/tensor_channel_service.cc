@@ -37,7 +37,9 @@ class PushFrames {
         return StreamPart::kChunk;
       case FrameKind::kShmChunk:
         if (assembler != nullptr) {
-          PS_RETURN_IF_ERROR(ReadShmChunk(frame, region_, assembler).status());
+          // Applied or taken over (PsCore::Push) before the reply: until
+          // then the client leaves the region alone.
+          PS_RETURN_IF_ERROR(ReadShmChunk(frame, region_, assembler, ShmRead::kView).status());
         }
         return StreamPart::kChunk;
       default:

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/bfloat16.h"
+#include "core/halves.h"
 #include "proto/ps.pb.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "frames are little-endian");
@@ -148,7 +149,7 @@ Status ReadChunk(ByteStream* stream, const Frame& frame, TensorAssembler* assemb
 
 void FrameBatch::AddShmTensor(const std::string& name, const Tensor& tensor,
                               const SharedRegion& region, uint64_t offset) {
-  std::memcpy(region.data() + offset, tensor.data(), tensor.bytes());
+  CopyInHalves(region.data() + offset, tensor.data(), tensor.bytes());
   proto::ShmChunk chunk;
   proto::TensorChunk* head = chunk.mutable_head();
   head->set_name(name);
@@ -170,7 +171,7 @@ Status FrameBatch::WriteAndClear(ByteStream* stream) {
 }
 
 StatusOr<uint64_t> ReadShmChunk(const Frame& frame, const SharedRegion* region,
-                                TensorAssembler* assembler) {
+                                TensorAssembler* assembler, ShmRead how) {
   proto::ShmChunk chunk;
   PS_RETURN_IF_ERROR(ParseMeta(frame, &chunk));
   if (region == nullptr) {
@@ -186,8 +187,18 @@ StatusOr<uint64_t> ReadShmChunk(const Frame& frame, const SharedRegion* region,
   if (chunk.head().meta().dtype() != proto::DT_FLOAT) {
     return InvalidArgument("tensor " + chunk.head().name() + ": a ShmChunk carries float32 only");
   }
+  char* const src = region->data() + chunk.region_offset();
+  if (how == ShmRead::kView) {
+    if (chunk.region_offset() % alignof(float) != 0) {
+      return InvalidArgument("tensor " + chunk.head().name() + ": region offset " +
+                             std::to_string(chunk.region_offset()) + " is not a float's");
+    }
+    PS_RETURN_IF_ERROR(
+        assembler->PlaceView(chunk.head(), chunk.bytes(), reinterpret_cast<float*>(src)));
+    return chunk.bytes();
+  }
   PS_ASSIGN_OR_RETURN(char* dest, assembler->Place(chunk.head(), chunk.bytes()));
-  std::memcpy(dest, region->data() + chunk.region_offset(), chunk.bytes());
+  CopyInHalves(dest, src, chunk.bytes());
   return chunk.bytes();
 }
 

@@ -116,11 +116,16 @@ class FrameBatch {
 // `assembler` places it in; bfloat16 data is widened to float32 there.
 Status ReadChunk(ByteStream* stream, const Frame& frame, TensorAssembler* assembler);
 
-// Copies a ShmChunk frame's tensor out of `region` into the tensor that
-// `assembler` places it in; the bytes copied. InvalidArgument when there is
-// no region (null), the range lies outside it, or the tensor is not float32.
+// How a ShmChunk's tensor is taken out of the region: copied into the
+// tensor the assembler places it in, or left there, the assembled tensor a
+// view of the region (for a reader done with it before the peer may write
+// the region again: a ps applying a push before it replies).
+enum class ShmRead { kCopy, kView };
+// Reads a ShmChunk frame's tensor out of `region` into `assembler`; the
+// bytes it holds. InvalidArgument when there is no region (null), the range
+// lies outside it, or the tensor is not float32.
 StatusOr<uint64_t> ReadShmChunk(const Frame& frame, const SharedRegion* region,
-                                TensorAssembler* assembler);
+                                TensorAssembler* assembler, ShmRead how = ShmRead::kCopy);
 
 // Writes one frame as FrameBatch::Add describes.
 Status WriteFrame(ByteStream* stream, FrameKind kind, const google::protobuf::MessageLite* meta,
