@@ -1,8 +1,11 @@
 #include "core/halves.h"
 
 #include <sched.h>
+#include <unistd.h>
 
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <thread>
 
 namespace pstrain {
@@ -18,14 +21,75 @@ bool MayRunOnTwoCpus() {
   return two;
 }
 
+// One thread kept for the second halves: a thread made and joined for each
+// pass cost 30-80 us here, several times a step.
+class SecondHalf {
+ public:
+  // Never destroyed: the thread waits on to the process's end. A child
+  // forked after it started has no such thread, and makes its own.
+  static SecondHalf* Get() {
+    static std::mutex mu;
+    static SecondHalf* instance = nullptr;
+    std::lock_guard<std::mutex> lock(mu);
+    if (instance == nullptr || instance->pid_ != getpid()) instance = new SecondHalf;
+    return instance;
+  }
+
+  // Runs fn(begin, end) on the kept thread while the caller runs its own
+  // half, then waits for it; false (nothing run) while another caller has
+  // the thread.
+  bool Run(const std::function<void(int64_t, int64_t)>& fn, int64_t begin, int64_t end,
+           const std::function<void()>& own_half) {
+    std::unique_lock<std::mutex> taken(use_mu_, std::try_to_lock);
+    if (!taken.owns_lock()) return false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      fn_ = &fn;
+      begin_ = begin;
+      end_ = end;
+      done_ = false;
+    }
+    work_cv_.notify_one();
+    own_half();
+    std::unique_lock<std::mutex> lock(mu_);
+    done_cv_.wait(lock, [&] { return done_; });
+    return true;
+  }
+
+ private:
+  SecondHalf() { std::thread([this] { Loop(); }).detach(); }
+
+  void Loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      work_cv_.wait(lock, [&] { return fn_ != nullptr; });
+      const auto* fn = fn_;
+      const int64_t begin = begin_, end = end_;
+      lock.unlock();
+      (*fn)(begin, end);
+      lock.lock();
+      fn_ = nullptr;
+      done_ = true;
+      done_cv_.notify_one();
+    }
+  }
+
+  const pid_t pid_ = getpid();
+  std::mutex use_mu_;  // held by the caller whose second half this thread runs
+  std::mutex mu_;
+  std::condition_variable work_cv_, done_cv_;
+  const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
+  int64_t begin_ = 0, end_ = 0;
+  bool done_ = false;
+};
+
 }  // namespace
 
 void RunInHalves(int64_t n, int64_t min_split, const std::function<void(int64_t, int64_t)>& fn) {
   if (n < min_split || n < 2 || !MayRunOnTwoCpus()) return fn(0, n);
   const int64_t half = n / 2;
-  std::thread other([&] { fn(half, n); });
-  fn(0, half);
-  other.join();
+  // The kept thread is busy with another caller's half: the CPUs are too.
+  if (!SecondHalf::Get()->Run(fn, half, n, [&] { fn(0, half); })) fn(0, n);
 }
 
 void CopyInHalves(void* dest, const void* src, size_t n) {

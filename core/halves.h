@@ -17,8 +17,9 @@ namespace pstrain {
 constexpr int64_t kSplitElements = int64_t{1} << 20;
 
 // Runs fn(begin, end) over [0, n): as fn(0, n/2) here and fn(n/2, n) on a
-// second thread when n >= min_split and this process may run on two CPUs or
-// more, else as fn(0, n). fn sets its own thread's floating-point mode
+// second thread (one the process keeps) when n >= min_split and this
+// process may run on two CPUs or more, else as fn(0, n); also as fn(0, n)
+// while another caller has the second thread. fn sets its own thread's floating-point mode
 // (core/flush_denormals.h) where it matters.
 void RunInHalves(int64_t n, int64_t min_split, const std::function<void(int64_t, int64_t)>& fn);
 

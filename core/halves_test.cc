@@ -44,6 +44,28 @@ TEST(RunInHalves, ALargeRangeIsCoveredOnceInTwoHalvesOnTwoThreads) {
   EXPECT_EQ(calls.threads.size(), 2u);
 }
 
+// Callers at once share the one kept thread: each one's range is still
+// covered exactly once.
+TEST(RunInHalves, CallersAtOnceEachCoverTheirRangeOnce) {
+  constexpr int kCallers = 4, kRounds = 200;
+  constexpr int64_t kN = 1000;
+  std::vector<std::thread> callers;
+  std::vector<std::vector<int>> seen(kCallers, std::vector<int>(kN, 0));
+  for (int c = 0; c < kCallers; ++c) {
+    callers.emplace_back([&, c] {
+      for (int r = 0; r < kRounds; ++r) {
+        RunInHalves(kN, 2, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) ++seen[c][i];
+        });
+      }
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  for (int c = 0; c < kCallers; ++c) {
+    for (int64_t i = 0; i < kN; ++i) ASSERT_EQ(seen[c][i], kRounds) << "caller " << c << " at " << i;
+  }
+}
+
 // Every byte copied exactly, for sizes that do and do not split, on and off
 // a cache line, and nothing written past the end.
 TEST(CopyInHalves, CopiesEveryByteAndNoMore) {

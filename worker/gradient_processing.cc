@@ -1,8 +1,11 @@
 #include "worker/gradient_processing.h"
 
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
+
+#include "core/halves.h"
 
 namespace pstrain {
 namespace {
@@ -22,11 +25,14 @@ void Scale(Tensor* t, float factor) {
 // instead of a branch per element (millions of them per step).
 bool AllFinite(const Tensor& t) {
   const float* x = t.data();
-  const int64_t n = t.size();
-  float probe = 0;
+  std::atomic<bool> finite{true};
+  RunInHalves(t.size(), kSplitElements, [&](int64_t begin, int64_t end) {
+    float probe = 0;
 #pragma omp simd reduction(+ : probe)
-  for (int64_t i = 0; i < n; ++i) probe += x[i] * 0.0f;
-  return probe == 0;
+    for (int64_t i = begin; i < end; ++i) probe += x[i] * 0.0f;
+    if (probe != 0) finite = false;
+  });
+  return finite;
 }
 
 int IndexOf(const std::vector<std::string>& names, const std::string& name) {

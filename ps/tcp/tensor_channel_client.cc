@@ -85,17 +85,16 @@ Status TensorChannelClient::ShareMemory(Connection* c) {
   return OkStatus();
 }
 
-bool TensorChannelClient::AddTensor(Connection* c, FrameBatch* frames, const std::string& name,
+void TensorChannelClient::AddTensor(Connection* c, FrameBatch* frames, const std::string& name,
                                     const Tensor& tensor, proto::DataType wire) {
   if (c->region != nullptr && wire == proto::DT_FLOAT && tensor.bytes() > 0 &&
       c->region->Holds(c->placed, tensor.bytes())) {
     frames->AddShmTensor(name, tensor, *c->region, c->placed);
     c->placed += tensor.bytes();
-    return true;
+    return;
   }
   if (wire == proto::DT_FLOAT) c->placed += tensor.bytes();  // counted for the next region
   frames->AddTensor(name, tensor, wire);
-  return false;
 }
 
 void TensorChannelClient::Want(uint64_t bytes) {
@@ -117,13 +116,9 @@ StatusOr<proto::PushResponse> TensorChannelClient::Push(const proto::PushHeader&
   PS_ASSIGN_OR_RETURN(auto c, Take(timeout));
   FrameBatch push;
   push.Add(FrameKind::kPushHeader, &header);
-  for (const auto& [name, tensor] : grads) {
-    if (!AddTensor(c.get(), &push, name, *tensor, wire)) continue;
-    // In shared memory: the ps copies this one out while the next is
-    // copied in.
-    const Status sent = push.WriteAndClear(c->stream());
-    if (!sent.ok()) return RefusalOr(c->stream(), sent);
-  }
+  // One write for the whole push: the ps reads a gradient in shared memory
+  // where it lies, and only once every one has come.
+  for (const auto& [name, tensor] : grads) AddTensor(c.get(), &push, name, *tensor, wire);
   push.Add(FrameKind::kEnd, nullptr);
   const Status sent = push.WriteTo(c->stream());
   if (!sent.ok()) return RefusalOr(c->stream(), sent);

@@ -81,9 +81,9 @@ class TensorChannelClient {
   // one that large. A refusal is remembered; only a broken connection is
   // an error.
   Status ShareMemory(Connection* c);
-  // Adds `tensor` to `frames`: into c's region where it fits (true), else
-  // on the socket as `wire`.
-  bool AddTensor(Connection* c, FrameBatch* frames, const std::string& name, const Tensor& tensor,
+  // Adds `tensor` to `frames`: into c's region where it fits, else on the
+  // socket as `wire`.
+  void AddTensor(Connection* c, FrameBatch* frames, const std::string& name, const Tensor& tensor,
                  proto::DataType wire);
   // Asks for regions of at least `bytes` from now on.
   void Want(uint64_t bytes);

@@ -88,13 +88,19 @@ Status ServePull(PsCore* core, ByteStream* stream, const Frame& first, const Sha
   // bfloat16), or copied into the shared region where it fits.
   const bool shared = request.reply_in_shared_memory() && region != nullptr &&
                       wire == proto::DT_FLOAT;
-  uint64_t offset = 0;
+  // The client copies tensors out as their frames come while the next are
+  // copied in; small ones go together, each write waking the client.
+  constexpr uint64_t kFlushBytes = uint64_t{1} << 20;
+  uint64_t offset = 0, unsent = 0;
   for (const auto& [name, tensor] : pulled->tensors) {
     if (shared && tensor->bytes() > 0 && region->Holds(offset, tensor->bytes())) {
       batch.AddShmTensor(name, *tensor, *region, offset);
       offset += tensor->bytes();
-      // The client copies this one out while the next is copied in.
-      PS_RETURN_IF_ERROR(batch.WriteAndClear(stream));
+      unsent += tensor->bytes();
+      if (unsent >= kFlushBytes) {
+        PS_RETURN_IF_ERROR(batch.WriteAndClear(stream));
+        unsent = 0;
+      }
     } else {
       batch.AddTensor(name, *tensor, wire);
     }
