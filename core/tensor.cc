@@ -80,11 +80,15 @@ StatusOr<Tensor> Tensor::OnDevice(Shape shape, DeviceMemory* memory) {
   return t;
 }
 
-Tensor Tensor::View(Shape shape, float* data) {
+Tensor Tensor::View(Shape shape, float* data) { return View(std::move(shape), data, nullptr); }
+
+Tensor Tensor::View(Shape shape, float* data, std::shared_ptr<const void> owner) {
   Tensor t;
   t.size_ = NumElements(shape);
   t.shape_ = std::move(shape);
-  t.data_ = std::unique_ptr<float, Free>(data, Free{false});
+  Free keep{false};
+  keep.view_owner = std::move(owner);
+  t.data_ = std::unique_ptr<float, Free>(data, std::move(keep));
   return t;
 }
 

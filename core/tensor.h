@@ -45,7 +45,12 @@ class Tensor {
   // a view assigned to, own their memory. For sending and receiving a
   // slice of a bigger tensor without copying it (ps/shard_rows.h).
   static Tensor View(Shape shape, float* data);
+  // As View, and keeps `owner` (what holds that memory: a mapping) alive
+  // as long as the view lives.
+  static Tensor View(Shape shape, float* data, std::shared_ptr<const void> owner);
   bool owns_data() const { return data_.get_deleter().owned; }
+  // A view without an owner: valid only while the memory it views is.
+  bool borrows_data() const { return !owns_data() && data_.get_deleter().view_owner == nullptr; }
 
   // An uninitialized tensor in `memory`, a device's; ResourceExhausted when
   // the device has no room for it. Copies of it are made on that device.
@@ -81,6 +86,7 @@ class Tensor {
     void operator()(float* p) const;
     bool owned;            // false: a View's, which frees nothing
     DeviceMemory* memory;  // set: a device's, given back to it
+    std::shared_ptr<const void> view_owner;  // a View's memory's holder, if any
   };
   // Memory for `n` floats where `like` keeps its own (the host or its device).
   static std::unique_ptr<float, Free> AllocateLike(const Tensor& like, int64_t n);

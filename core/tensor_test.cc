@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <vector>
 
 namespace pstrain {
 namespace {
@@ -51,6 +53,27 @@ TEST(Tensor, AViewSharesItsMemoryAndCopiesOfItOwnTheirs) {
   EXPECT_TRUE(rows.owns_data());
   EXPECT_EQ(whole[3], 7.0f);
   EXPECT_EQ(rows[0], 1.0f);
+}
+
+// A view given an owner keeps it alive through moves, and lets it go with
+// the last holder; a copy of it owns fresh memory and keeps nothing.
+TEST(Tensor, AViewWithAnOwnerKeepsItAliveAsLongAsItLives) {
+  auto memory = std::make_shared<std::vector<float>>(6, 0.0f);
+  std::weak_ptr<std::vector<float>> watch = memory;
+  Tensor view = Tensor::View({2, 3}, memory->data(), memory);
+  memory.reset();
+  EXPECT_FALSE(watch.expired());
+  EXPECT_FALSE(view.owns_data());
+  EXPECT_FALSE(view.borrows_data());
+  EXPECT_TRUE(Tensor::View({1}, view.data()).borrows_data());
+  view.Fill(2.0f);
+  Tensor copy = view;
+  EXPECT_TRUE(copy.owns_data());
+  Tensor moved = std::move(view);
+  EXPECT_EQ(moved[5], 2.0f);
+  moved = Tensor();
+  EXPECT_TRUE(watch.expired());
+  EXPECT_EQ(copy[5], 2.0f);
 }
 
 }  // namespace

@@ -21,6 +21,9 @@
 #include "proto/ps.pb.h"
 
 namespace pstrain {
+namespace tcp {
+class SharedRegion;
+}  // namespace tcp
 
 using NamedTensors = std::vector<std::pair<std::string, const Tensor*>>;
 
@@ -55,6 +58,11 @@ class PsConnection {
   // Whether tensors to a ps on this host may travel through shared memory
   // where the transport can (PsClient's tensor channel; on by default).
   virtual void set_shared_memory(bool) {}
+  // Whether tensors kept in an arena (ps/tcp/shared_arena.h) would travel
+  // through it: a ps on this host, reached through shared memory.
+  virtual bool CanUseArena() const { return false; }
+  // The task's arena, to push from and pull into where the tensors lie.
+  virtual void set_arena(std::shared_ptr<const tcp::SharedRegion>) {}
 
   virtual Status Init(const proto::InitHeader& header, const NamedTensors& values) = 0;
   // Fills `out` with the named variables (all the ps holds when names is

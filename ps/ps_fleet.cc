@@ -225,6 +225,54 @@ Status PsFleet::PullVariables(std::vector<Tensor>* values, PsSteps* steps, int64
   return OkStatus();
 }
 
+std::vector<Tensor> PsFleet::VariableBuffers() {
+  std::lock_guard<std::mutex> lock(arena_mu_);
+  if (!arena_tried_) {
+    arena_tried_ = true;
+    MakeArena();
+  }
+  std::vector<Tensor> buffers;
+  for (const cluster::VariableInfo& v : variables_) {
+    buffers.push_back(arena_ != nullptr ? arena_->Allocate(v.shape)
+                                        : Tensor(v.shape, Tensor::kUninitialized));
+  }
+  return buffers;
+}
+
+void PsFleet::MakeArena() {
+  bool any = false;
+  for (const auto& c : clients_) any = any || c->CanUseArena();
+  if (!any) return;
+  // A trainer's variables and gradients, and the pull buffers its
+  // variables trade places with (PlaceShard).
+  constexpr int kSets = 3;
+  uint64_t bytes = 0;
+  for (const cluster::VariableInfo& v : variables_) {
+    bytes += kSets * tcp::SharedArena::BytesFor(v.shape);
+  }
+  if (bytes == 0) return;
+  auto arena = tcp::SharedArena::Create(bytes);
+  if (!arena.ok()) {
+    LOG(WARNING) << "no arena in shared memory (" << arena.status().ToString()
+                 << "): tensors go through each connection's region";
+    return;
+  }
+  arena_ = std::move(arena).value();
+  {
+    std::lock_guard<std::mutex> lock(pull_buffers_mu_);
+    pull_buffers_.resize(num_ps());
+    for (int ps = 0; ps < num_ps(); ++ps) {
+      if (!clients_[ps]->CanUseArena()) continue;
+      for (const cluster::Shard* shard : shards_by_ps_[ps]) {
+        if (shard->num_parts == 1) pull_buffers_[ps][shard->name] = arena_->Allocate(shard->shape);
+      }
+    }
+  }
+  for (const auto& c : clients_) {
+    if (c->CanUseArena()) c->set_arena(arena_->region());
+  }
+}
+
 void PsFleet::ShapeVariable(size_t v, std::vector<Tensor>* values) const {
   Tensor& whole = (*values)[v];
   if (whole.shape() != variables_[v].shape) {

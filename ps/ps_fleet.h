@@ -24,6 +24,7 @@
 #include "core/tensor.h"
 #include "proto/ps.pb.h"
 #include "ps/ps_connection.h"
+#include "ps/tcp/shared_arena.h"
 #include "ps/tensor_chunks.h"
 
 namespace pstrain {
@@ -101,6 +102,13 @@ class PsFleet {
     for (auto& c : clients_) c->set_shared_memory(on);
   }
 
+  // Tensors shaped as the variables, in model order, for a trainer's
+  // variables and gradients: in this task's arena (ps/tcp/shared_arena.h)
+  // when a ps on this host can use one, so that pulls land in them and
+  // pushes leave from them without a copy on this side; else ordinary
+  // ones. Each call hands out other tensors.
+  std::vector<Tensor> VariableBuffers();
+
   // Pulls every variable, whole, in model order; steps (may be null) gets
   // each ps's step. Sync: min_step > 0 waits until every ps is at that step,
   // or DEADLINE_EXCEEDED after `wait`.
@@ -165,6 +173,13 @@ class PsFleet {
   // of the pull before last, handed back by the caller's values.
   std::mutex pull_buffers_mu_;
   std::vector<std::map<std::string, Tensor>> pull_buffers_;
+  // Made by the first VariableBuffers call, when any ps can use it.
+  std::mutex arena_mu_;
+  bool arena_tried_ = false;                   // guarded by arena_mu_
+  std::shared_ptr<tcp::SharedArena> arena_;    // guarded by arena_mu_; null: none
+  // Makes arena_, with room for a trainer's variables and gradients and the
+  // pull buffers it starts pull_buffers_ with. Caller holds arena_mu_.
+  void MakeArena();
 };
 
 }  // namespace pstrain

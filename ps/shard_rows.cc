@@ -21,7 +21,7 @@ Tensor RowsToFill(Tensor* whole, const cluster::Shard& shard) {
 
 void DropViews(std::map<std::string, Tensor>* buffers) {
   for (auto it = buffers->begin(); it != buffers->end();) {
-    it = it->second.owns_data() ? std::next(it) : buffers->erase(it);
+    it = it->second.borrows_data() ? buffers->erase(it) : std::next(it);
   }
 }
 

@@ -25,7 +25,8 @@ Tensor SliceRows(const Tensor& whole, const cluster::Shard& shard);
 Tensor RowsToFill(Tensor* whole, const cluster::Shard& shard);
 
 // Removes the tensors of `buffers` that view another's rows (RowsToFill),
-// which must not outlive the pull they were filled by.
+// which must not outlive the pull they were filled by. Tensors that keep
+// their memory alive (an arena's) stay.
 void DropViews(std::map<std::string, Tensor>* buffers);
 
 // Copies a shard's values into its rows of the whole variable, unless they

@@ -139,7 +139,7 @@ Status TensorAssembler::FinishInto(std::map<std::string, Tensor>* out) {
     // Views offered for tensors that did not come are dropped, so what the
     // caller finds afterwards is what arrived.
     for (auto it = reuse_->begin(); it != reuse_->end();) {
-      it = it->second.owns_data() ? std::next(it) : reuse_->erase(it);
+      it = it->second.borrows_data() ? reuse_->erase(it) : std::next(it);
     }
   }
   for (auto& [name, t] : tensors) (*out)[name] = std::move(t);

@@ -77,7 +77,8 @@ class TensorAssembler {
   // match a tensor's first chunk is taken from *buffers and filled (a buffer
   // reused each round is not page-faulted in again). A view
   // (Tensor::View) is filled in place, straight into the memory it views;
-  // one not filled is dropped from *buffers by FinishInto. Call before Add.
+  // one without an owner not filled is dropped from *buffers by FinishInto.
+  // Call before Add.
   void Reuse(std::map<std::string, Tensor>* buffers) { reuse_ = buffers; }
   // Checks every tensor arrived whole and hands them over.
   StatusOr<std::map<std::string, Tensor>> Finish();

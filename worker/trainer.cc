@@ -132,7 +132,14 @@ Trainer::Trainer(nn::Model* model, PsFleet* fleet, data::BatchSource* input,
         for (const auto& v : model->variables()) trainable.push_back(v.trainable);
         return trainable;
       }()),
-      backoff_(std::chrono::milliseconds(100), std::chrono::seconds(5), options.retry_budget) {}
+      backoff_(std::chrono::milliseconds(100), std::chrono::seconds(5), options.retry_budget) {
+  // Where the ps tasks on this host write the variables and read the
+  // gradients, without a copy on this side.
+  if (fleet_ != nullptr) {
+    params_ = fleet_->VariableBuffers();
+    grads_ = fleet_->VariableBuffers();
+  }
+}
 
 StatusOr<std::unique_ptr<StreamedPull>> Trainer::StartPull(int64_t min_step) {
   std::unique_ptr<StreamedPull> pull;

@@ -95,16 +95,25 @@ StatusOr<std::shared_ptr<tcp::TensorChannelClient>> PsClient::Channel() {
         FromGrpcStatus(stub_->GetStatus(&ctx, proto::StatusRequest(), &status), name_));
     tensor_channel_.reset();
     if (status.tensor_port() > 0) {
-      // Shared memory only with a ps on this host: a loopback address.
-      const bool local = host_ == "localhost" || host_ == "::1" || host_.rfind("127.", 0) == 0;
       auto tls = TaskClientSslCtx();  // the same certificates as gRPC's
       if (!tls.ok()) return tls.status().Annotate(name_);
       tensor_channel_ = std::make_shared<tcp::TensorChannelClient>(
-          host_, status.tensor_port(), shared_memory_ && local, *tls);
+          host_, status.tensor_port(), shared_memory_ && OnThisHost(), *tls);
+      if (arena_ != nullptr) tensor_channel_->UseArena(arena_);
     }
     channel_known_ = true;
   }
   return tensor_channel_;
+}
+
+bool PsClient::OnThisHost() const {
+  return host_ == "localhost" || host_ == "::1" || host_.rfind("127.", 0) == 0;
+}
+
+void PsClient::set_arena(std::shared_ptr<const tcp::SharedRegion> arena) {
+  std::lock_guard<std::mutex> lock(channel_mu_);
+  arena_ = std::move(arena);
+  if (tensor_channel_ != nullptr) tensor_channel_->UseArena(arena_);
 }
 
 bool PsClient::SharesMemory() {

@@ -42,6 +42,8 @@ class PsClient : public PsConnection {
   // tensors through shared memory (ps/tcp/shared_region.h) unless this is
   // off; takes effect when the channel is (re)opened.
   void set_shared_memory(bool on) override { shared_memory_ = on; }
+  bool CanUseArena() const override { return shared_memory_ && OnThisHost(); }
+  void set_arena(std::shared_ptr<const tcp::SharedRegion> arena) override;
   Status Init(const proto::InitHeader& header, const NamedTensors& values) override;
   Status Pull(uint64_t fingerprint, const std::vector<std::string>& names,
               std::map<std::string, Tensor>* out, int64_t* step, int64_t min_step = 0,
@@ -68,6 +70,8 @@ class PsClient : public PsConnection {
   void set_transfer_timeout(std::chrono::milliseconds t) { transfer_timeout_ = t; }
 
  private:
+  // A loopback address: the only ps that can share memory with this task.
+  bool OnThisHost() const;
   void SetDeadline(grpc::ClientContext* ctx, std::chrono::milliseconds t) const;
   // Streams `header` (in a Request) and the tensors' chunks, their data
   // lent through `borrowed`, and finishes the call.
@@ -105,6 +109,7 @@ class PsClient : public PsConnection {
   std::mutex channel_mu_;
   bool channel_known_ = false;                           // guarded by channel_mu_
   std::shared_ptr<tcp::TensorChannelClient> tensor_channel_;  // guarded by channel_mu_
+  std::shared_ptr<const tcp::SharedRegion> arena_;            // guarded by channel_mu_
 };
 
 }  // namespace pstrain

@@ -1,11 +1,19 @@
-// The tensor channel's shared memory (ps/tcp/shared_region.h): regions
-// shared between two mappings, and a live ps refusing every ShmAttach and
-// ShmChunk that does not hold together, changing nothing.
+// The tensor channel's shared memory (ps/tcp/shared_region.h,
+// shared_arena.h): regions shared between two mappings, a task's arena and
+// the ps writing pulls into it and reading pushes from it, and a live ps
+// refusing every ShmAttach and ShmChunk that does not hold together,
+// changing nothing.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstring>
+#include <set>
 
 #include "ps/rpc/loopback_ps.h"
+#include "ps/tcp/shared_arena.h"
 #include "ps/tcp/shared_region.h"
 #include "ps/tcp/socket.h"
 #include "ps/tcp/tensor_frames.h"
@@ -49,6 +57,67 @@ TEST(SharedRegion, OpenRefusesOtherNamesAndWrongSizes) {
             Code::kInvalidArgument);
 }
 
+bool NameExists(const std::string& name) { return access(("/dev/shm" + name).c_str(), F_OK) == 0; }
+
+// Tensors in the arena: aligned, apart, alive on their own; a full arena
+// hands out ordinary tensors, and room given back is handed out again.
+TEST(SharedArena, HandsOutAlignedRoomAndTakesItBack) {
+  SKIP_WITHOUT_SHARED_MEMORY();
+  const uint64_t each = SharedArena::BytesFor({100});
+  EXPECT_EQ(each, 448u);  // 400 bytes, to 64
+  auto arena = SharedArena::Create(2 * each);
+  ASSERT_TRUE(arena.ok()) << arena.status().ToString();
+  const char* base = (*arena)->region()->data();
+  Tensor a = (*arena)->Allocate({100});
+  Tensor b = (*arena)->Allocate({10, 10});
+  for (const Tensor* t : {&a, &b}) {
+    EXPECT_FALSE(t->owns_data());
+    EXPECT_FALSE(t->borrows_data());  // it keeps its memory alive
+    const char* p = reinterpret_cast<const char*>(t->data());
+    EXPECT_TRUE(p >= base && p + t->bytes() <= base + 2 * each);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+  }
+  EXPECT_NE(a.data(), b.data());
+  Tensor full = (*arena)->Allocate({100});
+  EXPECT_TRUE(full.owns_data());
+  float* room = a.data();
+  a = Tensor();  // gives its room back
+  Tensor again = (*arena)->Allocate({100});
+  EXPECT_EQ(again.data(), room);
+}
+
+// The arena's name stays for later connections while a tensor of it lives
+// (even once the arena itself is dropped), and goes with the last one.
+TEST(SharedArena, LivesWhileItsTensorsDo) {
+  SKIP_WITHOUT_SHARED_MEMORY();
+  auto arena = SharedArena::Create(1 << 16);
+  ASSERT_TRUE(arena.ok());
+  const std::string name = (*arena)->region()->name();
+  Tensor t = (*arena)->Allocate({16});
+  arena->reset();
+  EXPECT_TRUE(NameExists(name));
+  auto opened = SharedRegion::Open(name, 1 << 16);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  t.Fill(7.0f);  // still mapped
+  EXPECT_EQ(std::memcmp((*opened)->data(), t.data(), t.bytes()), 0);
+  t = Tensor();
+  EXPECT_FALSE(NameExists(name));
+}
+
+// What a crashed task left in /dev/shm goes; a live task's stays.
+TEST(SharedArena, RemovesTheRegionsOfTasksThatAreGone) {
+  SKIP_WITHOUT_SHARED_MEMORY();
+  const std::string dead = std::string(SharedRegion::kNamePrefix) + "999999999-0-1";
+  const int fd = shm_open(dead.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  auto live = SharedRegion::Create(4096);  // this process's
+  ASSERT_TRUE(live.ok());
+  SharedRegion::RemoveOrphans();
+  EXPECT_FALSE(NameExists(dead));
+  EXPECT_TRUE(NameExists((*live)->name()));
+}
+
 // A raw connection to a live ps's tensor channel holding one variable.
 class HostileSharedMemory : public ::testing::Test {
  protected:
@@ -69,8 +138,9 @@ class HostileSharedMemory : public ::testing::Test {
     socket_->SetTimeout(std::chrono::seconds(5));
   }
 
-  // A push of w's gradient as one ShmChunk frame naming `offset`.
-  Status PushShmChunk(uint64_t offset) {
+  // A push of w's gradient as one ShmChunk frame naming `offset` in the
+  // region, or in the arena.
+  Status PushShmChunk(uint64_t offset, bool in_arena = false) {
     proto::PushHeader header;
     header.set_placement_fingerprint(7);
     header.set_increment_global_step(true);
@@ -82,6 +152,7 @@ class HostileSharedMemory : public ::testing::Test {
     chunk.mutable_head()->set_total_bytes(4096);
     chunk.set_region_offset(offset);
     chunk.set_bytes(4096);
+    chunk.set_in_arena(in_arena);
     FrameBatch push;
     push.Add(FrameKind::kPushHeader, &header);
     push.Add(FrameKind::kShmChunk, &chunk);
@@ -92,11 +163,13 @@ class HostileSharedMemory : public ::testing::Test {
     return ErrorOf(reply);
   }
 
-  // Offers `region` to the ps, which maps it.
-  void Attach(const SharedRegion& region) {
+  // Offers `region` to the ps as the connection's region or arena; the ps
+  // maps it.
+  void Attach(const SharedRegion& region, bool arena = false) {
     proto::ShmAttach attach;
     attach.set_name(region.name());
     attach.set_bytes(region.bytes());
+    attach.set_arena(arena);
     ASSERT_TRUE(WriteFrame(socket_.get(), FrameKind::kShmAttach, &attach).ok());
     auto reply = ReadFrame(socket_.get());
     ASSERT_TRUE(reply.ok());
@@ -171,6 +244,74 @@ TEST_F(HostileSharedMemory, AnAttachOfSomethingElseIsRefusedAndTheConnectionGoes
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(first->kind, FrameKind::kPullReply);
   ExpectUnchanged();
+}
+
+TEST_F(HostileSharedMemory, AShmChunkInAnArenaNeverOfferedIsRefused) {
+  SKIP_WITHOUT_SHARED_MEMORY();
+  auto region = SharedRegion::Create(8192);
+  ASSERT_TRUE(region.ok());
+  ASSERT_NO_FATAL_FAILURE(Attach(**region));  // a region, but no arena
+  const Status s = PushShmChunk(0, /*in_arena=*/true);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.ToString();
+  EXPECT_NE(s.message().find("without an arena"), std::string::npos) << s.ToString();
+  ExpectUnchanged();
+}
+
+TEST_F(HostileSharedMemory, AShmChunkOutsideTheArenaIsRefused) {
+  SKIP_WITHOUT_SHARED_MEMORY();
+  auto arena = SharedArena::Create(8192);
+  ASSERT_TRUE(arena.ok());
+  ASSERT_NO_FATAL_FAILURE(Attach(*(*arena)->region(), /*arena=*/true));
+  const Status s = PushShmChunk(8192 - 4092, /*in_arena=*/true);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.ToString();
+  EXPECT_NE(s.message().find("outside the arena"), std::string::npos) << s.ToString();
+  ExpectUnchanged();
+}
+
+// The whole exchange through the arena: a push read where the gradient
+// lies, a pull written straight to the offset asked for (and nowhere else),
+// and an offset past the arena's end answered through the socket instead.
+TEST_F(HostileSharedMemory, AnArenaCarriesPushesFromAndPullsIntoWhereTheTensorsLie) {
+  SKIP_WITHOUT_SHARED_MEMORY();
+  auto arena = SharedArena::Create(3 * 4096);
+  ASSERT_TRUE(arena.ok());
+  ASSERT_NO_FATAL_FAILURE(Attach(*(*arena)->region(), /*arena=*/true));
+  char* base = (*arena)->region()->data();
+  float* grad = reinterpret_cast<float*>(base);
+  for (int i = 0; i < 1024; ++i) grad[i] = 1.0f;
+  ASSERT_TRUE(PushShmChunk(0, /*in_arena=*/true).ok());  // w: 3 - 1 = 2
+
+  for (uint64_t at : {uint64_t{4096}, uint64_t{3 * 4096 - 4092}}) {
+    std::memset(base + 4096, 0, 2 * 4096);
+    proto::PullRequest pull;
+    pull.set_placement_fingerprint(7);
+    (*pull.mutable_arena_offsets())["w"] = at;
+    ASSERT_TRUE(WriteFrame(socket_.get(), FrameKind::kPullRequest, &pull).ok());
+    auto head = ReadFrame(socket_.get());
+    ASSERT_TRUE(head.ok());
+    ASSERT_EQ(head->kind, FrameKind::kPullReply);
+    auto chunk = ReadFrame(socket_.get());
+    ASSERT_TRUE(chunk.ok());
+    const bool fits = at == 4096;
+    if (fits) {
+      ASSERT_EQ(chunk->kind, FrameKind::kShmChunk);
+      proto::ShmChunk shm;
+      ASSERT_TRUE(ParseMeta(*chunk, &shm).ok());
+      EXPECT_TRUE(shm.in_arena());
+      EXPECT_EQ(shm.region_offset(), at);
+      const float* values = reinterpret_cast<const float*>(base + at);
+      for (int i = 0; i < 1024; ++i) ASSERT_EQ(values[i], 2.0f) << i;
+      EXPECT_EQ(grad[0], 1.0f);  // nothing else written
+    } else {
+      ASSERT_EQ(chunk->kind, FrameKind::kChunk);  // on the socket
+      std::vector<char> data(chunk->data_bytes);
+      ASSERT_TRUE(socket_->ReadFull(data.data(), data.size()).ok());
+      for (char* p = base + 4096; p < base + 3 * 4096; ++p) ASSERT_EQ(*p, 0);
+    }
+    auto end = ReadFrame(socket_.get());
+    ASSERT_TRUE(end.ok());
+    EXPECT_EQ(end->kind, FrameKind::kEnd);
+  }
 }
 
 }  // namespace

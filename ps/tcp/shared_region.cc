@@ -1,12 +1,15 @@
 #include "ps/tcp/shared_region.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 
@@ -92,6 +95,22 @@ void SharedRegion::Unlink() {
   if (!linked_) return;
   shm_unlink(name_.c_str());
   linked_ = false;
+}
+
+void SharedRegion::RemoveOrphans() {
+  // shm_open's names live in /dev/shm on Linux (glibc), without the slash.
+  const std::string prefix = std::string(kNamePrefix).substr(1);
+  DIR* dir = opendir("/dev/shm");
+  if (dir == nullptr) return;
+  while (const struct dirent* entry = readdir(dir)) {
+    const std::string name = entry->d_name;
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
+    if (end == name.c_str() + prefix.size() || *end != '-' || pid <= 0) continue;
+    if (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) shm_unlink(("/" + name).c_str());
+  }
+  closedir(dir);
 }
 
 SharedRegion::~SharedRegion() {

@@ -51,6 +51,9 @@ class SharedRegion {
   bool Holds(uint64_t offset, uint64_t n) const { return offset <= bytes_ && n <= bytes_ - offset; }
   // Removes the name (the creator, once the peer has answered).
   void Unlink();
+  // Removes the names in /dev/shm of regions whose creator (the pid in the
+  // name) has exited: what a crashed task left behind.
+  static void RemoveOrphans();
 
  private:
   SharedRegion(std::string name, uint64_t bytes, char* data)

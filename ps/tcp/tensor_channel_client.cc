@@ -13,12 +13,14 @@ namespace tcp {
 StatusOr<std::unique_ptr<TensorChannelClient::Connection>> TensorChannelClient::Take(
     std::chrono::milliseconds timeout) {
   std::unique_ptr<Connection> c;
+  std::shared_ptr<const SharedRegion> arena;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!idle_.empty()) {
       c = std::move(idle_.back());
       idle_.pop_back();
     }
+    arena = arena_;
   }
   if (c == nullptr) {
     c = std::make_unique<Connection>();
@@ -35,7 +37,55 @@ StatusOr<std::unique_ptr<TensorChannelClient::Connection>> TensorChannelClient::
   c->socket->SetTimeout(timeout);
   c->placed = 0;
   if (shared_memory_ && !refused_) PS_RETURN_IF_ERROR(ShareMemory(c.get()));
+  if (c->region != nullptr && arena != nullptr && c->arena != arena && !arena_refused_) {
+    PS_RETURN_IF_ERROR(AttachArena(c.get(), std::move(arena)));
+  }
   return c;
+}
+
+void TensorChannelClient::UseArena(std::shared_ptr<const SharedRegion> arena) {
+  std::lock_guard<std::mutex> lock(mu_);
+  arena_ = std::move(arena);
+}
+
+bool TensorChannelClient::InArena(const Connection& c, const Tensor& t, uint64_t* offset) {
+  if (c.arena == nullptr || t.bytes() == 0 || t.device() != nullptr) return false;
+  const char* p = reinterpret_cast<const char*>(t.data());
+  if (p < c.arena->data() || p >= c.arena->data() + c.arena->bytes()) return false;
+  *offset = static_cast<uint64_t>(p - c.arena->data());
+  return c.arena->Holds(*offset, t.bytes());
+}
+
+Status TensorChannelClient::AttachArena(Connection* c, std::shared_ptr<const SharedRegion> arena) {
+  proto::ShmAttach attach;
+  attach.set_name(arena->name());
+  attach.set_bytes(arena->bytes());
+  attach.set_arena(true);
+  PS_ASSIGN_OR_RETURN(proto::ShmAttachReply reply, Attach(c, attach));
+  if (!reply.attached()) {
+    LOG(INFO) << "tensor channel to " << host_ << ":" << port_
+              << ": the ps could not map this task's arena (" << reply.why()
+              << "); tensors go through the connection's region";
+    arena_refused_ = true;
+    return OkStatus();
+  }
+  c->arena = std::move(arena);
+  return OkStatus();
+}
+
+StatusOr<proto::ShmAttachReply> TensorChannelClient::Attach(Connection* c,
+                                                           const proto::ShmAttach& attach) {
+  const Status sent = WriteFrame(c->stream(), FrameKind::kShmAttach, &attach);
+  if (!sent.ok()) return RefusalOr(c->stream(), sent);
+  PS_ASSIGN_OR_RETURN(Frame frame, ReadFrame(c->stream()));
+  if (frame.kind == FrameKind::kError) return ErrorOf(frame);
+  if (frame.kind != FrameKind::kShmAttachReply) {
+    return DataLoss(std::string("tensor channel: a ") + FrameKindName(frame.kind) +
+                    " frame in reply to ShmAttach");
+  }
+  proto::ShmAttachReply reply;
+  PS_RETURN_IF_ERROR(ParseMeta(frame, &reply));
+  return reply;
 }
 
 void TensorChannelClient::GiveBack(std::unique_ptr<Connection> c) {
@@ -63,16 +113,7 @@ Status TensorChannelClient::ShareMemory(Connection* c) {
   proto::ShmAttach attach;
   attach.set_name((*region)->name());
   attach.set_bytes((*region)->bytes());
-  const Status sent = WriteFrame(c->stream(), FrameKind::kShmAttach, &attach);
-  if (!sent.ok()) return RefusalOr(c->stream(), sent);
-  PS_ASSIGN_OR_RETURN(Frame frame, ReadFrame(c->stream()));
-  if (frame.kind == FrameKind::kError) return ErrorOf(frame);
-  proto::ShmAttachReply reply;
-  if (frame.kind != FrameKind::kShmAttachReply) {
-    return DataLoss(std::string("tensor channel: a ") + FrameKindName(frame.kind) +
-                    " frame in reply to ShmAttach");
-  }
-  PS_RETURN_IF_ERROR(ParseMeta(frame, &reply));
+  PS_ASSIGN_OR_RETURN(proto::ShmAttachReply reply, Attach(c, attach));
   (*region)->Unlink();  // both sides have it mapped, or the ps never will
   if (!reply.attached()) {
     LOG(INFO) << "tensor channel to " << host_ << ":" << port_
@@ -87,6 +128,11 @@ Status TensorChannelClient::ShareMemory(Connection* c) {
 
 void TensorChannelClient::AddTensor(Connection* c, FrameBatch* frames, const std::string& name,
                                     const Tensor& tensor, proto::DataType wire) {
+  uint64_t at = 0;
+  if (wire == proto::DT_FLOAT && InArena(*c, tensor, &at)) {
+    frames->AddArenaTensor(name, tensor, at);  // the ps reads it where it lies
+    return;
+  }
   if (c->region != nullptr && wire == proto::DT_FLOAT && tensor.bytes() > 0 &&
       c->region->Holds(c->placed, tensor.bytes())) {
     frames->AddShmTensor(name, tensor, *c->region, c->placed);
@@ -185,6 +231,13 @@ Status TensorChannelClient::Pull(const proto::PullRequest& request,
   PS_ASSIGN_OR_RETURN(auto c, Take(timeout));
   proto::PullRequest asked = request;
   asked.set_reply_in_shared_memory(c->region != nullptr);
+  // Values for tensors kept in the arena are written there by the ps.
+  if (request.wire_dtype() != proto::DT_BFLOAT16) {
+    for (const auto& [name, tensor] : *out) {
+      uint64_t at = 0;
+      if (InArena(*c, tensor, &at)) (*asked.mutable_arena_offsets())[name] = at;
+    }
+  }
   Status sent = WriteFrame(c->stream(), FrameKind::kPullRequest, &asked);
   if (!sent.ok()) return RefusalOr(c->stream(), sent);
   TensorAssembler assembler;
@@ -203,7 +256,9 @@ Status TensorChannelClient::Pull(const proto::PullRequest& request,
     }
     if (frame.kind == FrameKind::kEnd && replied) break;
     if (frame.kind == FrameKind::kShmChunk && replied) {
-      PS_ASSIGN_OR_RETURN(uint64_t bytes, ReadShmChunk(frame, c->region.get(), &assembler));
+      // In the arena: already where the tensor is kept, nothing to copy.
+      PS_ASSIGN_OR_RETURN(uint64_t bytes,
+                          ReadShmChunk(frame, {c->region.get(), c->arena.get()}, &assembler));
       received += bytes;
       continue;
     }

@@ -63,6 +63,11 @@ class TensorChannelClient {
   // was offered, and for good once the ps could not or none could be made).
   bool sharing_memory() const { return shared_.load() && !refused_.load(); }
 
+  // The task's arena (ps/tcp/shared_arena.h), offered to the ps on every
+  // connection that shares memory: tensors kept in it are pushed from and
+  // pulled into where they lie, copied by no one but the ps.
+  void UseArena(std::shared_ptr<const SharedRegion> arena);
+
  private:
   struct Connection {
     std::unique_ptr<Socket> socket;
@@ -72,6 +77,7 @@ class TensorChannelClient {
     }
     std::unique_ptr<SharedRegion> region;  // mapped by the ps too; null: none
     uint64_t placed = 0;                   // bytes of this exchange placed in the region
+    std::shared_ptr<const SharedRegion> arena;  // the arena the ps mapped on it; null: none
   };
   class Pushing;
 
@@ -81,8 +87,14 @@ class TensorChannelClient {
   // one that large. A refusal is remembered; only a broken connection is
   // an error.
   Status ShareMemory(Connection* c);
-  // Adds `tensor` to `frames`: into c's region where it fits, else on the
-  // socket as `wire`.
+  // Offers the ps `arena` on `c`; a refusal is remembered.
+  Status AttachArena(Connection* c, std::shared_ptr<const SharedRegion> arena);
+  // Sends a ShmAttach on `c` and reads the ps's answer.
+  StatusOr<proto::ShmAttachReply> Attach(Connection* c, const proto::ShmAttach& attach);
+  // Whether `t` lies in the arena and the ps mapped it on `c`; its offset.
+  static bool InArena(const Connection& c, const Tensor& t, uint64_t* offset);
+  // Adds `tensor` to `frames`: where it lies in the arena, into c's region
+  // where it fits, else on the socket as `wire`.
   void AddTensor(Connection* c, FrameBatch* frames, const std::string& name, const Tensor& tensor,
                  proto::DataType wire);
   // Asks for regions of at least `bytes` from now on.
@@ -103,8 +115,10 @@ class TensorChannelClient {
   std::atomic<uint64_t> region_cap_{SharedRegion::kMaxBytes};
   std::atomic<bool> shared_{false};        // a region was mapped by the ps
   std::atomic<bool> refused_{false};       // the ps could not map one
+  std::atomic<bool> arena_refused_{false};  // the ps could not map the arena
   std::mutex mu_;
   std::vector<std::unique_ptr<Connection>> idle_;  // guarded by mu_
+  std::shared_ptr<const SharedRegion> arena_;      // guarded by mu_; null: none
 };
 
 }  // namespace tcp

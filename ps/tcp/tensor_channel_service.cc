@@ -5,6 +5,7 @@
 #include <chrono>
 #include <utility>
 
+#include "core/halves.h"
 #include "proto/ps.pb.h"
 #include "ps/tensor_streams.h"
 
@@ -16,8 +17,8 @@ namespace {
 // A push's frames after its header, as NextPart (ps/tensor_streams.h).
 class PushFrames {
  public:
-  PushFrames(ByteStream* stream, proto::PushHeader header, const SharedRegion* region)
-      : stream_(stream), header_(std::move(header)), region_(region) {}
+  PushFrames(ByteStream* stream, proto::PushHeader header, SharedMemory shared)
+      : stream_(stream), header_(std::move(header)), shared_(shared) {}
 
   StatusOr<StreamPart> Next(proto::PushHeader* header, TensorAssembler* assembler) {
     if (!header_read_) {
@@ -39,7 +40,7 @@ class PushFrames {
         if (assembler != nullptr) {
           // Applied or taken over (PsCore::Push) before the reply: until
           // then the client leaves the region alone.
-          PS_RETURN_IF_ERROR(ReadShmChunk(frame, region_, assembler, ShmRead::kView).status());
+          PS_RETURN_IF_ERROR(ReadShmChunk(frame, shared_, assembler, ShmRead::kView).status());
         }
         return StreamPart::kChunk;
       default:
@@ -51,15 +52,14 @@ class PushFrames {
  private:
   ByteStream* const stream_;
   const proto::PushHeader header_;
-  const SharedRegion* const region_;
+  const SharedMemory shared_;
   bool header_read_ = false;
 };
 
-Status ServePush(PsCore* core, ByteStream* stream, const Frame& first,
-                 const SharedRegion* region) {
+Status ServePush(PsCore* core, ByteStream* stream, const Frame& first, SharedMemory shared) {
   proto::PushHeader header;
   PS_RETURN_IF_ERROR(ParseMeta(first, &header).Annotate("Push"));
-  PushFrames frames(stream, std::move(header), region);
+  PushFrames frames(stream, std::move(header), shared);
   auto pushed = HandlePushStream(core, [&frames](proto::PushHeader* h, TensorAssembler* a) {
     return frames.Next(h, a);
   });
@@ -67,7 +67,7 @@ Status ServePush(PsCore* core, ByteStream* stream, const Frame& first,
   return WriteFrame(stream, FrameKind::kPushReply, &*pushed);
 }
 
-Status ServePull(PsCore* core, ByteStream* stream, const Frame& first, const SharedRegion* region,
+Status ServePull(PsCore* core, ByteStream* stream, const Frame& first, SharedMemory shared,
                  const std::function<bool()>& stopping) {
   proto::PullRequest request;
   PS_RETURN_IF_ERROR(ParseMeta(first, &request).Annotate("Pull"));
@@ -86,39 +86,49 @@ Status ServePull(PsCore* core, ByteStream* stream, const Frame& first, const Sha
   batch.Add(FrameKind::kPullReply, &reply);
   // Each tensor straight from the variable's value (or rounded to
   // bfloat16), or copied into the shared region where it fits.
-  const bool shared = request.reply_in_shared_memory() && region != nullptr &&
-                      wire == proto::DT_FLOAT;
+  const SharedRegion* const region = shared.region;
+  const bool in_region = request.reply_in_shared_memory() && region != nullptr &&
+                         wire == proto::DT_FLOAT;
   // The client copies tensors out as their frames come while the next are
   // copied in; small ones go together, each write waking the client.
   constexpr uint64_t kFlushBytes = uint64_t{1} << 20;
   uint64_t offset = 0, unsent = 0;
   for (const auto& [name, tensor] : pulled->tensors) {
-    if (shared && tensor->bytes() > 0 && region->Holds(offset, tensor->bytes())) {
+    // Straight to where the client keeps it, when it says where.
+    const auto at = request.arena_offsets().find(name);
+    if (at != request.arena_offsets().end() && shared.arena != nullptr &&
+        wire == proto::DT_FLOAT && tensor->bytes() > 0 &&
+        shared.arena->Holds(at->second, tensor->bytes())) {
+      CopyInHalves(shared.arena->data() + at->second, tensor->data(), tensor->bytes());
+      batch.AddArenaTensor(name, *tensor, at->second);
+      unsent += tensor->bytes();
+    } else if (in_region && tensor->bytes() > 0 && region->Holds(offset, tensor->bytes())) {
       batch.AddShmTensor(name, *tensor, *region, offset);
       offset += tensor->bytes();
       unsent += tensor->bytes();
-      if (unsent >= kFlushBytes) {
-        PS_RETURN_IF_ERROR(batch.WriteAndClear(stream));
-        unsent = 0;
-      }
     } else {
       batch.AddTensor(name, *tensor, wire);
+    }
+    if (unsent >= kFlushBytes) {
+      PS_RETURN_IF_ERROR(batch.WriteAndClear(stream));
+      unsent = 0;
     }
   }
   batch.Add(FrameKind::kEnd, nullptr);
   return batch.WriteTo(stream);
 }
 
-// Maps the region a client offers (replacing any before), or says why not;
-// a refusal leaves the connection as it was.
+// Maps the region or the arena a client offers (replacing the one before),
+// or says why not; a refusal leaves the connection as it was.
 Status ServeShmAttach(ByteStream* stream, const Frame& first,
-                      std::unique_ptr<SharedRegion>* region) {
+                      std::unique_ptr<SharedRegion>* region,
+                      std::unique_ptr<SharedRegion>* arena) {
   proto::ShmAttach attach;
   PS_RETURN_IF_ERROR(ParseMeta(first, &attach).Annotate("ShmAttach"));
   proto::ShmAttachReply reply;
   auto opened = SharedRegion::Open(attach.name(), attach.bytes());
   if (opened.ok()) {
-    *region = std::move(opened).value();
+    *(attach.arena() ? arena : region) = std::move(opened).value();
     reply.set_attached(true);
   } else {
     reply.set_why(opened.status().ToString());
@@ -137,8 +147,10 @@ Status RefuseShmAttach(ByteStream* stream) {
 
 Status ServeTensorConnection(PsCore* core, ByteStream* stream,
                              const std::function<bool()>& stopping, bool shared_memory) {
-  std::unique_ptr<SharedRegion> region;  // offered by the client; none at first
+  // Offered by the client; none at first.
+  std::unique_ptr<SharedRegion> region, arena;
   for (;;) {
+    const SharedMemory shared{region.get(), arena.get()};
     auto frame = ReadFrame(stream);
     // The client hung up between requests: a clean end.
     if (!frame.ok() && frame.status().code() == Code::kUnavailable) return OkStatus();
@@ -146,13 +158,13 @@ Status ServeTensorConnection(PsCore* core, ByteStream* stream,
     if (served.ok()) {
       switch (frame->kind) {
         case FrameKind::kPushHeader:
-          served = ServePush(core, stream, *frame, region.get());
+          served = ServePush(core, stream, *frame, shared);
           break;
         case FrameKind::kPullRequest:
-          served = ServePull(core, stream, *frame, region.get(), stopping);
+          served = ServePull(core, stream, *frame, shared, stopping);
           break;
         case FrameKind::kShmAttach:
-          served = shared_memory ? ServeShmAttach(stream, *frame, &region)
+          served = shared_memory ? ServeShmAttach(stream, *frame, &region, &arena)
                                  : RefuseShmAttach(stream);
           break;
         default:

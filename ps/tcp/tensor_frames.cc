@@ -150,6 +150,15 @@ Status ReadChunk(ByteStream* stream, const Frame& frame, TensorAssembler* assemb
 void FrameBatch::AddShmTensor(const std::string& name, const Tensor& tensor,
                               const SharedRegion& region, uint64_t offset) {
   CopyInHalves(region.data() + offset, tensor.data(), tensor.bytes());
+  AddShmChunk(name, tensor, offset, /*in_arena=*/false);
+}
+
+void FrameBatch::AddArenaTensor(const std::string& name, const Tensor& tensor, uint64_t offset) {
+  AddShmChunk(name, tensor, offset, /*in_arena=*/true);
+}
+
+void FrameBatch::AddShmChunk(const std::string& name, const Tensor& tensor, uint64_t offset,
+                             bool in_arena) {
   proto::ShmChunk chunk;
   proto::TensorChunk* head = chunk.mutable_head();
   head->set_name(name);
@@ -159,6 +168,7 @@ void FrameBatch::AddShmTensor(const std::string& name, const Tensor& tensor,
   head->set_total_bytes(tensor.bytes());
   chunk.set_region_offset(offset);
   chunk.set_bytes(tensor.bytes());
+  chunk.set_in_arena(in_arena);
   Add(FrameKind::kShmChunk, &chunk);
 }
 
@@ -170,36 +180,39 @@ Status FrameBatch::WriteAndClear(ByteStream* stream) {
   return written;
 }
 
-StatusOr<uint64_t> ReadShmChunk(const Frame& frame, const SharedRegion* region,
+StatusOr<uint64_t> ReadShmChunk(const Frame& frame, const SharedMemory& shared,
                                 TensorAssembler* assembler, ShmRead how) {
   proto::ShmChunk chunk;
   PS_RETURN_IF_ERROR(ParseMeta(frame, &chunk));
+  const std::string& name = chunk.head().name();
+  const SharedRegion* region = chunk.in_arena() ? shared.arena : shared.region;
+  const char* what = chunk.in_arena() ? "arena" : "shared region";
   if (region == nullptr) {
-    return InvalidArgument("tensor " + chunk.head().name() +
-                           ": a ShmChunk frame on a connection without a shared region");
+    return InvalidArgument("tensor " + name + ": a ShmChunk frame on a connection without " +
+                           (chunk.in_arena() ? "an arena" : "a shared region"));
   }
   if (!region->Holds(chunk.region_offset(), chunk.bytes())) {
-    return InvalidArgument("tensor " + chunk.head().name() + ": bytes [" +
+    return InvalidArgument("tensor " + name + ": bytes [" +
                            std::to_string(chunk.region_offset()) + ", +" +
-                           std::to_string(chunk.bytes()) + ") outside the shared region of " +
+                           std::to_string(chunk.bytes()) + ") outside the " + what + " of " +
                            std::to_string(region->bytes()));
   }
   if (chunk.head().meta().dtype() != proto::DT_FLOAT) {
-    return InvalidArgument("tensor " + chunk.head().name() + ": a ShmChunk carries float32 only");
+    return InvalidArgument("tensor " + name + ": a ShmChunk carries float32 only");
   }
   char* const src = region->data() + chunk.region_offset();
   if (how == ShmRead::kView) {
     if (chunk.region_offset() % alignof(float) != 0) {
-      return InvalidArgument("tensor " + chunk.head().name() + ": region offset " +
+      return InvalidArgument("tensor " + name + ": region offset " +
                              std::to_string(chunk.region_offset()) + " is not a float's");
     }
     PS_RETURN_IF_ERROR(
         assembler->PlaceView(chunk.head(), chunk.bytes(), reinterpret_cast<float*>(src)));
-    return chunk.bytes();
+  } else {
+    PS_ASSIGN_OR_RETURN(char* dest, assembler->Place(chunk.head(), chunk.bytes()));
+    if (dest != src) CopyInHalves(dest, src, chunk.bytes());
   }
-  PS_ASSIGN_OR_RETURN(char* dest, assembler->Place(chunk.head(), chunk.bytes()));
-  CopyInHalves(dest, src, chunk.bytes());
-  return chunk.bytes();
+  return chunk.in_arena() ? 0 : chunk.bytes();
 }
 
 Status WriteFrame(ByteStream* stream, FrameKind kind, const google::protobuf::MessageLite* meta,

@@ -101,12 +101,19 @@ class FrameBatch {
   // [offset, offset + tensor.bytes()), which the caller checked it holds.
   void AddShmTensor(const std::string& name, const Tensor& tensor, const SharedRegion& region,
                     uint64_t offset);
+  // A ShmChunk frame for a whole float32 tensor that already lies in the
+  // client's arena at `offset` (copied there by the caller, or kept there):
+  // nothing is copied.
+  void AddArenaTensor(const std::string& name, const Tensor& tensor, uint64_t offset);
   Status WriteTo(ByteStream* stream) const { return stream->Write(iov_.data(), iov_.size()); }
   // WriteTo, then empties the batch for the frames that follow: so the
   // peer can start on a tensor in shared memory while the next is copied.
   Status WriteAndClear(ByteStream* stream);
 
  private:
+  // The ShmChunk frame of a whole float32 tensor at `offset`.
+  void AddShmChunk(const std::string& name, const Tensor& tensor, uint64_t offset, bool in_arena);
+
   std::deque<std::string> heads_;  // a deque: the iovecs point into them
   std::deque<std::vector<uint16_t>> rounded_;  // bfloat16 copies being sent
   std::vector<struct iovec> iov_;
@@ -116,15 +123,23 @@ class FrameBatch {
 // `assembler` places it in; bfloat16 data is widened to float32 there.
 Status ReadChunk(ByteStream* stream, const Frame& frame, TensorAssembler* assembler);
 
-// How a ShmChunk's tensor is taken out of the region: copied into the
-// tensor the assembler places it in, or left there, the assembled tensor a
-// view of the region (for a reader done with it before the peer may write
-// the region again: a ps applying a push before it replies).
+// What a connection's ShmChunk frames may name: its region, and the
+// client's arena (either may be absent: null).
+struct SharedMemory {
+  const SharedRegion* region = nullptr;
+  const SharedRegion* arena = nullptr;
+};
+// How a ShmChunk's tensor is taken out of shared memory: copied into the
+// tensor the assembler places it in (nothing to copy when that tensor is
+// where the bytes lie: the client's own, in its arena), or left there, the
+// assembled tensor a view of them (for a reader done with it before the
+// peer may write there again: a ps applying a push before it replies).
 enum class ShmRead { kCopy, kView };
-// Reads a ShmChunk frame's tensor out of `region` into `assembler`; the
-// bytes it holds. InvalidArgument when there is no region (null), the range
-// lies outside it, or the tensor is not float32.
-StatusOr<uint64_t> ReadShmChunk(const Frame& frame, const SharedRegion* region,
+// Reads a ShmChunk frame's tensor out of shared memory into `assembler`;
+// the bytes it took from the connection's region (none from the arena).
+// InvalidArgument when the region or arena it names is
+// absent, the range lies outside it, or the tensor is not float32.
+StatusOr<uint64_t> ReadShmChunk(const Frame& frame, const SharedMemory& shared,
                                 TensorAssembler* assembler, ShmRead how = ShmRead::kCopy);
 
 // Writes one frame as FrameBatch::Add describes.
