@@ -145,10 +145,9 @@ class Worker {
          const std::atomic<bool>* stop, const std::atomic<bool>* measuring)
       : index_(index), fleet_(spec, vars, placement), stop_(stop), measuring_(measuring) {
     fleet_.SetSharedMemory(FLAGS_shared_memory);
-    for (const auto& v : vars) {
-      grads_.emplace_back(v.shape);
-      grads_.back().Fill(kGradient);
-    }
+    // Where a worker's Trainer keeps them (in its arena, through shared memory).
+    grads_ = fleet_.VariableBuffers();
+    for (Tensor& g : grads_) g.Fill(kGradient);
   }
 
   void Run() {
@@ -159,7 +158,7 @@ class Worker {
       return;
     }
     int64_t min_step = 0, local_step = 0;
-    std::vector<Tensor> params;
+    std::vector<Tensor> params = fleet_.VariableBuffers();
     PsFleet::PsSteps steps;
     while (!stop_->load()) {
       const auto t0 = Clock::now();
