@@ -93,6 +93,7 @@ void RunInHalves(int64_t n, int64_t min_split, const std::function<void(int64_t,
 }
 
 void CopyInHalves(void* dest, const void* src, size_t n) {
+  if (n == 0) return;  // an empty tensor's pointers may be null
   // Split on a cache line, so that the two threads never write one line.
   constexpr int64_t kLine = 64;
   const int64_t lines = static_cast<int64_t>(n / kLine);
