@@ -44,6 +44,10 @@ DEFINE_string(transport, "channel",
 DEFINE_bool(shared_memory, true,
             "Let the tensor channel carry the tensors through shared memory (the ps is on "
             "this host); false: its socket alone");
+DEFINE_bool(arena, true,
+            "Keep the pushed and pulled tensors in the task's arena, as a worker's Trainer "
+            "does (with shared memory: the ps reads and writes them where they lie); false: "
+            "ordinary tensors, copied through each connection's region");
 DEFINE_bool(tls, false,
             "Mutual TLS between this client and the ps, on gRPC and the tensor channel (no "
             "shared memory then), with certificates made for the run");
@@ -92,9 +96,14 @@ StatusOr<SizeResult> Measure(const std::vector<int>& ports, int64_t bytes) {
   header.set_num_workers(1);
   PS_RETURN_IF_ERROR(fleet.InitVariables({Tensor({bytes / 4})}, header));
 
-  std::vector<Tensor> grads = {Tensor({bytes / 4})};
+  std::vector<Tensor> grads, values;
+  if (FLAGS_arena) {
+    grads = fleet.VariableBuffers();
+    values = fleet.VariableBuffers();
+  } else {
+    grads = {Tensor({bytes / 4})};
+  }
   grads[0].Fill(1.0f);
-  std::vector<Tensor> values;
   PsFleet::PsSteps steps = {0};
   int64_t local_step = 0;
   auto round = [&]() -> Status {
