@@ -11,11 +11,21 @@
 namespace pstrain {
 namespace {
 
+// Set while this thread runs a half: a RunInHalves inside one runs whole
+// (the kept thread is taken, by this very call or its caller).
+thread_local bool in_a_half = false;
+struct InAHalf {
+  InAHalf() { in_a_half = true; }
+  ~InAHalf() { in_a_half = false; }
+};
+
 bool MayRunOnTwoCpus() {
   static const bool two = [] {
     cpu_set_t set;
     CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof(set), &set) != 0) return std::thread::hardware_concurrency() > 1;
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) {
+      return std::thread::hardware_concurrency() > 1;
+    }
     return CPU_COUNT(&set) > 1;
   }();
   return two;
@@ -50,9 +60,16 @@ class SecondHalf {
       done_ = false;
     }
     work_cv_.notify_one();
+    // Waits for the kept thread however own_half ends: fn lives in the
+    // caller's frame.
+    struct Join {
+      SecondHalf* self;
+      ~Join() {
+        std::unique_lock<std::mutex> lock(self->mu_);
+        self->done_cv_.wait(lock, [&] { return self->done_; });
+      }
+    } join{this};
     own_half();
-    std::unique_lock<std::mutex> lock(mu_);
-    done_cv_.wait(lock, [&] { return done_; });
     return true;
   }
 
@@ -66,7 +83,10 @@ class SecondHalf {
       const auto* fn = fn_;
       const int64_t begin = begin_, end = end_;
       lock.unlock();
-      (*fn)(begin, end);
+      {
+        InAHalf here;
+        (*fn)(begin, end);
+      }
       lock.lock();
       fn_ = nullptr;
       done_ = true;
@@ -86,8 +106,9 @@ class SecondHalf {
 }  // namespace
 
 void RunInHalves(int64_t n, int64_t min_split, const std::function<void(int64_t, int64_t)>& fn) {
-  if (n < min_split || n < 2 || !MayRunOnTwoCpus()) return fn(0, n);
+  if (n < min_split || n < 2 || in_a_half || !MayRunOnTwoCpus()) return fn(0, n);
   const int64_t half = n / 2;
+  InAHalf here;
   // The kept thread is busy with another caller's half: the CPUs are too.
   if (!SecondHalf::Get()->Run(fn, half, n, [&] { fn(0, half); })) fn(0, n);
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <set>
@@ -62,8 +63,25 @@ TEST(RunInHalves, CallersAtOnceEachCoverTheirRangeOnce) {
   }
   for (std::thread& t : callers) t.join();
   for (int c = 0; c < kCallers; ++c) {
-    for (int64_t i = 0; i < kN; ++i) ASSERT_EQ(seen[c][i], kRounds) << "caller " << c << " at " << i;
+    for (int64_t i = 0; i < kN; ++i) {
+      ASSERT_EQ(seen[c][i], kRounds) << "caller " << c << " at " << i;
+    }
   }
+}
+
+// A RunInHalves inside a half (on either thread) runs whole there rather
+// than wait for the thread its caller holds.
+TEST(RunInHalves, ANestedCallRunsWholeOnItsThread) {
+  std::atomic<int> nested_calls{0};
+  std::atomic<int64_t> covered{0};
+  RunInHalves(1000, 2, [&](int64_t b, int64_t e) {
+    RunInHalves(e - b, 2, [&](int64_t ib, int64_t ie) {
+      ++nested_calls;
+      covered += ie - ib;
+    });
+  });
+  EXPECT_EQ(covered.load(), 1000);
+  EXPECT_EQ(nested_calls.load(), std::thread::hardware_concurrency() < 2 ? 1 : 2);
 }
 
 // Every byte copied exactly, for sizes that do and do not split, on and off

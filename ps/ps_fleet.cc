@@ -213,13 +213,7 @@ Status PsFleet::PullVariables(std::vector<Tensor>* values, PsSteps* steps, int64
       if (!s.ok()) break;
     }
   }
-  // The views into the caller's variables go; the buffers of whole ones
-  // stay for the next pull.
-  for (auto& buffers : pulled) DropViews(&buffers);
-  {
-    std::lock_guard<std::mutex> lock(pull_buffers_mu_);
-    pull_buffers_.swap(pulled);
-  }
+  ReturnPullBuffers(&pulled, !s.ok());
   PS_RETURN_IF_ERROR(s);
   if (steps != nullptr) *steps = std::move(got);
   return OkStatus();
@@ -237,6 +231,29 @@ std::vector<Tensor> PsFleet::VariableBuffers() {
                                         : Tensor(v.shape, Tensor::kUninitialized));
   }
   return buffers;
+}
+
+void PsFleet::Retire(std::vector<Tensor> tensors) {
+  std::lock_guard<std::mutex> lock(arena_mu_);
+  for (Tensor& t : tensors) {
+    if (!t.owns_data() && !t.borrows_data()) retired_.push_back(std::move(t));
+  }
+}
+
+void PsFleet::ReturnPullBuffers(std::vector<std::map<std::string, Tensor>>* buffers,
+                                bool failed) {
+  // The views into the caller's variables go; the buffers of whole ones
+  // stay for the next pull, unless the pull failed.
+  std::vector<Tensor> used;
+  for (auto& by_name : *buffers) {
+    DropViews(&by_name);
+    if (!failed) continue;
+    for (auto& [name, t] : by_name) used.push_back(std::move(t));
+    by_name.clear();
+  }
+  if (failed) Retire(std::move(used));
+  std::lock_guard<std::mutex> lock(pull_buffers_mu_);
+  pull_buffers_.swap(*buffers);
 }
 
 void PsFleet::MakeArena() {

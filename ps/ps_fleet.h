@@ -108,6 +108,11 @@ class PsFleet {
   // pushes leave from them without a copy on this side; else ordinary
   // ones. Each call hands out other tensors.
   std::vector<Tensor> VariableBuffers();
+  // Takes tensors a failed transfer used, never to hand their room out
+  // again: a ps may still be reading or writing an arena's tensors where
+  // they lie after the worker gave up on it (a timeout, a cut connection).
+  // Tensors of ordinary memory are dropped.
+  void Retire(std::vector<Tensor> tensors);
 
   // Pulls every variable, whole, in model order; steps (may be null) gets
   // each ps's step. Sync: min_step > 0 waits until every ps is at that step,
@@ -177,9 +182,13 @@ class PsFleet {
   std::mutex arena_mu_;
   bool arena_tried_ = false;                   // guarded by arena_mu_
   std::shared_ptr<tcp::SharedArena> arena_;    // guarded by arena_mu_; null: none
+  std::vector<Tensor> retired_;                // guarded by arena_mu_
   // Makes arena_, with room for a trainer's variables and gradients and the
   // pull buffers it starts pull_buffers_ with. Caller holds arena_mu_.
   void MakeArena();
+  // The pull buffers after a pull: back for the next one, or (it failed)
+  // their arena tensors retired.
+  void ReturnPullBuffers(std::vector<std::map<std::string, Tensor>>* buffers, bool failed);
 };
 
 }  // namespace pstrain

@@ -100,12 +100,11 @@ Status StreamedPull::Finish() {
   for (std::thread& t : threads_) {
     if (t.joinable()) t.join();
   }
+  std::lock_guard<std::mutex> lock(mu_);
   if (!buffers_.empty()) {
-    std::lock_guard<std::mutex> lock(fleet_->pull_buffers_mu_);
-    fleet_->pull_buffers_.swap(buffers_);
+    fleet_->ReturnPullBuffers(&buffers_, !error_.ok());
     buffers_.clear();
   }
-  std::lock_guard<std::mutex> lock(mu_);
   return error_;
 }
 

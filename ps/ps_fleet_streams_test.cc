@@ -128,6 +128,32 @@ TEST_P(FleetStreamsOnLoopback, APullFromAStoppedPsFailsItsVariablesWait) {
   EXPECT_FALSE(pull->Finish().ok());
 }
 
+// A trainer's tensors in the arena (ps tasks on this host): pulls land in
+// them where they lie; room given back is handed out again, but never
+// room retired after a failed transfer (a ps may still be at it).
+TEST_P(FleetStreamsOnLoopback, ArenaTensorsArePulledInPlaceAndRetiredRoomStaysOut) {
+  std::vector<Tensor> first = fleet_->VariableBuffers();
+  if (first[0].owns_data()) GTEST_SKIP() << "no arena: no POSIX shared memory here";
+  EXPECT_FALSE(first[0].borrows_data());
+  std::vector<float*> rooms;
+  for (Tensor& t : first) rooms.push_back(t.data());
+  PsFleet::PsSteps steps;
+  ASSERT_TRUE(fleet_->PullVariables(&first, &steps).ok());
+  for (size_t v = 0; v < init_.size(); ++v) EXPECT_TRUE(SameBits(first[v], init_[v]));
+  // "a" is cut across both ps and received in place; the whole ones trade
+  // places with the fleet's buffers, in the arena too.
+  EXPECT_EQ(first[0].data(), rooms[0]);
+  EXPECT_FALSE(first[1].owns_data());
+
+  const float* room = first[0].data();
+  first.clear();
+  std::vector<Tensor> again = fleet_->VariableBuffers();
+  EXPECT_EQ(again[0].data(), room);  // given back, handed out again
+  fleet_->Retire(std::move(again));
+  std::vector<Tensor> after = fleet_->VariableBuffers();
+  EXPECT_NE(after[0].data(), room);
+}
+
 std::string PsKind(const ::testing::TestParamInfo<bool>& info) {
   return info.param ? "OnLoopback" : "InProcess";
 }

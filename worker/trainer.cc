@@ -133,12 +133,17 @@ Trainer::Trainer(nn::Model* model, PsFleet* fleet, data::BatchSource* input,
         return trainable;
       }()),
       backoff_(std::chrono::milliseconds(100), std::chrono::seconds(5), options.retry_budget) {
+  RenewBuffers();
+}
+
+void Trainer::RenewBuffers() {
   // Where the ps tasks on this host write the variables and read the
   // gradients, without a copy on this side.
-  if (fleet_ != nullptr) {
-    params_ = fleet_->VariableBuffers();
-    grads_ = fleet_->VariableBuffers();
-  }
+  if (fleet_ == nullptr) return;
+  fleet_->Retire(std::move(params_));
+  fleet_->Retire(std::move(grads_));
+  params_ = fleet_->VariableBuffers();
+  grads_ = fleet_->VariableBuffers();
 }
 
 StatusOr<std::unique_ptr<StreamedPull>> Trainer::StartPull(int64_t min_step) {
@@ -319,6 +324,7 @@ StatusOr<TrainerResult> Trainer::Run() {
     Status stepped = options_.overlap ? OverlappedStep(min_step, local_step, &record)
                                       : SerialStep(min_step, local_step, &record);
     if (!stepped.ok()) {
+      RenewBuffers();
       if (EndedByChief()) break;
       PS_RETURN_IF_ERROR(RetryAfter(stepped, &min_step));
       continue;

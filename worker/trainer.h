@@ -111,6 +111,9 @@ class Trainer {
   // After a failed pull or push: OK (after a back-off wait) when the step is
   // worth retrying, else the error. Resets *min_step.
   Status RetryAfter(const Status& error, int64_t* min_step);
+  // After a failed step: a ps may still read or write the variables and
+  // gradients where they lie (the arena), so they are retired for new ones.
+  void RenewBuffers();
   // Whether the heartbeats say the chief ended training (logged once).
   bool EndedByChief();
 

@@ -131,7 +131,9 @@ Status CudaDevice::Download(const Tensor& device, Tensor* host) {
   if (device.size() > 0 && device.device() != memory_.get()) {
     return FailedPrecondition("download: the tensor is not in " + name_ + "'s memory");
   }
-  if (host->shape() != device.shape() || host->device() != nullptr || !host->owns_data()) {
+  // A view that owns what keeps its memory (an arena's) is written in
+  // place; one borrowing another's memory gets its own.
+  if (host->shape() != device.shape() || host->device() != nullptr || host->borrows_data()) {
     *host = Tensor(device.shape(), Tensor::kUninitialized);
   }
   if (device.size() == 0) return OkStatus();

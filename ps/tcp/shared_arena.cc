@@ -9,7 +9,8 @@ constexpr uint64_t kAlign = 64;  // as Tensor's own memory
 
 StatusOr<std::shared_ptr<SharedArena>> SharedArena::Create(uint64_t bytes) {
   SharedRegion::RemoveOrphans();
-  PS_ASSIGN_OR_RETURN(std::unique_ptr<SharedRegion> region, SharedRegion::Create(bytes));
+  PS_ASSIGN_OR_RETURN(std::unique_ptr<SharedRegion> region,
+                      SharedRegion::Create(bytes, /*arena=*/true));
   return std::shared_ptr<SharedArena>(new SharedArena(std::move(region)));
 }
 

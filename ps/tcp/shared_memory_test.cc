@@ -11,6 +11,8 @@
 
 #include <cstring>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "ps/rpc/loopback_ps.h"
 #include "ps/tcp/shared_arena.h"
@@ -104,18 +106,24 @@ TEST(SharedArena, LivesWhileItsTensorsDo) {
   EXPECT_FALSE(NameExists(name));
 }
 
-// What a crashed task left in /dev/shm goes; a live task's stays.
-TEST(SharedArena, RemovesTheRegionsOfTasksThatAreGone) {
+// The arena a crashed task left in /dev/shm goes; a live task's stays, and
+// so does a region on its way to the ps (its name goes once mapped).
+TEST(SharedArena, RemovesTheArenasOfTasksThatAreGone) {
   SKIP_WITHOUT_SHARED_MEMORY();
-  const std::string dead = std::string(SharedRegion::kNamePrefix) + "999999999-0-1";
-  const int fd = shm_open(dead.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
-  ASSERT_GE(fd, 0);
-  close(fd);
-  auto live = SharedRegion::Create(4096);  // this process's
+  const std::string prefix = SharedRegion::kNamePrefix;
+  const std::string dead_arena = prefix + SharedRegion::kArenaTag + "999999999-0-1";
+  const std::string dead_region = prefix + "999999999-0-2";
+  for (const std::string& name : {dead_arena, dead_region}) {
+    const int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+    ASSERT_GE(fd, 0) << name;
+    close(fd);
+  }
+  auto live = SharedArena::Create(4096);  // this process's
   ASSERT_TRUE(live.ok());
-  SharedRegion::RemoveOrphans();
-  EXPECT_FALSE(NameExists(dead));
-  EXPECT_TRUE(NameExists((*live)->name()));
+  EXPECT_FALSE(NameExists(dead_arena));  // Create swept it
+  EXPECT_TRUE(NameExists(dead_region));
+  EXPECT_TRUE(NameExists((*live)->region()->name()));
+  shm_unlink(dead_region.c_str());
 }
 
 // A raw connection to a live ps's tensor channel holding one variable.
@@ -169,8 +177,8 @@ class HostileSharedMemory : public ::testing::Test {
     proto::ShmAttach attach;
     attach.set_name(region.name());
     attach.set_bytes(region.bytes());
-    attach.set_arena(arena);
-    ASSERT_TRUE(WriteFrame(socket_.get(), FrameKind::kShmAttach, &attach).ok());
+    const FrameKind kind = arena ? FrameKind::kShmAttachArena : FrameKind::kShmAttach;
+    ASSERT_TRUE(WriteFrame(socket_.get(), kind, &attach).ok());
     auto reply = ReadFrame(socket_.get());
     ASSERT_TRUE(reply.ok());
     proto::ShmAttachReply attached;
@@ -269,8 +277,9 @@ TEST_F(HostileSharedMemory, AShmChunkOutsideTheArenaIsRefused) {
 }
 
 // The whole exchange through the arena: a push read where the gradient
-// lies, a pull written straight to the offset asked for (and nowhere else),
-// and an offset past the arena's end answered through the socket instead.
+// lies, a pull written straight to the room asked for (and nowhere else),
+// and a room past the arena's end or of another size than the variable
+// answered through the socket instead.
 TEST_F(HostileSharedMemory, AnArenaCarriesPushesFromAndPullsIntoWhereTheTensorsLie) {
   SKIP_WITHOUT_SHARED_MEMORY();
   auto arena = SharedArena::Create(3 * 4096);
@@ -281,18 +290,21 @@ TEST_F(HostileSharedMemory, AnArenaCarriesPushesFromAndPullsIntoWhereTheTensorsL
   for (int i = 0; i < 1024; ++i) grad[i] = 1.0f;
   ASSERT_TRUE(PushShmChunk(0, /*in_arena=*/true).ok());  // w: 3 - 1 = 2
 
-  for (uint64_t at : {uint64_t{4096}, uint64_t{3 * 4096 - 4092}}) {
+  const std::vector<std::pair<uint64_t, uint64_t>> rooms = {
+      {4096, 4096}, {3 * 4096 - 4092, 4096}, {4096, 4092}};
+  for (const auto& [at, bytes] : rooms) {
     std::memset(base + 4096, 0, 2 * 4096);
     proto::PullRequest pull;
     pull.set_placement_fingerprint(7);
-    (*pull.mutable_arena_offsets())["w"] = at;
+    (*pull.mutable_arena_rooms())["w"].set_offset(at);
+    (*pull.mutable_arena_rooms())["w"].set_bytes(bytes);
     ASSERT_TRUE(WriteFrame(socket_.get(), FrameKind::kPullRequest, &pull).ok());
     auto head = ReadFrame(socket_.get());
     ASSERT_TRUE(head.ok());
     ASSERT_EQ(head->kind, FrameKind::kPullReply);
     auto chunk = ReadFrame(socket_.get());
     ASSERT_TRUE(chunk.ok());
-    const bool fits = at == 4096;
+    const bool fits = at == 4096 && bytes == 4096;
     if (fits) {
       ASSERT_EQ(chunk->kind, FrameKind::kShmChunk);
       proto::ShmChunk shm;

@@ -21,11 +21,12 @@ std::string Errno(const std::string& call) { return call + ": " + std::strerror(
 
 // A name no other region of this host has: the pid, a counter and a random
 // tag (a pid reused after a crash finds no stale object of its own).
-std::string NewName() {
+std::string NewName(bool arena) {
   static std::atomic<uint64_t> counter{0};
   std::random_device random;
-  return std::string(SharedRegion::kNamePrefix) + std::to_string(getpid()) + "-" +
-         std::to_string(counter++) + "-" + std::to_string(random());
+  return std::string(SharedRegion::kNamePrefix) + (arena ? SharedRegion::kArenaTag : "") +
+         std::to_string(getpid()) + "-" + std::to_string(counter++) + "-" +
+         std::to_string(random());
 }
 
 // Maps fd's `bytes` read-write, and closes fd.
@@ -40,11 +41,11 @@ StatusOr<char*> MapAndClose(int fd, uint64_t bytes, const std::string& name) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<SharedRegion>> SharedRegion::Create(uint64_t bytes) {
+StatusOr<std::unique_ptr<SharedRegion>> SharedRegion::Create(uint64_t bytes, bool arena) {
   if (bytes == 0 || bytes > kMaxBytes) {
     return InvalidArgument("shared region of " + std::to_string(bytes) + " bytes");
   }
-  const std::string name = NewName();
+  const std::string name = NewName(arena);
   const int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
   if (fd < 0) return Unavailable(Errno("shm_open " + name));
   const int reserved = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
@@ -99,7 +100,7 @@ void SharedRegion::Unlink() {
 
 void SharedRegion::RemoveOrphans() {
   // shm_open's names live in /dev/shm on Linux (glibc), without the slash.
-  const std::string prefix = std::string(kNamePrefix).substr(1);
+  const std::string prefix = std::string(kNamePrefix).substr(1) + kArenaTag;
   DIR* dir = opendir("/dev/shm");
   if (dir == nullptr) return;
   while (const struct dirent* entry = readdir(dir)) {

@@ -35,7 +35,9 @@ class SharedRegion {
   // A new region of `bytes`, its pages reserved up front (so a full
   // /dev/shm is an error here, not a SIGBUS later). ResourceExhausted or
   // Unavailable naming the failed call.
-  static StatusOr<std::unique_ptr<SharedRegion>> Create(uint64_t bytes);
+  // An arena's name says so (kArenaTag after the prefix), for RemoveOrphans.
+  static StatusOr<std::unique_ptr<SharedRegion>> Create(uint64_t bytes, bool arena = false);
+  static constexpr char kArenaTag[] = "arena-";
   // Maps the region a client named. InvalidArgument for a name outside
   // kNamePrefix or a size over kMaxBytes or unlike the object's;
   // NotFound when there is no such object (another host or container).
@@ -51,8 +53,10 @@ class SharedRegion {
   bool Holds(uint64_t offset, uint64_t n) const { return offset <= bytes_ && n <= bytes_ - offset; }
   // Removes the name (the creator, once the peer has answered).
   void Unlink();
-  // Removes the names in /dev/shm of regions whose creator (the pid in the
-  // name) has exited: what a crashed task left behind.
+  // Removes the names in /dev/shm of arenas whose creator (the pid in the
+  // name) has exited: what a crashed task left behind. (A connection's
+  // region loses its name at once; and a task in another PID namespace
+  // that shares /dev/shm may look gone.)
   static void RemoveOrphans();
 
  private:

@@ -37,8 +37,11 @@ StatusOr<std::unique_ptr<TensorChannelClient::Connection>> TensorChannelClient::
   c->socket->SetTimeout(timeout);
   c->placed = 0;
   if (shared_memory_ && !refused_) PS_RETURN_IF_ERROR(ShareMemory(c.get()));
-  if (c->region != nullptr && arena != nullptr && c->arena != arena && !arena_refused_) {
-    PS_RETURN_IF_ERROR(AttachArena(c.get(), std::move(arena)));
+  if (shared_memory_ && arena != nullptr && c->arena != arena && !arena_refused_) {
+    const Status attached = AttachArena(c.get(), std::move(arena));
+    // A ps from before the arena refused the frame and closed the
+    // connection: again on a new one, without the arena.
+    if (!attached.ok()) return arena_refused_ ? Take(timeout) : attached;
   }
   return c;
 }
@@ -60,8 +63,14 @@ Status TensorChannelClient::AttachArena(Connection* c, std::shared_ptr<const Sha
   proto::ShmAttach attach;
   attach.set_name(arena->name());
   attach.set_bytes(arena->bytes());
-  attach.set_arena(true);
-  PS_ASSIGN_OR_RETURN(proto::ShmAttachReply reply, Attach(c, attach));
+  auto replied = Attach(c, FrameKind::kShmAttachArena, attach);
+  if (replied.status().code() == Code::kInvalidArgument) {
+    LOG(INFO) << "tensor channel to " << host_ << ":" << port_
+              << ": the ps does not know arenas (" << replied.status().ToString()
+              << "); tensors go through the connection's region";
+    arena_refused_ = true;
+  }
+  PS_ASSIGN_OR_RETURN(proto::ShmAttachReply reply, std::move(replied));
   if (!reply.attached()) {
     LOG(INFO) << "tensor channel to " << host_ << ":" << port_
               << ": the ps could not map this task's arena (" << reply.why()
@@ -73,9 +82,9 @@ Status TensorChannelClient::AttachArena(Connection* c, std::shared_ptr<const Sha
   return OkStatus();
 }
 
-StatusOr<proto::ShmAttachReply> TensorChannelClient::Attach(Connection* c,
+StatusOr<proto::ShmAttachReply> TensorChannelClient::Attach(Connection* c, FrameKind kind,
                                                            const proto::ShmAttach& attach) {
-  const Status sent = WriteFrame(c->stream(), FrameKind::kShmAttach, &attach);
+  const Status sent = WriteFrame(c->stream(), kind, &attach);
   if (!sent.ok()) return RefusalOr(c->stream(), sent);
   PS_ASSIGN_OR_RETURN(Frame frame, ReadFrame(c->stream()));
   if (frame.kind == FrameKind::kError) return ErrorOf(frame);
@@ -113,7 +122,7 @@ Status TensorChannelClient::ShareMemory(Connection* c) {
   proto::ShmAttach attach;
   attach.set_name((*region)->name());
   attach.set_bytes((*region)->bytes());
-  PS_ASSIGN_OR_RETURN(proto::ShmAttachReply reply, Attach(c, attach));
+  PS_ASSIGN_OR_RETURN(proto::ShmAttachReply reply, Attach(c, FrameKind::kShmAttach, attach));
   (*region)->Unlink();  // both sides have it mapped, or the ps never will
   if (!reply.attached()) {
     LOG(INFO) << "tensor channel to " << host_ << ":" << port_
@@ -235,7 +244,10 @@ Status TensorChannelClient::Pull(const proto::PullRequest& request,
   if (request.wire_dtype() != proto::DT_BFLOAT16) {
     for (const auto& [name, tensor] : *out) {
       uint64_t at = 0;
-      if (InArena(*c, tensor, &at)) (*asked.mutable_arena_offsets())[name] = at;
+      if (!InArena(*c, tensor, &at)) continue;
+      proto::ArenaRoom& room = (*asked.mutable_arena_rooms())[name];
+      room.set_offset(at);
+      room.set_bytes(tensor.bytes());
     }
   }
   Status sent = WriteFrame(c->stream(), FrameKind::kPullRequest, &asked);

@@ -27,6 +27,7 @@
 #include "ps/ps_connection.h"
 #include "ps/tcp/shared_region.h"
 #include "ps/tcp/socket.h"
+#include "ps/tcp/tensor_frames.h"
 #include "ps/tcp/tls_stream.h"
 
 namespace pstrain {
@@ -89,8 +90,11 @@ class TensorChannelClient {
   Status ShareMemory(Connection* c);
   // Offers the ps `arena` on `c`; a refusal is remembered.
   Status AttachArena(Connection* c, std::shared_ptr<const SharedRegion> arena);
-  // Sends a ShmAttach on `c` and reads the ps's answer.
-  StatusOr<proto::ShmAttachReply> Attach(Connection* c, const proto::ShmAttach& attach);
+  // Sends `attach` as a `kind` frame (ShmAttach or ShmAttachArena) on `c`
+  // and reads the ps's answer; its Error frame's status when it refused the
+  // frame (and closed the connection).
+  StatusOr<proto::ShmAttachReply> Attach(Connection* c, FrameKind kind,
+                                         const proto::ShmAttach& attach);
   // Whether `t` lies in the arena and the ps mapped it on `c`; its offset.
   static bool InArena(const Connection& c, const Tensor& t, uint64_t* offset);
   // Adds `tensor` to `frames`: where it lies in the arena, into c's region

@@ -95,12 +95,14 @@ Status ServePull(PsCore* core, ByteStream* stream, const Frame& first, SharedMem
   uint64_t offset = 0, unsent = 0;
   for (const auto& [name, tensor] : pulled->tensors) {
     // Straight to where the client keeps it, when it says where.
-    const auto at = request.arena_offsets().find(name);
-    if (at != request.arena_offsets().end() && shared.arena != nullptr &&
+    const auto room = request.arena_rooms().find(name);
+    if (room != request.arena_rooms().end() && shared.arena != nullptr &&
         wire == proto::DT_FLOAT && tensor->bytes() > 0 &&
-        shared.arena->Holds(at->second, tensor->bytes())) {
-      CopyInHalves(shared.arena->data() + at->second, tensor->data(), tensor->bytes());
-      batch.AddArenaTensor(name, *tensor, at->second);
+        room->second.bytes() == tensor->bytes() &&
+        shared.arena->Holds(room->second.offset(), tensor->bytes())) {
+      const uint64_t at = room->second.offset();
+      CopyInHalves(shared.arena->data() + at, tensor->data(), tensor->bytes());
+      batch.AddArenaTensor(name, *tensor, at);
       unsent += tensor->bytes();
     } else if (in_region && tensor->bytes() > 0 && region->Holds(offset, tensor->bytes())) {
       batch.AddShmTensor(name, *tensor, *region, offset);
@@ -121,14 +123,13 @@ Status ServePull(PsCore* core, ByteStream* stream, const Frame& first, SharedMem
 // Maps the region or the arena a client offers (replacing the one before),
 // or says why not; a refusal leaves the connection as it was.
 Status ServeShmAttach(ByteStream* stream, const Frame& first,
-                      std::unique_ptr<SharedRegion>* region,
-                      std::unique_ptr<SharedRegion>* arena) {
+                      std::unique_ptr<SharedRegion>* mapped) {
   proto::ShmAttach attach;
-  PS_RETURN_IF_ERROR(ParseMeta(first, &attach).Annotate("ShmAttach"));
+  PS_RETURN_IF_ERROR(ParseMeta(first, &attach).Annotate(FrameKindName(first.kind)));
   proto::ShmAttachReply reply;
   auto opened = SharedRegion::Open(attach.name(), attach.bytes());
   if (opened.ok()) {
-    *(attach.arena() ? arena : region) = std::move(opened).value();
+    *mapped = std::move(opened).value();
     reply.set_attached(true);
   } else {
     reply.set_why(opened.status().ToString());
@@ -164,7 +165,11 @@ Status ServeTensorConnection(PsCore* core, ByteStream* stream,
           served = ServePull(core, stream, *frame, shared, stopping);
           break;
         case FrameKind::kShmAttach:
-          served = shared_memory ? ServeShmAttach(stream, *frame, &region, &arena)
+          served = shared_memory ? ServeShmAttach(stream, *frame, &region)
+                                 : RefuseShmAttach(stream);
+          break;
+        case FrameKind::kShmAttachArena:
+          served = shared_memory ? ServeShmAttach(stream, *frame, &arena)
                                  : RefuseShmAttach(stream);
           break;
         default:

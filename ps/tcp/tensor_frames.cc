@@ -27,7 +27,7 @@ static_assert(sizeof(RawHeader) == kFrameHeaderBytes, "no padding in the frame h
 
 bool KnownKind(uint32_t kind) {
   return kind >= static_cast<uint32_t>(FrameKind::kPushHeader) &&
-         kind <= static_cast<uint32_t>(FrameKind::kShmChunk);
+         kind <= static_cast<uint32_t>(FrameKind::kShmAttachArena);
 }
 
 }  // namespace
@@ -54,6 +54,8 @@ const char* FrameKindName(FrameKind kind) {
       return "ShmAttachReply";
     case FrameKind::kShmChunk:
       return "ShmChunk";
+    case FrameKind::kShmAttachArena:
+      return "ShmAttachArena";
   }
   return "unknown";
 }

@@ -17,6 +17,10 @@
 //          ShmAttach(ShmAttach); reply: ShmAttachReply(ShmAttachReply).
 //          Once attached, any Chunk of a push or of a pull's reply may be
 //          a ShmChunk(ShmChunk) instead, its bytes in the region.
+//          ShmAttachArena(ShmAttach); reply: ShmAttachReply: the client's
+//          arena (shared_arena.h), beside the region; a ShmChunk may then
+//          lie in it (in_arena), and a pull may name where in it each
+//          variable goes (PullRequest.arena_rooms).
 //
 // A chunk frame's TensorChunk holds no data: the frame's data is the chunk's.
 // After an Error the ps closes the connection.
@@ -53,6 +57,9 @@ enum class FrameKind : uint32_t {
   kShmAttach = 8,
   kShmAttachReply = 9,
   kShmChunk = 10,
+  // A new kind rather than a field of ShmAttach: a ps from before the arena
+  // refuses it instead of mapping the arena as the connection's region.
+  kShmAttachArena = 11,
 };
 const char* FrameKindName(FrameKind kind);
 
