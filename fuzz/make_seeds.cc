@@ -151,6 +151,7 @@ void PsSeeds() {
            Request(kSetLiveWorkers, {live.SerializeAsString()}) + push);
   Seed("tensor_channel", "push_then_pull", ChannelPushThenPull());
   Seed("tensor_channel", "shared_memory", ChannelSharedMemory());
+  Seed("tensor_channel", "arena", ChannelArena());
   Seed("ps_requests", "end_and_status",
        Request(kEndTraining, {end.SerializeAsString()}) + Request(kStatus, {""}));
 }

@@ -129,6 +129,36 @@ inline std::string ChannelPushThenPull() {
 // The frames of a client on the ps's host: a shared region offered (which
 // the fuzzed ps cannot map: no such object), a push whose tensor lies in
 // it, and a pull asking for its reply there.
+// An arena offered (ShmAttachArena; the fuzz ps has none to map), a push
+// whose gradient lies in it, and a pull naming a room in it.
+inline std::string ChannelArena() {
+  CapturedBytes out;
+  tcp::FrameBatch batch;
+  proto::ShmAttach attach;
+  attach.set_name(std::string(tcp::SharedRegion::kNamePrefix) + tcp::SharedRegion::kArenaTag +
+                  "fuzz");
+  attach.set_bytes(1 << 16);
+  batch.Add(tcp::FrameKind::kShmAttachArena, &attach);
+  proto::PushHeader header;
+  header.set_placement_fingerprint(kFingerprint);
+  header.set_increment_global_step(true);
+  header.set_num_tensors(1);
+  batch.Add(tcp::FrameKind::kPushHeader, &header);
+  proto::PullRequest pull;
+  pull.set_placement_fingerprint(kFingerprint);
+  for (const auto& [name, tensor] : FuzzTensors()) {
+    batch.AddArenaTensor(name, tensor, 64);
+    proto::ArenaRoom& room = (*pull.mutable_arena_rooms())[name];
+    room.set_offset(128);
+    room.set_bytes(tensor.bytes());
+    break;
+  }
+  batch.Add(tcp::FrameKind::kEnd, nullptr);
+  batch.Add(tcp::FrameKind::kPullRequest, &pull);
+  (void)batch.WriteTo(&out);
+  return out.bytes;
+}
+
 inline std::string ChannelSharedMemory() {
   CapturedBytes out;
   tcp::FrameBatch batch;
