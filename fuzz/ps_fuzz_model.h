@@ -126,9 +126,15 @@ inline std::string ChannelPushThenPull() {
   return out.bytes;
 }
 
-// The frames of a client on the ps's host: a shared region offered (which
-// the fuzzed ps cannot map: no such object), a push whose tensor lies in
-// it, and a pull asking for its reply there.
+// The header of an asynchronous push of one gradient.
+inline proto::PushHeader OneGradientPush() {
+  proto::PushHeader header;
+  header.set_placement_fingerprint(kFingerprint);
+  header.set_increment_global_step(true);
+  header.set_num_tensors(1);
+  return header;
+}
+
 // An arena offered (ShmAttachArena; the fuzz ps has none to map), a push
 // whose gradient lies in it, and a pull naming a room in it.
 inline std::string ChannelArena() {
@@ -139,10 +145,7 @@ inline std::string ChannelArena() {
                   "fuzz");
   attach.set_bytes(1 << 16);
   batch.Add(tcp::FrameKind::kShmAttachArena, &attach);
-  proto::PushHeader header;
-  header.set_placement_fingerprint(kFingerprint);
-  header.set_increment_global_step(true);
-  header.set_num_tensors(1);
+  const proto::PushHeader header = OneGradientPush();
   batch.Add(tcp::FrameKind::kPushHeader, &header);
   proto::PullRequest pull;
   pull.set_placement_fingerprint(kFingerprint);
@@ -159,6 +162,9 @@ inline std::string ChannelArena() {
   return out.bytes;
 }
 
+// The frames of a client on the ps's host: a shared region offered (which
+// the fuzzed ps cannot map: no such object), a push whose tensor lies in
+// it, and a pull asking for its reply there.
 inline std::string ChannelSharedMemory() {
   CapturedBytes out;
   tcp::FrameBatch batch;
@@ -166,10 +172,7 @@ inline std::string ChannelSharedMemory() {
   attach.set_name(std::string(tcp::SharedRegion::kNamePrefix) + "fuzz");
   attach.set_bytes(4096);
   batch.Add(tcp::FrameKind::kShmAttach, &attach);
-  proto::PushHeader header;
-  header.set_placement_fingerprint(kFingerprint);
-  header.set_increment_global_step(true);
-  header.set_num_tensors(1);
+  const proto::PushHeader header = OneGradientPush();
   batch.Add(tcp::FrameKind::kPushHeader, &header);
   for (const auto& [name, tensor] : FuzzTensors()) {
     proto::ShmChunk chunk;

@@ -186,6 +186,13 @@ class HostileSharedMemory : public ::testing::Test {
     ASSERT_TRUE(attached.attached()) << attached.why();
   }
 
+  // A refusal naming `why`, which changed nothing.
+  void ExpectRefused(const Status& s, const std::string& why) {
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.ToString();
+    EXPECT_NE(s.message().find(why), std::string::npos) << s.ToString();
+    ExpectUnchanged();
+  }
+
   // w on the ps, and global_step: untouched by every refused request.
   void ExpectUnchanged() {
     std::map<std::string, Tensor> out;
@@ -201,9 +208,7 @@ class HostileSharedMemory : public ::testing::Test {
 
 TEST_F(HostileSharedMemory, AShmChunkWithoutARegionIsRefused) {
   const Status s = PushShmChunk(0);
-  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.ToString();
-  EXPECT_NE(s.message().find("without a shared region"), std::string::npos) << s.ToString();
-  ExpectUnchanged();
+  ExpectRefused(s, "without a shared region");
 }
 
 TEST_F(HostileSharedMemory, AShmChunkOutsideTheRegionIsRefused) {
@@ -212,9 +217,7 @@ TEST_F(HostileSharedMemory, AShmChunkOutsideTheRegionIsRefused) {
   ASSERT_TRUE(region.ok());
   ASSERT_NO_FATAL_FAILURE(Attach(**region));
   const Status s = PushShmChunk(8192 - 4095);  // one byte past the end
-  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.ToString();
-  EXPECT_NE(s.message().find("outside the shared region"), std::string::npos) << s.ToString();
-  ExpectUnchanged();
+  ExpectRefused(s, "outside the shared region");
 }
 
 // The ps applies a push straight from the region, as floats: bytes that do
@@ -225,9 +228,7 @@ TEST_F(HostileSharedMemory, AShmChunkOffAFloatsBoundaryIsRefused) {
   ASSERT_TRUE(region.ok());
   ASSERT_NO_FATAL_FAILURE(Attach(**region));
   const Status s = PushShmChunk(2);
-  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.ToString();
-  EXPECT_NE(s.message().find("is not a float's"), std::string::npos) << s.ToString();
-  ExpectUnchanged();
+  ExpectRefused(s, "is not a float's");
 }
 
 TEST_F(HostileSharedMemory, AnAttachOfSomethingElseIsRefusedAndTheConnectionGoesOn) {
@@ -260,9 +261,7 @@ TEST_F(HostileSharedMemory, AShmChunkInAnArenaNeverOfferedIsRefused) {
   ASSERT_TRUE(region.ok());
   ASSERT_NO_FATAL_FAILURE(Attach(**region));  // a region, but no arena
   const Status s = PushShmChunk(0, /*in_arena=*/true);
-  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.ToString();
-  EXPECT_NE(s.message().find("without an arena"), std::string::npos) << s.ToString();
-  ExpectUnchanged();
+  ExpectRefused(s, "without an arena");
 }
 
 TEST_F(HostileSharedMemory, AShmChunkOutsideTheArenaIsRefused) {
@@ -271,9 +270,7 @@ TEST_F(HostileSharedMemory, AShmChunkOutsideTheArenaIsRefused) {
   ASSERT_TRUE(arena.ok());
   ASSERT_NO_FATAL_FAILURE(Attach(*(*arena)->region(), /*arena=*/true));
   const Status s = PushShmChunk(8192 - 4092, /*in_arena=*/true);
-  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.ToString();
-  EXPECT_NE(s.message().find("outside the arena"), std::string::npos) << s.ToString();
-  ExpectUnchanged();
+  ExpectRefused(s, "outside the arena");
 }
 
 // The whole exchange through the arena: a push read where the gradient

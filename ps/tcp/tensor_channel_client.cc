@@ -86,15 +86,20 @@ StatusOr<proto::ShmAttachReply> TensorChannelClient::Attach(Connection* c, Frame
                                                            const proto::ShmAttach& attach) {
   const Status sent = WriteFrame(c->stream(), kind, &attach);
   if (!sent.ok()) return RefusalOr(c->stream(), sent);
-  PS_ASSIGN_OR_RETURN(Frame frame, ReadFrame(c->stream()));
-  if (frame.kind == FrameKind::kError) return ErrorOf(frame);
-  if (frame.kind != FrameKind::kShmAttachReply) {
-    return DataLoss(std::string("tensor channel: a ") + FrameKindName(frame.kind) +
-                    " frame in reply to ShmAttach");
-  }
   proto::ShmAttachReply reply;
-  PS_RETURN_IF_ERROR(ParseMeta(frame, &reply));
+  PS_RETURN_IF_ERROR(ReadReply(c->stream(), FrameKind::kShmAttachReply, "ShmAttach", &reply));
   return reply;
+}
+
+Status TensorChannelClient::ReadReply(ByteStream* stream, FrameKind kind, const char* to_what,
+                                      google::protobuf::MessageLite* reply) {
+  PS_ASSIGN_OR_RETURN(Frame frame, ReadFrame(stream));
+  if (frame.kind == FrameKind::kError) return ErrorOf(frame);
+  if (frame.kind != kind) {
+    return DataLoss(std::string("tensor channel: a ") + FrameKindName(frame.kind) +
+                    " frame in reply to " + to_what);
+  }
+  return ParseMeta(frame, reply);
 }
 
 void TensorChannelClient::GiveBack(std::unique_ptr<Connection> c) {
@@ -182,14 +187,8 @@ StatusOr<proto::PushResponse> TensorChannelClient::Push(const proto::PushHeader&
 
 StatusOr<proto::PushResponse> TensorChannelClient::FinishPush(std::unique_ptr<Connection> c) {
   Want(c->placed);
-  PS_ASSIGN_OR_RETURN(Frame reply, ReadFrame(c->stream()));
-  if (reply.kind == FrameKind::kError) return ErrorOf(reply);
-  if (reply.kind != FrameKind::kPushReply) {
-    return DataLoss(std::string("tensor channel: a ") + FrameKindName(reply.kind) +
-                    " frame in reply to a push");
-  }
   proto::PushResponse response;
-  PS_RETURN_IF_ERROR(ParseMeta(reply, &response));
+  PS_RETURN_IF_ERROR(ReadReply(c->stream(), FrameKind::kPushReply, "a push", &response));
   GiveBack(std::move(c));
   return response;
 }

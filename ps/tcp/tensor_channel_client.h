@@ -103,6 +103,10 @@ class TensorChannelClient {
                  proto::DataType wire);
   // Asks for regions of at least `bytes` from now on.
   void Want(uint64_t bytes);
+  // Reads the ps's one-frame answer, a `kind` frame, into `reply`; its Error
+  // frame's status, or DataLoss naming another frame in reply `to_what`.
+  static Status ReadReply(ByteStream* stream, FrameKind kind, const char* to_what,
+                          google::protobuf::MessageLite* reply);
   // The reply to a request whose sending failed with `sent`: the ps's Error
   // frame when it refused (and closed) first, else `sent`.
   static Status RefusalOr(ByteStream* stream, const Status& sent);
