@@ -66,6 +66,7 @@ inline Status Aborted(std::string m) { return Status(Code::kAborted, std::move(m
 inline Status OutOfRange(std::string m) { return Status(Code::kOutOfRange, std::move(m)); }
 inline Status ResourceExhausted(std::string m) { return Status(Code::kResourceExhausted, std::move(m)); }
 inline Status DeadlineExceeded(std::string m) { return Status(Code::kDeadlineExceeded, std::move(m)); }
+inline Status Unimplemented(std::string m) { return Status(Code::kUnimplemented, std::move(m)); }
 inline Status IoError(std::string m) { return Status(Code::kUnavailable, std::move(m)); }
 
 // Holds either a value or a non-OK Status.

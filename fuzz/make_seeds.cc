@@ -152,6 +152,8 @@ void PsSeeds() {
   Seed("tensor_channel", "push_then_pull", ChannelPushThenPull());
   Seed("tensor_channel", "shared_memory", ChannelSharedMemory());
   Seed("tensor_channel", "arena", ChannelArena());
+  Seed("tensor_channel", "mixed_dtypes", ChannelMixedDtypes());
+  Seed("tensor_channel", "step_waits", ChannelStepWaits());
   Seed("ps_requests", "end_and_status",
        Request(kEndTraining, {end.SerializeAsString()}) + Request(kStatus, {""}));
 }

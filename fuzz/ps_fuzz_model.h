@@ -140,9 +140,7 @@ inline proto::PushHeader OneGradientPush() {
 inline std::string ChannelArena() {
   CapturedBytes out;
   tcp::FrameBatch batch;
-  proto::ShmAttach attach;
-  attach.set_name(std::string(tcp::SharedRegion::kNamePrefix) + tcp::SharedRegion::kArenaTag +
-                  "fuzz");
+  proto::ShmAttach attach;  // no descriptor comes with it
   attach.set_bytes(1 << 16);
   batch.Add(tcp::FrameKind::kShmAttachArena, &attach);
   const proto::PushHeader header = OneGradientPush();
@@ -163,13 +161,12 @@ inline std::string ChannelArena() {
 }
 
 // The frames of a client on the ps's host: a shared region offered (which
-// the fuzzed ps cannot map: no such object), a push whose tensor lies in
+// the fuzzed ps cannot map: no descriptor came), a push whose tensor lies in
 // it, and a pull asking for its reply there.
 inline std::string ChannelSharedMemory() {
   CapturedBytes out;
   tcp::FrameBatch batch;
-  proto::ShmAttach attach;
-  attach.set_name(std::string(tcp::SharedRegion::kNamePrefix) + "fuzz");
+  proto::ShmAttach attach;  // no descriptor comes with it
   attach.set_bytes(4096);
   batch.Add(tcp::FrameKind::kShmAttach, &attach);
   const proto::PushHeader header = OneGradientPush();
@@ -190,6 +187,57 @@ inline std::string ChannelSharedMemory() {
   pull.set_reply_in_shared_memory(true);
   batch.Add(tcp::FrameKind::kPullRequest, &pull);
   (void)batch.WriteTo(&out);
+  return out.bytes;
+}
+
+// A push whose one tensor changes dtype between its chunks (float32, then
+// bfloat16), then one of bfloat16 chunks throughout.
+inline std::string ChannelMixedDtypes() {
+  CapturedBytes out;
+  tcp::FrameBatch batch;
+  const auto tensors = FuzzTensors();
+  const auto& [name, tensor] = *tensors.begin();
+  std::vector<uint16_t> narrow(tensor.size());
+  for (int mixed = 1; mixed >= 0; --mixed) {
+    const proto::PushHeader header = OneGradientPush();
+    batch.Add(tcp::FrameKind::kPushHeader, &header);
+    const uint64_t half = tensor.size() / 2;
+    for (int part = 0; part < 2; ++part) {
+      proto::TensorChunk head;
+      head.set_name(name);
+      const bool wide = mixed && part == 0;
+      head.mutable_meta()->set_dtype(wide ? proto::DT_FLOAT : proto::DT_BFLOAT16);
+      for (int64_t d : tensor.shape()) head.mutable_meta()->add_shape(d);
+      const uint64_t width = wide ? 4 : 2;
+      const uint64_t first = part == 0 ? 0 : half;
+      const uint64_t n = part == 0 ? half : tensor.size() - half;
+      head.set_offset(first * width);
+      head.set_total_bytes(tensor.size() * width);
+      batch.Add(tcp::FrameKind::kChunk, &head,
+                wide ? reinterpret_cast<const char*>(tensor.data() + first)
+                     : reinterpret_cast<const char*>(narrow.data() + first),
+                n * width);
+    }
+    batch.Add(tcp::FrameKind::kEnd, nullptr);
+  }
+  (void)batch.WriteTo(&out);
+  return out.bytes;
+}
+
+// A pull waiting for a far step with no deadline (refused), one with a
+// deadline, and a frame cut off in its metadata.
+inline std::string ChannelStepWaits() {
+  CapturedBytes out;
+  tcp::FrameBatch batch;
+  proto::PullRequest pull;
+  pull.set_placement_fingerprint(kFingerprint);
+  pull.set_min_step(int64_t{1} << 62);
+  batch.Add(tcp::FrameKind::kPullRequest, &pull);
+  pull.set_wait_deadline_ms(1);
+  batch.Add(tcp::FrameKind::kPullRequest, &pull);
+  batch.Add(tcp::FrameKind::kPullRequest, &pull);
+  (void)batch.WriteTo(&out);
+  out.bytes.resize(out.bytes.size() - 3);
   return out.bytes;
 }
 

@@ -105,7 +105,9 @@ StatusOr<PsCore::PullResult> PsCore::Pull(uint64_t placement_fingerprint,
   if (include_state && !names.empty()) return InvalidArgument("include_state takes no names");
   if (min_step > 0) {
     deadline = std::min(deadline, std::chrono::system_clock::now() + kMaxStepWait);
+    ++waiting_pulls_;
     Status s = store_->WaitForStep(min_step, deadline, cancelled);
+    --waiting_pulls_;
     if (!s.ok()) return s.Annotate("ps:" + std::to_string(task_index_));
   }
   PullResult result;
@@ -125,6 +127,13 @@ StatusOr<PsCore::PullResult> PsCore::Pull(const proto::PullRequest& request,
                                           std::chrono::system_clock::time_point transport_deadline,
                                           const std::function<bool()>& cancelled) {
   auto deadline = transport_deadline;
+  if (request.min_step() > 0 && request.wait_deadline_ms() <= 0 &&
+      transport_deadline == std::chrono::system_clock::time_point::max()) {
+    // A wait nobody bounds would hold its connection until kMaxStepWait
+    // after its caller has gone.
+    return InvalidArgument("Pull: a wait for step " + std::to_string(request.min_step()) +
+                           " needs a deadline (wait_deadline_ms)");
+  }
   if (request.wait_deadline_ms() > 0) {
     // Bounded first, so that no request's number overflows the clock.
     const auto wait = std::min<std::chrono::milliseconds>(

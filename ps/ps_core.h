@@ -63,8 +63,12 @@ class PsCore {
                             bool include_state, int64_t min_step,
                             std::chrono::system_clock::time_point deadline,
                             const std::function<bool()>& cancelled);
+  // Pulls waiting for a step now, on every transport.
+  int waiting_pulls() const { return waiting_pulls_.load(); }
   // A PullRequest as a transport received it: waits at most until its
-  // wait_deadline_ms (when set) and the transport's own deadline.
+  // wait_deadline_ms (when set) and the transport's own deadline (max: the
+  // transport has none). A wait for a step must have one of the two:
+  // InvalidArgument otherwise. `cancelled` is asked every 100 ms at most.
   StatusOr<PullResult> Pull(const proto::PullRequest& request,
                             std::chrono::system_clock::time_point transport_deadline,
                             const std::function<bool()>& cancelled);
@@ -107,6 +111,7 @@ class PsCore {
   std::atomic<std::chrono::duration<double>> heartbeat_timeout_{std::chrono::seconds(10)};
   mutable std::mutex ended_mu_;
   std::string ended_reason_;  // guarded by ended_mu_; empty while training goes on
+  std::atomic<int> waiting_pulls_{0};
 };
 
 }  // namespace pstrain

@@ -133,7 +133,7 @@ TEST_P(FleetStreamsOnLoopback, APullFromAStoppedPsFailsItsVariablesWait) {
 // room retired after a failed transfer (a ps may still be at it).
 TEST_P(FleetStreamsOnLoopback, ArenaTensorsArePulledInPlaceAndRetiredRoomStaysOut) {
   std::vector<Tensor> first = fleet_->VariableBuffers();
-  if (first[0].owns_data()) GTEST_SKIP() << "no arena: no POSIX shared memory here";
+  if (first[0].owns_data()) GTEST_SKIP() << "no arena: no memory files here";
   EXPECT_FALSE(first[0].borrows_data());
   std::vector<float*> rooms;
   for (Tensor& t : first) rooms.push_back(t.data());

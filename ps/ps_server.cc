@@ -33,7 +33,8 @@ PsServer::PsServer(uint64_t incarnation, uint64_t max_bytes)
 StatusOr<std::unique_ptr<PsServer>> PsServer::Start(const std::string& listen_address,
                                                     int task_index,
                                                     StopNotice* shutdown_requested,
-                                                    uint64_t max_bytes, int tensor_port) {
+                                                    uint64_t max_bytes, int tensor_port,
+                                                    const tcp::ChannelLimits& limits) {
   std::random_device rd;
   const uint64_t incarnation = (static_cast<uint64_t>(rd()) << 32) ^ rd();
   std::unique_ptr<PsServer> ps(new PsServer(incarnation, max_bytes));
@@ -41,6 +42,15 @@ StatusOr<std::unique_ptr<PsServer>> PsServer::Start(const std::string& listen_ad
       task_index, incarnation, &ps->store_,
       [shutdown_requested](const std::string& reason) { shutdown_requested->Notify(reason); });
   ps->service_ = std::make_unique<PsService>(ps->core_.get());
+  if (tensor_port >= 0) {
+    auto tls = TaskServerSslCtx();  // the same certificates as gRPC's
+    if (!tls.ok()) return tls.status().Annotate("ps:" + std::to_string(task_index));
+    auto channel = tcp::TensorChannelServer::Start(
+        ps->core_.get(), cluster::AddressHost(listen_address), tensor_port, limits, *tls);
+    if (!channel.ok()) return channel.status().Annotate("ps:" + std::to_string(task_index));
+    ps->channel_ = std::move(channel).value();
+    ps->service_->set_tensor_channel(ps->channel_->port(), ps->channel_->local_socket());
+  }
   grpc::ServerBuilder builder;
   ConfigureMessageSizes(&builder);
   grpc::ResourceQuota quota("ps:" + std::to_string(task_index));
@@ -52,16 +62,6 @@ StatusOr<std::unique_ptr<PsServer>> PsServer::Start(const std::string& listen_ad
   if (!ps->server_ || ps->port_ == 0) {
     return Unavailable("ps:" + std::to_string(task_index) + " cannot listen on " +
                        listen_address);
-  }
-  if (tensor_port >= 0) {
-    auto tls = TaskServerSslCtx();  // the same certificates as gRPC's
-    if (!tls.ok()) return tls.status().Annotate("ps:" + std::to_string(task_index));
-    auto channel = tcp::TensorChannelServer::Start(ps->core_.get(),
-                                                   cluster::AddressHost(listen_address),
-                                                   tensor_port, kMaxThreads, *tls);
-    if (!channel.ok()) return channel.status().Annotate("ps:" + std::to_string(task_index));
-    ps->channel_ = std::move(channel).value();
-    ps->service_->set_tensor_port(ps->channel_->port());
   }
   return ps;
 }
@@ -75,6 +75,7 @@ void PsServer::Stop() {
     stopped_ = true;
   }
   if (channel_ != nullptr) channel_->Stop();
+  if (server_ == nullptr) return;  // it never started
   server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   server_->Wait();
 }

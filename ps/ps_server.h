@@ -15,7 +15,7 @@
 #include "core/status.h"
 #include "core/stop_signals.h"
 #include "ps/rpc/ps_service.h"
-#include "ps/tcp/tensor_channel_service.h"
+#include "ps/tcp/tensor_channel_server.h"
 #include "ps/variable_store.h"
 
 namespace pstrain {
@@ -27,13 +27,14 @@ class PsServer {
   // (ps/tcp/; 0: a free port, -1: none, tensors go over gRPC). Unavailable
   // when a port cannot be bound. The store holds at most max_bytes
   // (variables, slots and shadows); requests that would take it past that
-  // are refused.
+  // are refused. `channel` bounds what the tensor channel's clients may hold.
   // Borrows shutdown_requested, which must outlive the server.
   static StatusOr<std::unique_ptr<PsServer>> Start(const std::string& listen_address,
                                                    int task_index,
                                                    StopNotice* shutdown_requested,
                                                    uint64_t max_bytes = UINT64_MAX,
-                                                   int tensor_port = 0);
+                                                   int tensor_port = 0,
+                                                   const tcp::ChannelLimits& channel = {});
   // gRPC threads serving calls at once: bounds what concurrent requests can
   // make the ps hold (each push at most one copy of its variables).
   static constexpr int kMaxThreads = 256;
@@ -42,6 +43,10 @@ class PsServer {
   int port() const { return port_; }
   // The tensor channel's port; 0 when there is none.
   int tensor_port() const { return channel_ == nullptr ? 0 : channel_->port(); }
+  // Pulls waiting for a step now, over any transport.
+  int waiting_pulls() const { return core_->waiting_pulls(); }
+  // The tensor channel, for its counts; null when there is none.
+  const tcp::TensorChannelServer* channel() const { return channel_.get(); }
   uint64_t incarnation() const { return incarnation_; }
 
   // Drains in-flight calls (cancelling those still running after 1 s) and
@@ -57,7 +62,7 @@ class PsServer {
   std::unique_ptr<PsCore> core_;        // the logic, over store_
   std::unique_ptr<PsService> service_;  // gRPC's face of core_
   std::unique_ptr<grpc::Server> server_;
-  std::unique_ptr<tcp::TensorChannelServer> channel_;  // Push and Pull over TCP
+  std::unique_ptr<tcp::TensorChannelServer> channel_;  // Push and Pull off gRPC
 
   std::mutex mu_;
   bool stopped_ = false;  // guarded by mu_

@@ -2,7 +2,7 @@
 // applies pushed gradients until the chief tells it to shut down.
 #include <gflags/gflags.h>
 #include <glog/logging.h>
-
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -28,7 +28,25 @@ DEFINE_int32(tensor_port, 0,
              "plain TCP (they learn it from the ps; 0: a free port, -1: none, tensors go over "
              "gRPC). Open it between pods where a network policy restricts ports");
 
+DEFINE_int32(tensor_max_connections, 4096,
+             "The most tensor channel connections this ps keeps open; past it a new one "
+             "takes the place of the one idle longest, and is refused only when all are busy");
+DEFINE_int32(tensor_max_connections_per_peer, 1024,
+             "The same, for the connections from one address (or one local process)");
+DEFINE_int32(tensor_idle_timeout_secs, 300,
+             "A tensor channel connection with no request for this long is closed (clients "
+             "open another when they need one)");
+DEFINE_int32(tensor_frame_timeout_secs, 10,
+             "Once a frame of a request has begun, its bytes must all come within this, plus "
+             "a second for every 16 MiB of tensor data; a slower sender is cut off");
+
 namespace {
+
+bool Positive(const char* flag, int32_t value) {
+  if (value > 0) return true;
+  std::fprintf(stderr, "--%s=%d: must be > 0\n", flag, value);
+  return false;
+}
 
 bool ValidTensorPort(const char* flag, int32_t value) {
   if (value >= -1 && value <= 65535) return true;
@@ -46,6 +64,10 @@ uint64_t ThreeQuartersOfMemory() {
 }  // namespace
 
 DEFINE_validator(tensor_port, &ValidTensorPort);
+DEFINE_validator(tensor_max_connections, &Positive);
+DEFINE_validator(tensor_max_connections_per_peer, &Positive);
+DEFINE_validator(tensor_idle_timeout_secs, &Positive);
+DEFINE_validator(tensor_frame_timeout_secs, &Positive);
 
 int main(int argc, char** argv) {
   pstrain::StopNotice stop;
@@ -60,10 +82,23 @@ int main(int argc, char** argv) {
       pstrain::cluster::ClusterConfigFromFlagsOrDie("ps");
   const std::string& address = config.spec.Address("ps", config.task.index);
   const std::string port = address.substr(address.rfind(':') + 1);
+  // Every connection to the tensor channel is a descriptor: as many as
+  // the system lets this process have.
+  struct rlimit files;
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &files);
+  }
   const uint64_t max_bytes =
       FLAGS_max_memory_bytes > 0 ? FLAGS_max_memory_bytes : ThreeQuartersOfMemory();
+  pstrain::tcp::ChannelLimits limits;
+  limits.max_connections = FLAGS_tensor_max_connections;
+  limits.max_per_peer = FLAGS_tensor_max_connections_per_peer;
+  limits.idle = std::chrono::seconds(FLAGS_tensor_idle_timeout_secs);
+  limits.frames.idle = limits.idle;  // between the frames of one request too
+  limits.frames.frame = std::chrono::seconds(FLAGS_tensor_frame_timeout_secs);
   auto server = pstrain::PsServer::Start(FLAGS_listen_host + ":" + port, config.task.index, &stop,
-                                         max_bytes, FLAGS_tensor_port);
+                                         max_bytes, FLAGS_tensor_port, limits);
   // Retryable: the port may be free on the next try.
   if (!server.ok()) return pstrain::ExitWith(server.status(), pstrain::kExitRetryable);
   LOG(INFO) << "ps:" << config.task.index << " serving on port " << (*server)->port()

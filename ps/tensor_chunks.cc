@@ -46,18 +46,21 @@ Status TensorAssembler::Add(const proto::TensorChunk& chunk) {
   return OkStatus();
 }
 
-StatusOr<char*> TensorAssembler::Place(const proto::TensorChunk& chunk, uint64_t data_bytes) {
-  PS_ASSIGN_OR_RETURN(Pending * p, Accept(chunk, data_bytes, nullptr));
+StatusOr<char*> TensorAssembler::Place(const proto::TensorChunk& chunk, uint64_t data_bytes,
+                                       proto::DataType wire) {
+  if (wire == proto::DT_INVALID) wire = chunk.meta().dtype();
+  PS_ASSIGN_OR_RETURN(Pending * p, Accept(chunk, data_bytes, nullptr, wire));
   return reinterpret_cast<char*>(p->tensor.data()) + (p->received - data_bytes);
 }
 
 Status TensorAssembler::PlaceView(const proto::TensorChunk& chunk, uint64_t data_bytes,
                                   float* data) {
-  return Accept(chunk, data_bytes, data).status();
+  return Accept(chunk, data_bytes, data, chunk.meta().dtype()).status();
 }
 
 StatusOr<TensorAssembler::Pending*> TensorAssembler::Accept(const proto::TensorChunk& chunk,
-                                                            uint64_t data_bytes, float* view) {
+                                                            uint64_t data_bytes, float* view,
+                                                            proto::DataType wire) {
   const std::string& name = chunk.name();
   if (name.empty()) return InvalidArgument("tensor chunk without a name");
   if (chunk.meta().dtype() != proto::DT_FLOAT) {
@@ -94,12 +97,16 @@ StatusOr<TensorAssembler::Pending*> TensorAssembler::Accept(const proto::TensorC
     it = pending_
              .emplace(name, Pending{view != nullptr ? Tensor::View(shape, view)
                                                     : TakeBuffer(name, shape),
-                                    0})
+                                    0, wire})
              .first;
   }
   Pending& p = it->second;
   if (p.tensor.shape() != shape) {
     return InvalidArgument("tensor " + name + ": shape changed between chunks");
+  }
+  if (p.wire != wire) {
+    return InvalidArgument("tensor " + name + ": a chunk sent as " + proto::DataType_Name(wire) +
+                           " after chunks sent as " + proto::DataType_Name(p.wire));
   }
   if (p.received == expected_bytes && expected_bytes > 0) {
     return InvalidArgument("tensor " + name + ": sent again after it was whole");

@@ -58,7 +58,7 @@ class TensorAssembler {
   explicit TensorAssembler(Limits limits) : limits_(std::move(limits)) {}
 
   // Adds one chunk. InvalidArgument, naming the tensor, for a chunk that does
-  // not fit: wrong dtype, a shape whose size overflows, shape and size
+  // not fit: wrong dtype (or one other than its first chunk's), a shape whose size overflows, shape and size
   // disagreeing, a gap or overlap, data past the end, or a second stream of
   // a tensor already whole; ResourceExhausted past limits.max_bytes; the
   // error of limits.check.
@@ -66,8 +66,11 @@ class TensorAssembler {
   // As Add for a chunk whose `data_bytes` of data are not in `head` (its
   // data field is ignored): after the same checks, returns where the data
   // goes, for the caller to copy there (a transport, straight from its
-  // buffers). The bytes count as received.
-  StatusOr<char*> Place(const proto::TensorChunk& head, uint64_t data_bytes);
+  // buffers). The bytes count as received. `wire` is the dtype the chunk
+  // travelled as when the transport widened it to head's float32 (DT_INVALID:
+  // as head says): a tensor's chunks must all have travelled as one dtype.
+  StatusOr<char*> Place(const proto::TensorChunk& head, uint64_t data_bytes,
+                        proto::DataType wire = proto::DT_INVALID);
   // As Place for a chunk that is its whole tensor, whose bytes already lie
   // in memory at `data` (shared memory): after the same checks, the tensor
   // is a view of them (Tensor::View), nothing copied. The caller keeps that
@@ -90,12 +93,14 @@ class TensorAssembler {
   struct Pending {
     Tensor tensor;
     uint64_t received = 0;
+    proto::DataType wire = proto::DT_FLOAT;  // the dtype its first chunk travelled as
   };
   // A buffer for a tensor's first chunk: one from reuse_ that fits, or new.
   Tensor TakeBuffer(const std::string& name, const Shape& shape);
   // Place's checks and bookkeeping; a first chunk's tensor views `view`
   // when set (the chunk must then be the whole tensor), else is a buffer.
-  StatusOr<Pending*> Accept(const proto::TensorChunk& head, uint64_t data_bytes, float* view);
+  StatusOr<Pending*> Accept(const proto::TensorChunk& head, uint64_t data_bytes, float* view,
+                            proto::DataType wire);
 
   const Limits limits_;
   uint64_t held_bytes_ = 0;  // counted against limits_.max_bytes

@@ -131,6 +131,27 @@ TEST(TensorChunks, CheckSeesEachTensorFirst) {
   EXPECT_EQ(seen, (std::vector<std::string>{"known[4]", "other[4]"})) << "once per tensor";
 }
 
+// A tensor's chunks travel as one dtype from the first to the last: one
+// widened from bfloat16 after float32 ones (or the other way) is refused
+// before it is placed.
+TEST(TensorChunks, RefusesAChunkThatTravelledAsAnotherDtype) {
+  Tensor t = Iota({32});
+  auto chunks = Split("w", t, 64);
+  ASSERT_EQ(chunks.size(), 2u);
+  TensorAssembler a;
+  ASSERT_TRUE(a.Place(chunks[0], 64, proto::DT_FLOAT).ok());
+  const Status s = a.Place(chunks[1], 64, proto::DT_BFLOAT16).status();
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("DT_BFLOAT16 after chunks sent as DT_FLOAT"), std::string::npos)
+      << s.ToString();
+  TensorAssembler b;
+  ASSERT_TRUE(b.Place(chunks[0], 64, proto::DT_BFLOAT16).ok());
+  EXPECT_EQ(b.Place(chunks[1], 64).status().code(), Code::kInvalidArgument);
+  TensorAssembler same;
+  ASSERT_TRUE(same.Place(chunks[0], 64, proto::DT_BFLOAT16).ok());
+  EXPECT_TRUE(same.Place(chunks[1], 64, proto::DT_BFLOAT16).ok());
+}
+
 TEST(TensorChunks, RefusesATensorSentTwice) {
   TensorAssembler a;
   auto chunks = Split("v", Iota({2}), 64);

@@ -60,7 +60,7 @@ class TransportConformance : public ::testing::TestWithParam<Transport> {
 
   void TearDown() override {
     // The tensors did travel through shared memory where they were meant to
-    // (where this machine has POSIX shared memory at all).
+    // (where this machine has memory files at all).
     if (loopback_.client != nullptr && tcp::SharedRegion::Create(4096).ok()) {
       EXPECT_EQ(loopback_.client->SharesMemory(), GetParam() == Transport::kSharedMemory);
     }

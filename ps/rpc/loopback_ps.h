@@ -15,9 +15,9 @@ namespace pstrain {
 struct LoopbackPs {
   // tensor_port as PsServer::Start takes it: 0 adds the tensor channel on a
   // free port, -1 leaves tensors to gRPC.
-  Status Start(int tensor_port = 0) {
+  Status Start(int tensor_port = 0, const tcp::ChannelLimits& limits = {}) {
     PS_ASSIGN_OR_RETURN(server, PsServer::Start("127.0.0.1:0", 0, &shutdown_requested,
-                                                UINT64_MAX, tensor_port));
+                                                UINT64_MAX, tensor_port, limits));
     client = std::make_unique<PsClient>(0, "127.0.0.1:" + std::to_string(server->port()));
     return OkStatus();
   }

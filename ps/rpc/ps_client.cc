@@ -1,5 +1,7 @@
 #include "ps/rpc/ps_client.h"
 
+#include <glog/logging.h>
+
 #include "cluster/cluster_spec.h"
 #include "core/tls.h"
 #include "ps/ps_server.h"
@@ -69,8 +71,10 @@ Status PsClient::Pull(uint64_t fingerprint, const std::vector<std::string>& name
   for (const std::string& n : names) request.add_names(n);
   request.set_min_step(min_step);
   request.set_wire_dtype(wire_dtype_);
-  if (min_step > 0 && wait.count() > 0) {
-    // The ps gives up waiting at this deadline; the transfer has the rest.
+  if (min_step > 0) {
+    // The ps gives up waiting at this deadline (the transfer's own when the
+    // caller named none); the transfer has the rest.
+    if (wait.count() <= 0) wait = transfer_timeout_;
     request.set_wait_deadline_ms(static_cast<int64_t>(wait.count()));
   }
   return RunPull(request, transfer_timeout_ + wait, out, step);
@@ -98,12 +102,33 @@ StatusOr<std::shared_ptr<tcp::TensorChannelClient>> PsClient::Channel() {
       auto tls = TaskClientSslCtx();  // the same certificates as gRPC's
       if (!tls.ok()) return tls.status().Annotate(name_);
       tensor_channel_ = std::make_shared<tcp::TensorChannelClient>(
-          host_, status.tensor_port(), shared_memory_ && OnThisHost(), *tls);
+          host_, status.tensor_port(),
+          shared_memory_ && OnThisHost() ? status.tensor_socket() : "", *tls);
       if (arena_ != nullptr) tensor_channel_->UseArena(arena_);
     }
     channel_known_ = true;
   }
+  if (std::chrono::steady_clock::now() < channel_skipped_until_) {
+    return std::shared_ptr<tcp::TensorChannelClient>();
+  }
   return tensor_channel_;
+}
+
+bool PsClient::FallBack(const Status& s) {
+  if (!tcp::TensorChannelClient::Unusable(s)) return false;
+  // Nothing reached the ps: this round goes over gRPC, and the next ones
+  // for a while, before the channel is tried again.
+  {
+    std::lock_guard<std::mutex> lock(channel_mu_);
+    channel_skipped_until_ = std::chrono::steady_clock::now() + kChannelSkip;
+  }
+  if (!fallback_logged_.exchange(true)) {
+    LOG(WARNING) << name_ << ": " << s.message() << "; tensors go over gRPC for "
+                 << kChannelSkip.count() << " s, then the tensor channel is tried again";
+  } else {
+    VLOG(1) << name_ << ": " << s.message() << "; over gRPC for now";
+  }
+  return true;
 }
 
 bool PsClient::OnThisHost() const {
@@ -132,7 +157,10 @@ Status PsClient::ChannelOutcome(Status s) {
 Status PsClient::RunPull(proto::PullRequest request, std::chrono::milliseconds timeout,
                          std::map<std::string, Tensor>* out, int64_t* step) {
   PS_ASSIGN_OR_RETURN(auto channel, Channel());
-  if (channel != nullptr) return ChannelOutcome(channel->Pull(request, out, step, timeout));
+  if (channel != nullptr) {
+    const Status pulled = channel->Pull(request, out, step, timeout);
+    if (!FallBack(pulled)) return ChannelOutcome(pulled);
+  }
   grpc::ClientContext ctx;
   SetDeadline(&ctx, timeout);
   request.set_chunk_bytes(chunk_bytes_);
@@ -166,8 +194,8 @@ StatusOr<proto::PushResponse> PsClient::Push(const proto::PushHeader& header,
   PS_ASSIGN_OR_RETURN(auto channel, Channel());
   if (channel != nullptr) {
     auto pushed = channel->Push(counted, grads, wire_dtype_, transfer_timeout_);
-    if (!pushed.ok()) return ChannelOutcome(pushed.status());
-    return pushed;
+    if (pushed.ok()) return pushed;
+    if (!FallBack(pushed.status())) return ChannelOutcome(pushed.status());
   }
   // Over gRPC, tensors travel as float32 whatever wire_dtype_ says.
   BorrowedSlices borrowed;  // as in Init
@@ -209,7 +237,10 @@ StatusOr<std::unique_ptr<PushStream>> PsClient::StartPush(const proto::PushHeade
   PS_ASSIGN_OR_RETURN(auto channel, Channel());
   if (channel == nullptr) return PsConnection::StartPush(header);
   auto stream = channel->StartPush(header, wire_dtype_, transfer_timeout_);
-  if (!stream.ok()) return ChannelOutcome(stream.status());
+  if (!stream.ok()) {
+    if (FallBack(stream.status())) return PsConnection::StartPush(header);
+    return ChannelOutcome(stream.status());
+  }
   return std::unique_ptr<PushStream>(new ChannelPush(this, channel, std::move(stream).value()));
 }
 

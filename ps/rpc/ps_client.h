@@ -91,6 +91,11 @@ class PsClient : public PsConnection {
   // The outcome of a call over the channel, annotated; forgets the channel
   // when it broke.
   Status ChannelOutcome(Status s);
+  // Whether a call over the channel that ended with `s` goes over gRPC
+  // instead: the channel could not take it (TensorChannelClient::Unusable),
+  // and is passed over for kChannelSkip. Logs why, the first time.
+  bool FallBack(const Status& s);
+  static constexpr std::chrono::seconds kChannelSkip{5};
   class ChannelPush;
 
   const std::string name_;  // "ps:1 (localhost:2222)"
@@ -110,6 +115,9 @@ class PsClient : public PsConnection {
   bool channel_known_ = false;                           // guarded by channel_mu_
   std::shared_ptr<tcp::TensorChannelClient> tensor_channel_;  // guarded by channel_mu_
   std::shared_ptr<const tcp::SharedRegion> arena_;            // guarded by channel_mu_
+  // Until then, Push and Pull go over gRPC (FallBack).
+  std::chrono::steady_clock::time_point channel_skipped_until_;  // guarded by channel_mu_
+  std::atomic<bool> fallback_logged_{false};
 };
 
 }  // namespace pstrain

@@ -103,6 +103,7 @@ grpc::Status PsService::GetStatus(grpc::ServerContext*, const proto::StatusReque
                                   proto::StatusResponse* response) {
   *response = core_->GetStatus();
   response->set_tensor_port(tensor_port_);
+  response->set_tensor_socket(tensor_socket_);
   return grpc::Status::OK;
 }
 

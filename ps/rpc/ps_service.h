@@ -29,8 +29,12 @@ class PsService final : public proto::Ps::Service {
   // Borrows core, which must outlive the service.
   explicit PsService(PsCore* core);
 
-  // The port of the ps's tensor channel, which GetStatus reports.
-  void set_tensor_port(int port) { tensor_port_ = port; }
+  // Where the ps's tensor channel listens, which GetStatus reports. Call
+  // before the service serves.
+  void set_tensor_channel(int port, std::string local_socket) {
+    tensor_port_ = port;
+    tensor_socket_ = std::move(local_socket);
+  }
 
   // Init and Push, registered with unparsed messages in place of the
   // generated handlers.
@@ -70,7 +74,8 @@ class PsService final : public proto::Ps::Service {
   void ReadUnparsed(int method, UnparsedHandler<Response> handler);
 
   PsCore* const core_;
-  std::atomic<int> tensor_port_{0};
+  int tensor_port_ = 0;
+  std::string tensor_socket_;
 };
 
 }  // namespace pstrain

@@ -8,9 +8,7 @@ constexpr uint64_t kAlign = 64;  // as Tensor's own memory
 }  // namespace
 
 StatusOr<std::shared_ptr<SharedArena>> SharedArena::Create(uint64_t bytes) {
-  SharedRegion::RemoveOrphans();
-  PS_ASSIGN_OR_RETURN(std::unique_ptr<SharedRegion> region,
-                      SharedRegion::Create(bytes, /*arena=*/true));
+  PS_ASSIGN_OR_RETURN(std::unique_ptr<SharedRegion> region, SharedRegion::Create(bytes));
   return std::shared_ptr<SharedArena>(new SharedArena(std::move(region)));
 }
 

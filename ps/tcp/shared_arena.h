@@ -5,13 +5,9 @@
 // is copied (through a connection's region, each tensor is copied in on one
 // side and out on the other).
 //
-// Unlike a connection's region, whose name goes as soon as the ps has
-// mapped it, the arena's name stays in /dev/shm while the arena lives, for
-// the connections opened later (a ps restarted, a second stream); the
-// tensors handed out keep it alive. A task that crashes leaves its arena
-// behind; the next arena made on the host removes those whose task is gone
-// (SharedRegion::RemoveOrphans; a task in another PID namespace that shares
-// /dev/shm may look gone: its later connections then go through regions).
+// Unlike a connection's region, which is handed to the ps once, the
+// arena's descriptor is handed over on every connection that shares memory
+// (a ps restarted, a second stream); the tensors handed out keep it alive.
 // Thread-safe.
 #ifndef PSTRAIN_PS_TCP_SHARED_ARENA_H_
 #define PSTRAIN_PS_TCP_SHARED_ARENA_H_
@@ -31,7 +27,7 @@ namespace tcp {
 
 class SharedArena : public std::enable_shared_from_this<SharedArena> {
  public:
-  // An arena of `bytes` (reserved up front), or why /dev/shm had no room.
+  // An arena of `bytes` (reserved up front), or why there was no room.
   static StatusOr<std::shared_ptr<SharedArena>> Create(uint64_t bytes);
 
   // A tensor of `shape` in the arena (64-byte aligned; contents unset), or

@@ -1,20 +1,24 @@
 // The tensor channel's shared memory (ps/tcp/shared_region.h,
-// shared_arena.h): regions shared between two mappings, a task's arena and
-// the ps writing pulls into it and reading pushes from it, and a live ps
-// refusing every ShmAttach and ShmChunk that does not hold together,
-// changing nothing.
+// shared_arena.h): sealed regions shared between two mappings, a task's
+// arena and the ps writing pulls into it and reading pushes from it, and a
+// live ps refusing every offer of memory that could shrink under it and
+// every ShmChunk that does not hold together, changing nothing.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
+#include <memory>
 #include <set>
 #include <utility>
 #include <vector>
 
-#include "ps/rpc/loopback_ps.h"
+#include "core/unique_fd.h"
+#include "ps/tcp/raw_channel_test_util.h"
 #include "ps/tcp/shared_arena.h"
 #include "ps/tcp/shared_region.h"
 #include "ps/tcp/socket.h"
@@ -24,42 +28,74 @@ namespace pstrain {
 namespace tcp {
 namespace {
 
-// Skips a test on a machine without POSIX shared memory (no /dev/shm).
-#define SKIP_WITHOUT_SHARED_MEMORY()                                  \
-  if (!SharedRegion::Create(4096).ok()) {                             \
-    GTEST_SKIP() << "no POSIX shared memory (/dev/shm) on this machine"; \
+// Skips a test on a machine without memory files (memfd_create).
+#define SKIP_WITHOUT_SHARED_MEMORY()                              \
+  if (!SharedRegion::Create(4096).ok()) {                         \
+    GTEST_SKIP() << "no memory files (memfd) on this machine";    \
   }
 
 TEST(SharedRegion, TwoMappingsOfARegionShareItsBytes) {
   SKIP_WITHOUT_SHARED_MEMORY();
   auto created = SharedRegion::Create(1 << 16);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
-  auto opened = SharedRegion::Open((*created)->name(), 1 << 16);
-  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  auto adopted = SharedRegion::Adopt(UniqueFd(dup((*created)->fd())), 1 << 16, "region");
+  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();
   std::memcpy((*created)->data() + 100, "pstrain", 7);
-  EXPECT_EQ(std::memcmp((*opened)->data() + 100, "pstrain", 7), 0);
-  EXPECT_TRUE((*opened)->Holds(0, 1 << 16));
-  EXPECT_FALSE((*opened)->Holds(1, 1 << 16));
-  EXPECT_FALSE((*opened)->Holds(UINT64_MAX, 2));  // no overflow
-  // Once the creator unlinks the name, nobody else can open it.
-  const std::string name = (*created)->name();
-  (*created)->Unlink();
-  EXPECT_EQ(SharedRegion::Open(name, 1 << 16).status().code(), Code::kNotFound);
+  EXPECT_EQ(std::memcmp((*adopted)->data() + 100, "pstrain", 7), 0);
+  EXPECT_TRUE((*adopted)->Holds(0, 1 << 16));
+  EXPECT_FALSE((*adopted)->Holds(1, 1 << 16));
+  EXPECT_FALSE((*adopted)->Holds(UINT64_MAX, 2));  // no overflow
+  EXPECT_EQ((*adopted)->fd(), -1);  // the mapping is all the ps keeps
 }
 
-TEST(SharedRegion, OpenRefusesOtherNamesAndWrongSizes) {
+// What the ps maps can never become shorter, not even by its creator: the
+// region a task makes is sealed.
+TEST(SharedRegion, ARegionCannotBeShrunkOrGrownByAnyone) {
   SKIP_WITHOUT_SHARED_MEMORY();
-  EXPECT_EQ(SharedRegion::Open("/dev-shm-other", 4096).status().code(), Code::kInvalidArgument);
-  EXPECT_EQ(SharedRegion::Open("/pstrain-shm-../x", 4096).status().code(),
-            Code::kInvalidArgument);
-  auto created = SharedRegion::Create(4096);
+  auto created = SharedRegion::Create(1 << 16);
   ASSERT_TRUE(created.ok());
-  EXPECT_EQ(SharedRegion::Open((*created)->name(), 8192).status().code(), Code::kInvalidArgument);
-  EXPECT_EQ(SharedRegion::Open((*created)->name(), SharedRegion::kMaxBytes + 1).status().code(),
-            Code::kInvalidArgument);
+  EXPECT_NE(ftruncate((*created)->fd(), 0), 0);
+  EXPECT_EQ(errno, EPERM);
+  EXPECT_NE(ftruncate((*created)->fd(), 4096), 0);
+  EXPECT_NE(ftruncate((*created)->fd(), 1 << 20), 0);
+  struct stat st;
+  ASSERT_EQ(fstat((*created)->fd(), &st), 0);
+  EXPECT_EQ(st.st_size, 1 << 16);
 }
 
-bool NameExists(const std::string& name) { return access(("/dev/shm" + name).c_str(), F_OK) == 0; }
+// The ps maps nothing whose size another process could still cut: an
+// unsealed memory file, one sealed only against growing, a file on disk, a
+// pipe; nor more bytes than a region holds, or more than kMaxBytes.
+TEST(SharedRegion, AdoptRefusesWhatCouldShrinkOrIsTooSmall) {
+  SKIP_WITHOUT_SHARED_MEMORY();
+  const auto refused = [](int fd, uint64_t bytes, const std::string& why) {
+    const Status s = SharedRegion::Adopt(UniqueFd(fd), bytes, "the offer").status();
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.ToString();
+    EXPECT_NE(s.message().find(why), std::string::npos) << s.ToString();
+  };
+  const int unsealed = memfd_create("test", MFD_CLOEXEC);
+  ASSERT_EQ(ftruncate(unsealed, 4096), 0);
+  refused(unsealed, 4096, "the offer is not a memory file sealed against shrinking");
+  const int grow_only = memfd_create("test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  ASSERT_EQ(ftruncate(grow_only, 4096), 0);
+  ASSERT_EQ(fcntl(grow_only, F_ADD_SEALS, F_SEAL_GROW), 0);
+  refused(grow_only, 4096, "not a memory file sealed");
+  char path[] = "/tmp/pstrain-region-XXXXXX";
+  const int file = mkstemp(path);
+  ASSERT_GE(file, 0);
+  unlink(path);
+  ASSERT_EQ(ftruncate(file, 4096), 0);
+  refused(file, 4096, "not a memory file sealed");
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  close(pipe_fds[1]);
+  refused(pipe_fds[0], 4096, "not a memory file sealed");
+  auto region = SharedRegion::Create(4096);
+  ASSERT_TRUE(region.ok());
+  refused(dup((*region)->fd()), 8192, "holds 4096 bytes, fewer than the 8192 offered");
+  refused(dup((*region)->fd()), 0, "of 0 bytes");
+  refused(dup((*region)->fd()), SharedRegion::kMaxBytes + 1, "at most");
+}
 
 // Tensors in the arena: aligned, apart, alive on their own; a full arena
 // hands out ordinary tensors, and room given back is handed out again.
@@ -88,122 +124,33 @@ TEST(SharedArena, HandsOutAlignedRoomAndTakesItBack) {
   EXPECT_EQ(again.data(), room);
 }
 
-// The arena's name stays for later connections while a tensor of it lives
-// (even once the arena itself is dropped), and goes with the last one.
+// The arena stays (mapped, its descriptor open for later connections)
+// while a tensor of it lives, even once the arena itself is dropped, and
+// goes with the last one.
 TEST(SharedArena, LivesWhileItsTensorsDo) {
   SKIP_WITHOUT_SHARED_MEMORY();
   auto arena = SharedArena::Create(1 << 16);
   ASSERT_TRUE(arena.ok());
-  const std::string name = (*arena)->region()->name();
+  std::weak_ptr<SharedArena> watch = *arena;
   Tensor t = (*arena)->Allocate({16});
+  auto adopted = SharedRegion::Adopt(UniqueFd(dup((*arena)->region()->fd())), 1 << 16, "arena");
+  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();
   arena->reset();
-  EXPECT_TRUE(NameExists(name));
-  auto opened = SharedRegion::Open(name, 1 << 16);
-  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  EXPECT_FALSE(watch.expired());
   t.Fill(7.0f);  // still mapped
-  EXPECT_EQ(std::memcmp((*opened)->data(), t.data(), t.bytes()), 0);
+  EXPECT_EQ(std::memcmp((*adopted)->data(), t.data(), t.bytes()), 0);
   t = Tensor();
-  EXPECT_FALSE(NameExists(name));
+  EXPECT_TRUE(watch.expired());
 }
 
-// The arena a crashed task left in /dev/shm goes; a live task's stays, and
-// so does a region on its way to the ps (its name goes once mapped).
-TEST(SharedArena, RemovesTheArenasOfTasksThatAreGone) {
-  SKIP_WITHOUT_SHARED_MEMORY();
-  const std::string prefix = SharedRegion::kNamePrefix;
-  const std::string dead_arena = prefix + SharedRegion::kArenaTag + "999999999-0-1";
-  const std::string dead_region = prefix + "999999999-0-2";
-  for (const std::string& name : {dead_arena, dead_region}) {
-    const int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
-    ASSERT_GE(fd, 0) << name;
-    close(fd);
-  }
-  auto live = SharedArena::Create(4096);  // this process's
-  ASSERT_TRUE(live.ok());
-  EXPECT_FALSE(NameExists(dead_arena));  // Create swept it
-  EXPECT_TRUE(NameExists(dead_region));
-  EXPECT_TRUE(NameExists((*live)->region()->name()));
-  shm_unlink(dead_region.c_str());
-}
-
-// A raw connection to a live ps's tensor channel holding one variable.
-class HostileSharedMemory : public ::testing::Test {
+// Shared memory travels on the ps's local socket: the fixture's raw
+// connection is one.
+class HostileSharedMemory : public RawChannelTest {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(ps_.Start().ok());
-    proto::InitHeader header;
-    header.set_placement_fingerprint(7);
-    header.mutable_optimizer()->set_name("GradientDescent");
-    header.mutable_optimizer()->set_learning_rate(1.0f);
-    header.add_variables("w");
-    header.set_holds_global_step(true);
-    Tensor w({1024});
-    w.Fill(3.0f);
-    ASSERT_TRUE(ps_.client->Init(header, {{"w", &w}}).ok());
-    auto socket = Socket::Connect("127.0.0.1", ps_.server->tensor_port(), std::chrono::seconds(5));
-    ASSERT_TRUE(socket.ok()) << socket.status().ToString();
-    socket_ = std::move(socket).value();
-    socket_->SetTimeout(std::chrono::seconds(5));
+    ASSERT_NO_FATAL_FAILURE(RawChannelTest::SetUp());
+    ASSERT_NO_FATAL_FAILURE(UseLocalSocket());
   }
-
-  // A push of w's gradient as one ShmChunk frame naming `offset` in the
-  // region, or in the arena.
-  Status PushShmChunk(uint64_t offset, bool in_arena = false) {
-    proto::PushHeader header;
-    header.set_placement_fingerprint(7);
-    header.set_increment_global_step(true);
-    header.set_num_tensors(1);
-    proto::ShmChunk chunk;
-    chunk.mutable_head()->set_name("w");
-    chunk.mutable_head()->mutable_meta()->set_dtype(proto::DT_FLOAT);
-    chunk.mutable_head()->mutable_meta()->add_shape(1024);
-    chunk.mutable_head()->set_total_bytes(4096);
-    chunk.set_region_offset(offset);
-    chunk.set_bytes(4096);
-    chunk.set_in_arena(in_arena);
-    FrameBatch push;
-    push.Add(FrameKind::kPushHeader, &header);
-    push.Add(FrameKind::kShmChunk, &chunk);
-    push.Add(FrameKind::kEnd, nullptr);
-    PS_RETURN_IF_ERROR(push.WriteTo(socket_.get()));
-    PS_ASSIGN_OR_RETURN(Frame reply, ReadFrame(socket_.get()));
-    if (reply.kind != FrameKind::kError) return OkStatus();
-    return ErrorOf(reply);
-  }
-
-  // Offers `region` to the ps as the connection's region or arena; the ps
-  // maps it.
-  void Attach(const SharedRegion& region, bool arena = false) {
-    proto::ShmAttach attach;
-    attach.set_name(region.name());
-    attach.set_bytes(region.bytes());
-    const FrameKind kind = arena ? FrameKind::kShmAttachArena : FrameKind::kShmAttach;
-    ASSERT_TRUE(WriteFrame(socket_.get(), kind, &attach).ok());
-    auto reply = ReadFrame(socket_.get());
-    ASSERT_TRUE(reply.ok());
-    proto::ShmAttachReply attached;
-    ASSERT_TRUE(ParseMeta(*reply, &attached).ok());
-    ASSERT_TRUE(attached.attached()) << attached.why();
-  }
-
-  // A refusal naming `why`, which changed nothing.
-  void ExpectRefused(const Status& s, const std::string& why) {
-    EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.ToString();
-    EXPECT_NE(s.message().find(why), std::string::npos) << s.ToString();
-    ExpectUnchanged();
-  }
-
-  // w on the ps, and global_step: untouched by every refused request.
-  void ExpectUnchanged() {
-    std::map<std::string, Tensor> out;
-    int64_t step = -1;
-    ASSERT_TRUE(ps_.client->Pull(7, {}, &out, &step).ok());
-    EXPECT_EQ(step, 0);
-    for (int64_t i = 0; i < 1024; ++i) ASSERT_EQ(out["w"][i], 3.0f) << i;
-  }
-
-  LoopbackPs ps_;
-  std::unique_ptr<Socket> socket_;
 };
 
 TEST_F(HostileSharedMemory, AShmChunkWithoutARegionIsRefused) {
@@ -231,19 +178,25 @@ TEST_F(HostileSharedMemory, AShmChunkOffAFloatsBoundaryIsRefused) {
   ExpectRefused(s, "is not a float's");
 }
 
-TEST_F(HostileSharedMemory, AnAttachOfSomethingElseIsRefusedAndTheConnectionGoesOn) {
-  for (const char* name : {"/etc/passwd", "/pstrain-shm-no-such-region"}) {
-    proto::ShmAttach attach;
-    attach.set_name(name);
-    attach.set_bytes(4096);
-    ASSERT_TRUE(WriteFrame(socket_.get(), FrameKind::kShmAttach, &attach).ok());
-    auto reply = ReadFrame(socket_.get());
-    ASSERT_TRUE(reply.ok()) << reply.status().ToString();
-    ASSERT_EQ(reply->kind, FrameKind::kShmAttachReply);
-    proto::ShmAttachReply refused;
-    ASSERT_TRUE(ParseMeta(*reply, &refused).ok());
-    EXPECT_FALSE(refused.attached()) << name;
-    EXPECT_FALSE(refused.why().empty());
+// An offer without a descriptor, of a file on disk, of a memory file
+// anyone could still shrink, or over TCP, is refused with the reason, and
+// the connection serves on.
+TEST_F(HostileSharedMemory, AnOfferOfAnythingButASealedRegionIsRefusedAndTheConnectionGoesOn) {
+  SKIP_WITHOUT_SHARED_MEMORY();
+  const UniqueFd passwd(open("/etc/passwd", O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(passwd.valid());
+  const UniqueFd unsealed(memfd_create("hostile", MFD_CLOEXEC));
+  ASSERT_EQ(ftruncate(unsealed.get(), 4096), 0);
+  const std::vector<std::pair<int, std::string>> offers = {
+      {-1, "no descriptor came with the offer"},
+      {passwd.get(), "not a memory file sealed against shrinking"},
+      {unsealed.get(), "not a memory file sealed against shrinking"}};
+  for (const auto& [fd, why] : offers) {
+    for (const bool arena : {false, true}) {
+      const proto::ShmAttachReply reply = Offer(fd, 4096, arena);
+      EXPECT_FALSE(reply.attached());
+      EXPECT_NE(reply.why().find(why), std::string::npos) << reply.why();
+    }
   }
   // The same connection still serves a pull.
   proto::PullRequest pull;
@@ -252,7 +205,61 @@ TEST_F(HostileSharedMemory, AnAttachOfSomethingElseIsRefusedAndTheConnectionGoes
   auto first = ReadFrame(socket_.get());
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(first->kind, FrameKind::kPullReply);
+  // Over TCP no descriptor can come: a ps never maps shared memory there.
+  auto tcp = Socket::Connect("127.0.0.1", ps_.server->tensor_port(), std::chrono::seconds(5));
+  ASSERT_TRUE(tcp.ok());
+  socket_ = std::move(tcp).value();
+  socket_->SetTimeout(std::chrono::seconds(5));
+  const proto::ShmAttachReply reply = Offer(-1, 4096);
+  EXPECT_FALSE(reply.attached());
+  EXPECT_NE(reply.why().find("only on the ps's local socket"), std::string::npos) << reply.why();
   ExpectUnchanged();
+}
+
+// The five ways a process on the host used to kill a ps with SIGBUS: get
+// it to map memory, then cut the memory short, then make the ps touch it (a
+// push from the region, from the region's tail or from the arena, a pull
+// into the region or into the arena). Memory that can be cut short is
+// never mapped; whatever the attacker does next is refused, or answered
+// over the socket; the ps lives on, w and its step unchanged.
+TEST_F(HostileSharedMemory, MemoryCutShortUnderThePsCannotFaultIt) {
+  SKIP_WITHOUT_SHARED_MEMORY();
+  for (const bool arena : {false, true}) {
+    for (const uint64_t cut_to : {uint64_t{0}, uint64_t{4096}}) {
+      const UniqueFd memory(memfd_create("hostile", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+      ASSERT_EQ(ftruncate(memory.get(), 1 << 16), 0);
+      const proto::ShmAttachReply reply = Offer(memory.get(), 1 << 16, arena);
+      ASSERT_FALSE(reply.attached()) << "arena " << arena;
+      ASSERT_EQ(ftruncate(memory.get(), static_cast<off_t>(cut_to)), 0);
+      // A push of a tensor in the region (at its tail too) or the arena.
+      for (const uint64_t offset : {uint64_t{0}, uint64_t{(1 << 16) - 4096}}) {
+        ExpectRefused(PushShmChunk(offset, arena),
+                      arena ? "without an arena" : "without a shared region");
+        ASSERT_NO_FATAL_FAILURE(UseLocalSocket());  // the ps closed that one
+      }
+      // A pull into the region or into a room of the arena: on the socket.
+      proto::PullRequest pull;
+      pull.set_placement_fingerprint(7);
+      pull.set_reply_in_shared_memory(!arena);
+      if (arena) {
+        (*pull.mutable_arena_rooms())["w"].set_offset(0);
+        (*pull.mutable_arena_rooms())["w"].set_bytes(4096);
+      }
+      ASSERT_TRUE(WriteFrame(socket_.get(), FrameKind::kPullRequest, &pull).ok());
+      auto head = ReadFrame(socket_.get());
+      ASSERT_TRUE(head.ok()) << head.status().ToString();
+      ASSERT_EQ(head->kind, FrameKind::kPullReply);
+      auto chunk = ReadFrame(socket_.get());
+      ASSERT_TRUE(chunk.ok());
+      ASSERT_EQ(chunk->kind, FrameKind::kChunk);
+      std::vector<char> data(chunk->data_bytes);
+      ASSERT_TRUE(socket_->ReadFull(data.data(), data.size()).ok());
+      auto end = ReadFrame(socket_.get());
+      ASSERT_TRUE(end.ok());
+      EXPECT_EQ(end->kind, FrameKind::kEnd);
+      ExpectUnchanged();
+    }
+  }
 }
 
 TEST_F(HostileSharedMemory, AShmChunkInAnArenaNeverOfferedIsRefused) {

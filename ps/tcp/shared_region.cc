@@ -1,17 +1,12 @@
 #include "ps/tcp/shared_region.h"
 
-#include <dirent.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
-#include <random>
 
 namespace pstrain {
 namespace tcp {
@@ -19,105 +14,59 @@ namespace {
 
 std::string Errno(const std::string& call) { return call + ": " + std::strerror(errno); }
 
-// A name no other region of this host has: the pid, a counter and a random
-// tag (a pid reused after a crash finds no stale object of its own).
-std::string NewName(bool arena) {
-  static std::atomic<uint64_t> counter{0};
-  std::random_device random;
-  return std::string(SharedRegion::kNamePrefix) + (arena ? SharedRegion::kArenaTag : "") +
-         std::to_string(getpid()) + "-" + std::to_string(counter++) + "-" +
-         std::to_string(random());
-}
+constexpr unsigned int kSeals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
 
-// Maps fd's `bytes` read-write, and closes fd.
-StatusOr<char*> MapAndClose(int fd, uint64_t bytes, const std::string& name) {
-  void* data = bytes == 0 ? nullptr
-                          : mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  const std::string failed = data == MAP_FAILED ? Errno("mmap " + name) : "";
-  close(fd);
-  if (!failed.empty()) return ResourceExhausted(failed);
+StatusOr<char*> Map(int fd, uint64_t bytes) {
+  void* data = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (data == MAP_FAILED) return ResourceExhausted(Errno("mmap of a shared region"));
   return static_cast<char*>(data);
 }
 
 }  // namespace
 
-StatusOr<std::unique_ptr<SharedRegion>> SharedRegion::Create(uint64_t bytes, bool arena) {
+StatusOr<std::unique_ptr<SharedRegion>> SharedRegion::Create(uint64_t bytes) {
   if (bytes == 0 || bytes > kMaxBytes) {
     return InvalidArgument("shared region of " + std::to_string(bytes) + " bytes");
   }
-  const std::string name = NewName(arena);
-  const int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
-  if (fd < 0) return Unavailable(Errno("shm_open " + name));
-  const int reserved = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+  UniqueFd fd(memfd_create("pstrain-region", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (!fd.valid()) return Unavailable(Errno("memfd_create"));
+  if (ftruncate(fd.get(), static_cast<off_t>(bytes)) != 0) {
+    return ResourceExhausted(Errno("ftruncate of a shared region to " + std::to_string(bytes)));
+  }
+  const int reserved = posix_fallocate(fd.get(), 0, static_cast<off_t>(bytes));
   if (reserved != 0) {
-    close(fd);
-    shm_unlink(name.c_str());
-    return ResourceExhausted("posix_fallocate " + name + " (" + std::to_string(bytes) +
+    return ResourceExhausted("posix_fallocate of a shared region (" + std::to_string(bytes) +
                              " bytes): " + std::strerror(reserved));
   }
-  auto data = MapAndClose(fd, bytes, name);
-  if (!data.ok()) {
-    shm_unlink(name.c_str());
-    return data.status();
-  }
-  std::unique_ptr<SharedRegion> region(new SharedRegion(name, bytes, *data));
-  region->linked_ = true;
-  return region;
+  if (fcntl(fd.get(), F_ADD_SEALS, kSeals) != 0) return Unavailable(Errno("F_ADD_SEALS"));
+  PS_ASSIGN_OR_RETURN(char* data, Map(fd.get(), bytes));
+  return std::unique_ptr<SharedRegion>(new SharedRegion(std::move(fd), bytes, data));
 }
 
-StatusOr<std::unique_ptr<SharedRegion>> SharedRegion::Open(const std::string& name,
-                                                           uint64_t bytes) {
-  const std::string prefix = kNamePrefix;
-  if (name.compare(0, prefix.size(), prefix) != 0 || name.size() > 200 ||
-      name.find('/', 1) != std::string::npos) {
-    return InvalidArgument("shared region name '" + name.substr(0, 200) + "' is not one of " +
-                           prefix + "...");
-  }
+StatusOr<std::unique_ptr<SharedRegion>> SharedRegion::Adopt(UniqueFd fd, uint64_t bytes,
+                                                            const std::string& what) {
   if (bytes == 0 || bytes > kMaxBytes) {
-    return InvalidArgument("shared region of " + std::to_string(bytes) + " bytes (at most " +
+    return InvalidArgument(what + " of " + std::to_string(bytes) + " bytes (at most " +
                            std::to_string(kMaxBytes) + ")");
   }
-  const int fd = shm_open(name.c_str(), O_RDWR, 0);
-  if (fd < 0) {
-    return errno == ENOENT ? NotFound(Errno("shm_open " + name))
-                           : Unavailable(Errno("shm_open " + name));
+  // Only a memory file can be sealed; a file whose size anyone else could
+  // still cut (no F_SEAL_SHRINK) could fault this process at any access.
+  const int seals = fcntl(fd.get(), F_GET_SEALS);
+  if (seals < 0 || (seals & F_SEAL_SHRINK) == 0) {
+    return InvalidArgument(what + " is not a memory file sealed against shrinking");
   }
   struct stat st;
-  if (fstat(fd, &st) != 0 || st.st_size < 0 || static_cast<uint64_t>(st.st_size) != bytes) {
-    close(fd);
-    return InvalidArgument("shared region " + name + " is not " + std::to_string(bytes) +
-                           " bytes");
+  if (fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 0 ||
+      static_cast<uint64_t>(st.st_size) < bytes) {
+    return InvalidArgument(what + " holds " + std::to_string(st.st_size) + " bytes, fewer than the " +
+                           std::to_string(bytes) + " offered");
   }
-  PS_ASSIGN_OR_RETURN(char* data, MapAndClose(fd, bytes, name));
-  return std::unique_ptr<SharedRegion>(new SharedRegion(name, bytes, data));
+  PS_ASSIGN_OR_RETURN(char* data, Map(fd.get(), bytes));
+  // The mapping keeps the memory; the descriptor is not needed any more.
+  return std::unique_ptr<SharedRegion>(new SharedRegion(UniqueFd(), bytes, data));
 }
 
-void SharedRegion::Unlink() {
-  if (!linked_) return;
-  shm_unlink(name_.c_str());
-  linked_ = false;
-}
-
-void SharedRegion::RemoveOrphans() {
-  // shm_open's names live in /dev/shm on Linux (glibc), without the slash.
-  const std::string prefix = std::string(kNamePrefix).substr(1) + kArenaTag;
-  DIR* dir = opendir("/dev/shm");
-  if (dir == nullptr) return;
-  while (const struct dirent* entry = readdir(dir)) {
-    const std::string name = entry->d_name;
-    if (name.compare(0, prefix.size(), prefix) != 0) continue;
-    char* end = nullptr;
-    const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
-    if (end == name.c_str() + prefix.size() || *end != '-' || pid <= 0) continue;
-    if (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) shm_unlink(("/" + name).c_str());
-  }
-  closedir(dir);
-}
-
-SharedRegion::~SharedRegion() {
-  Unlink();
-  if (data_ != nullptr) munmap(data_, bytes_);
-}
+SharedRegion::~SharedRegion() { munmap(data_, bytes_); }
 
 }  // namespace tcp
 }  // namespace pstrain

@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include "ps/tensor_chunks.h"
@@ -10,34 +11,78 @@
 namespace pstrain {
 namespace tcp {
 
+namespace {
+
+// The start of the messages Unusable recognizes.
+constexpr char kUnreachable[] = "tensor channel unreachable: ";
+constexpr char kRefused[] = "tensor channel refused a connection";
+
+bool StartsWith(const std::string& s, const char* prefix) {
+  return s.compare(0, std::strlen(prefix), prefix) == 0;
+}
+
+}  // namespace
+
+bool TensorChannelClient::Unusable(const Status& s) {
+  return (s.code() == Code::kUnavailable && StartsWith(s.message(), kUnreachable)) ||
+         (s.code() == Code::kResourceExhausted && StartsWith(s.message(), kRefused));
+}
+
+StatusOr<std::unique_ptr<TensorChannelClient::Connection>> TensorChannelClient::Connect(
+    std::chrono::milliseconds timeout) {
+  // A ps that drops what it is sent (a firewall) is given up on soon: the
+  // caller can go another way.
+  timeout = std::min<std::chrono::milliseconds>(timeout, std::chrono::seconds(10));
+  auto c = std::make_unique<Connection>();
+  if (local()) {
+    auto local = Socket::ConnectLocal(local_socket_, timeout);
+    if (local.ok()) {
+      c->socket = std::move(local).value();
+      return c;
+    }
+    // Another network namespace (a container) has no such name.
+    LOG(INFO) << "tensor channel to " << host_ << ":" << port_ << ": the ps's local socket is not "
+              << "reachable from here (" << local.status().message()
+              << "); tensors go over TCP, without shared memory";
+    local_unreachable_ = true;
+  }
+  auto socket = Socket::Connect(host_, port_, timeout);
+  if (!socket.ok()) return Unavailable(kUnreachable + socket.status().message());
+  c->socket = std::move(socket).value();
+  if (tls_ != nullptr) {
+    c->socket->SetTimeout(timeout);
+    auto tls = TlsStream::Connect(tls_.get(), c->socket.get(), host_);
+    if (!tls.ok()) {
+      return tls.status().Annotate("tensor channel to " + host_ + ":" + std::to_string(port_));
+    }
+    c->tls = std::move(tls).value();
+  }
+  return c;
+}
+
 StatusOr<std::unique_ptr<TensorChannelClient::Connection>> TensorChannelClient::Take(
     std::chrono::milliseconds timeout) {
   std::unique_ptr<Connection> c;
   std::shared_ptr<const SharedRegion> arena;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!idle_.empty()) {
+    // An idle connection the ps has closed meanwhile (its idle limit, or
+    // room for others) is dropped rather than failing the call.
+    while (c == nullptr && !idle_.empty()) {
       c = std::move(idle_.back());
       idle_.pop_back();
+      if (c->socket->PeerGone() || (c->tls == nullptr && c->socket->ReadableNow())) c.reset();
     }
     arena = arena_;
   }
   if (c == nullptr) {
-    c = std::make_unique<Connection>();
-    PS_ASSIGN_OR_RETURN(c->socket, Socket::Connect(host_, port_, timeout));
-    c->socket->SetTimeout(timeout);
-    if (tls_ != nullptr) {
-      auto tls = TlsStream::Connect(tls_.get(), c->socket.get(), host_);
-      if (!tls.ok()) {
-        return tls.status().Annotate("tensor channel to " + host_ + ":" + std::to_string(port_));
-      }
-      c->tls = std::move(tls).value();
-    }
+    PS_ASSIGN_OR_RETURN(c, Connect(timeout));
   }
   c->socket->SetTimeout(timeout);
   c->placed = 0;
-  if (shared_memory_ && !refused_) PS_RETURN_IF_ERROR(ShareMemory(c.get()));
-  if (shared_memory_ && arena != nullptr && c->arena != arena && !arena_refused_) {
+  if (!c->socket->local()) return c;  // shared memory travels on the local socket only
+  if (!refused_) PS_RETURN_IF_ERROR(ShareMemory(c.get()));
+  if (arena != nullptr && c->arena != arena && !arena_refused_) {
     const Status attached = AttachArena(c.get(), std::move(arena));
     // A ps from before the arena refused the frame and closed the
     // connection: again on a new one, without the arena.
@@ -60,10 +105,7 @@ bool TensorChannelClient::InArena(const Connection& c, const Tensor& t, uint64_t
 }
 
 Status TensorChannelClient::AttachArena(Connection* c, std::shared_ptr<const SharedRegion> arena) {
-  proto::ShmAttach attach;
-  attach.set_name(arena->name());
-  attach.set_bytes(arena->bytes());
-  auto replied = Attach(c, FrameKind::kShmAttachArena, attach);
+  auto replied = Attach(c, FrameKind::kShmAttachArena, *arena);
   if (replied.status().code() == Code::kInvalidArgument) {
     LOG(INFO) << "tensor channel to " << host_ << ":" << port_
               << ": the ps does not know arenas (" << replied.status().ToString()
@@ -83,8 +125,12 @@ Status TensorChannelClient::AttachArena(Connection* c, std::shared_ptr<const Sha
 }
 
 StatusOr<proto::ShmAttachReply> TensorChannelClient::Attach(Connection* c, FrameKind kind,
-                                                           const proto::ShmAttach& attach) {
-  const Status sent = WriteFrame(c->stream(), kind, &attach);
+                                                           const SharedRegion& region) {
+  proto::ShmAttach attach;
+  attach.set_bytes(region.bytes());
+  FrameBatch frame;
+  frame.Add(kind, &attach);
+  const Status sent = frame.WriteTo(c->stream(), region.fd());
   if (!sent.ok()) return RefusalOr(c->stream(), sent);
   proto::ShmAttachReply reply;
   PS_RETURN_IF_ERROR(ReadReply(c->stream(), FrameKind::kShmAttachReply, "ShmAttach", &reply));
@@ -113,7 +159,7 @@ Status TensorChannelClient::ShareMemory(Connection* c) {
   constexpr uint64_t kMiB = 1 << 20;
   auto region = SharedRegion::Create((wanted + kMiB - 1) / kMiB * kMiB);
   if (!region.ok()) {
-    // No more room in /dev/shm, say: regions stay as large as they are
+    // No more memory, say: regions stay as large as they are
     // (what does not fit goes on the socket), or there are none.
     const uint64_t cap = c->region != nullptr ? c->region->bytes() : 0;
     LOG(WARNING) << "tensor channel to " << host_ << ":" << port_ << ": "
@@ -124,11 +170,7 @@ Status TensorChannelClient::ShareMemory(Connection* c) {
     if (cap == 0) refused_ = true;
     return OkStatus();
   }
-  proto::ShmAttach attach;
-  attach.set_name((*region)->name());
-  attach.set_bytes((*region)->bytes());
-  PS_ASSIGN_OR_RETURN(proto::ShmAttachReply reply, Attach(c, FrameKind::kShmAttach, attach));
-  (*region)->Unlink();  // both sides have it mapped, or the ps never will
+  PS_ASSIGN_OR_RETURN(proto::ShmAttachReply reply, Attach(c, FrameKind::kShmAttach, **region));
   if (!reply.attached()) {
     LOG(INFO) << "tensor channel to " << host_ << ":" << port_
               << " goes without shared memory: the ps could not map it (" << reply.why() << ")";

@@ -3,11 +3,14 @@
 // them; each call takes an idle connection (or opens one) and gives it back
 // after a clean exchange, so concurrent calls each have their own.
 //
-// With a ps on this host, each connection can carry its float32 tensors
-// through a shared memory region instead of the socket (shared_region.h):
-// the client offers one, sized to the largest exchange seen so far, and
-// goes on over the socket alone if the ps cannot map it (another container,
-// say). Tensors that do not fit travel on the socket.
+// With a ps on this host, connections go through the ps's local socket,
+// and each can carry its float32 tensors through a shared memory region
+// instead of the socket (shared_region.h): the client hands the ps one,
+// sized to the largest exchange seen so far, beside an ShmAttach frame, and
+// goes on over the socket alone if the ps cannot map it. Where the local
+// socket cannot be reached (another network namespace: a container), the
+// client goes over TCP without shared memory. Tensors that do not fit
+// travel on the socket.
 // Thread-safe.
 #ifndef PSTRAIN_PS_TCP_TENSOR_CHANNEL_CLIENT_H_
 #define PSTRAIN_PS_TCP_TENSOR_CHANNEL_CLIENT_H_
@@ -35,14 +38,23 @@ namespace tcp {
 
 class TensorChannelClient {
  public:
-  // Does not connect yet. shared_memory: offer the ps shared regions (for a
-  // ps on this host). tls: every connection is TLS with this client
-  // context (core/tls.h), which also rules shared memory out: the tensors
-  // then travel encrypted, like everything else.
-  TensorChannelClient(std::string host, int port, bool shared_memory = false,
+  // Does not connect yet. local_socket: the ps's local socket
+  // ("@pstrain-..."), for a ps on this host: connections go there, and
+  // offer the ps shared memory; empty: TCP only. tls: every connection is
+  // TLS with this client context (core/tls.h), which also rules the local
+  // socket out: the tensors then travel encrypted, like everything else.
+  TensorChannelClient(std::string host, int port, std::string local_socket = "",
                       std::shared_ptr<SSL_CTX> tls = nullptr)
-      : host_(std::move(host)), port_(port), shared_memory_(shared_memory && tls == nullptr),
+      : host_(std::move(host)),
+        port_(port),
+        local_socket_(tls == nullptr ? std::move(local_socket) : ""),
         tls_(std::move(tls)) {}
+
+  // Whether `s` (from Push, StartPush or Pull) says the channel could not
+  // take the request at all: the ps unreachable on it, or refusing the
+  // connection (all its connections busy). Nothing of the request reached
+  // the ps: the caller may send it another way.
+  static bool Unusable(const Status& s);
 
   // Errors are the ps's refusal as it sent it, or Unavailable /
   // DeadlineExceeded for a connection that failed or stalled for `timeout`.
@@ -63,6 +75,8 @@ class TensorChannelClient {
   // Whether the ps mapped this client's shared regions (false until one
   // was offered, and for good once the ps could not or none could be made).
   bool sharing_memory() const { return shared_.load() && !refused_.load(); }
+  // Whether connections go through the ps's local socket.
+  bool local() const { return !local_socket_.empty() && !local_unreachable_.load(); }
 
   // The task's arena (ps/tcp/shared_arena.h), offered to the ps on every
   // connection that shares memory: tensors kept in it are pushed from and
@@ -71,7 +85,7 @@ class TensorChannelClient {
 
  private:
   struct Connection {
-    std::unique_ptr<Socket> socket;
+    std::unique_ptr<Socket> socket;  // TCP, or the ps's local socket
     std::unique_ptr<TlsStream> tls;  // over socket, with TLS
     ByteStream* stream() {
       return tls != nullptr ? static_cast<ByteStream*>(tls.get()) : socket.get();
@@ -90,11 +104,14 @@ class TensorChannelClient {
   Status ShareMemory(Connection* c);
   // Offers the ps `arena` on `c`; a refusal is remembered.
   Status AttachArena(Connection* c, std::shared_ptr<const SharedRegion> arena);
-  // Sends `attach` as a `kind` frame (ShmAttach or ShmAttachArena) on `c`
-  // and reads the ps's answer; its Error frame's status when it refused the
-  // frame (and closed the connection).
+  // Sends `region`'s descriptor and size in a `kind` frame (ShmAttach or
+  // ShmAttachArena) on `c` and reads the ps's answer; its Error frame's
+  // status when it refused the frame (and closed the connection).
   StatusOr<proto::ShmAttachReply> Attach(Connection* c, FrameKind kind,
-                                         const proto::ShmAttach& attach);
+                                         const SharedRegion& region);
+  // A new connection: to the local socket where there is one and it can be
+  // reached, else over TCP.
+  StatusOr<std::unique_ptr<Connection>> Connect(std::chrono::milliseconds timeout);
   // Whether `t` lies in the arena and the ps mapped it on `c`; its offset.
   static bool InArena(const Connection& c, const Tensor& t, uint64_t* offset);
   // Adds `tensor` to `frames`: where it lies in the arena, into c's region
@@ -116,14 +133,15 @@ class TensorChannelClient {
 
   const std::string host_;
   const int port_;
-  const bool shared_memory_;
+  const std::string local_socket_;  // empty: none
   const std::shared_ptr<SSL_CTX> tls_;  // null: plain TCP
   std::atomic<uint64_t> wanted_{1 << 20};  // bytes of the largest exchange so far
-  // The largest region /dev/shm gave room for, once one was refused.
+  // The largest region there was room for, once one could not be made.
   std::atomic<uint64_t> region_cap_{SharedRegion::kMaxBytes};
   std::atomic<bool> shared_{false};        // a region was mapped by the ps
   std::atomic<bool> refused_{false};       // the ps could not map one
   std::atomic<bool> arena_refused_{false};  // the ps could not map the arena
+  std::atomic<bool> local_unreachable_{false};  // the local socket is not here
   std::mutex mu_;
   std::vector<std::unique_ptr<Connection>> idle_;  // guarded by mu_
   std::shared_ptr<const SharedRegion> arena_;      // guarded by mu_; null: none

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/halves.h"
+#include "core/unique_fd.h"
 #include "proto/ps.pb.h"
 #include "ps/tensor_streams.h"
 
@@ -17,8 +18,9 @@ namespace {
 // A push's frames after its header, as NextPart (ps/tensor_streams.h).
 class PushFrames {
  public:
-  PushFrames(ByteStream* stream, proto::PushHeader header, SharedMemory shared)
-      : stream_(stream), header_(std::move(header)), shared_(shared) {}
+  PushFrames(ByteStream* stream, proto::PushHeader header, SharedMemory shared,
+             const FrameTimeouts& timeouts)
+      : stream_(stream), header_(std::move(header)), shared_(shared), timeouts_(timeouts) {}
 
   StatusOr<StreamPart> Next(proto::PushHeader* header, TensorAssembler* assembler) {
     if (!header_read_) {
@@ -26,7 +28,7 @@ class PushFrames {
       *header = header_;
       return StreamPart::kHeader;
     }
-    PS_ASSIGN_OR_RETURN(Frame frame, ReadFrame(stream_));
+    PS_ASSIGN_OR_RETURN(Frame frame, ReadFrameWithin(stream_, timeouts_));
     switch (frame.kind) {
       case FrameKind::kEnd:
         return StreamPart::kEnd;
@@ -53,22 +55,25 @@ class PushFrames {
   ByteStream* const stream_;
   const proto::PushHeader header_;
   const SharedMemory shared_;
+  const FrameTimeouts& timeouts_;
   bool header_read_ = false;
 };
 
-Status ServePush(PsCore* core, ByteStream* stream, const Frame& first, SharedMemory shared) {
+Status ServePush(PsCore* core, ByteStream* stream, const Frame& first, SharedMemory shared,
+                 const FrameTimeouts& timeouts) {
   proto::PushHeader header;
   PS_RETURN_IF_ERROR(ParseMeta(first, &header).Annotate("Push"));
-  PushFrames frames(stream, std::move(header), shared);
+  PushFrames frames(stream, std::move(header), shared, timeouts);
   auto pushed = HandlePushStream(core, [&frames](proto::PushHeader* h, TensorAssembler* a) {
     return frames.Next(h, a);
   });
   if (!pushed.ok()) return pushed.status();
+  stream->SetDeadline(timeouts.DeadlineFor(0));
   return WriteFrame(stream, FrameKind::kPushReply, &*pushed);
 }
 
 Status ServePull(PsCore* core, ByteStream* stream, const Frame& first, SharedMemory shared,
-                 const std::function<bool()>& stopping) {
+                 const FrameTimeouts& timeouts, const std::function<bool()>& cancelled) {
   proto::PullRequest request;
   PS_RETURN_IF_ERROR(ParseMeta(first, &request).Annotate("Pull"));
   const proto::DataType wire =
@@ -77,9 +82,14 @@ Status ServePull(PsCore* core, ByteStream* stream, const Frame& first, SharedMem
     return InvalidArgument("Pull: wire_dtype " + std::to_string(wire) +
                            " (DT_FLOAT or DT_BFLOAT16)");
   }
-  // No deadline of its own: the core bounds every wait.
-  auto pulled = core->Pull(request, std::chrono::system_clock::time_point::max(), stopping);
+  // No deadline of its own: the request states how long it waits. The wait
+  // ends with its client, whose slot is then free at once.
+  auto pulled = core->Pull(request, std::chrono::system_clock::time_point::max(),
+                           [&] { return cancelled() || stream->PeerGone(); });
   if (!pulled.ok()) return pulled.status().Annotate("Pull");
+  uint64_t reply_bytes = 0;
+  for (const auto& named : pulled->tensors) reply_bytes += named.second->bytes();
+  stream->SetDeadline(timeouts.DeadlineFor(reply_bytes));
   proto::PullResponse reply;
   reply.set_global_step(pulled->step);
   FrameBatch batch;
@@ -120,150 +130,97 @@ Status ServePull(PsCore* core, ByteStream* stream, const Frame& first, SharedMem
   return batch.WriteTo(stream);
 }
 
-// Maps the region or the arena a client offers (replacing the one before),
-// or says why not; a refusal leaves the connection as it was.
-Status ServeShmAttach(ByteStream* stream, const Frame& first,
+// Maps the region or the arena a client offers (replacing the one before)
+// from the descriptor that came beside the frame, or says why not; a
+// refusal leaves the connection as it was.
+Status ServeShmAttach(ByteStream* stream, const Frame& first, bool shared_memory,
                       std::unique_ptr<SharedRegion>* mapped) {
+  const bool arena = first.kind == FrameKind::kShmAttachArena;
+  UniqueFd fd(stream->TakeDescriptor());
   proto::ShmAttach attach;
   PS_RETURN_IF_ERROR(ParseMeta(first, &attach).Annotate(FrameKindName(first.kind)));
   proto::ShmAttachReply reply;
-  auto opened = SharedRegion::Open(attach.name(), attach.bytes());
-  if (opened.ok()) {
-    *mapped = std::move(opened).value();
-    reply.set_attached(true);
+  if (!shared_memory) {
+    reply.set_why("shared memory travels only on the ps's local socket, and never over TLS");
+  } else if (!fd.valid()) {
+    reply.set_why("no descriptor came with the offer");
   } else {
-    reply.set_why(opened.status().ToString());
+    auto adopted = SharedRegion::Adopt(std::move(fd), attach.bytes(),
+                                       arena ? "the client's arena" : "the client's region");
+    if (adopted.ok()) {
+      *mapped = std::move(adopted).value();
+      reply.set_attached(true);
+    } else {
+      LOG(WARNING) << "tensor channel: refused shared memory: " << adopted.status().message();
+      reply.set_why(adopted.status().ToString());
+    }
   }
-  return WriteFrame(stream, FrameKind::kShmAttachReply, &reply);
-}
-
-// Answers an offer of shared memory with "no" (over TLS).
-Status RefuseShmAttach(ByteStream* stream) {
-  proto::ShmAttachReply reply;
-  reply.set_why("shared memory is off over TLS");
   return WriteFrame(stream, FrameKind::kShmAttachReply, &reply);
 }
 
 }  // namespace
 
+std::chrono::steady_clock::time_point FrameTimeouts::DeadlineFor(
+    uint64_t bytes, std::chrono::steady_clock::time_point begun) const {
+  const auto data = std::chrono::duration<double>(static_cast<double>(bytes) / kMinBytesPerSecond);
+  return begun + frame + std::chrono::duration_cast<std::chrono::milliseconds>(data);
+}
+
+StatusOr<Frame> ReadFrameWithin(ByteStream* stream, const FrameTimeouts& timeouts) {
+  PS_RETURN_IF_ERROR(stream->AwaitData(std::chrono::steady_clock::now() + timeouts.idle));
+  const auto begun = std::chrono::steady_clock::now();
+  stream->SetDeadline(begun + timeouts.frame);
+  PS_ASSIGN_OR_RETURN(Frame frame, ReadFrame(stream));
+  // The data that follows (a chunk's) has its own share of time.
+  stream->SetDeadline(timeouts.DeadlineFor(frame.data_bytes, begun));
+  return frame;
+}
+
+Status ServeTensorRequest(PsCore* core, ByteStream* stream, ChannelConnection* connection,
+                          const FrameTimeouts& timeouts, const std::function<bool()>& cancelled) {
+  const SharedMemory shared{connection->region.get(), connection->arena.get()};
+  auto frame = ReadFrameWithin(stream, timeouts);
+  // The client hung up between requests: a clean end.
+  if (!frame.ok() && frame.status().code() == Code::kUnavailable) return frame.status();
+  Status served = frame.status();
+  if (served.ok()) {
+    switch (frame->kind) {
+      case FrameKind::kPushHeader:
+        served = ServePush(core, stream, *frame, shared, timeouts);
+        break;
+      case FrameKind::kPullRequest:
+        served = ServePull(core, stream, *frame, shared, timeouts, cancelled);
+        break;
+      case FrameKind::kShmAttach:
+        served = ServeShmAttach(stream, *frame, connection->shared_memory, &connection->region);
+        break;
+      case FrameKind::kShmAttachArena:
+        served = ServeShmAttach(stream, *frame, connection->shared_memory, &connection->arena);
+        break;
+      default:
+        served = InvalidArgument(std::string("a request cannot start with a ") +
+                                 FrameKindName(frame->kind) + " frame");
+    }
+  }
+  if (!served.ok()) {
+    // The connection closes either way; the error goes out if it can.
+    stream->SetDeadline(timeouts.DeadlineFor(0));
+    (void)WriteError(stream, served);
+  }
+  stream->SetDeadline(std::chrono::steady_clock::time_point::max());
+  return served;
+}
+
 Status ServeTensorConnection(PsCore* core, ByteStream* stream,
-                             const std::function<bool()>& stopping, bool shared_memory) {
-  // Offered by the client; none at first.
-  std::unique_ptr<SharedRegion> region, arena;
+                             const std::function<bool()>& cancelled, bool shared_memory) {
+  ChannelConnection connection;
+  connection.shared_memory = shared_memory;
+  const FrameTimeouts timeouts;
   for (;;) {
-    const SharedMemory shared{region.get(), arena.get()};
-    auto frame = ReadFrame(stream);
-    // The client hung up between requests: a clean end.
-    if (!frame.ok() && frame.status().code() == Code::kUnavailable) return OkStatus();
-    Status served = frame.status();
-    if (served.ok()) {
-      switch (frame->kind) {
-        case FrameKind::kPushHeader:
-          served = ServePush(core, stream, *frame, shared);
-          break;
-        case FrameKind::kPullRequest:
-          served = ServePull(core, stream, *frame, shared, stopping);
-          break;
-        case FrameKind::kShmAttach:
-          served = shared_memory ? ServeShmAttach(stream, *frame, &region)
-                                 : RefuseShmAttach(stream);
-          break;
-        case FrameKind::kShmAttachArena:
-          served = shared_memory ? ServeShmAttach(stream, *frame, &arena)
-                                 : RefuseShmAttach(stream);
-          break;
-        default:
-          served = InvalidArgument(std::string("a request cannot start with a ") +
-                                   FrameKindName(frame->kind) + " frame");
-      }
-    }
-    if (!served.ok()) {
-      (void)WriteError(stream, served);  // the connection closes either way
-      return served;
-    }
+    const Status served = ServeTensorRequest(core, stream, &connection, timeouts, cancelled);
+    if (served.code() == Code::kUnavailable) return OkStatus();
+    PS_RETURN_IF_ERROR(served);
   }
-}
-
-StatusOr<std::unique_ptr<TensorChannelServer>> TensorChannelServer::Start(
-    PsCore* core, const std::string& host, int port, int max_connections,
-    std::shared_ptr<SSL_CTX> tls) {
-  PS_ASSIGN_OR_RETURN(auto listener, Listener::Listen(host, port));
-  std::unique_ptr<TensorChannelServer> server(
-      new TensorChannelServer(core, std::move(listener), max_connections, std::move(tls)));
-  server->acceptor_ = std::thread([s = server.get()] { s->AcceptLoop(); });
-  return server;
-}
-
-TensorChannelServer::~TensorChannelServer() { Stop(); }
-
-void TensorChannelServer::AcceptLoop() {
-  while (!stopping_) {
-    auto socket = listener_->Accept();
-    if (!socket.ok()) {
-      if (stopping_) return;
-      // Out of descriptors, say: try again in a moment rather than spin.
-      LOG(WARNING) << socket.status().ToString();
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      continue;
-    }
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_) return;
-    ReapLocked();
-    if (static_cast<int>(connections_.size()) >= max_connections_) {
-      (void)WriteError(socket->get(), ResourceExhausted("tensor channel: " +
-                                                        std::to_string(max_connections_) +
-                                                        " connections already"));
-      continue;
-    }
-    Connection& c = connections_.emplace_back();
-    c.socket = std::move(socket).value();
-    c.thread = std::thread([this, &c] {
-      Status s = Serve(c.socket.get());
-      if (!s.ok() && !stopping_) VLOG(1) << "tensor channel connection closed: " << s.ToString();
-      c.socket->Shutdown();  // the peer hears the end now; the fd goes when reaped
-      c.done = true;
-    });
-  }
-}
-
-Status TensorChannelServer::Serve(Socket* socket) {
-  const auto stopping = [this] { return stopping_.load(); };
-  if (tls_ == nullptr) return ServeTensorConnection(core_, socket, stopping);
-  // A peer gets 10 s to complete the handshake; then requests wait as long
-  // as they need (the core bounds every wait).
-  socket->SetTimeout(std::chrono::seconds(10));
-  auto tls = TlsStream::Accept(tls_.get(), socket);
-  if (!tls.ok()) {
-    if (!stopping_) {
-      LOG(WARNING) << "tensor channel: refused a connection from " << socket->PeerAddress() << ": "
-                   << tls.status().message();
-    }
-    return tls.status();
-  }
-  socket->SetTimeout(std::chrono::milliseconds(0));
-  VLOG(1) << "tensor channel: a TLS connection from " << (*tls)->peer();
-  return ServeTensorConnection(core_, tls->get(), stopping, /*shared_memory=*/false);
-}
-
-void TensorChannelServer::ReapLocked() {
-  for (auto it = connections_.begin(); it != connections_.end();) {
-    if (!it->done) {
-      ++it;
-      continue;
-    }
-    it->thread.join();
-    it = connections_.erase(it);
-  }
-}
-
-void TensorChannelServer::Stop() {
-  if (stopping_.exchange(true)) return;
-  listener_->Shutdown();
-  acceptor_.join();
-  std::lock_guard<std::mutex> lock(mu_);
-  for (Connection& c : connections_) c.socket->Shutdown();
-  for (Connection& c : connections_) c.thread.join();
-  connections_.clear();
 }
 
 }  // namespace tcp

@@ -1,75 +1,65 @@
-// The ps's side of the tensor channel (ps/tcp/tensor_frames.h): Push and
-// Pull requests read from a byte stream and served by a PsCore through the
-// same stream handling and checks as gRPC's (ps/tensor_streams.h), and
-// TensorChannelServer, which serves every connection to a port this way.
+// The ps's side of the tensor channel (ps/tcp/tensor_frames.h): one
+// request (a Push, a Pull, or an offer of shared memory) read from a byte
+// stream and served by a PsCore through the same stream handling and
+// checks as gRPC's (ps/tensor_streams.h). TensorChannelServer
+// (tensor_channel_server.h) calls it for each request of each connection.
 #ifndef PSTRAIN_PS_TCP_TENSOR_CHANNEL_SERVICE_H_
 #define PSTRAIN_PS_TCP_TENSOR_CHANNEL_SERVICE_H_
 
-#include <atomic>
+#include <chrono>
 #include <functional>
-#include <list>
 #include <memory>
-#include <mutex>
-#include <string>
-#include <thread>
 
 #include "core/status.h"
 #include "ps/ps_core.h"
-#include "ps/tcp/socket.h"
+#include "ps/tcp/shared_region.h"
 #include "ps/tcp/tensor_frames.h"
-#include "ps/tcp/tls_stream.h"
 
 namespace pstrain {
 namespace tcp {
 
-// Serves one connection's requests, one after the other, until it ends
-// (OkStatus) or a request fails: then the error goes back in an Error frame
-// and is returned, and the caller closes the connection. A pull waiting for
-// a step gives up when `stopping` says so. shared_memory: map the regions a
-// client offers (not over TLS, where tensors travel encrypted).
-Status ServeTensorConnection(PsCore* core, ByteStream* stream,
-                             const std::function<bool()>& stopping, bool shared_memory = true);
-
-class TensorChannelServer {
- public:
-  // Listens on host:port (port 0: a free one); each connection gets a
-  // thread, up to max_connections at once (more are refused). tls: every
-  // connection must complete a TLS handshake with this server context
-  // (core/tls.h) first; one that does not is closed and logged.
-  static StatusOr<std::unique_ptr<TensorChannelServer>> Start(
-      PsCore* core, const std::string& host, int port, int max_connections,
-      std::shared_ptr<SSL_CTX> tls = nullptr);
-  ~TensorChannelServer();
-
-  int port() const { return listener_->port(); }
-  // Stops accepting, breaks every connection and waits for their threads.
-  void Stop();
-
- private:
-  struct Connection {
-    std::unique_ptr<Socket> socket;
-    std::thread thread;
-    std::atomic<bool> done{false};
-  };
-  TensorChannelServer(PsCore* core, std::unique_ptr<Listener> listener, int max_connections,
-                      std::shared_ptr<SSL_CTX> tls)
-      : core_(core), listener_(std::move(listener)), max_connections_(max_connections),
-        tls_(std::move(tls)) {}
-  // One connection's life: the handshake (with TLS), then its requests.
-  Status Serve(Socket* socket);
-  void AcceptLoop();
-  // Joins the threads of connections that have ended. Needs mu_.
-  void ReapLocked();
-
-  PsCore* const core_;
-  const std::unique_ptr<Listener> listener_;
-  const int max_connections_;
-  const std::shared_ptr<SSL_CTX> tls_;  // null: plain TCP
-  std::atomic<bool> stopping_{false};
-  std::thread acceptor_;
-  std::mutex mu_;
-  std::list<Connection> connections_;  // guarded by mu_
+// How long a client may take over its bytes. A frame must arrive whole
+// within `frame` of its first byte, plus the time its data takes at
+// kMinBytesPerSecond; a request's next frame must begin within `idle`
+// (a streamed push waits for backward between its tensors). Replies get
+// the same time to leave.
+struct FrameTimeouts {
+  static constexpr double kMinBytesPerSecond = 16.0 * (1 << 20);
+  std::chrono::milliseconds frame{10000};
+  std::chrono::milliseconds idle{300000};
+  // The deadline of a frame with `bytes` of data begun at `begun`.
+  std::chrono::steady_clock::time_point DeadlineFor(
+      uint64_t bytes, std::chrono::steady_clock::time_point begun =
+                          std::chrono::steady_clock::now()) const;
 };
+
+// The stream's next frame: its first byte within timeouts.idle, the rest by
+// its deadline, which stays set on the stream for the frame's data.
+StatusOr<Frame> ReadFrameWithin(ByteStream* stream, const FrameTimeouts& timeouts);
+
+// What a connection keeps from one request to the next.
+struct ChannelConnection {
+  // Whether the ps maps the shared memory the client offers: only on a
+  // local socket (the descriptor travels beside the frame), never over TLS.
+  bool shared_memory = false;
+  std::unique_ptr<SharedRegion> region;  // offered by the client; null: none
+  std::unique_ptr<SharedRegion> arena;
+};
+
+// Serves the connection's next request, whose first byte has come (or is
+// about to). OkStatus: the connection may carry another. Unavailable when
+// the client hung up before a request began, else the request's error,
+// which went back to the client in an Error frame: the caller closes the
+// connection. A pull waiting for a step gives up when `cancelled` says so
+// or the client hangs up.
+Status ServeTensorRequest(PsCore* core, ByteStream* stream, ChannelConnection* connection,
+                          const FrameTimeouts& timeouts, const std::function<bool()>& cancelled);
+
+// Serves requests one after the other until the stream ends (OkStatus) or
+// one fails (its error): a connection served by one thread, as the fuzz
+// target serves its input.
+Status ServeTensorConnection(PsCore* core, ByteStream* stream,
+                             const std::function<bool()>& cancelled, bool shared_memory = true);
 
 }  // namespace tcp
 }  // namespace pstrain

@@ -142,7 +142,8 @@ Status ReadChunk(ByteStream* stream, const Frame& frame, TensorAssembler* assemb
   wide.mutable_meta()->set_dtype(proto::DT_FLOAT);
   wide.set_offset(head.offset() * 2);
   wide.set_total_bytes(head.total_bytes() * 2);
-  PS_ASSIGN_OR_RETURN(char* dest, assembler->Place(wide, frame.data_bytes * 2));
+  PS_ASSIGN_OR_RETURN(char* dest,
+                      assembler->Place(wide, frame.data_bytes * 2, proto::DT_BFLOAT16));
   std::vector<uint16_t> narrow(frame.data_bytes / 2);
   PS_RETURN_IF_ERROR(stream->ReadFull(narrow.data(), frame.data_bytes));
   FromBfloat16(narrow.data(), static_cast<int64_t>(narrow.size()), reinterpret_cast<float*>(dest));

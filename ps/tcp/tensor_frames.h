@@ -68,14 +68,37 @@ constexpr size_t kFrameHeaderBytes = 24;
 // Metadata is a header, a tensor's name and shape, or a list of names.
 constexpr uint32_t kMaxMetaBytes = 1 << 20;
 
-// A byte stream both ways: a TCP connection, or bytes in memory (fuzz/).
+// A byte stream both ways: a TCP or local connection, or bytes in memory
+// (fuzz/).
 class ByteStream {
  public:
   virtual ~ByteStream() = default;
-  // Reads exactly n bytes. Unavailable when the stream ends or breaks first.
+  // Reads exactly n bytes. Unavailable when the stream ends or breaks first;
+  // DeadlineExceeded past the stream's deadline.
   virtual Status ReadFull(void* data, size_t n) = 0;
   // Writes every byte of the buffers, in order.
   virtual Status Write(const struct iovec* iov, int count) = 0;
+  // Reads and writes fail with DeadlineExceeded once `when` has passed
+  // (time_point::max(): never).
+  virtual void SetDeadline(std::chrono::steady_clock::time_point when) { (void)when; }
+  // Waits until a byte can be read, the stream ends, or `until` passes
+  // (DeadlineExceeded).
+  virtual Status AwaitData(std::chrono::steady_clock::time_point until) {
+    (void)until;
+    return OkStatus();
+  }
+  // Whether the peer has hung up (or the connection broke): a request
+  // still waiting to be answered can give up.
+  virtual bool PeerGone() { return false; }
+  // As Write, with a file descriptor passed beside the first byte (over a
+  // local connection: SCM_RIGHTS). Unimplemented where it cannot be.
+  virtual Status WriteWithDescriptor(const struct iovec* iov, int count, int fd) {
+    (void)iov, (void)count, (void)fd;
+    return Unimplemented("this stream cannot pass descriptors");
+  }
+  // The descriptor that came with the bytes read last (at most one is
+  // kept); -1 when none did. The caller owns it.
+  virtual int TakeDescriptor() { return -1; }
 };
 
 // A frame's header and metadata; its data_bytes of data are still to be
@@ -113,6 +136,10 @@ class FrameBatch {
   // nothing is copied.
   void AddArenaTensor(const std::string& name, const Tensor& tensor, uint64_t offset);
   Status WriteTo(ByteStream* stream) const { return stream->Write(iov_.data(), iov_.size()); }
+  // WriteTo with a descriptor passed beside the first byte.
+  Status WriteTo(ByteStream* stream, int fd) const {
+    return stream->WriteWithDescriptor(iov_.data(), static_cast<int>(iov_.size()), fd);
+  }
   // WriteTo, then empties the batch for the frames that follow: so the
   // peer can start on a tensor in shared memory while the next is copied.
   Status WriteAndClear(ByteStream* stream);

@@ -38,9 +38,8 @@ StatusOr<std::unique_ptr<TlsStream>> TlsStream::Handshake(SSL_CTX* ctx, Socket* 
   ERR_clear_error();
   SSL* ssl = SSL_new(ctx);
   if (ssl == nullptr) return Internal(OpenSslErrors("SSL_new failed"));
-  std::unique_ptr<TlsStream> stream(new TlsStream(ssl));
+  std::unique_ptr<TlsStream> stream(new TlsStream(ssl, socket));
   SSL_set_fd(ssl, socket->fd());
-  int ret;
   if (host != nullptr) {
     // The certificate must name the host dialed: an address or a name.
     X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
@@ -49,9 +48,15 @@ StatusOr<std::unique_ptr<TlsStream>> TlsStream::Handshake(SSL_CTX* ctx, Socket* 
       X509_VERIFY_PARAM_set1_host(param, host->c_str(), 0);
       SSL_set_tlsext_host_name(ssl, host->c_str());
     }
-    ret = SSL_connect(ssl);
-  } else {
-    ret = SSL_accept(ssl);
+  }
+  int ret;
+  for (;;) {
+    ret = host != nullptr ? SSL_connect(ssl) : SSL_accept(ssl);
+    if (ret == 1) break;
+    const int err = SSL_get_error(ssl, ret);
+    if (err != SSL_ERROR_WANT_READ && err != SSL_ERROR_WANT_WRITE) break;
+    const Status waited = socket->Await(err == SSL_ERROR_WANT_WRITE, "TLS handshake");
+    if (!waited.ok()) return waited;
   }
   if (ret != 1) {
     const long verify = SSL_get_verify_result(ssl);
@@ -75,13 +80,18 @@ std::string TlsStream::peer() const {
   return buf;
 }
 
-Status TlsStream::Failed(const char* what, int ret) {
+Status TlsStream::Retry(const char* what, int ret) {
   const int err = SSL_get_error(ssl_, ret);
-  if (err == SSL_ERROR_ZERO_RETURN) return Unavailable(std::string("tls ") + what + ": closed");
-  if (err == SSL_ERROR_SYSCALL && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-    return DeadlineExceeded(std::string("tls ") + what + ": timed out");
+  if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
+    return socket_->Await(err == SSL_ERROR_WANT_WRITE, what);
   }
+  if (err == SSL_ERROR_ZERO_RETURN) return Unavailable(std::string("tls ") + what + ": closed");
   return Unavailable(std::string("tls ") + what + ": " + OpenSslErrors("connection broken"));
+}
+
+Status TlsStream::AwaitData(std::chrono::steady_clock::time_point until) {
+  if (SSL_pending(ssl_) > 0) return OkStatus();
+  return socket_->AwaitData(until);
 }
 
 Status TlsStream::ReadFull(void* data, size_t n) {
@@ -89,7 +99,10 @@ Status TlsStream::ReadFull(void* data, size_t n) {
   while (n > 0) {
     const int chunk = static_cast<int>(std::min<size_t>(n, 1 << 30));
     const int got = SSL_read(ssl_, p, chunk);
-    if (got <= 0) return Failed("read", got);
+    if (got <= 0) {
+      PS_RETURN_IF_ERROR(Retry("read", got));
+      continue;
+    }
     p += got;
     n -= static_cast<size_t>(got);
   }
@@ -100,7 +113,10 @@ Status TlsStream::WriteAll(const char* data, size_t n) {
   while (n > 0) {
     const int chunk = static_cast<int>(std::min<size_t>(n, 1 << 30));
     const int put = SSL_write(ssl_, data, chunk);
-    if (put <= 0) return Failed("write", put);
+    if (put <= 0) {
+      PS_RETURN_IF_ERROR(Retry("write", put));
+      continue;
+    }
     data += put;
     n -= static_cast<size_t>(put);
   }

@@ -21,7 +21,7 @@ namespace tcp {
 class TlsStream : public ByteStream {
  public:
   // The handshake on `socket` (borrowed: it outlives the stream), under the
-  // socket's timeout. PermissionDenied naming the reason (no certificate,
+  // socket's timeout and deadline. PermissionDenied naming the reason (no certificate,
   // one the CA did not sign, an expired one, a host it does not name) when
   // the peer is refused or refuses.
   static StatusOr<std::unique_ptr<TlsStream>> Accept(SSL_CTX* ctx, Socket* socket);
@@ -33,18 +33,28 @@ class TlsStream : public ByteStream {
   std::string peer() const;
 
   Status ReadFull(void* data, size_t n) override;
+  void SetDeadline(std::chrono::steady_clock::time_point when) override {
+    socket_->SetDeadline(when);
+  }
+  Status AwaitData(std::chrono::steady_clock::time_point until) override;
+  bool PeerGone() override { return socket_->PeerGone(); }
+  // Whether bytes already read from the socket wait to be taken.
+  bool pending() const { return SSL_pending(ssl_) > 0; }
   // Small buffers are gathered into records of up to 16 KiB; large ones go
   // out from where they are.
   Status Write(const struct iovec* iov, int count) override;
 
  private:
-  explicit TlsStream(SSL* ssl) : ssl_(ssl) {}
+  TlsStream(SSL* ssl, Socket* socket) : ssl_(ssl), socket_(socket) {}
   static StatusOr<std::unique_ptr<TlsStream>> Handshake(SSL_CTX* ctx, Socket* socket,
                                                         const std::string* host);
   Status WriteAll(const char* data, size_t n);
-  Status Failed(const char* what, int ret);
+  // After an SSL call returned `ret`: waits for the socket when OpenSSL
+  // wants to read or write (OkStatus: call again), else the error.
+  Status Retry(const char* what, int ret);
 
   SSL* const ssl_;
+  Socket* const socket_;  // borrowed; non-blocking: every wait is the socket's
 };
 
 }  // namespace tcp

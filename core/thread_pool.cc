@@ -1,0 +1,59 @@
+#include "core/thread_pool.h"
+
+#include <thread>
+#include <utility>
+
+namespace pstrain {
+
+ThreadPool::~ThreadPool() { Shutdown(); }
+
+void ThreadPool::Shutdown() {
+  std::unique_lock<std::mutex> lock(mu_);
+  stopping_ = true;
+  cv_.notify_all();
+  cv_.wait(lock, [this] { return threads_ == 0; });
+}
+
+void ThreadPool::Submit(std::function<void()> work) {
+  std::lock_guard<std::mutex> lock(mu_);
+  queue_.push_back(std::move(work));
+  if (idle_ > static_cast<int>(queue_.size()) - 1) {
+    cv_.notify_one();
+    return;
+  }
+  if (threads_ >= max_threads_) return;  // a thread takes it once one is free
+  ++threads_;
+  // Detached: the pool waits for threads_ to reach 0, which each thread
+  // says last, under the lock, touching nothing of the pool after it.
+  std::thread([this] { Run(); }).detach();
+}
+
+int ThreadPool::threads() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return threads_;
+}
+
+void ThreadPool::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    if (queue_.empty()) {
+      if (stopping_) break;
+      ++idle_;
+      const bool woken =
+          cv_.wait_for(lock, keep_idle_, [this] { return !queue_.empty() || stopping_; });
+      --idle_;
+      if (!woken) break;  // nothing to do for keep_idle
+      continue;
+    }
+    std::function<void()> work = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    work();
+    work = nullptr;  // whatever it holds goes before the lock is taken
+    lock.lock();
+  }
+  --threads_;
+  cv_.notify_all();
+}
+
+}  // namespace pstrain

@@ -1,0 +1,266 @@
+// What keeps clients from crashing or starving a live ps through its
+// tensor channel (ps/tcp/tensor_channel_server.h): idle connections cost
+// no thread, senders that trickle bytes and connections that send nothing
+// are closed at their deadlines, connections past a cap take the place of
+// the idlest, a client the channel refuses goes over gRPC, and waits for a
+// step end with their clients.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <atomic>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "ps/tcp/raw_channel_test_util.h"
+
+namespace pstrain {
+namespace tcp {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Waits for `done` to hold, looking every millisecond; false after `limit`.
+bool Eventually(const std::function<bool()>& done, std::chrono::milliseconds limit) {
+  const auto until = Clock::now() + limit;
+  while (!done()) {
+    if (Clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+// Whether the ps has closed `socket`: a read ends within `limit`.
+bool ClosedByPs(Socket* socket, std::chrono::milliseconds limit) {
+  socket->SetTimeout(limit);
+  char byte;
+  for (;;) {
+    const Status s = socket->ReadFull(&byte, 1);
+    if (s.code() == Code::kUnavailable) return true;  // the end of the stream
+    if (!s.ok()) return false;                        // still open at the limit
+  }
+}
+
+// Lets this process hold `n` more descriptors.
+void AllowDescriptors(rlim_t n) {
+  struct rlimit limit;
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &limit), 0);
+  if (limit.rlim_cur < n) {
+    if (limit.rlim_max < n) GTEST_SKIP() << "at most " << limit.rlim_max << " descriptors here";
+    limit.rlim_cur = n;
+    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &limit), 0);
+  }
+}
+
+std::vector<std::unique_ptr<Socket>> OpenIdle(int port, int n) {
+  std::vector<std::unique_ptr<Socket>> sockets;
+  for (int i = 0; i < n; ++i) {
+    auto s = Socket::Connect("127.0.0.1", port, std::chrono::seconds(5));
+    EXPECT_TRUE(s.ok()) << i << ": " << s.status().ToString();
+    if (!s.ok()) break;
+    sockets.push_back(std::move(s).value());
+  }
+  return sockets;
+}
+
+class ChannelFlood : public RawChannelTest {
+ protected:
+  ChannelLimits Limits() const override {
+    ChannelLimits limits;
+    limits.frames.frame = std::chrono::milliseconds(1000);
+    return limits;
+  }
+};
+
+// 1,000 idle connections hold no thread; 20 senders of a byte every 100 ms
+// are closed at their frame's deadline; meanwhile a new client's push and
+// pull complete within their deadline of a second.
+TEST_F(ChannelFlood, IdleConnectionsHoldNoThreadAndSlowSendersAreCutOff) {
+  ASSERT_NO_FATAL_FAILURE(AllowDescriptors(4096));
+  const int port = ps_.server->tensor_port();
+  auto idle = OpenIdle(port, 1000);
+  ASSERT_EQ(idle.size(), 1000u);
+  auto slow = OpenIdle(port, 20);
+  ASSERT_EQ(slow.size(), 20u);
+  std::atomic<bool> stop{false};
+  std::thread trickle([&] {
+    // What a slowloris sends: a request's bytes, one every 100 ms.
+    proto::PullRequest pull;
+    pull.set_placement_fingerprint(7);
+    FrameBatch frame;
+    frame.Add(FrameKind::kPullRequest, &pull);
+    std::string bytes(kFrameHeaderBytes + pull.ByteSizeLong(), '\0');
+    for (size_t i = 0; i < bytes.size() && !stop; ++i) {
+      for (auto& s : slow) {
+        struct iovec one = {&bytes[i], 1};
+        (void)s->Write(&one, 1);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  const auto& channel = *ps_.server->channel();
+  ASSERT_TRUE(
+      Eventually([&] { return channel.counts().connections >= 1020; }, std::chrono::seconds(10)));
+  auto pushed = PushAndPull(std::chrono::seconds(1));
+  ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
+  EXPECT_EQ(*pushed, 1);
+  for (auto& s : slow) EXPECT_TRUE(ClosedByPs(s.get(), std::chrono::seconds(10)));
+  stop = true;
+  trickle.join();
+  // The slow senders' threads are back; the idle connections never had one.
+  EXPECT_TRUE(Eventually([&] { return channel.counts().serving == 0; }, std::chrono::seconds(5)));
+  EXPECT_LE(channel.counts().threads, 25);
+  EXPECT_GE(channel.counts().connections, 1000);
+  for (auto& s : idle) EXPECT_FALSE(s->ReadableNow());  // none of them was closed
+}
+
+class SmallChannel : public RawChannelTest {
+ protected:
+  ChannelLimits Limits() const override {
+    ChannelLimits limits;
+    limits.max_connections = 4;
+    limits.max_per_peer = 3;
+    limits.handshake = std::chrono::milliseconds(300);
+    return limits;
+  }
+};
+
+// A connection that sends nothing is closed at the handshake limit.
+TEST_F(SmallChannel, AConnectionThatSendsNothingIsClosed) {
+  EXPECT_TRUE(ClosedByPs(socket_.get(), std::chrono::seconds(10)));
+}
+
+// Past the per-peer cap, a new connection from that peer takes the place
+// of its idlest; past the overall cap, of the idlest of all.
+TEST_F(SmallChannel, ANewConnectionTakesTheIdlestsPlace) {
+  const int port = ps_.server->tensor_port();
+  // socket_ is one of the fixture's; two more make three from 127.0.0.1.
+  auto mine = OpenIdle(port, 2);
+  ASSERT_TRUE(Eventually([&] { return ps_.server->channel()->counts().connections == 3; },
+                         std::chrono::seconds(5)));
+  auto fourth = OpenIdle(port, 1);
+  EXPECT_TRUE(ClosedByPs(socket_.get(), std::chrono::seconds(5)));  // the idlest
+  EXPECT_FALSE(mine[0]->ReadableNow());
+  EXPECT_EQ(ps_.server->channel()->counts().connections, 3);
+  // A local connection is a peer of its own: room for it, and past the
+  // overall cap of 4 it takes the idlest TCP connection's place.
+  auto local1 =
+      Socket::ConnectLocal(ps_.server->channel()->local_socket(), std::chrono::seconds(5));
+  ASSERT_TRUE(local1.ok());
+  ASSERT_TRUE(Eventually([&] { return ps_.server->channel()->counts().connections == 4; },
+                         std::chrono::seconds(5)));
+  auto local2 =
+      Socket::ConnectLocal(ps_.server->channel()->local_socket(), std::chrono::seconds(5));
+  ASSERT_TRUE(local2.ok());
+  EXPECT_TRUE(ClosedByPs(mine[0].get(), std::chrono::seconds(5)));
+  EXPECT_EQ(ps_.server->channel()->counts().connections, 4);
+}
+
+// With every connection busy (waiting for a step), a new one is refused
+// with the reason, and a client refused so pushes and pulls over gRPC.
+TEST_F(SmallChannel, WhenAllAreBusyANewConnectionIsRefusedAndTheClientGoesOverGrpc) {
+  const int port = ps_.server->tensor_port();
+  std::vector<std::unique_ptr<Socket>> waiting;
+  waiting.push_back(std::move(socket_));
+  for (auto& s : OpenIdle(port, 2)) waiting.push_back(std::move(s));
+  waiting.push_back(std::move(Socket::ConnectLocal(ps_.server->channel()->local_socket(),
+                                                   std::chrono::seconds(5)))
+                        .value());
+  proto::PullRequest far;
+  far.set_placement_fingerprint(7);
+  far.set_min_step(int64_t{1} << 62);
+  far.set_wait_deadline_ms(60000);
+  for (auto& s : waiting) ASSERT_TRUE(WriteFrame(s.get(), FrameKind::kPullRequest, &far).ok());
+  ASSERT_TRUE(
+      Eventually([&] { return ps_.server->waiting_pulls() == 4; }, std::chrono::seconds(5)));
+  auto refused = OpenIdle(port, 1);
+  refused[0]->SetTimeout(std::chrono::seconds(5));
+  auto frame = ReadFrame(refused[0].get());
+  ASSERT_TRUE(frame.ok()) << frame.status().ToString();
+  const Status why = ErrorOf(*frame);
+  EXPECT_EQ(why.code(), Code::kResourceExhausted);
+  EXPECT_NE(why.message().find("tensor channel refused a connection: all 3 connections from "
+                               "127.0.0.1 are busy"),
+            std::string::npos)
+      << why.ToString();
+  auto pushed = PushAndPull(std::chrono::seconds(10));
+  ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
+  EXPECT_EQ(*pushed, 1);
+}
+
+class AbandonedWaits : public RawChannelTest {};
+
+// 256 pulls waiting for a far step whose clients hang up give their
+// threads and connections back within a second.
+TEST_F(AbandonedWaits, EndWithTheirClientsOnTheTensorChannel) {
+  ASSERT_NO_FATAL_FAILURE(AllowDescriptors(2048));
+  auto sockets = OpenIdle(ps_.server->tensor_port(), 256);
+  ASSERT_EQ(sockets.size(), 256u);
+  proto::PullRequest far;
+  far.set_placement_fingerprint(7);
+  far.set_min_step(int64_t{1} << 62);
+  far.set_wait_deadline_ms(600000);
+  for (auto& s : sockets) ASSERT_TRUE(WriteFrame(s.get(), FrameKind::kPullRequest, &far).ok());
+  const auto& channel = *ps_.server->channel();
+  ASSERT_TRUE(
+      Eventually([&] { return ps_.server->waiting_pulls() == 256; }, std::chrono::seconds(20)));
+  EXPECT_EQ(channel.counts().serving, 256);
+  sockets.clear();  // the clients hang up
+  EXPECT_TRUE(
+      Eventually([&] { return ps_.server->waiting_pulls() == 0 && channel.counts().serving == 0; },
+                 std::chrono::seconds(1)));
+  EXPECT_TRUE(Eventually([&] { return channel.counts().connections == 1; },  // the fixture's
+                         std::chrono::seconds(1)));
+  ExpectUnchanged();
+}
+
+// The same over gRPC: a cancelled call's wait ends.
+TEST_F(AbandonedWaits, EndWithTheirClientsOverGrpc) {
+  auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(ps_.server->port()),
+                                     grpc::InsecureChannelCredentials());
+  auto stub = proto::Ps::NewStub(channel);
+  constexpr int kCalls = 16;
+  std::vector<std::unique_ptr<grpc::ClientContext>> calls;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kCalls; ++i) calls.push_back(std::make_unique<grpc::ClientContext>());
+  for (int i = 0; i < kCalls; ++i) {
+    threads.emplace_back([&, i] {
+      proto::PullRequest far;
+      far.set_placement_fingerprint(7);
+      far.set_min_step(int64_t{1} << 62);
+      calls[i]->set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(10));
+      auto reader = stub->Pull(calls[i].get(), far);
+      proto::PullResponse reply;
+      while (reader->Read(&reply)) {
+      }
+      (void)reader->Finish();
+    });
+  }
+  ASSERT_TRUE(
+      Eventually([&] { return ps_.server->waiting_pulls() == kCalls; }, std::chrono::seconds(20)));
+  for (auto& c : calls) c->TryCancel();
+  EXPECT_TRUE(
+      Eventually([&] { return ps_.server->waiting_pulls() == 0; }, std::chrono::seconds(1)));
+  for (auto& t : threads) t.join();
+}
+
+// Every wait has a deadline, and its client states it: the tensor channel
+// has no call deadline, so a wait without wait_deadline_ms is refused.
+TEST_F(AbandonedWaits, AWaitWithoutADeadlineIsRefused) {
+  proto::PullRequest far;
+  far.set_placement_fingerprint(7);
+  far.set_min_step(5);
+  ASSERT_TRUE(WriteFrame(socket_.get(), FrameKind::kPullRequest, &far).ok());
+  auto frame = ReadFrame(socket_.get());
+  ASSERT_TRUE(frame.ok());
+  const Status why = ErrorOf(*frame);
+  EXPECT_EQ(why.code(), Code::kInvalidArgument);
+  EXPECT_NE(why.message().find("a wait for step 5 needs a deadline"), std::string::npos)
+      << why.ToString();
+  EXPECT_EQ(ps_.server->waiting_pulls(), 0);
+}
+
+}  // namespace
+}  // namespace tcp
+}  // namespace pstrain

@@ -1,0 +1,155 @@
+// RawChannelTest: a live ps (LoopbackPs) holding one variable, w = 3 x
+// 1024 under plain gradient descent at rate 1, and a raw socket to its
+// tensor channel, for tests that speak the frames themselves as a hostile
+// client would, and check that a refused request changed nothing.
+#ifndef PSTRAIN_PS_TCP_RAW_CHANNEL_TEST_UTIL_H_
+#define PSTRAIN_PS_TCP_RAW_CHANNEL_TEST_UTIL_H_
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "ps/rpc/loopback_ps.h"
+#include "ps/tcp/shared_region.h"
+#include "ps/tcp/socket.h"
+#include "ps/tcp/tensor_frames.h"
+
+namespace pstrain {
+namespace tcp {
+
+class RawChannelTest : public ::testing::Test {
+ protected:
+  // The tensor channel's limits for the test's ps.
+  virtual ChannelLimits Limits() const { return {}; }
+
+  void SetUp() override {
+    ASSERT_TRUE(ps_.Start(0, Limits()).ok());
+    proto::InitHeader header;
+    header.set_placement_fingerprint(7);
+    header.mutable_optimizer()->set_name("GradientDescent");
+    header.mutable_optimizer()->set_learning_rate(1.0f);
+    header.add_variables("w");
+    header.set_holds_global_step(true);
+    Tensor w({1024});
+    w.Fill(3.0f);
+    ASSERT_TRUE(ps_.client->Init(header, {{"w", &w}}).ok());
+    auto socket = Socket::Connect("127.0.0.1", ps_.server->tensor_port(), std::chrono::seconds(5));
+    ASSERT_TRUE(socket.ok()) << socket.status().ToString();
+    socket_ = std::move(socket).value();
+    socket_->SetTimeout(std::chrono::seconds(5));
+  }
+
+  // A push of w's gradient as one ShmChunk frame naming `offset` in the
+  // region, or in the arena.
+  Status PushShmChunk(uint64_t offset, bool in_arena = false) {
+    const proto::PushHeader header = PushOfW();
+    proto::ShmChunk chunk;
+    chunk.mutable_head()->set_name("w");
+    chunk.mutable_head()->mutable_meta()->set_dtype(proto::DT_FLOAT);
+    chunk.mutable_head()->mutable_meta()->add_shape(1024);
+    chunk.mutable_head()->set_total_bytes(4096);
+    chunk.set_region_offset(offset);
+    chunk.set_bytes(4096);
+    chunk.set_in_arena(in_arena);
+    FrameBatch push;
+    push.Add(FrameKind::kPushHeader, &header);
+    push.Add(FrameKind::kShmChunk, &chunk);
+    push.Add(FrameKind::kEnd, nullptr);
+    return SendPush(push);
+  }
+
+  // The header of a push of one gradient, for w.
+  static proto::PushHeader PushOfW() {
+    proto::PushHeader header;
+    header.set_placement_fingerprint(7);
+    header.set_increment_global_step(true);
+    header.set_num_tensors(1);
+    return header;
+  }
+
+  // Sends a push's frames and reads the ps's answer: OkStatus for a
+  // PushReply, the status of an Error frame.
+  Status SendPush(const FrameBatch& push) {
+    PS_RETURN_IF_ERROR(push.WriteTo(socket_.get()));
+    PS_ASSIGN_OR_RETURN(Frame reply, ReadFrame(socket_.get()));
+    if (reply.kind != FrameKind::kError) return OkStatus();
+    return ErrorOf(reply);
+  }
+
+  // From here on, socket_ is a connection to the ps's local socket, the
+  // one that can carry descriptors.
+  void UseLocalSocket() {
+    auto socket =
+        Socket::ConnectLocal(ps_.server->channel()->local_socket(), std::chrono::seconds(5));
+    ASSERT_TRUE(socket.ok()) << socket.status().ToString();
+    socket_ = std::move(socket).value();
+    socket_->SetTimeout(std::chrono::seconds(5));
+  }
+
+  // Offers the memory of descriptor `fd` (-1: none) as `bytes` to the ps as
+  // the connection's region or arena; the ps's answer.
+  proto::ShmAttachReply Offer(int fd, uint64_t bytes, bool arena = false) {
+    proto::ShmAttach attach;
+    attach.set_bytes(bytes);
+    FrameBatch frame;
+    frame.Add(arena ? FrameKind::kShmAttachArena : FrameKind::kShmAttach, &attach);
+    const Status sent = fd >= 0 ? frame.WriteTo(socket_.get(), fd) : frame.WriteTo(socket_.get());
+    EXPECT_TRUE(sent.ok()) << sent.ToString();
+    proto::ShmAttachReply reply;
+    auto answer = ReadFrame(socket_.get());
+    EXPECT_TRUE(answer.ok()) << answer.status().ToString();
+    if (!answer.ok()) return reply;
+    EXPECT_EQ(answer->kind, FrameKind::kShmAttachReply);
+    EXPECT_TRUE(ParseMeta(*answer, &reply).ok());
+    return reply;
+  }
+
+  // Offers `region` to the ps as the connection's region or arena; the ps
+  // maps it.
+  void Attach(const SharedRegion& region, bool arena = false) {
+    const proto::ShmAttachReply reply = Offer(region.fd(), region.bytes(), arena);
+    ASSERT_TRUE(reply.attached()) << reply.why();
+  }
+
+  // A push of w's gradient (0.5 everywhere) and a pull of w by a new
+  // client over TCP, its calls' deadline `limit`; the step the pull saw.
+  StatusOr<int64_t> PushAndPull(std::chrono::milliseconds limit) {
+    PsClient client(0, "127.0.0.1:" + std::to_string(ps_.server->port()));
+    client.set_shared_memory(false);
+    client.set_transfer_timeout(limit);
+    const proto::PushHeader header = PushOfW();
+    Tensor g({1024});
+    g.Fill(0.5f);
+    PS_RETURN_IF_ERROR(client.Push(header, {{"w", &g}}).status());
+    std::map<std::string, Tensor> out;
+    int64_t step = -1;
+    PS_RETURN_IF_ERROR(client.Pull(7, {}, &out, &step));
+    return step;
+  }
+
+  // A refusal naming `why`, which changed nothing.
+  void ExpectRefused(const Status& s, const std::string& why) {
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.ToString();
+    EXPECT_NE(s.message().find(why), std::string::npos) << s.ToString();
+    ExpectUnchanged();
+  }
+
+  // w on the ps, and global_step: untouched by every refused request.
+  void ExpectUnchanged() {
+    std::map<std::string, Tensor> out;
+    int64_t step = -1;
+    ASSERT_TRUE(ps_.client->Pull(7, {}, &out, &step).ok());
+    EXPECT_EQ(step, 0);
+    for (int64_t i = 0; i < 1024; ++i) ASSERT_EQ(out["w"][i], 3.0f) << i;
+  }
+
+  LoopbackPs ps_;
+  std::unique_ptr<Socket> socket_;
+};
+
+}  // namespace tcp
+}  // namespace pstrain
+
+#endif  // PSTRAIN_PS_TCP_RAW_CHANNEL_TEST_UTIL_H_

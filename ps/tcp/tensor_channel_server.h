@@ -1,0 +1,129 @@
+// TensorChannelServer: the ps's tensor channel on a TCP port and, without
+// TLS, on a local socket for the tasks in its network namespace (the only
+// way shared memory reaches it: shared_region.h). Each request of each
+// connection is served by ServeTensorRequest (tensor_channel_service.h).
+//
+// A connection costs memory, not a thread: one event loop (Boost.Asio, on
+// a thread of its own) accepts connections, waits for each one's next
+// request, and closes the ones that overstay. A request, once its first
+// byte has come, is served on a thread of a pool that grows with the
+// requests in flight (ThreadPool), so a pull waiting for a step holds a
+// thread but no other connection waits for it. What keeps a client from
+// hoarding the ps (ChannelLimits):
+//   - a deadline from accepting a connection to its first request (the TLS
+//     handshake included), and for each frame's bytes once begun;
+//   - an idle limit between requests;
+//   - a cap on connections, overall and per peer (an address, or a local
+//     process): a connection past either takes the place of the one that
+//     has been idle longest (of that peer, past the peer's cap), and is
+//     refused only when none is idle;
+//   - a pull waiting for a step ends when its client hangs up.
+//
+// Thread-safe. Stop (also the destructor's) ends every connection and
+// waits for the loop and the requests being served.
+#ifndef PSTRAIN_PS_TCP_TENSOR_CHANNEL_SERVER_H_
+#define PSTRAIN_PS_TCP_TENSOR_CHANNEL_SERVER_H_
+
+#include <openssl/ssl.h>
+
+#include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <chrono>
+#include <list>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "core/status.h"
+#include "core/thread_pool.h"
+#include "ps/ps_core.h"
+#include "ps/tcp/socket.h"
+#include "ps/tcp/tensor_channel_service.h"
+
+namespace pstrain {
+namespace tcp {
+
+struct ChannelLimits {
+  int max_connections = 4096;  // at once
+  int max_per_peer = 1024;     // from one address, or one local process
+  int max_requests = 256;      // served at once, a thread each; more wait their turn
+  // From accepting a connection to its first request's first byte (with
+  // TLS, to the end of the handshake).
+  std::chrono::milliseconds handshake{10000};
+  // Between requests; frames.idle bounds the gaps inside one.
+  std::chrono::milliseconds idle{300000};
+  FrameTimeouts frames;
+};
+
+class TensorChannelServer {
+ public:
+  // Listens on host:port (port 0: a free one), and, without tls, on a
+  // local socket. tls: every TCP connection must complete a TLS handshake
+  // with this server context (core/tls.h) first; one that does not is
+  // closed and logged.
+  static StatusOr<std::unique_ptr<TensorChannelServer>> Start(
+      PsCore* core, const std::string& host, int port, const ChannelLimits& limits,
+      std::shared_ptr<SSL_CTX> tls = nullptr);
+  ~TensorChannelServer();
+
+  int port() const { return tcp_->port(); }
+  // The local socket's name ("@pstrain-..."); empty without one.
+  std::string local_socket() const { return local_ != nullptr ? local_->name() : ""; }
+  void Stop();
+
+  // What the server holds now, for tests and logs.
+  struct Counts {
+    int connections = 0;  // open, idle or serving
+    int serving = 0;      // with a request being served
+    int threads = 0;      // of the request pool
+  };
+  Counts counts() const;
+
+ private:
+  struct Connection;
+  using ConnectionPtr = std::shared_ptr<Connection>;
+  TensorChannelServer(PsCore* core, const ChannelLimits& limits, std::shared_ptr<SSL_CTX> tls);
+
+  // Loop thread: accepts what `listener` has waiting, then waits again.
+  void AcceptFrom(Listener* listener, boost::asio::posix::stream_descriptor* ready);
+  // Loop thread: takes a connection in, making room for it, or refuses it.
+  void Admit(std::unique_ptr<Socket> socket);
+  // Loop thread: closes the connection that has been idle longest (of
+  // `peer` when not empty); false when none is idle.
+  bool EvictIdlest(const std::string& peer);
+  // Loop thread: waits for c's next request, at most `limit`.
+  void AwaitRequest(const ConnectionPtr& c, std::chrono::milliseconds limit);
+  // Pool thread: c's TLS handshake (when due) and one request.
+  void Serve(const ConnectionPtr& c);
+  // Loop thread: c is idle again (ok), or closes.
+  void Served(const ConnectionPtr& c, const Status& served);
+  // Loop thread.
+  void Close(const ConnectionPtr& c);
+
+  PsCore* const core_;
+  const ChannelLimits limits_;
+  const std::shared_ptr<SSL_CTX> tls_;  // null: plain TCP
+  std::unique_ptr<Listener> tcp_;
+  std::unique_ptr<Listener> local_;  // null with TLS
+  std::atomic<bool> stopping_{false};
+  std::atomic<int> serving_{0};
+  std::atomic<int> connection_count_{0};
+
+  boost::asio::io_context io_;
+  // Loop thread only, from here on.
+  std::unique_ptr<boost::asio::posix::stream_descriptor> tcp_ready_, local_ready_;
+  std::list<ConnectionPtr> connections_;
+  std::map<std::string, int> per_peer_;
+  // Declared last: its threads and the loop go before what they use.
+  std::unique_ptr<ThreadPool> pool_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
+  std::thread loop_;
+};
+
+}  // namespace tcp
+}  // namespace pstrain
+
+#endif  // PSTRAIN_PS_TCP_TENSOR_CHANNEL_SERVER_H_
