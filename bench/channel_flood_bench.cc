@@ -40,6 +40,9 @@ DEFINE_bool(shared_memory, false,
             "The clients go through the ps's local socket and shared memory (else TCP, "
             "beside the flood)");
 DEFINE_string(ps_server, "", "The ps_server binary (default: the one of this build)");
+DEFINE_int32(flood_port, 0,
+             "Only flood this tensor port on 127.0.0.1 (a ps of a running job) for "
+             "--seconds, and measure nothing");
 
 namespace pstrain {
 namespace {
@@ -196,6 +199,16 @@ Status Run() {
   if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
     files.rlim_cur = files.rlim_max;
     setrlimit(RLIMIT_NOFILE, &files);
+  }
+  if (FLAGS_flood_port > 0) {
+    Flood flood;
+    PS_RETURN_IF_ERROR(flood.Start(FLAGS_flood_port));
+    std::printf("flooding 127.0.0.1:%d: %d idle connections, %d slow senders\n",
+                FLAGS_flood_port, FLAGS_idle_connections, FLAGS_slow_senders);
+    std::fflush(stdout);
+    std::this_thread::sleep_for(std::chrono::duration<double>(FLAGS_seconds));
+    std::printf("slow senders cut off by the ps: %d\n", flood.cut_off());
+    return OkStatus();
   }
   const std::string dir =
       std::filesystem::temp_directory_path() / ("channel_flood_bench." + std::to_string(getpid()));

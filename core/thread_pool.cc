@@ -1,5 +1,8 @@
 #include "core/thread_pool.h"
 
+#include <glog/logging.h>
+
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -25,7 +28,15 @@ void ThreadPool::Submit(std::function<void()> work) {
   ++threads_;
   // Detached: the pool waits for threads_ to reach 0, which each thread
   // says last, under the lock, touching nothing of the pool after it.
-  std::thread([this] { Run(); }).detach();
+  try {
+    std::thread([this] { Run(); }).detach();
+  } catch (const std::system_error& e) {
+    // No thread to be had now: the work waits for one that ends its task,
+    // or for the next Submit to try again.
+    --threads_;
+    LOG_EVERY_N(WARNING, 100) << "ThreadPool: no new thread (" << e.what() << "); "
+                              << queue_.size() << " tasks wait";
+  }
 }
 
 int ThreadPool::threads() const {

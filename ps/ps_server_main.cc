@@ -33,6 +33,12 @@ DEFINE_int32(tensor_max_connections, 4096,
              "takes the place of the one idle longest, and is refused only when all are busy");
 DEFINE_int32(tensor_max_connections_per_peer, 1024,
              "The same, for the connections from one address (or one local process)");
+DEFINE_int32(tensor_max_requests, 1024,
+             "Tensor channel requests this ps serves at once, a thread each (a pull waiting "
+             "for a sync step holds one); more wait their turn");
+DEFINE_int32(tensor_max_requests_per_peer, 64,
+             "The same, for the requests of one address (or one local process): past it, its "
+             "requests wait for its own to end");
 DEFINE_int32(tensor_idle_timeout_secs, 300,
              "A tensor channel connection with no request for this long is closed (clients "
              "open another when they need one)");
@@ -66,6 +72,8 @@ uint64_t ThreeQuartersOfMemory() {
 DEFINE_validator(tensor_port, &ValidTensorPort);
 DEFINE_validator(tensor_max_connections, &Positive);
 DEFINE_validator(tensor_max_connections_per_peer, &Positive);
+DEFINE_validator(tensor_max_requests, &Positive);
+DEFINE_validator(tensor_max_requests_per_peer, &Positive);
 DEFINE_validator(tensor_idle_timeout_secs, &Positive);
 DEFINE_validator(tensor_frame_timeout_secs, &Positive);
 
@@ -94,6 +102,8 @@ int main(int argc, char** argv) {
   pstrain::tcp::ChannelLimits limits;
   limits.max_connections = FLAGS_tensor_max_connections;
   limits.max_per_peer = FLAGS_tensor_max_connections_per_peer;
+  limits.max_requests = FLAGS_tensor_max_requests;
+  limits.max_requests_per_peer = FLAGS_tensor_max_requests_per_peer;
   limits.idle = std::chrono::seconds(FLAGS_tensor_idle_timeout_secs);
   limits.frames.idle = limits.idle;  // between the frames of one request too
   limits.frames.frame = std::chrono::seconds(FLAGS_tensor_frame_timeout_secs);

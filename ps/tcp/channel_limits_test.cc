@@ -53,12 +53,16 @@ void AllowDescriptors(rlim_t n) {
   }
 }
 
+// n new connections, each greeted by the ps, that then send nothing.
 std::vector<std::unique_ptr<Socket>> OpenIdle(int port, int n) {
   std::vector<std::unique_ptr<Socket>> sockets;
   for (int i = 0; i < n; ++i) {
     auto s = Socket::Connect("127.0.0.1", port, std::chrono::seconds(5));
     EXPECT_TRUE(s.ok()) << i << ": " << s.status().ToString();
     if (!s.ok()) break;
+    (*s)->SetTimeout(std::chrono::seconds(5));
+    const Status hello = ReadHello(s->get());
+    EXPECT_TRUE(hello.ok()) << i << ": " << hello.ToString();
     sockets.push_back(std::move(s).value());
   }
   return sockets;
@@ -174,11 +178,10 @@ TEST_F(SmallChannel, WhenAllAreBusyANewConnectionIsRefusedAndTheClientGoesOverGr
   for (auto& s : waiting) ASSERT_TRUE(WriteFrame(s.get(), FrameKind::kPullRequest, &far).ok());
   ASSERT_TRUE(
       Eventually([&] { return ps_.server->waiting_pulls() == 4; }, std::chrono::seconds(5)));
-  auto refused = OpenIdle(port, 1);
-  refused[0]->SetTimeout(std::chrono::seconds(5));
-  auto frame = ReadFrame(refused[0].get());
-  ASSERT_TRUE(frame.ok()) << frame.status().ToString();
-  const Status why = ErrorOf(*frame);
+  auto refused = Socket::Connect("127.0.0.1", port, std::chrono::seconds(5));
+  ASSERT_TRUE(refused.ok());
+  (*refused)->SetTimeout(std::chrono::seconds(5));
+  const Status why = ReadHello(refused->get());
   EXPECT_EQ(why.code(), Code::kResourceExhausted);
   EXPECT_NE(why.message().find("tensor channel refused a connection: all 3 connections from "
                                "127.0.0.1 are busy"),
@@ -192,7 +195,9 @@ TEST_F(SmallChannel, WhenAllAreBusyANewConnectionIsRefusedAndTheClientGoesOverGr
 class AbandonedWaits : public RawChannelTest {};
 
 // 256 pulls waiting for a far step whose clients hang up give their
-// threads and connections back within a second.
+// threads and connections back within a second. One peer's requests are
+// served 64 at a time (ChannelLimits::max_requests_per_peer): the rest wait
+// their turn, holding no thread.
 TEST_F(AbandonedWaits, EndWithTheirClientsOnTheTensorChannel) {
   ASSERT_NO_FATAL_FAILURE(AllowDescriptors(2048));
   auto sockets = OpenIdle(ps_.server->tensor_port(), 256);
@@ -203,9 +208,11 @@ TEST_F(AbandonedWaits, EndWithTheirClientsOnTheTensorChannel) {
   far.set_wait_deadline_ms(600000);
   for (auto& s : sockets) ASSERT_TRUE(WriteFrame(s.get(), FrameKind::kPullRequest, &far).ok());
   const auto& channel = *ps_.server->channel();
-  ASSERT_TRUE(
-      Eventually([&] { return ps_.server->waiting_pulls() == 256; }, std::chrono::seconds(20)));
-  EXPECT_EQ(channel.counts().serving, 256);
+  const int at_once = ChannelLimits().max_requests_per_peer;
+  ASSERT_TRUE(Eventually([&] { return ps_.server->waiting_pulls() == at_once; },
+                         std::chrono::seconds(20)));
+  EXPECT_EQ(channel.counts().serving, at_once);
+  EXPECT_EQ(channel.counts().connections, 257);
   sockets.clear();  // the clients hang up
   EXPECT_TRUE(
       Eventually([&] { return ps_.server->waiting_pulls() == 0 && channel.counts().serving == 0; },

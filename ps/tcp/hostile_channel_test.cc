@@ -50,10 +50,7 @@ TEST_F(HostileChannel, APushWhoseDtypeChangesMidTensorIsRefused) {
     push.Add(FrameKind::kEnd, nullptr);
     ExpectRefused(SendPush(push), "after chunks sent as");
     // The ps closed the connection after its Error frame: a new one.
-    auto socket = Socket::Connect("127.0.0.1", ps_.server->tensor_port(), std::chrono::seconds(5));
-    ASSERT_TRUE(socket.ok()) << socket.status().ToString();
-    socket_ = std::move(socket).value();
-    socket_->SetTimeout(std::chrono::seconds(5));
+    ASSERT_NO_FATAL_FAILURE(UseTcp());
   }
   // One dtype throughout is applied: w = 3 - 1.
   const proto::PushHeader header = PushOfW();

@@ -35,10 +35,17 @@ class RawChannelTest : public ::testing::Test {
     Tensor w({1024});
     w.Fill(3.0f);
     ASSERT_TRUE(ps_.client->Init(header, {{"w", &w}}).ok());
+    ASSERT_NO_FATAL_FAILURE(UseTcp());
+  }
+
+  // From here on, socket_ is a new TCP connection, greeted by the ps.
+  void UseTcp() {
     auto socket = Socket::Connect("127.0.0.1", ps_.server->tensor_port(), std::chrono::seconds(5));
     ASSERT_TRUE(socket.ok()) << socket.status().ToString();
     socket_ = std::move(socket).value();
     socket_->SetTimeout(std::chrono::seconds(5));
+    const Status hello = ReadHello(socket_.get());
+    ASSERT_TRUE(hello.ok()) << hello.ToString();
   }
 
   // A push of w's gradient as one ShmChunk frame naming `offset` in the
@@ -79,13 +86,15 @@ class RawChannelTest : public ::testing::Test {
   }
 
   // From here on, socket_ is a connection to the ps's local socket, the
-  // one that can carry descriptors.
+  // one that can carry descriptors, greeted by the ps.
   void UseLocalSocket() {
     auto socket =
         Socket::ConnectLocal(ps_.server->channel()->local_socket(), std::chrono::seconds(5));
     ASSERT_TRUE(socket.ok()) << socket.status().ToString();
     socket_ = std::move(socket).value();
     socket_->SetTimeout(std::chrono::seconds(5));
+    const Status hello = ReadHello(socket_.get());
+    ASSERT_TRUE(hello.ok()) << hello.ToString();
   }
 
   // Offers the memory of descriptor `fd` (-1: none) as `bytes` to the ps as

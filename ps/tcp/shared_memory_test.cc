@@ -206,10 +206,7 @@ TEST_F(HostileSharedMemory, AnOfferOfAnythingButASealedRegionIsRefusedAndTheConn
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(first->kind, FrameKind::kPullReply);
   // Over TCP no descriptor can come: a ps never maps shared memory there.
-  auto tcp = Socket::Connect("127.0.0.1", ps_.server->tensor_port(), std::chrono::seconds(5));
-  ASSERT_TRUE(tcp.ok());
-  socket_ = std::move(tcp).value();
-  socket_->SetTimeout(std::chrono::seconds(5));
+  ASSERT_NO_FATAL_FAILURE(UseTcp());
   const proto::ShmAttachReply reply = Offer(-1, 4096);
   EXPECT_FALSE(reply.attached());
   EXPECT_NE(reply.why().find("only on the ps's local socket"), std::string::npos) << reply.why();

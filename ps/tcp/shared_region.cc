@@ -61,6 +61,12 @@ StatusOr<std::unique_ptr<SharedRegion>> SharedRegion::Adopt(UniqueFd fd, uint64_
     return InvalidArgument(what + " holds " + std::to_string(st.st_size) + " bytes, fewer than the " +
                            std::to_string(bytes) + " offered");
   }
+  // Its pages reserved by its maker (Create does): none of the memory the
+  // ps writes into it is then charged to the ps.
+  if (static_cast<uint64_t>(st.st_blocks) * 512 < bytes) {
+    return InvalidArgument(what + " has " + std::to_string(st.st_blocks * 512) + " of the " +
+                           std::to_string(bytes) + " bytes offered in memory (reserve them first)");
+  }
   PS_ASSIGN_OR_RETURN(char* data, Map(fd.get(), bytes));
   // The mapping keeps the memory; the descriptor is not needed any more.
   return std::unique_ptr<SharedRegion>(new SharedRegion(UniqueFd(), bytes, data));

@@ -40,8 +40,8 @@ class SharedRegion {
   static StatusOr<std::unique_ptr<SharedRegion>> Create(uint64_t bytes);
   // Maps the region whose descriptor a peer handed over, as `bytes`.
   // InvalidArgument, naming `what` (for the error), for a descriptor that
-  // is not a memory file sealed against shrinking, or holds fewer bytes,
-  // or an offer of 0 or over kMaxBytes.
+  // is not a memory file sealed against shrinking, holds fewer bytes or
+  // has not reserved them all, or an offer of 0 or over kMaxBytes.
   static StatusOr<std::unique_ptr<SharedRegion>> Adopt(UniqueFd fd, uint64_t bytes,
                                                        const std::string& what);
   ~SharedRegion();

@@ -33,9 +33,10 @@ void SetNonBlocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL, 0) | O_NONBL
 int PollMillis(std::chrono::milliseconds timeout, Clock::time_point deadline) {
   int64_t ms = timeout.count() > 0 ? timeout.count() : -1;
   if (deadline != Clock::time_point::max()) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count() + 1;
-    ms = ms < 0 ? std::max<int64_t>(left, 0) : std::clamp<int64_t>(left, 0, ms);
+    // Rounded up, so as not to wake just before the deadline; 0 once past.
+    const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - Clock::now()).count();
+    const int64_t left = ns <= 0 ? 0 : (ns + 999999) / 1000000;
+    ms = ms < 0 ? left : std::min(left, ms);
   }
   return static_cast<int>(std::min<int64_t>(ms, INT_MAX));
 }
@@ -43,8 +44,10 @@ int PollMillis(std::chrono::milliseconds timeout, Clock::time_point deadline) {
 // Connects the non-blocking fd to addr within timeout.
 bool ConnectWithin(int fd, const struct sockaddr* addr, socklen_t len,
                    std::chrono::milliseconds timeout, int* err) {
+  // (A local socket whose backlog is full answers EAGAIN: a failure, not a
+  // connection in progress.)
   int rc = connect(fd, addr, len);
-  if (rc != 0 && (errno == EINPROGRESS || errno == EAGAIN)) {
+  if (rc != 0 && errno == EINPROGRESS) {
     struct pollfd p = {fd, POLLOUT, 0};
     rc = poll(&p, 1, static_cast<int>(timeout.count()));
     if (rc == 1) {
@@ -134,7 +137,8 @@ StatusOr<std::unique_ptr<Socket>> Socket::ConnectLocal(const std::string& name,
   int err = 0;
   if (!ConnectWithin(fd, reinterpret_cast<struct sockaddr*>(&addr), len, timeout, &err)) {
     close(fd);
-    return Unavailable("tensor channel " + name + ": " + ErrnoText(err));
+    const std::string why = "tensor channel " + name + ": " + ErrnoText(err);
+    return err == ECONNREFUSED || err == ENOENT ? NotFound(why) : Unavailable(why);
   }
   return std::make_unique<Socket>(fd);
 }
@@ -186,7 +190,7 @@ Status Socket::Await(bool write, const char* what) {
     const int ready = poll(&p, 1, PollMillis(timeout_, deadline_));
     if (ready > 0) return OkStatus();  // readable, writable, or an error to read
     if (ready < 0 && errno == EINTR) continue;
-    return Failed(write ? "write" : "read", ready == 0 ? ETIMEDOUT : errno);
+    return Failed(what, ready == 0 ? ETIMEDOUT : errno);
   }
 }
 
@@ -227,7 +231,7 @@ Status Socket::ReadFull(void* data, size_t n) {
     if (got < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        PS_RETURN_IF_ERROR(Await(/*write=*/false, "read"));
+        PS_RETURN_IF_ERROR(Await(/*write=*/false, "read"));  // the bytes still to come
         continue;
       }
       return Failed("read", errno);

@@ -40,8 +40,9 @@ class Socket : public ByteStream {
   static StatusOr<std::unique_ptr<Socket>> Connect(const std::string& host, int port,
                                                    std::chrono::milliseconds timeout);
   // Connects to the local socket `name` ("@..." : Linux's abstract
-  // namespace, which belongs to the network namespace). Unavailable when
-  // there is none such here (another host, or another container).
+  // namespace, which belongs to the network namespace). NotFound when
+  // there is none such here (another host, or another container);
+  // Unavailable when it cannot take one now (its backlog full).
   static StatusOr<std::unique_ptr<Socket>> ConnectLocal(const std::string& name,
                                                         std::chrono::milliseconds timeout);
 

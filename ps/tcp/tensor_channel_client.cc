@@ -16,6 +16,9 @@ namespace {
 // The start of the messages Unusable recognizes.
 constexpr char kUnreachable[] = "tensor channel unreachable: ";
 constexpr char kRefused[] = "tensor channel refused a connection";
+// What the ps tells a client whose idle connection it closes
+// (tensor_channel_server.h): a request that crossed it was not read.
+constexpr char kClosedIdle[] = "tensor channel closed an idle connection";
 
 bool StartsWith(const std::string& s, const char* prefix) {
   return s.compare(0, std::strlen(prefix), prefix) == 0;
@@ -38,26 +41,40 @@ StatusOr<std::unique_ptr<TensorChannelClient::Connection>> TensorChannelClient::
     auto local = Socket::ConnectLocal(local_socket_, timeout);
     if (local.ok()) {
       c->socket = std::move(local).value();
-      return c;
+    } else if (local.status().code() == Code::kNotFound) {
+      // Another network namespace (a container) has no such name.
+      LOG(INFO) << "tensor channel to " << host_ << ":" << port_
+                << ": the ps's local socket is not reachable from here ("
+                << local.status().message() << "); tensors go over TCP, without shared memory";
+      local_unreachable_ = true;
+    } else {
+      return Unavailable(kUnreachable + local.status().message());  // busy: another way now
     }
-    // Another network namespace (a container) has no such name.
-    LOG(INFO) << "tensor channel to " << host_ << ":" << port_ << ": the ps's local socket is not "
-              << "reachable from here (" << local.status().message()
-              << "); tensors go over TCP, without shared memory";
-    local_unreachable_ = true;
   }
-  auto socket = Socket::Connect(host_, port_, timeout);
-  if (!socket.ok()) return Unavailable(kUnreachable + socket.status().message());
-  c->socket = std::move(socket).value();
+  if (c->socket == nullptr) {
+    auto socket = Socket::Connect(host_, port_, timeout);
+    if (!socket.ok()) return Unavailable(kUnreachable + socket.status().message());
+    c->socket = std::move(socket).value();
+  }
+  c->socket->SetTimeout(timeout);
   if (tls_ != nullptr) {
-    c->socket->SetTimeout(timeout);
     auto tls = TlsStream::Connect(tls_.get(), c->socket.get(), host_);
-    if (!tls.ok()) {
-      return tls.status().Annotate("tensor channel to " + host_ + ":" + std::to_string(port_));
-    }
+    // A ps refusing the connection closes it in the handshake; one whose
+    // certificate does not pass is refused over gRPC just the same.
+    if (!tls.ok()) return Unavailable(kUnreachable + tls.status().message());
     c->tls = std::move(tls).value();
   }
+  // The ps's greeting, or its refusal, before any request goes out.
+  const Status hello = ReadHello(c->stream());
+  if (hello.code() == Code::kUnavailable || hello.code() == Code::kDeadlineExceeded) {
+    return Unavailable(kUnreachable + hello.message());  // closed, or silent
+  }
+  PS_RETURN_IF_ERROR(hello);
   return c;
+}
+
+bool TensorChannelClient::ClosedWhileIdle(const Status& s) {
+  return s.code() == Code::kUnavailable && StartsWith(s.message(), kClosedIdle);
 }
 
 StatusOr<std::unique_ptr<TensorChannelClient::Connection>> TensorChannelClient::Take(
@@ -215,6 +232,19 @@ StatusOr<proto::PushResponse> TensorChannelClient::Push(const proto::PushHeader&
                                                         const NamedTensors& grads,
                                                         proto::DataType wire,
                                                         std::chrono::milliseconds timeout) {
+  auto pushed = PushOnce(header, grads, wire, timeout);
+  // The ps closed the idle connection as the push went out, reading none
+  // of it: once more, on a new one.
+  if (!pushed.ok() && ClosedWhileIdle(pushed.status())) {
+    pushed = PushOnce(header, grads, wire, timeout);
+  }
+  return pushed;
+}
+
+StatusOr<proto::PushResponse> TensorChannelClient::PushOnce(const proto::PushHeader& header,
+                                                            const NamedTensors& grads,
+                                                            proto::DataType wire,
+                                                            std::chrono::milliseconds timeout) {
   PS_ASSIGN_OR_RETURN(auto c, Take(timeout));
   FrameBatch push;
   push.Add(FrameKind::kPushHeader, &header);
@@ -278,6 +308,15 @@ StatusOr<std::unique_ptr<PushStream>> TensorChannelClient::StartPush(
 Status TensorChannelClient::Pull(const proto::PullRequest& request,
                                  std::map<std::string, Tensor>* out, int64_t* step,
                                  std::chrono::milliseconds timeout) {
+  const Status pulled = PullOnce(request, out, step, timeout);
+  // As Push: the ps read none of it.
+  if (ClosedWhileIdle(pulled)) return PullOnce(request, out, step, timeout);
+  return pulled;
+}
+
+Status TensorChannelClient::PullOnce(const proto::PullRequest& request,
+                                     std::map<std::string, Tensor>* out, int64_t* step,
+                                     std::chrono::milliseconds timeout) {
   PS_ASSIGN_OR_RETURN(auto c, Take(timeout));
   proto::PullRequest asked = request;
   asked.set_reply_in_shared_memory(c->region != nullptr);

@@ -97,6 +97,14 @@ class TensorChannelClient {
   class Pushing;
 
   StatusOr<std::unique_ptr<Connection>> Take(std::chrono::milliseconds timeout);
+  // Push and Pull on one connection; the public ones try once more when
+  // the ps closed it idle as the request went out (ClosedWhileIdle).
+  StatusOr<proto::PushResponse> PushOnce(const proto::PushHeader& header,
+                                         const NamedTensors& grads, proto::DataType wire,
+                                         std::chrono::milliseconds timeout);
+  Status PullOnce(const proto::PullRequest& request, std::map<std::string, Tensor>* out,
+                  int64_t* step, std::chrono::milliseconds timeout);
+  static bool ClosedWhileIdle(const Status& s);
   void GiveBack(std::unique_ptr<Connection> connection);
   // Offers the ps a region of at least wanted_ bytes on `c` unless it has
   // one that large. A refusal is remembered; only a broken connection is
@@ -109,8 +117,8 @@ class TensorChannelClient {
   // status when it refused the frame (and closed the connection).
   StatusOr<proto::ShmAttachReply> Attach(Connection* c, FrameKind kind,
                                          const SharedRegion& region);
-  // A new connection: to the local socket where there is one and it can be
-  // reached, else over TCP.
+  // A new connection, greeted by the ps: to the local socket where there is
+  // one and it can be reached, else over TCP. Errors Unusable says are.
   StatusOr<std::unique_ptr<Connection>> Connect(std::chrono::milliseconds timeout);
   // Whether `t` lies in the arena and the ps mapped it on `c`; its offset.
   static bool InArena(const Connection& c, const Tensor& t, uint64_t* offset);

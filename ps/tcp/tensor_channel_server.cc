@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <utility>
@@ -23,14 +24,30 @@ constexpr int kAcceptBatch = 64;
 // How long a request thread waits for more work before it ends.
 constexpr std::chrono::seconds kKeepIdleThread{10};
 
+uint64_t MachineMemory() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page)
+                               : UINT64_MAX;
+}
+
+// Writes a small frame to a socket no request is being served on, without
+// waiting: it fits the socket's buffer, or is dropped.
+void WriteNow(Socket* socket, const Status& error) {
+  socket->SetDeadline(Clock::now());
+  if (error.ok()) {
+    (void)WriteFrame(socket, FrameKind::kHello, nullptr);
+  } else {
+    (void)WriteError(socket, error);
+  }
+  socket->SetDeadline(Clock::time_point::max());
+}
+
 }  // namespace
 
 struct TensorChannelServer::Connection {
   Connection(asio::io_context& io, std::unique_ptr<Socket> s, int ready_fd)
       : socket(std::move(s)), ready(io, ready_fd), timer(io) {}
-  ByteStream* stream() {
-    return tls != nullptr ? static_cast<ByteStream*>(tls.get()) : socket.get();
-  }
+  ByteStream* stream() { return tls != nullptr ? static_cast<ByteStream*>(tls.get()) : socket.get(); }
   // Whether the next request's first byte is already here (or the peer
   // hung up): asio's epoll waits for the next edge only, and this one may
   // have come while the connection was busy.
@@ -45,9 +62,10 @@ struct TensorChannelServer::Connection {
   asio::steady_timer timer;              // the handshake or idle limit
   std::string peer;                      // Socket::PeerKey
   Clock::time_point idle_since;
-  bool busy = false;
+  bool busy = false;       // a request is being served, or waits for its peer's turn
   bool closed = false;
-  bool requested = false;  // has sent a request (or, with TLS, completed its handshake)
+  bool greeted = false;    // the Hello went out (with TLS: after the handshake)
+  bool requested = false;  // has sent a request
   std::list<ConnectionPtr>::iterator at;
 };
 
@@ -56,6 +74,7 @@ TensorChannelServer::TensorChannelServer(PsCore* core, const ChannelLimits& limi
     : core_(core),
       limits_(limits),
       tls_(std::move(tls)),
+      shared_budget_(limits.max_shared_bytes > 0 ? limits.max_shared_bytes : MachineMemory()),
       pool_(std::make_unique<ThreadPool>(limits.max_requests, kKeepIdleThread)),
       work_(asio::make_work_guard(io_)) {}
 
@@ -82,6 +101,7 @@ StatusOr<std::unique_ptr<TensorChannelServer>> TensorChannelServer::Start(
     asio::post(s->io_, [s] { s->AcceptFrom(s->local_.get(), s->local_ready_.get()); });
   }
   s->loop_ = std::thread([s] { s->io_.run(); });
+  s->started_ = true;
   return server;
 }
 
@@ -117,10 +137,11 @@ void TensorChannelServer::AcceptFrom(Listener* listener, asio::posix::stream_des
 void TensorChannelServer::Admit(std::unique_ptr<Socket> socket) {
   const std::string peer = socket->PeerKey();
   std::string refused;
-  if (per_peer_[peer] >= limits_.max_per_peer && !EvictIdlest(peer)) {
-    refused =
-        "all " + std::to_string(limits_.max_per_peer) + " connections from " + peer + " are busy";
-  } else if (static_cast<int>(connections_.size()) >= limits_.max_connections && !EvictIdlest("")) {
+  if (peers_[peer].connections >= limits_.max_per_peer && !EvictIdle(peer)) {
+    refused = "all " + std::to_string(limits_.max_per_peer) + " connections from " + peer +
+              " are busy";
+  } else if (static_cast<int>(connections_.size()) >= limits_.max_connections &&
+             !EvictIdle("")) {
     refused = "all " + std::to_string(limits_.max_connections) + " connections are busy";
   }
   const int ready_fd = refused.empty() ? dup(socket->fd()) : -1;
@@ -128,11 +149,9 @@ void TensorChannelServer::Admit(std::unique_ptr<Socket> socket) {
   if (!refused.empty()) {
     const Status status = ResourceExhausted("tensor channel refused a connection: " + refused);
     LOG_EVERY_N(WARNING, 100) << status.message() << " (" << socket->PeerAddress() << ")";
-    // Never blocks the loop: the frame fits in the socket's empty buffer,
-    // or is dropped.
-    socket->SetDeadline(Clock::now());
-    (void)WriteError(socket.get(), status);
-    if (per_peer_[peer] == 0) per_peer_.erase(peer);
+    // Over TLS the client expects a handshake, not a frame: it just closes.
+    if (tls_ == nullptr) WriteNow(socket.get(), status);
+    if (peers_[peer].connections == 0) peers_.erase(peer);
     return;
   }
   auto c = std::make_shared<Connection>(io_, std::move(socket), ready_fd);
@@ -140,41 +159,43 @@ void TensorChannelServer::Admit(std::unique_ptr<Socket> socket) {
   // Shared memory comes only on the local socket, where its descriptor can
   // travel (never over TLS, which has no local socket).
   c->state.shared_memory = c->socket->local();
+  c->state.budget = &shared_budget_;
   connections_.push_front(c);
   c->at = connections_.begin();
-  ++per_peer_[peer];
+  ++peers_[peer].connections;
   ++connection_count_;
-  if (tls_ != nullptr) {  // the handshake on a request thread, under its deadline
-    c->busy = true;
-    ++serving_;
-    pool_->Submit([this, c] { Serve(c); });
+  c->idle_since = Clock::now();
+  if (tls_ != nullptr) {  // the handshake and greeting on a request thread, under the deadline
+    Dispatch(c);
     return;
   }
+  WriteNow(c->socket.get(), OkStatus());
+  c->greeted = true;
   AwaitRequest(c, limits_.handshake);
 }
 
-bool TensorChannelServer::EvictIdlest(const std::string& peer) {
-  ConnectionPtr idlest;
+bool TensorChannelServer::EvictIdle(const std::string& peer) {
+  ConnectionPtr chosen;
   for (const ConnectionPtr& c : connections_) {
     if (c->busy || (!peer.empty() && c->peer != peer)) continue;
-    if (idlest == nullptr || c->idle_since < idlest->idle_since) idlest = c;
+    // One that never sent a request (the flood's) before a client's pooled
+    // one; then the one idle longest.
+    if (chosen == nullptr || (chosen->requested && !c->requested) ||
+        (chosen->requested == c->requested && c->idle_since < chosen->idle_since)) {
+      chosen = c;
+    }
   }
-  if (idlest == nullptr) return false;
-  VLOG(1) << "tensor channel: closing the connection idle longest, from "
-          << idlest->socket->PeerAddress() << ", for a new one";
-  Close(idlest);
+  if (chosen == nullptr) return false;
+  VLOG(1) << "tensor channel: closing an idle connection from " << chosen->socket->PeerAddress()
+          << " for a new one";
+  Close(chosen, "tensor channel closed an idle connection: room for a new one");
   return true;
 }
 
 void TensorChannelServer::AwaitRequest(const ConnectionPtr& c, std::chrono::milliseconds limit) {
   c->idle_since = Clock::now();
-  const auto dispatch = [this, c] {
-    c->busy = true;
-    ++serving_;
-    pool_->Submit([this, c] { Serve(c); });
-  };
   if (c->ReadableNow()) {
-    dispatch();
+    Dispatch(c);
     return;
   }
   c->timer.expires_after(limit);
@@ -182,33 +203,53 @@ void TensorChannelServer::AwaitRequest(const ConnectionPtr& c, std::chrono::mill
     if (ec || c->busy || c->closed) return;
     VLOG(1) << "tensor channel: closing a connection from " << c->socket->PeerAddress()
             << (c->requested ? " idle for " : " that sent no request in ")
-            << std::chrono::duration_cast<std::chrono::seconds>(limit).count() << " s";
-    Close(c);
+            << std::chrono::duration_cast<std::chrono::milliseconds>(limit).count() << " ms";
+    Close(c, "tensor channel closed an idle connection: no request in time");
   });
   c->ready.async_wait(asio::posix::descriptor_base::wait_read,
-                      [c, dispatch](const boost::system::error_code& ec) {
-                        if (ec || c->closed) return;
+                      [this, c](const boost::system::error_code& ec) {
+                        if (ec || c->closed || c->busy) return;
                         c->timer.cancel();
-                        dispatch();
+                        Dispatch(c);
                       });
+}
+
+void TensorChannelServer::Dispatch(const ConnectionPtr& c) {
+  c->busy = true;
+  Peer& peer = peers_[c->peer];
+  if (peer.serving >= limits_.max_requests_per_peer) {
+    peer.waiting.push_back(c);  // its turn comes when one of the peer's ends
+    return;
+  }
+  ++peer.serving;
+  ++serving_;
+  pool_->Submit([this, c] { Serve(c); });
 }
 
 void TensorChannelServer::Serve(const ConnectionPtr& c) {
   Status served;
-  if (tls_ != nullptr && c->tls == nullptr) {
-    c->socket->SetDeadline(Clock::now() + limits_.handshake);
+  if (stopping_) {
+    served = Aborted("the ps is stopping");
+  } else if (!c->greeted) {  // with TLS: the handshake, then the Hello
+    c->socket->SetDeadline(c->idle_since + limits_.handshake);
     auto tls = TlsStream::Accept(tls_.get(), c->socket.get());
-    c->socket->SetDeadline(Clock::time_point::max());
     if (tls.ok()) {
       c->tls = std::move(tls).value();
+      served = WriteFrame(c->tls.get(), FrameKind::kHello, nullptr);
       VLOG(1) << "tensor channel: a TLS connection from " << c->tls->peer();
     } else {
-      if (!stopping_) {
-        LOG(WARNING) << "tensor channel: refused a connection from " << c->socket->PeerAddress()
-                     << ": " << tls.status().message();
-      }
       served = tls.status();
+      // Each of the first refusals, then one in a thousand: a client cannot
+      // flood the log.
+      static std::atomic<uint64_t> refusals{0};
+      const uint64_t n = refusals++;
+      if (!stopping_ && (n < 100 || n % 1000 == 0)) {
+        LOG(WARNING) << "tensor channel: refused a connection from " << c->socket->PeerAddress()
+                     << ": " << served.message()
+                     << (n < 100 ? "" : " (" + std::to_string(n + 1) + " so far)");
+      }
     }
+    c->socket->SetDeadline(Clock::time_point::max());
   } else {
     served = ServeTensorRequest(core_, c->stream(), &c->state, limits_.frames,
                                 [this] { return stopping_.load(); });
@@ -227,44 +268,73 @@ void TensorChannelServer::Serve(const ConnectionPtr& c) {
 void TensorChannelServer::Served(const ConnectionPtr& c, const Status& served) {
   c->busy = false;
   --serving_;
-  if (c->closed) return;
+  Peer& peer = peers_[c->peer];
+  --peer.serving;
+  // The peer's next waiting request takes the turn this one leaves.
+  while (!peer.waiting.empty() && peer.serving < limits_.max_requests_per_peer) {
+    ConnectionPtr next = std::move(peer.waiting.front());
+    peer.waiting.pop_front();
+    if (next->closed) continue;
+    ++peer.serving;
+    ++serving_;
+    pool_->Submit([this, next] { Serve(next); });
+  }
+  if (c->closed) {
+    if (peer.connections == 0 && peer.serving == 0) peers_.erase(c->peer);
+    return;
+  }
   if (!served.ok() || stopping_) {
     Close(c);
     return;
   }
-  const bool first = !c->requested;
+  if (!c->greeted) {  // the TLS handshake is done: now the first request
+    c->greeted = true;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        limits_.handshake - (Clock::now() - c->idle_since));
+    AwaitRequest(c, std::max(left, std::chrono::milliseconds(0)));
+    return;
+  }
   c->requested = true;
-  AwaitRequest(c, first && tls_ != nullptr ? limits_.handshake : limits_.idle);
+  AwaitRequest(c, limits_.idle);
 }
 
-void TensorChannelServer::Close(const ConnectionPtr& c) {
+void TensorChannelServer::Close(const ConnectionPtr& c, const char* why) {
   if (c->closed) return;
   c->closed = true;
   c->timer.cancel();
   boost::system::error_code ignored;
   c->ready.close(ignored);
+  // An idle client hears why: its request, if one crossed this, was not
+  // read (over TLS the socket is the TLS layer's: it just closes).
+  if (why != nullptr && !c->busy && c->tls == nullptr && c->greeted) {
+    WriteNow(c->socket.get(), Unavailable(why));
+  }
   // A request being served ends now; its thread still holds c.
   c->socket->Shutdown();
   connections_.erase(c->at);
-  if (--per_peer_[c->peer] == 0) per_peer_.erase(c->peer);
+  Peer& peer = peers_[c->peer];
+  --peer.connections;
+  if (peer.connections == 0 && peer.serving == 0) peers_.erase(c->peer);
   --connection_count_;
 }
 
 void TensorChannelServer::Stop() {
-  if (stopping_.exchange(true)) return;
+  if (stopping_.exchange(true) || !started_) return;
+  // Everything closes on the loop, which then ends: nothing is handed to
+  // the pool after that.
   asio::post(io_, [this] {
     boost::system::error_code ignored;
     if (tcp_ready_ != nullptr) tcp_ready_->close(ignored);
     if (local_ready_ != nullptr) local_ready_->close(ignored);
     const std::vector<ConnectionPtr> open(connections_.begin(), connections_.end());
     for (const ConnectionPtr& c : open) Close(c);
+    work_.reset();
+    io_.stop();
   });
-  // Requests being served end: their sockets are shut down, and a pull
-  // waiting for a step asks stopping_.
-  pool_->Shutdown();
-  work_.reset();
-  io_.stop();
   loop_.join();
+  // Requests being served end: their sockets are shut down, a pull waiting
+  // for a step asks stopping_, and one not begun is not served.
+  pool_->Shutdown();
 }
 
 TensorChannelServer::Counts TensorChannelServer::counts() const {

@@ -4,20 +4,27 @@
 // connection is served by ServeTensorRequest (tensor_channel_service.h).
 //
 // A connection costs memory, not a thread: one event loop (Boost.Asio, on
-// a thread of its own) accepts connections, waits for each one's next
-// request, and closes the ones that overstay. A request, once its first
-// byte has come, is served on a thread of a pool that grows with the
-// requests in flight (ThreadPool), so a pull waiting for a step holds a
-// thread but no other connection waits for it. What keeps a client from
-// hoarding the ps (ChannelLimits):
-//   - a deadline from accepting a connection to its first request (the TLS
-//     handshake included), and for each frame's bytes once begun;
+// a thread of its own) accepts connections, greets each (a Hello frame,
+// after the TLS handshake with TLS), waits for each one's next request, and
+// closes the ones that overstay. A request, once its first byte has come,
+// is served on a thread of a pool that grows with the requests in flight
+// (ThreadPool), so a pull waiting for a step holds a thread but no other
+// connection waits for it. What keeps a client from hoarding the ps
+// (ChannelLimits):
+//   - a deadline from accepting a connection to its first request's first
+//     byte (the TLS handshake included), and for each frame's bytes once
+//     begun;
 //   - an idle limit between requests;
 //   - a cap on connections, overall and per peer (an address, or a local
-//     process): a connection past either takes the place of the one that
-//     has been idle longest (of that peer, past the peer's cap), and is
-//     refused only when none is idle;
+//     process): a connection past either takes the place of an idle one
+//     (one that never sent a request first, then the one idle longest), and
+//     is refused only when none is idle (an Error frame; with TLS, closed);
+//   - a cap on requests served at once, overall and per peer: a peer's
+//     requests past its share wait for its own to end;
+//   - a cap on the shared memory all connections may have the ps map;
 //   - a pull waiting for a step ends when its client hangs up.
+// A connection closed while idle gets an Error frame saying so first: a
+// client whose request crossed it knows the ps read none of it.
 //
 // Thread-safe. Stop (also the destructor's) ends every connection and
 // waits for the loop and the requests being served.
@@ -49,13 +56,17 @@ namespace tcp {
 struct ChannelLimits {
   int max_connections = 4096;  // at once
   int max_per_peer = 1024;     // from one address, or one local process
-  int max_requests = 256;      // served at once, a thread each; more wait their turn
+  int max_requests = 1024;     // served at once, a thread each; more wait their turn
+  int max_requests_per_peer = 64;
   // From accepting a connection to its first request's first byte (with
-  // TLS, to the end of the handshake).
+  // TLS, the handshake within it).
   std::chrono::milliseconds handshake{10000};
   // Between requests; frames.idle bounds the gaps inside one.
   std::chrono::milliseconds idle{300000};
   FrameTimeouts frames;
+  // Bytes of shared memory all connections together may have the ps map
+  // (0: the machine's memory).
+  uint64_t max_shared_bytes = 0;
 };
 
 class TensorChannelServer {
@@ -87,28 +98,40 @@ class TensorChannelServer {
   using ConnectionPtr = std::shared_ptr<Connection>;
   TensorChannelServer(PsCore* core, const ChannelLimits& limits, std::shared_ptr<SSL_CTX> tls);
 
+  // A peer's connections and requests.
+  struct Peer {
+    int connections = 0;
+    int serving = 0;
+    std::list<ConnectionPtr> waiting;  // readable, waiting for one of its requests to end
+  };
+
   // Loop thread: accepts what `listener` has waiting, then waits again.
   void AcceptFrom(Listener* listener, boost::asio::posix::stream_descriptor* ready);
   // Loop thread: takes a connection in, making room for it, or refuses it.
   void Admit(std::unique_ptr<Socket> socket);
-  // Loop thread: closes the connection that has been idle longest (of
-  // `peer` when not empty); false when none is idle.
-  bool EvictIdlest(const std::string& peer);
+  // Loop thread: closes an idle connection (of `peer` when not empty): one
+  // that never sent a request, else the one idle longest; false when none
+  // is idle.
+  bool EvictIdle(const std::string& peer);
   // Loop thread: waits for c's next request, at most `limit`.
   void AwaitRequest(const ConnectionPtr& c, std::chrono::milliseconds limit);
-  // Pool thread: c's TLS handshake (when due) and one request.
+  // Loop thread: c's request is served now, or once its peer's is.
+  void Dispatch(const ConnectionPtr& c);
+  // Pool thread: c's greeting (after the TLS handshake), or one request.
   void Serve(const ConnectionPtr& c);
   // Loop thread: c is idle again (ok), or closes.
   void Served(const ConnectionPtr& c, const Status& served);
-  // Loop thread.
-  void Close(const ConnectionPtr& c);
+  // Loop thread. `why`, when given, goes to an idle client in an Error frame.
+  void Close(const ConnectionPtr& c, const char* why = nullptr);
 
   PsCore* const core_;
   const ChannelLimits limits_;
   const std::shared_ptr<SSL_CTX> tls_;  // null: plain TCP
+  SharedMemoryBudget shared_budget_;    // outlives every connection
   std::unique_ptr<Listener> tcp_;
   std::unique_ptr<Listener> local_;  // null with TLS
   std::atomic<bool> stopping_{false};
+  bool started_ = false;  // the loop runs
   std::atomic<int> serving_{0};
   std::atomic<int> connection_count_{0};
 
@@ -116,7 +139,7 @@ class TensorChannelServer {
   // Loop thread only, from here on.
   std::unique_ptr<boost::asio::posix::stream_descriptor> tcp_ready_, local_ready_;
   std::list<ConnectionPtr> connections_;
-  std::map<std::string, int> per_peer_;
+  std::map<std::string, Peer> peers_;
   // Declared last: its threads and the loop go before what they use.
   std::unique_ptr<ThreadPool> pool_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;

@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -133,9 +134,9 @@ Status ServePull(PsCore* core, ByteStream* stream, const Frame& first, SharedMem
 // Maps the region or the arena a client offers (replacing the one before)
 // from the descriptor that came beside the frame, or says why not; a
 // refusal leaves the connection as it was.
-Status ServeShmAttach(ByteStream* stream, const Frame& first, bool shared_memory,
-                      std::unique_ptr<SharedRegion>* mapped) {
+Status ServeShmAttach(ByteStream* stream, const Frame& first, ChannelConnection* connection) {
   const bool arena = first.kind == FrameKind::kShmAttachArena;
+  const bool shared_memory = connection->shared_memory;
   UniqueFd fd(stream->TakeDescriptor());
   proto::ShmAttach attach;
   PS_RETURN_IF_ERROR(ParseMeta(first, &attach).Annotate(FrameKindName(first.kind)));
@@ -147,12 +148,16 @@ Status ServeShmAttach(ByteStream* stream, const Frame& first, bool shared_memory
   } else {
     auto adopted = SharedRegion::Adopt(std::move(fd), attach.bytes(),
                                        arena ? "the client's arena" : "the client's region");
-    if (adopted.ok()) {
-      *mapped = std::move(adopted).value();
+    Status kept = adopted.status();
+    if (kept.ok()) {
+      kept = connection->Keep(std::move(adopted).value(),
+                              arena ? &connection->arena : &connection->region);
+    }
+    if (kept.ok()) {
       reply.set_attached(true);
     } else {
-      LOG(WARNING) << "tensor channel: refused shared memory: " << adopted.status().message();
-      reply.set_why(adopted.status().ToString());
+      LOG_EVERY_N(WARNING, 100) << "tensor channel: refused shared memory: " << kept.message();
+      reply.set_why(kept.ToString());
     }
   }
   return WriteFrame(stream, FrameKind::kShmAttachReply, &reply);
@@ -160,8 +165,36 @@ Status ServeShmAttach(ByteStream* stream, const Frame& first, bool shared_memory
 
 }  // namespace
 
+ChannelConnection::~ChannelConnection() {
+  (void)Keep(nullptr, &region);
+  (void)Keep(nullptr, &arena);
+}
+
+Status ChannelConnection::Keep(std::unique_ptr<SharedRegion> mapped,
+                               std::unique_ptr<SharedRegion>* slot) {
+  if (budget != nullptr) {
+    if (*slot != nullptr) budget->used -= (*slot)->bytes();
+    slot->reset();
+    if (mapped != nullptr) {
+      const uint64_t bytes = mapped->bytes();
+      if (budget->used.fetch_add(bytes) + bytes > budget->limit) {
+        budget->used -= bytes;
+        return ResourceExhausted("shared memory of " + std::to_string(bytes) +
+                                 " bytes would take the ps past the " +
+                                 std::to_string(budget->limit) +
+                                 " bytes its clients may have it map");
+      }
+    }
+  }
+  *slot = std::move(mapped);
+  return OkStatus();
+}
+
 std::chrono::steady_clock::time_point FrameTimeouts::DeadlineFor(
     uint64_t bytes, std::chrono::steady_clock::time_point begun) const {
+  // A frame announcing more than any could carry is refused once read; its
+  // deadline only must not overflow.
+  bytes = std::min<uint64_t>(bytes, uint64_t{1} << 44);
   const auto data = std::chrono::duration<double>(static_cast<double>(bytes) / kMinBytesPerSecond);
   return begun + frame + std::chrono::duration_cast<std::chrono::milliseconds>(data);
 }
@@ -192,10 +225,8 @@ Status ServeTensorRequest(PsCore* core, ByteStream* stream, ChannelConnection* c
         served = ServePull(core, stream, *frame, shared, timeouts, cancelled);
         break;
       case FrameKind::kShmAttach:
-        served = ServeShmAttach(stream, *frame, connection->shared_memory, &connection->region);
-        break;
       case FrameKind::kShmAttachArena:
-        served = ServeShmAttach(stream, *frame, connection->shared_memory, &connection->arena);
+        served = ServeShmAttach(stream, *frame, connection);
         break;
       default:
         served = InvalidArgument(std::string("a request cannot start with a ") +

@@ -6,7 +6,9 @@
 #ifndef PSTRAIN_PS_TCP_TENSOR_CHANNEL_SERVICE_H_
 #define PSTRAIN_PS_TCP_TENSOR_CHANNEL_SERVICE_H_
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -37,11 +39,29 @@ struct FrameTimeouts {
 // its deadline, which stays set on the stream for the frame's data.
 StatusOr<Frame> ReadFrameWithin(ByteStream* stream, const FrameTimeouts& timeouts);
 
-// What a connection keeps from one request to the next.
+// The shared memory every connection of a ps may map, together: what
+// keeps local clients from filling its address space.
+struct SharedMemoryBudget {
+  explicit SharedMemoryBudget(uint64_t limit) : limit(limit) {}
+  const uint64_t limit;
+  std::atomic<uint64_t> used{0};
+};
+
+// What a connection keeps from one request to the next. Gives its regions'
+// bytes back to the budget when it goes.
 struct ChannelConnection {
+  ChannelConnection() = default;
+  ChannelConnection(const ChannelConnection&) = delete;
+  ChannelConnection& operator=(const ChannelConnection&) = delete;
+  ~ChannelConnection();
+  // Maps `region` as *slot (the region or the arena), giving back what the
+  // slot held; ResourceExhausted past the budget.
+  Status Keep(std::unique_ptr<SharedRegion> region, std::unique_ptr<SharedRegion>* slot);
+
   // Whether the ps maps the shared memory the client offers: only on a
   // local socket (the descriptor travels beside the frame), never over TLS.
   bool shared_memory = false;
+  SharedMemoryBudget* budget = nullptr;  // null: no limit
   std::unique_ptr<SharedRegion> region;  // offered by the client; null: none
   std::unique_ptr<SharedRegion> arena;
 };

@@ -27,7 +27,7 @@ static_assert(sizeof(RawHeader) == kFrameHeaderBytes, "no padding in the frame h
 
 bool KnownKind(uint32_t kind) {
   return kind >= static_cast<uint32_t>(FrameKind::kPushHeader) &&
-         kind <= static_cast<uint32_t>(FrameKind::kShmAttachArena);
+         kind <= static_cast<uint32_t>(FrameKind::kHello);
 }
 
 }  // namespace
@@ -56,6 +56,8 @@ const char* FrameKindName(FrameKind kind) {
       return "ShmChunk";
     case FrameKind::kShmAttachArena:
       return "ShmAttachArena";
+    case FrameKind::kHello:
+      return "Hello";
   }
   return "unknown";
 }
@@ -230,6 +232,16 @@ Status WriteError(ByteStream* stream, const Status& status) {
   error.set_code(static_cast<int>(status.code()));
   error.set_message(status.message());
   return WriteFrame(stream, FrameKind::kError, &error);
+}
+
+Status ReadHello(ByteStream* stream) {
+  PS_ASSIGN_OR_RETURN(Frame hello, ReadFrame(stream));
+  if (hello.kind == FrameKind::kError) return ErrorOf(hello);
+  if (hello.kind != FrameKind::kHello) {
+    return DataLoss(std::string("tensor channel: a ") + FrameKindName(hello.kind) +
+                    " frame where the ps's Hello was due");
+  }
+  return OkStatus();
 }
 
 Status ErrorOf(const Frame& frame) {

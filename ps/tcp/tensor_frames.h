@@ -10,6 +10,8 @@
 //
 //   push:  PushHeader(PushHeader) Chunk(TensorChunk, data)... End
 //          reply: PushReply(PushResponse) or Error(ChannelError)
+//   on connecting: Hello from the ps, or Error when it refuses the
+//          connection (with TLS it closes instead)
 //   pull:  PullRequest(PullRequest)
 //          reply: PullReply(PullResponse) Chunk(TensorChunk, data)... End,
 //          or Error(ChannelError)
@@ -60,6 +62,10 @@ enum class FrameKind : uint32_t {
   // A new kind rather than a field of ShmAttach: a ps from before the arena
   // refuses it instead of mapping the arena as the connection's region.
   kShmAttachArena = 11,
+  // The ps's first frame on a connection it takes (after the TLS
+  // handshake): the client sends its first request only once it has come,
+  // so a refusal (an Error frame instead) is known before any request.
+  kHello = 12,
 };
 const char* FrameKindName(FrameKind kind);
 
@@ -179,6 +185,10 @@ StatusOr<uint64_t> ReadShmChunk(const Frame& frame, const SharedMemory& shared,
 // Writes one frame as FrameBatch::Add describes.
 Status WriteFrame(ByteStream* stream, FrameKind kind, const google::protobuf::MessageLite* meta,
                   const char* data = nullptr, uint64_t n = 0);
+// Reads the ps's greeting on a new connection: OkStatus for its Hello, the
+// status of its Error frame when it refused the connection, DataLoss for
+// another frame, or the stream's error.
+Status ReadHello(ByteStream* stream);
 // An Error frame carrying `status`, and the Status an Error frame carries.
 Status WriteError(ByteStream* stream, const Status& status);
 Status ErrorOf(const Frame& frame);

@@ -435,6 +435,7 @@ class HostileChannelRequests : public HostileRequests {
                                        std::chrono::seconds(5));
     if (!socket.ok()) return socket.status();
     (*socket)->SetTimeout(std::chrono::seconds(10));
+    PS_RETURN_IF_ERROR(tcp::ReadHello(socket->get()));
     struct iovec iov = {const_cast<char*>(bytes.data()), bytes.size()};
     (void)(*socket)->Write(&iov, 1);  // the ps may refuse (and close) before the end
     (*socket)->CloseWrite();
