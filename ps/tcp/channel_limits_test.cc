@@ -21,16 +21,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Waits for `done` to hold, looking every millisecond; false after `limit`.
-bool Eventually(const std::function<bool()>& done, std::chrono::milliseconds limit) {
-  const auto until = Clock::now() + limit;
-  while (!done()) {
-    if (Clock::now() > until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
-
 // Whether the ps has closed `socket`: a read ends within `limit`.
 bool ClosedByPs(Socket* socket, std::chrono::milliseconds limit) {
   socket->SetTimeout(limit);
@@ -266,6 +256,49 @@ TEST_F(AbandonedWaits, AWaitWithoutADeadlineIsRefused) {
   EXPECT_NE(why.message().find("a wait for step 5 needs a deadline"), std::string::npos)
       << why.ToString();
   EXPECT_EQ(ps_.server->waiting_pulls(), 0);
+}
+
+class IdleChannel : public RawChannelTest {
+ protected:
+  ChannelLimits Limits() const override {
+    ChannelLimits limits;
+    limits.handshake = std::chrono::milliseconds(200);
+    limits.idle = std::chrono::milliseconds(200);
+    return limits;
+  }
+};
+
+// The ps closes a client's pooled connection once idle for its limit; the
+// client's next call opens another rather than failing.
+TEST_F(IdleChannel, AClientWhoseIdleConnectionWasClosedCarriesOn) {
+  PsClient client(0, "127.0.0.1:" + std::to_string(ps_.server->port()));
+  client.set_shared_memory(false);
+  Tensor g({1024});
+  g.Fill(0.5f);
+  ASSERT_TRUE(client.Push(PushOfW(), {{"w", &g}}).ok());
+  ASSERT_TRUE(Eventually([&] { return ps_.server->channel()->counts().connections == 0; },
+                         std::chrono::seconds(5)));
+  EXPECT_TRUE(ClosedByPs(socket_.get(), std::chrono::seconds(5)));
+  auto pushed = client.Push(PushOfW(), {{"w", &g}});
+  ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
+  std::map<std::string, Tensor> out;
+  int64_t step = -1;
+  ASSERT_TRUE(client.Pull(7, {}, &out, &step).ok());
+  EXPECT_EQ(step, 2);
+  EXPECT_EQ(out["w"][0], 2.0f);  // 3 - 0.5 - 0.5
+}
+
+// A tensor port another process holds is an error at the start, which the
+// ps reports (a retryable exit), not a crash.
+TEST(TensorChannelStart, ABusyPortIsAnError) {
+  auto taken = Listener::Listen("127.0.0.1", 0);
+  ASSERT_TRUE(taken.ok());
+  LoopbackPs ps;
+  const Status s = ps.Start((*taken)->port());
+  EXPECT_EQ(s.code(), Code::kUnavailable) << s.ToString();
+  EXPECT_NE(s.message().find("cannot listen on 127.0.0.1:" + std::to_string((*taken)->port())),
+            std::string::npos)
+      << s.ToString();
 }
 
 }  // namespace

@@ -7,9 +7,12 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "ps/rpc/loopback_ps.h"
 #include "ps/tcp/shared_region.h"
@@ -18,6 +21,17 @@
 
 namespace pstrain {
 namespace tcp {
+
+// Waits for `done` to hold, looking every millisecond; false after `limit`.
+inline bool Eventually(const std::function<bool()>& done, std::chrono::milliseconds limit) {
+  using Clock = std::chrono::steady_clock;
+  const auto until = Clock::now() + limit;
+  while (!done()) {
+    if (Clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
 
 class RawChannelTest : public ::testing::Test {
  protected:

@@ -90,6 +90,12 @@ TEST(SharedRegion, AdoptRefusesWhatCouldShrinkOrIsTooSmall) {
   ASSERT_EQ(pipe(pipe_fds), 0);
   close(pipe_fds[1]);
   refused(pipe_fds[0], 4096, "not a memory file sealed");
+  // Sealed, but its pages not reserved: what the ps wrote there would be
+  // charged to the ps.
+  const int sparse = memfd_create("test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  ASSERT_EQ(ftruncate(sparse, 4096), 0);
+  ASSERT_EQ(fcntl(sparse, F_ADD_SEALS, F_SEAL_SHRINK), 0);
+  refused(sparse, 4096, "has 0 of the 4096 bytes offered in memory");
   auto region = SharedRegion::Create(4096);
   ASSERT_TRUE(region.ok());
   refused(dup((*region)->fd()), 8192, "holds 4096 bytes, fewer than the 8192 offered");
@@ -257,6 +263,40 @@ TEST_F(HostileSharedMemory, MemoryCutShortUnderThePsCannotFaultIt) {
       ExpectUnchanged();
     }
   }
+}
+
+// All connections together map no more than the ps's budget: past it an
+// offer is refused, and a connection that goes gives its share back.
+class SharedMemoryBudgetTest : public HostileSharedMemory {
+ protected:
+  ChannelLimits Limits() const override {
+    ChannelLimits limits;
+    limits.max_shared_bytes = 96 << 10;
+    return limits;
+  }
+};
+
+TEST_F(SharedMemoryBudgetTest, OffersPastTheBudgetAreRefused) {
+  SKIP_WITHOUT_SHARED_MEMORY();
+  auto region = SharedRegion::Create(64 << 10);
+  auto arena = SharedRegion::Create(64 << 10);
+  ASSERT_TRUE(region.ok() && arena.ok());
+  ASSERT_NO_FATAL_FAILURE(Attach(**region));
+  const proto::ShmAttachReply refused = Offer((*arena)->fd(), (*arena)->bytes(), true);
+  EXPECT_FALSE(refused.attached());
+  EXPECT_NE(refused.why().find("past the 98304 bytes its clients may have it map"),
+            std::string::npos)
+      << refused.why();
+  // A smaller region in place of the first fits.
+  auto smaller = SharedRegion::Create(32 << 10);
+  ASSERT_TRUE(smaller.ok());
+  ASSERT_NO_FATAL_FAILURE(Attach(**smaller));
+  ASSERT_NO_FATAL_FAILURE(Attach(**smaller, /*arena=*/true));
+  // Its connection gone, the next one has the whole budget.
+  ASSERT_NO_FATAL_FAILURE(UseLocalSocket());
+  ASSERT_TRUE(Eventually([&] { return ps_.server->channel()->counts().connections == 1; },
+                         std::chrono::seconds(5)));
+  ASSERT_NO_FATAL_FAILURE(Attach(**region));
 }
 
 TEST_F(HostileSharedMemory, AShmChunkInAnArenaNeverOfferedIsRefused) {

@@ -309,8 +309,10 @@ void TensorChannelServer::Close(const ConnectionPtr& c, const char* why) {
   if (why != nullptr && !c->busy && c->tls == nullptr && c->greeted) {
     WriteNow(c->socket.get(), Unavailable(why));
   }
-  // A request being served ends now; its thread still holds c.
+  // A request being served ends now; its thread still holds c (and its
+  // shared memory, given back when c goes).
   c->socket->Shutdown();
+  if (!c->busy) c->state.Release();
   connections_.erase(c->at);
   Peer& peer = peers_[c->peer];
   --peer.connections;

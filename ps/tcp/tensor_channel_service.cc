@@ -165,10 +165,7 @@ Status ServeShmAttach(ByteStream* stream, const Frame& first, ChannelConnection*
 
 }  // namespace
 
-ChannelConnection::~ChannelConnection() {
-  (void)Keep(nullptr, &region);
-  (void)Keep(nullptr, &arena);
-}
+ChannelConnection::~ChannelConnection() { Release(); }
 
 Status ChannelConnection::Keep(std::unique_ptr<SharedRegion> mapped,
                                std::unique_ptr<SharedRegion>* slot) {

@@ -57,6 +57,11 @@ struct ChannelConnection {
   // Maps `region` as *slot (the region or the arena), giving back what the
   // slot held; ResourceExhausted past the budget.
   Status Keep(std::unique_ptr<SharedRegion> region, std::unique_ptr<SharedRegion>* slot);
+  // Unmaps both, giving their bytes back.
+  void Release() {
+    (void)Keep(nullptr, &region);
+    (void)Keep(nullptr, &arena);
+  }
 
   // Whether the ps maps the shared memory the client offers: only on a
   // local socket (the descriptor travels beside the frame), never over TLS.
