@@ -48,7 +48,8 @@ class RawChannelTest : public ::testing::Test {
     header.set_holds_global_step(true);
     Tensor w({1024});
     w.Fill(3.0f);
-    ASSERT_TRUE(ps_.client->Init(header, {{"w", &w}}).ok());
+    const Status init = ps_.client->Init(header, {{"w", &w}});
+    ASSERT_TRUE(init.ok()) << init.ToString();
     ASSERT_NO_FATAL_FAILURE(UseTcp());
   }
 
