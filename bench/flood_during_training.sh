@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 STEPS="${1:-1500}"
-BUILD=build
+BUILD="${PSTRAIN_BUILD_DIR:-build}"
 median() { sort -n | awk '{a[NR]=$1} END {print (NR ? a[int((NR+1)/2)] : "none")}'; }
 run() {
   local log="$1" flood="$2"
