@@ -36,9 +36,11 @@ DEFINE_int32(tensor_max_connections_per_peer, 1024,
 DEFINE_int32(tensor_max_requests, 1024,
              "Tensor channel requests this ps serves at once, a thread each (a pull waiting "
              "for a sync step holds one); more wait their turn");
-DEFINE_int32(tensor_max_requests_per_peer, 64,
+DEFINE_int32(tensor_max_requests_per_peer, 128,
              "The same, for the requests of one address (or one local process): past it, its "
-             "requests wait for its own to end");
+             "requests wait for its own to end. Sync training holds two per worker (a pull "
+             "waiting for the step, a push): keep it above twice the workers behind one "
+             "address");
 DEFINE_int32(tensor_idle_timeout_secs, 300,
              "A tensor channel connection with no request for this long is closed (clients "
              "open another when they need one)");

@@ -186,7 +186,7 @@ class AbandonedWaits : public RawChannelTest {};
 
 // 256 pulls waiting for a far step whose clients hang up give their
 // threads and connections back within a second. One peer's requests are
-// served 64 at a time (ChannelLimits::max_requests_per_peer): the rest wait
+// served 128 at a time (ChannelLimits::max_requests_per_peer): the rest wait
 // their turn, holding no thread.
 TEST_F(AbandonedWaits, EndWithTheirClientsOnTheTensorChannel) {
   ASSERT_NO_FATAL_FAILURE(AllowDescriptors(2048));
@@ -286,6 +286,44 @@ TEST_F(IdleChannel, AClientWhoseIdleConnectionWasClosedCarriesOn) {
   ASSERT_TRUE(client.Pull(7, {}, &out, &step).ok());
   EXPECT_EQ(step, 2);
   EXPECT_EQ(out["w"][0], 2.0f);  // 3 - 0.5 - 0.5
+}
+
+class OneRequestPerPeer : public RawChannelTest {
+ protected:
+  ChannelLimits Limits() const override {
+    ChannelLimits limits;
+    limits.max_requests_per_peer = 1;
+    return limits;
+  }
+};
+
+// A request that waited for its peer's turn is not served once its client
+// has gone: what it sent is stale (a push from an arena may have been
+// overwritten since).
+TEST_F(OneRequestPerPeer, ARequestWhoseClientLeftWhileItWaitedIsNotServed) {
+  auto sockets = OpenIdle(ps_.server->tensor_port(), 2);
+  proto::PullRequest far;
+  far.set_placement_fingerprint(7);
+  far.set_min_step(int64_t{1} << 62);
+  far.set_wait_deadline_ms(60000);
+  ASSERT_TRUE(WriteFrame(sockets[0].get(), FrameKind::kPullRequest, &far).ok());
+  ASSERT_TRUE(Eventually([&] { return ps_.server->waiting_pulls() == 1; }, std::chrono::seconds(5)));
+  // A push behind it, from the same peer, whose client then leaves.
+  const proto::PushHeader header = PushOfW();
+  Tensor g({1024});
+  g.Fill(1.0f);
+  FrameBatch push;
+  push.Add(FrameKind::kPushHeader, &header);
+  push.AddTensor("w", g, proto::DT_FLOAT);
+  push.Add(FrameKind::kEnd, nullptr);
+  ASSERT_TRUE(push.WriteTo(sockets[1].get()).ok());
+  ASSERT_TRUE(Eventually([&] { return ps_.server->channel()->counts().waiting == 1; },
+                         std::chrono::seconds(5)));
+  sockets[1].reset();
+  sockets[0].reset();  // the pull ends, and the push's turn comes
+  ASSERT_TRUE(Eventually([&] { return ps_.server->channel()->counts().connections == 1; },
+                         std::chrono::seconds(5)));
+  ExpectUnchanged();
 }
 
 // A tensor port another process holds is an error at the start, which the

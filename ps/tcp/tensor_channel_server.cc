@@ -219,6 +219,7 @@ void TensorChannelServer::Dispatch(const ConnectionPtr& c) {
   Peer& peer = peers_[c->peer];
   if (peer.serving >= limits_.max_requests_per_peer) {
     peer.waiting.push_back(c);  // its turn comes when one of the peer's ends
+    ++waiting_;
     return;
   }
   ++peer.serving;
@@ -274,7 +275,15 @@ void TensorChannelServer::Served(const ConnectionPtr& c, const Status& served) {
   while (!peer.waiting.empty() && peer.serving < limits_.max_requests_per_peer) {
     ConnectionPtr next = std::move(peer.waiting.front());
     peer.waiting.pop_front();
+    --waiting_;
     if (next->closed) continue;
+    if (next->socket->PeerGone()) {
+      // It gave up while it waited (its deadline passed): what it sent is
+      // stale now (a push from its arena may have been overwritten since).
+      next->busy = false;
+      Close(next);
+      continue;
+    }
     ++peer.serving;
     ++serving_;
     pool_->Submit([this, next] { Serve(next); });
@@ -343,6 +352,7 @@ TensorChannelServer::Counts TensorChannelServer::counts() const {
   Counts counts;
   counts.connections = connection_count_.load();
   counts.serving = serving_.load();
+  counts.waiting = waiting_.load();
   counts.threads = pool_->threads();
   return counts;
 }

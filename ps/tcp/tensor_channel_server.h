@@ -57,7 +57,9 @@ struct ChannelLimits {
   int max_connections = 4096;  // at once
   int max_per_peer = 1024;     // from one address, or one local process
   int max_requests = 1024;     // served at once, a thread each; more wait their turn
-  int max_requests_per_peer = 64;
+  // Sync training holds a pull (waiting for the step) and a push per
+  // worker: more than twice the workers behind one address need more.
+  int max_requests_per_peer = 128;
   // From accepting a connection to its first request's first byte (with
   // TLS, the handshake within it).
   std::chrono::milliseconds handshake{10000};
@@ -89,6 +91,7 @@ class TensorChannelServer {
   struct Counts {
     int connections = 0;  // open, idle or serving
     int serving = 0;      // with a request being served
+    int waiting = 0;      // with a request waiting for its peer's turn
     int threads = 0;      // of the request pool
   };
   Counts counts() const;
@@ -133,6 +136,7 @@ class TensorChannelServer {
   std::atomic<bool> stopping_{false};
   bool started_ = false;  // the loop runs
   std::atomic<int> serving_{0};
+  std::atomic<int> waiting_{0};
   std::atomic<int> connection_count_{0};
 
   boost::asio::io_context io_;

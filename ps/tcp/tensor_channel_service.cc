@@ -170,18 +170,19 @@ ChannelConnection::~ChannelConnection() { Release(); }
 Status ChannelConnection::Keep(std::unique_ptr<SharedRegion> mapped,
                                std::unique_ptr<SharedRegion>* slot) {
   if (budget != nullptr) {
-    if (*slot != nullptr) budget->used -= (*slot)->bytes();
-    slot->reset();
-    if (mapped != nullptr) {
-      const uint64_t bytes = mapped->bytes();
-      if (budget->used.fetch_add(bytes) + bytes > budget->limit) {
-        budget->used -= bytes;
-        return ResourceExhausted("shared memory of " + std::to_string(bytes) +
-                                 " bytes would take the ps past the " +
-                                 std::to_string(budget->limit) +
-                                 " bytes its clients may have it map");
-      }
+    const uint64_t old_bytes = *slot != nullptr ? (*slot)->bytes() : 0;
+    const uint64_t new_bytes = mapped != nullptr ? mapped->bytes() : 0;
+    // The new region counted before the old one goes: a refusal leaves the
+    // slot as it was. (Two offers at once may refuse each other; neither
+    // takes the ps past its budget.)
+    if (budget->used.fetch_add(new_bytes) + new_bytes - old_bytes > budget->limit) {
+      budget->used -= new_bytes;
+      return ResourceExhausted("shared memory of " + std::to_string(new_bytes) +
+                               " bytes would take the ps past the " +
+                               std::to_string(budget->limit) +
+                               " bytes its clients may have it map");
     }
+    budget->used -= old_bytes;
   }
   *slot = std::move(mapped);
   return OkStatus();
