@@ -30,7 +30,8 @@ DEFINE_int32(tensor_port, 0,
 
 DEFINE_int32(tensor_max_connections, 4096,
              "The most tensor channel connections this ps keeps open; past it a new one "
-             "takes the place of the one idle longest, and is refused only when all are busy");
+             "takes the place of an idle one (one that never sent a request first, then the "
+             "one idle longest), and is refused only when all are busy");
 DEFINE_int32(tensor_max_connections_per_peer, 1024,
              "The same, for the connections from one address (or one local process)");
 DEFINE_int32(tensor_max_requests, 1024,
