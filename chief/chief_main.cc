@@ -150,13 +150,15 @@ int main(int argc, char** argv) {
   pstrain::Status s = supervisor.Start();
   if (s.ok()) s = supervisor.Monitor();
   if (s.ok()) s = supervisor.Finish();
+  if (s.ok()) return pstrain::kExitDone;  // the job is done, whatever signal came since
   if (stop.requested()) {
-    // A graceful stop: save what training has reached; the ps tasks keep it
-    // for the restarted chief.
+    // A graceful stop before the end: save what training has reached (the
+    // ps tasks keep it too) for the restarted chief.
     s = supervisor.SaveOnStop();
-    if (!s.ok()) return pstrain::ExitWith(s, pstrain::kExitRetryable);
-    return 0;
+    // A failed save leaves the last checkpoint as it was; the stop is still
+    // an eviction, retried like one.
+    if (!s.ok()) LOG(ERROR) << "no checkpoint saved on stopping: " << s.ToString();
+    return pstrain::ExitStopped(stop);
   }
-  if (!s.ok()) return pstrain::ExitWith(s, pstrain::kExitRetryable);
-  return 0;
+  return pstrain::ExitWith(s, pstrain::kExitRetryable);
 }

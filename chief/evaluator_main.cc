@@ -9,10 +9,13 @@
 // It reads only files and needs no cluster; it accepts --cluster_spec or
 // TF_CONFIG (task type "evaluator") as Kubeflow passes them.
 //
-// Exit codes, as the chief's: 0 done (--run_once, --max_evaluations,
-// --timeout_secs or SIGTERM/SIGINT, which stop between evaluations); 1 bad
-// flags or input, or --run_once found no readable checkpoint; 2 bad cluster
-// spec; 3 the event file could not be written (retryable).
+// It ends (exit 0) once it has seen the final checkpoint the chief marks
+// at the end of training (chief/training_done.h), or at --run_once,
+// --max_evaluations or --timeout_secs. Other exit codes, as every task's
+// (core/task_main.h): 1 bad flags or input, or --run_once found no readable
+// checkpoint; 2 bad cluster spec; 138 the event file could not be written
+// (retryable); 143 SIGTERM (130 SIGINT) before then, which stops between
+// evaluations.
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
@@ -28,6 +31,7 @@
 #include "chief/checkpoint.h"
 #include "chief/checkpoint_watcher.h"
 #include "chief/evaluation.h"
+#include "chief/training_done.h"
 #include "chief/summary/event_writer.h"
 #include "cluster/cluster_flags.h"
 #include "cluster/cpu_share_flags.h"
@@ -127,7 +131,7 @@ int RunOnce(const std::vector<std::string>& names, CheckpointEvaluator* evaluato
   for (auto it = names.rbegin(); it != names.rend(); ++it) {
     auto done = evaluator->Evaluate(*it, FLAGS_eval_use_moving_averages);
     if (!done.ok()) return ExitWith(done.status(), kExitRetryable);
-    if (*done) return 0;
+    if (*done) return kExitDone;
   }
   return ExitWith(
       NotFound("nothing to evaluate: no readable checkpoint in --train_dir " + FLAGS_train_dir),
@@ -135,14 +139,19 @@ int RunOnce(const std::vector<std::string>& names, CheckpointEvaluator* evaluato
 }
 
 // Evaluates each new checkpoint, looking every --eval_interval_secs, until
-// --max_evaluations, --timeout_secs or a stop signal.
+// the final checkpoint of the training, --max_evaluations, --timeout_secs or a
 int Watch(CheckpointWatcher* watcher, CheckpointEvaluator* evaluator, const StopNotice& stop) {
   using Clock = std::chrono::steady_clock;
   const std::chrono::seconds interval(FLAGS_eval_interval_secs), timeout(FLAGS_timeout_secs);
   int evaluations = 0;
   Clock::time_point last_new = Clock::now();
+  int64_t newest_seen = -1;  // the step of the newest checkpoint the watcher returned
   for (;;) {
     const Clock::time_point round_start = Clock::now();
+    // Read before the listing: the chief marks the end after the final
+    // checkpoint, so a listing after the mark includes that checkpoint.
+    auto final_step = FinalCheckpointStep(watcher->dir());
+    if (!final_step.ok()) LOG(WARNING) << final_step.status().ToString();
     auto names = watcher->NewCheckpoints();
     if (!names.ok()) {
       LOG(WARNING) << names.status().ToString() << "; looking again in " << interval.count()
@@ -151,24 +160,32 @@ int Watch(CheckpointWatcher* watcher, CheckpointEvaluator* evaluator, const Stop
       last_new = round_start;
       for (const std::string& base : *names) {
         if (stop.requested()) break;
+        newest_seen = std::max(newest_seen, CheckpointStep(base));
         auto done = evaluator->Evaluate(base, FLAGS_eval_use_moving_averages);
         if (!done.ok()) return ExitWith(done.status(), kExitRetryable);
         if (*done && ++evaluations == FLAGS_max_evaluations) {
           LOG(INFO) << "done after " << evaluations << " evaluations (--max_evaluations)";
-          return 0;
+          return kExitDone;
         }
       }
-    } else if (timeout.count() > 0 && round_start - last_new >= timeout) {
+    }
+    if (!stop.requested() && names.ok() && final_step.ok() && *final_step >= 0 &&
+        newest_seen >= *final_step) {
+      LOG(INFO) << "training is done (final checkpoint model.ckpt-" << *final_step
+                << "); done after " << evaluations << " evaluations";
+      return kExitDone;
+    }
+    if (names.ok() && names->empty() && timeout.count() > 0 && round_start - last_new >= timeout) {
       LOG(INFO) << "no new checkpoint for " << timeout.count() << " s (--timeout_secs); done after "
                 << evaluations << " evaluations";
-      return 0;
+      return kExitDone;
     }
     Clock::time_point next = round_start + interval;
     if (timeout.count() > 0) next = std::min(next, last_new + timeout);
     const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now());
     if (stop.requested() || stop.WaitFor(std::max(wait, std::chrono::milliseconds(0)))) {
-      LOG(INFO) << "stopping (" << stop.reason() << ") after " << evaluations << " evaluations";
-      return 0;
+      LOG(INFO) << "stopping after " << evaluations << " evaluations";
+      return ExitStopped(stop);
     }
   }
 }

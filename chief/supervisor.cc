@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "chief/evaluation.h"
+#include "chief/training_done.h"
 #include "ps/variable_store.h"
 
 namespace pstrain {
@@ -107,7 +108,10 @@ Status Supervisor::Start() {
   } else {
     PS_RETURN_IF_ERROR(RestoreOrInitialize("starting"));
   }
+  // Training (again) in this dir: its job has not ended.
+  PS_RETURN_IF_ERROR(ClearTrainingDone(options_.train_dir));
   training_started_ = last_eval_ = Clock::now();
+  model_ready_ = true;
   const auto& placement = fleet_->placement();
   LOG(INFO) << "model ready: " << model_->variables().size() << " variables in "
             << placement.shards.size() << " shards on " << placement.num_ps
@@ -371,6 +375,7 @@ Status Supervisor::Finish() {
     last_saved_step_ = step;
     LOG(INFO) << "saved the final checkpoint " << prefix;
   }
+  PS_RETURN_IF_ERROR(MarkTrainingDone(options_.train_dir, "model.ckpt-" + std::to_string(step)));
   PS_ASSIGN_OR_RETURN(EvalResult eval, EvaluateState(state));
   char line[128];
   std::snprintf(line, sizeof(line), "final: step %lld, test accuracy %.4f (%lld examples)",
@@ -423,6 +428,10 @@ Status Supervisor::EvaluateWhileTraining() {
 }
 
 Status Supervisor::SaveOnStop() {
+  if (!model_ready_) {
+    LOG(INFO) << "stopping (" << stop_->reason() << ") before the model was ready: nothing to save";
+    return OkStatus();
+  }
   LOG(INFO) << "stopping (" << stop_->reason() << "): saving a checkpoint first";
   return SaveCheckpoint("graceful stop");
 }

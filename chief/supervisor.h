@@ -18,8 +18,9 @@
 //             step and report done).
 //   Finish    final checkpoint, evaluation on the test set (the final line),
 //             shut every ps down.
-//   SaveOnStop  a graceful stop (SIGTERM): save a checkpoint and leave the
-//             ps tasks running for the restarted chief.
+//   SaveOnStop  a graceful stop (SIGTERM): save a checkpoint (once the
+//             model is ready) and leave the ps tasks running for the
+//             restarted chief.
 //
 // Thread-compatible: main calls these in order, from one thread.
 #ifndef PSTRAIN_CHIEF_SUPERVISOR_H_
@@ -137,6 +138,7 @@ class Supervisor {
   std::chrono::steady_clock::time_point training_started_;  // when Start made the model ready
   std::chrono::steady_clock::time_point last_eval_;
   std::string end_reason_;  // non-empty once this chief has ended training
+  bool model_ready_ = false;  // Start made (or found) the model ready
 };
 
 }  // namespace pstrain

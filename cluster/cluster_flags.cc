@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "core/task_main.h"
+
 DEFINE_string(cluster_spec, "",
               "Path of a JSON cluster spec {\"chief\":[...],\"ps\":[...],\"worker\":[...]}. "
               "If empty, the TF_CONFIG environment variable is used.");
@@ -18,7 +20,7 @@ namespace {
   // glibc's basename of argv[0]; set before main, unlike gflags' copy.
   std::fprintf(stderr, "%s: invalid cluster spec: %s\n", program_invocation_short_name,
                message.c_str());
-  std::exit(2);
+  std::exit(kExitBadSpec);
 }
 
 }  // namespace

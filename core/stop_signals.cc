@@ -16,6 +16,20 @@ void StopNotice::Notify(const std::string& reason) {
   cv_.notify_all();
 }
 
+void StopNotice::NotifySignal(int signo) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (requested_) return;
+  requested_ = true;
+  reason_ = std::string("signal ") + strsignal(signo);
+  signal_ = signo;
+  cv_.notify_all();
+}
+
+int StopNotice::signal() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return signal_;
+}
+
 bool StopNotice::requested() const {
   std::lock_guard<std::mutex> lock(mu_);
   return requested_;
@@ -46,7 +60,7 @@ void HandleStopSignals(StopNotice* notice) {
   std::thread([set, notice] {
     for (;;) {
       int signo = 0;
-      if (sigwait(&set, &signo) == 0) notice->Notify(std::string("signal ") + strsignal(signo));
+      if (sigwait(&set, &signo) == 0) notice->NotifySignal(signo);
     }
   }).detach();
 }

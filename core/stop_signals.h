@@ -19,8 +19,13 @@ class StopNotice {
  public:
   // The first reason wins; later calls are ignored.
   void Notify(const std::string& reason);
+  // The same, for a stop signal: the reason names it, and signal() keeps it.
+  void NotifySignal(int signo);
   bool requested() const;
   std::string reason() const;
+  // The signal that stopped the task (SIGTERM, SIGINT), or 0 when the stop
+  // came from elsewhere (the chief's shutdown) or has not come.
+  int signal() const;
   // Blocks until notified; returns the reason.
   std::string Wait() const;
   // True when notified within `timeout`.
@@ -31,6 +36,7 @@ class StopNotice {
   mutable std::condition_variable cv_;
   bool requested_ = false;  // guarded by mu_
   std::string reason_;      // guarded by mu_
+  int signal_ = 0;          // guarded by mu_
 };
 
 // Borrows notice for the life of the process.

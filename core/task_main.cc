@@ -27,6 +27,12 @@ void InitTaskMain(const char* usage, int* argc, char*** argv) {
   if (TaskTls() != nullptr) LOG(INFO) << "mutual TLS as " << TaskTls()->subject;
 }
 
+int ExitStopped(const StopNotice& stop) {
+  const int code = stop.signal() > 0 ? kExitStoppedBySignal + stop.signal() : kExitRetryable;
+  LOG(INFO) << "stopped before the job was done (" << stop.reason() << "): exit " << code;
+  return code;
+}
+
 int ExitWith(const Status& error, int exit_code) {
   LOG(ERROR) << error.ToString();
   return exit_code;

@@ -1,21 +1,35 @@
 // What every pstrain binary does first, and how it ends on an error.
 //
 // Exit codes follow Kubeflow's TFJob retry conventions (restartPolicy
-// ExitCode): 1-127 are permanent, 128-255 retryable. So 1 (bad flag or
-// input) and 2 (malformed cluster spec) are permanent, and 138 (a lost peer,
-// an interrupted wait) makes the operator recreate the pod.
+// ExitCode): 1-127 are permanent, 128-255 retryable. Every task (ps, worker,
+// chief, evaluator) keeps one contract:
+//   0    done: the job ended (a stop signal after that changes nothing)
+//   1    a bad flag or input (permanent)
+//   2    a malformed cluster spec (permanent)
+//   138  a lost peer or an interrupted wait (retryable)
+//   143  stopped by SIGTERM before the job was done (128 + 15, retryable;
+//        130 for SIGINT), after a graceful stop: the chief saves first. An
+//        evicted pod is recreated, not counted as done.
 #ifndef PSTRAIN_CORE_TASK_MAIN_H_
 #define PSTRAIN_CORE_TASK_MAIN_H_
 
 #include <string>
 
 #include "core/status.h"
+#include "core/stop_signals.h"
 
 namespace pstrain {
 
+constexpr int kExitDone = 0;
 constexpr int kExitBadInput = 1;
 constexpr int kExitBadSpec = 2;
 constexpr int kExitRetryable = 138;
+constexpr int kExitStoppedBySignal = 128;  // plus the signal's number: 143 for SIGTERM
+
+// The exit code of a task that a stop signal ended before the job was done:
+// kExitStoppedBySignal + the signal, logged with the reason. kExitRetryable
+// when the stop came from no signal (it is not a normal end either).
+int ExitStopped(const StopNotice& stop);
 
 // Limits OpenMP's spinning (core/openmp_spin.h: may run the binary again
 // first), sets the --help text, parses the flags (removing them from argv),

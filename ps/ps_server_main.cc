@@ -1,5 +1,6 @@
 // ps_server: one parameter-server task. Holds its share of the variables and
-// applies pushed gradients until the chief tells it to shut down.
+// applies pushed gradients until the chief tells it to shut down (exit 0); a
+// stop signal before that exits 143 (core/task_main.h).
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 #include <sys/resource.h>
@@ -122,5 +123,7 @@ int main(int argc, char** argv) {
   const std::string reason = stop.Wait();
   LOG(INFO) << "ps:" << config.task.index << " shutting down: " << reason;
   (*server)->Stop();
-  return 0;
+  // The chief's shutdown ends the job; a signal before it is an eviction,
+  // and the job needs this ps back.
+  return stop.signal() > 0 ? pstrain::ExitStopped(stop) : pstrain::kExitDone;
 }

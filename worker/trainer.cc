@@ -310,6 +310,7 @@ StatusOr<TrainerResult> Trainer::Run() {
   for (;;) {
     if (stop_ != nullptr && stop_->requested()) {
       LOG(INFO) << "worker:" << options_.worker_index << " stopping: " << stop_->reason();
+      result.stopped = true;
       break;
     }
     if (EndedByChief()) break;

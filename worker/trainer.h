@@ -62,6 +62,7 @@ struct TrainerResult {
   int64_t stale_gradients = 0;  // sync: pushes some ps dropped as stale
   float first_loss = 0;
   float last_loss = 0;
+  bool stopped = false;  // a stop request ended it, not the end of training
 };
 
 class Trainer {

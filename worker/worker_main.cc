@@ -156,6 +156,7 @@ int main(int argc, char** argv) {
   pstrain::Status ready = (*fleet)->WaitForPs(/*require_ready=*/true, &stop,
                                               std::chrono::seconds(FLAGS_ready_timeout_secs));
   if (!ready.ok()) {
+    if (stop.requested()) return pstrain::ExitStopped(stop);
     return pstrain::ExitWith(ready, ready.code() == pstrain::Code::kFailedPrecondition
                                         ? pstrain::kExitBadInput
                                         : pstrain::kExitRetryable);
@@ -196,6 +197,7 @@ int main(int argc, char** argv) {
   }
   pstrain::Trainer trainer(model->get(), fleet->get(), input->get(), &heartbeat, &stop, topts);
   auto result = trainer.Run();
+  if (!result.ok() && stop.requested()) return pstrain::ExitStopped(stop);
   if (!result.ok()) {
     return pstrain::ExitWith(result.status(),
                              result.status().code() == pstrain::Code::kInvalidArgument
@@ -206,14 +208,13 @@ int main(int argc, char** argv) {
             << " local steps, global_step " << result->global_step << ", "
             << result->stale_gradients << " stale gradients dropped, loss " << result->first_loss
             << " -> " << result->last_loss;
-  if (stop.requested()) {
+  if (result->stopped) {
     // A graceful stop, not the end of this worker's training: a restarted
     // worker carries on, so it does not report done.
-    LOG(INFO) << "worker:" << index << " stopped (" << stop.reason() << ")";
-    return 0;
+    return pstrain::ExitStopped(stop);
   }
   heartbeat.Stop();  // no heartbeat may land after WorkerDone and undo it
   pstrain::Status done = (*fleet)->client(0)->WorkerDone(index);
   if (!done.ok()) return pstrain::ExitWith(done, pstrain::kExitRetryable);
-  return 0;
+  return pstrain::kExitDone;
 }

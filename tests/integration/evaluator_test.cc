@@ -12,6 +12,7 @@
 
 #include "chief/checkpoint_manager.h"
 #include "chief/evaluation.h"
+#include "chief/training_done.h"
 #include "chief/summary/event_reader.h"
 #include "data/mnist_dataset.h"
 #include "nn/model.h"
@@ -201,6 +202,27 @@ TEST(Evaluator, WatchingEvaluatesEachCheckpointOldestFirst) {
   EXPECT_NEAR(scalars.at(20), lines[1].second, 0.00005);
 }
 
+// The chief marks the end of training after its final checkpoint; the
+// evaluator ends (exit 0) once it has evaluated that one, and not before.
+TEST(Evaluator, WatchingEndsAtTheFinalCheckpointTheChiefMarked) {
+  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  testing::TempDir dir("evaluator_done");
+  Save(dir.path(), 10, /*with_averages=*/false);
+  Save(dir.path(), 30, /*with_averages=*/false);
+  ASSERT_TRUE(MarkTrainingDone(dir.path(), "model.ckpt-30").ok());
+  std::string out;
+  ASSERT_EQ(RunEvaluator({"--train_dir=" + dir.path(), "--eval_interval_secs=1"}, &out),
+            "exit code 0")
+      << out;
+  const auto lines = EvalLines(out);
+  ASSERT_EQ(lines.size(), 2u) << out;
+  EXPECT_EQ(lines[1].first, "model.ckpt-30");
+  EXPECT_NE(out.find("training is done (final checkpoint model.ckpt-30); done after 2 "
+                     "evaluations"),
+            std::string::npos)
+      << out;
+}
+
 TEST(Evaluator, WatchingGivesUpAfterTimeoutWithoutCheckpoints) {
   if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   testing::TempDir dir("evaluator_timeout");
@@ -216,7 +238,9 @@ TEST(Evaluator, WatchingGivesUpAfterTimeoutWithoutCheckpoints) {
       << out;
 }
 
-TEST(Evaluator, SigtermStopsWatchingAndExits0) {
+// Before the chief has marked the end of training, SIGTERM is an eviction:
+// exit 143, retryable.
+TEST(Evaluator, SigtermBeforeTheEndOfTrainingExits143) {
   if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   testing::TempDir dir("evaluator_sigterm");
   testing::RunningTask task("cmd", {BuildDir() + "/chief/evaluator", "--train_dir=" + dir.path()});
@@ -228,8 +252,9 @@ TEST(Evaluator, SigtermStopsWatchingAndExits0) {
   ASSERT_TRUE(task.running()) << task.output();
   task.process()->Signal(SIGTERM);
   ASSERT_TRUE(task.WaitForExit(std::chrono::seconds(30))) << task.output();
-  EXPECT_EQ(task.process()->exit_description(), "exit code 0") << task.output();
-  EXPECT_NE(task.output().find("stopping (signal Terminated) after 0 evaluations"),
+  EXPECT_EQ(task.process()->exit_description(), "exit code 143") << task.output();
+  EXPECT_NE(task.output().find("stopping after 0 evaluations"), std::string::npos) << task.output();
+  EXPECT_NE(task.output().find("stopped before the job was done (signal Terminated): exit 143"),
             std::string::npos)
       << task.output();
 }

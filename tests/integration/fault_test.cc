@@ -140,28 +140,42 @@ TEST(FaultTest, KilledTasksRestartAndTrainingCompletesAsWell) {
               static_cast<long long>(kSteps), baseline, after_ps, after_worker, after_chief);
 }
 
-// SIGTERM is a graceful stop: a worker stops without reporting done, the
-// chief saves a checkpoint first and leaves the ps tasks running; both,
-// started again, finish the job.
-TEST(GracefulStop, SigtermedChiefSavesAndWorkerStopsCleanly) {
+// SIGTERM before the end is an eviction: every task stops gracefully (a
+// worker without reporting done, the chief after saving a checkpoint, the ps
+// tasks left running for it) and exits 143, retryable. Each, started again,
+// carries on, and the job completes.
+TEST(GracefulStop, SigtermedPsWorkerAndChiefExit143AndTheJobCompletes) {
   if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   testing::TempDir dir("sigterm");
   TestCluster cluster(dir.path(), 1, 2,
                       {"--max_steps=300", "--epochs=0", "--save_checkpoint_secs=0",
-                       "--log_frequency=50", "--train_dir=" + dir.path(), "--http_port=-1",
+                       "--save_checkpoint_steps=50", "--log_frequency=50",
+                       "--train_dir=" + dir.path(), "--http_port=-1",
                        "--save_summaries_steps=0"});
   cluster.StartAll();
   ASSERT_TRUE(cluster.WaitForStep(100, std::chrono::seconds(300)));
+  // The ps first: the chief restores it from a checkpoint once it is back.
+  cluster.task("ps:0")->process()->Signal(SIGTERM);
+  ASSERT_TRUE(cluster.WaitForExit("ps:0", std::chrono::seconds(60)));
+  EXPECT_EQ(cluster.task("ps:0")->process()->exit_description(), "exit code 143")
+      << cluster.Output("ps:0");
+  cluster.Start("ps:0");
+  ASSERT_TRUE(cluster.WaitForStep(150, std::chrono::seconds(300))) << cluster.Tails();
+  EXPECT_NE(cluster.Output("chief:0").find("restored every ps from"), std::string::npos)
+      << cluster.Output("chief:0");
+
   cluster.task("worker:1")->process()->Signal(SIGTERM);
   ASSERT_TRUE(cluster.WaitForExit("worker:1", std::chrono::seconds(60)));
-  EXPECT_TRUE(cluster.task("worker:1")->process()->succeeded());
-  EXPECT_NE(cluster.Output("worker:1").find("worker:1 stopped (signal Terminated)"),
+  EXPECT_EQ(cluster.task("worker:1")->process()->exit_description(), "exit code 143")
+      << cluster.Output("worker:1");
+  EXPECT_NE(cluster.Output("worker:1").find("stopped before the job was done (signal Terminated)"),
             std::string::npos)
       << cluster.Output("worker:1");
 
   cluster.task("chief:0")->process()->Signal(SIGTERM);
   ASSERT_TRUE(cluster.WaitForExit("chief:0", std::chrono::seconds(60))) << cluster.Tails();
-  EXPECT_TRUE(cluster.task("chief:0")->process()->succeeded()) << cluster.Output("chief:0");
+  EXPECT_EQ(cluster.task("chief:0")->process()->exit_description(), "exit code 143")
+      << cluster.Output("chief:0");
   std::smatch m;
   const std::string chief = cluster.Output("chief:0");
   ASSERT_TRUE(std::regex_search(chief, m, std::regex(R"(saved checkpoint (\S+) \(graceful stop)")))
@@ -175,6 +189,24 @@ TEST(GracefulStop, SigtermedChiefSavesAndWorkerStopsCleanly) {
   EXPECT_NE(cluster.Output("chief:0").find("a restarted chief carries on"), std::string::npos);
   EXPECT_NE(cluster.Output("chief:0").find("final: step 30"), std::string::npos)
       << cluster.Output("chief:0");
+}
+
+// A ps that stays gone is a lost peer: the worker gives up after
+// --retry_timeout_secs with 138, retryable (its pod is recreated and waits
+// for the ps again).
+TEST(LostPeer, AWorkerWhosePsStaysGoneExits138) {
+  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  testing::TempDir dir("lost_peer");
+  TestCluster cluster(dir.path(), 1, 1,
+                      {"--max_steps=100000", "--epochs=0", "--save_checkpoint_secs=0",
+                       "--log_frequency=10", "--train_dir=" + dir.path(), "--http_port=-1",
+                       "--save_summaries_steps=0", "--retry_timeout_secs=3"});
+  cluster.StartAll();
+  ASSERT_TRUE(cluster.WaitForStep(20, std::chrono::seconds(300))) << cluster.Tails();
+  cluster.Kill9("ps:0");
+  ASSERT_TRUE(cluster.WaitForExit("worker:0", std::chrono::seconds(120))) << cluster.Tails();
+  EXPECT_EQ(cluster.task("worker:0")->process()->exit_description(), "exit code 138")
+      << cluster.Output("worker:0");
 }
 
 }  // namespace

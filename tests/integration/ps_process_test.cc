@@ -93,7 +93,9 @@ TEST(PsProcess, MalformedSpecExitsTwoWithOneLine) {
   EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
 }
 
-TEST(PsProcess, SigtermIsAGracefulStop) {
+// An evicted ps (SIGTERM before the chief's shutdown) exits 143, retryable,
+// so that Kubernetes recreates its pod: the job needs it back.
+TEST(PsProcess, SigtermBeforeTheChiefsShutdownExits143) {
   testing::TempDir dir("ps_sigterm");
   auto spec = testing::MakeLocalSpec(dir.path(), 1, 0);
   RunningTask ps0("ps:0", PsArgv(spec.path, 0));
@@ -103,8 +105,9 @@ TEST(PsProcess, SigtermIsAGracefulStop) {
   }
   ps0.process()->Signal(SIGTERM);
   ASSERT_TRUE(ps0.WaitForExit(std::chrono::seconds(20)));
-  EXPECT_TRUE(ps0.process()->succeeded()) << ps0.process()->exit_description();
-  EXPECT_NE(ps0.output().find("shutting down: signal"), std::string::npos) << ps0.output();
+  EXPECT_EQ(ps0.process()->exit_description(), "exit code 143") << ps0.output();
+  EXPECT_NE(ps0.output().find("shutting down: signal Terminated"), std::string::npos)
+      << ps0.output();
 }
 
 }  // namespace
