@@ -185,6 +185,13 @@ int Watch(CheckpointWatcher* watcher, CheckpointEvaluator* evaluator, const Stop
     const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now());
     if (stop.requested() || stop.WaitFor(std::max(wait, std::chrono::milliseconds(0)))) {
       LOG(INFO) << "stopping after " << evaluations << " evaluations";
+      // A stop after the job has ended (the operator cleaning up) is no
+      // eviction.
+      auto ended = FinalCheckpointStep(watcher->dir());
+      if (ended.ok() && *ended >= 0) {
+        LOG(INFO) << "training is done (final checkpoint model.ckpt-" << *ended << ")";
+        return kExitDone;
+      }
       return ExitStopped(stop);
     }
   }

@@ -307,6 +307,13 @@ def _no_constant(name):
     raise ValueError(f"{name} is not JSON")
 
 
+def first_word(command):
+    """The binary a service's command runs (its first word)."""
+    if isinstance(command, list):
+        return command[0] if command else None
+    return re.split(r"\s+", js_string(command) if command else "")[0]
+
+
 def check_tf_configs(compose, compose_file):
     errors = []
     services = compose.get("services") if isinstance(compose, dict) else None
@@ -317,7 +324,9 @@ def check_tf_configs(compose, compose_file):
         service = service if isinstance(service, dict) else {}
         raw = environment_of(service).get("TF_CONFIG")
         if raw is None:
-            errors.append(f"{name}: no TF_CONFIG")
+            # The evaluator is outside the cluster, as in a TFJob: it needs none.
+            if first_word(service.get("command")) != "evaluator":
+                errors.append(f"{name}: no TF_CONFIG")
             continue
         try:
             tf = json.loads(raw if isinstance(raw, str) else js_string(raw), parse_constant=_no_constant)
@@ -341,11 +350,7 @@ def check_tf_configs(compose, compose_file):
         if key in tasks:
             errors.append(f"{name}: task {key} is also {tasks[key]}'s")
         tasks[key] = name
-        command = service.get("command")
-        if isinstance(command, list):
-            first = command[0] if command else None
-        else:
-            first = re.split(r"\s+", js_string(command) if command else "")[0]
+        first = first_word(service.get("command"))
         if first != BINARY_OF[task_type]:
             errors.append(f"{name}: task type {task_type} runs {first}, not {BINARY_OF[task_type]}")
     if cluster is not None:

@@ -238,23 +238,43 @@ TEST(Evaluator, WatchingGivesUpAfterTimeoutWithoutCheckpoints) {
       << out;
 }
 
+// Sends SIGTERM once the evaluator watches the train dir; waits for its exit.
+void SigtermOnceWatching(testing::RunningTask* task) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (task->running() && task->output().find("evaluating checkpoints in") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(task->running()) << task->output();
+  task->process()->Signal(SIGTERM);
+  ASSERT_TRUE(task->WaitForExit(std::chrono::seconds(30))) << task->output();
+}
+
 // Before the chief has marked the end of training, SIGTERM is an eviction:
 // exit 143, retryable.
 TEST(Evaluator, SigtermBeforeTheEndOfTrainingExits143) {
   if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   testing::TempDir dir("evaluator_sigterm");
   testing::RunningTask task("cmd", {BuildDir() + "/chief/evaluator", "--train_dir=" + dir.path()});
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (task.running() && task.output().find("evaluating checkpoints in") == std::string::npos &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  ASSERT_TRUE(task.running()) << task.output();
-  task.process()->Signal(SIGTERM);
-  ASSERT_TRUE(task.WaitForExit(std::chrono::seconds(30))) << task.output();
+  ASSERT_NO_FATAL_FAILURE(SigtermOnceWatching(&task));
   EXPECT_EQ(task.process()->exit_description(), "exit code 143") << task.output();
   EXPECT_NE(task.output().find("stopping after 0 evaluations"), std::string::npos) << task.output();
   EXPECT_NE(task.output().find("stopped before the job was done (signal Terminated): exit 143"),
+            std::string::npos)
+      << task.output();
+}
+
+// Once the chief has marked the end of training, SIGTERM (an operator
+// cleaning up) ends the evaluator with 0, even before it has evaluated the
+// final checkpoint.
+TEST(Evaluator, SigtermAfterTheEndOfTrainingExits0) {
+  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  testing::TempDir dir("evaluator_sigterm_done");
+  ASSERT_TRUE(MarkTrainingDone(dir.path(), "model.ckpt-30").ok());  // not written yet
+  testing::RunningTask task("cmd", {BuildDir() + "/chief/evaluator", "--train_dir=" + dir.path()});
+  ASSERT_NO_FATAL_FAILURE(SigtermOnceWatching(&task));
+  EXPECT_EQ(task.process()->exit_description(), "exit code 0") << task.output();
+  EXPECT_NE(task.output().find("training is done (final checkpoint model.ckpt-30)"),
             std::string::npos)
       << task.output();
 }
