@@ -4,7 +4,7 @@
 // A 50,000-image 32x32x3 dataset of random pixels (CIFAR-10's training set
 // size and shape) goes through DISTORT preprocessing to 24x24 (random crop,
 // flip, brightness, contrast, standardization), a shuffle buffer with
-// min_after_dequeue 20000 (MODELS.md), batches of 128. The clock starts once
+// min_after_dequeue 20000 (docs/MODELS.md), batches of 128. The clock starts once
 // the first batch is out, that is once the buffer holds min_after_dequeue + 1
 // examples, and stops after --batches more; the consumer takes batches as
 // fast as they come, so the figure is the pipeline's own rate. Also times the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages that the benchmarks' references need: the
-# PyTorch peer (shared/peers/pytorch), iperf3 (the loopback TCP limit set
+# PyTorch peer (bench/peers/pytorch), iperf3 (the loopback TCP limit set
 # beside transfer_bench) and what ps-lite builds against (bench/pslite/),
 # compared in docs/BENCHMARKS.md. Not needed to build
 # or run pstrain. Idempotent: packages already present are skipped.

@@ -1,6 +1,6 @@
 // mnist_step_bench: the time of one training step in one process (mnist by
 // default, --model=cifar10 or any model), the figure to set beside
-// PyTorch's (shared/peers/pytorch/bench_train.py).
+// PyTorch's (bench/peers/pytorch/bench_train.py).
 //
 // One step = LossAndGradients at batch 128 on random data plus a Nesterov
 // momentum update (lr 0.01, momentum 0.9) of every variable. Prints one line

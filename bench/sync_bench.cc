@@ -2,7 +2,7 @@
 //
 // For every P in --ps_list it starts P real ps_server processes on loopback;
 // for every K in --workers_list it initializes them with the cifar10 network's
-// ten variables (MODELS.md, 1,068,298 float32 parameters; GradientDescent) in
+// ten variables (docs/MODELS.md, 1,068,298 float32 parameters; GradientDescent) in
 // sync mode with replicas_to_aggregate = total_num_replicas = K, and runs K
 // simulated workers as threads of this process, each with its own PsFleet.
 // A worker loops as worker/trainer.cc does in sync mode: pull (min_step = the
@@ -86,7 +86,7 @@ constexpr float kLearningRate = 0.1f;     // cifar10's
 constexpr float kGradient = 1.0f / 1024;  // every gradient element
 constexpr auto kPullWait = std::chrono::milliseconds(1000);
 
-// The cifar10 network's trainable variables (MODELS.md), in model order.
+// The cifar10 network's trainable variables (docs/MODELS.md), in model order.
 std::vector<std::pair<std::string, Shape>> Cifar10Variables() {
   return {{"conv1/weights", {5, 5, 3, 64}},      {"conv1/biases", {64}},
           {"conv2/weights", {5, 5, 64, 64}},     {"conv2/biases", {64}},

@@ -1,4 +1,4 @@
-// The cifar10 network (nn/models/cifar10.pbtxt) as MODELS.md gives it:
+// The cifar10 network (nn/models/cifar10.pbtxt) as docs/MODELS.md gives it:
 // variables, forward against naive loops, weight decay in the loss, and every
 // gradient against central differences.
 #include <gtest/gtest.h>

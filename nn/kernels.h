@@ -78,7 +78,7 @@ class PoolKernel {
   virtual Status Backward(const Shape& x_shape, const Tensor& dy, Tensor* dx) = 0;
 };
 
-// tf.nn.lrn over the channels (MODELS.md).
+// tf.nn.lrn over the channels (docs/MODELS.md).
 class LrnKernel {
  public:
   virtual ~LrnKernel() = default;

@@ -244,10 +244,18 @@ TEST_F(HttpServerTest, StopDoesNotWaitLongForIdleConnections) {
   EXPECT_EQ(idle.ReadAll(), "");  // closed without an answer
 }
 
+// Four threads stop the server at once (a signal and the end of training
+// can race): none blocks or crashes, and the server is stopped for good: its
+// port refuses connections and can be bound again.
 TEST_F(HttpServerTest, ConcurrentStopsAreSafe) {
+  const int port = server_->port();
+  ASSERT_TRUE(Client(port).connected());
   std::vector<std::thread> threads;
   for (int i = 0; i < 4; ++i) threads.emplace_back([this] { server_->Stop(); });
   for (std::thread& t : threads) t.join();
+  EXPECT_FALSE(Client(port).connected());
+  StatusOr<std::unique_ptr<HttpServer>> again = HttpServer::Start("127.0.0.1", port, &board_);
+  EXPECT_TRUE(again.ok()) << again.status().ToString();
 }
 
 TEST(HttpServerStart, BusyPortIsUnavailable) {

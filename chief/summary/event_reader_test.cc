@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <string>
 
 #include "chief/summary/event_writer.h"
@@ -17,9 +16,6 @@ using test_util::TempDir;
 using test_util::WriteBytes;
 
 TEST(EventReader, ReadsAFileTensorFlowWrote) {
-  if (!std::filesystem::exists(PSTRAIN_TF_EVENT_FILE)) {
-    GTEST_SKIP() << "no " << PSTRAIN_TF_EVENT_FILE;
-  }
   StatusOr<std::vector<tensorflow::Event>> events = ReadEventFile(PSTRAIN_TF_EVENT_FILE);
   ASSERT_TRUE(events.ok()) << events.status().ToString();
   ASSERT_EQ(events->size(), 2u);

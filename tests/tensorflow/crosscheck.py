@@ -1,7 +1,7 @@
 """Cross-checks pstrain against TensorFlow itself.
 
   1. cifar10: the same weights and batch through pstrain and through the
-     network built here in TensorFlow from MODELS.md; the loss, the logits
+     network built here in TensorFlow from docs/MODELS.md; the loss, the logits
      and every gradient agree to a relative error of at most 1e-4.
   2. distortions: each stage of pstrain's training distortions and its
      evaluation path against tf.image with the same random draws.
@@ -67,7 +67,7 @@ def tf_lrn(x):
 
 
 def tf_cifar10(v, images):
-    """cifar10 as MODELS.md gives it, on the weights `v` (name -> tensor)."""
+    """cifar10 as docs/MODELS.md gives it, on the weights `v` (name -> tensor)."""
     conv1 = tf.nn.relu(tf.nn.conv2d(images, v["conv1/weights"], 1, "SAME") +
                        v["conv1/biases"])
     pool1 = tf.nn.max_pool2d(conv1, 3, 2, "SAME")
