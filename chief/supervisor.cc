@@ -252,6 +252,13 @@ Status Supervisor::Monitor() {
       LOG(INFO) << "training resumed";
     }
     auto st = fleet_->CoordinatorStatus();
+    // ps 0 may have come back empty since CheckPsIncarnations found it
+    // unreachable: its status speaks for no model (global_step 0, no
+    // workers). Publish nothing from it; the next poll restores it.
+    if (st.ok() && (!st->ready() ||
+                    (incarnations_[0] != 0 && st->incarnation() != incarnations_[0]))) {
+      continue;
+    }
     if (st.ok()) {
       last_contact = Clock::now();
       roster_.Update(*st);

@@ -6,10 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <thread>
 
 #include "chief/checkpoint.h"
+#include "chief/http/metrics.h"
 #include "core/test_util.h"
 #include "nn/model_spec.h"
 #include "nn/test_models.h"
@@ -145,6 +147,104 @@ TEST_F(SupervisorTest, MonitorEndsWhenTheWorkerIsDoneAndFinishSavesAndShutsTheJo
   ASSERT_TRUE(ckpt.ok()) << ckpt.status().ToString();
   EXPECT_EQ(ckpt->tensors.count("logits/weights"), 1u);
   EXPECT_EQ(ps->shutdown_reason(), "training done");
+}
+
+// Ps 0 as a restart looks to the chief: on the `fail_at`-th status request
+// it is unreachable, and from then on it is a new, empty ps (a new
+// incarnation). Every status request first records the global_step the
+// chief's metrics board shows then, and the `stop_at`-th stops the chief.
+class RestartingPs : public PsConnection {
+ public:
+  RestartingPs(const MetricsBoard* board, StopNotice* stop, int fail_at, int stop_at)
+      : ps_(std::make_unique<InProcessPs>(0)),
+        board_(board), stop_(stop), fail_at_(fail_at), stop_at_(stop_at) {}
+
+  InProcessPs* ps() { return ps_.get(); }
+  const std::vector<int64_t>& published_steps() const { return published_steps_; }
+
+  StatusOr<proto::StatusResponse> GetStatus(std::chrono::milliseconds timeout) override {
+    published_steps_.push_back(board_->Read().global_step);
+    if (++requests_ == stop_at_) stop_->Notify("test");
+    if (requests_ == fail_at_) {
+      ps_ = std::make_unique<InProcessPs>(0);
+      return Unavailable("ps:0 is restarting");
+    }
+    return ps_->GetStatus(timeout);
+  }
+  const std::string& name() const override { return ps_->name(); }
+  Status Init(const proto::InitHeader& header, const NamedTensors& values) override {
+    return ps_->Init(header, values);
+  }
+  Status Pull(uint64_t fingerprint, const std::vector<std::string>& names,
+              std::map<std::string, Tensor>* out, int64_t* step, int64_t min_step,
+              std::chrono::milliseconds wait) override {
+    return ps_->Pull(fingerprint, names, out, step, min_step, wait);
+  }
+  Status PullState(uint64_t fingerprint, std::map<std::string, Tensor>* out,
+                   int64_t* step) override {
+    return ps_->PullState(fingerprint, out, step);
+  }
+  StatusOr<proto::PushResponse> Push(const proto::PushHeader& header,
+                                     const NamedTensors& grads) override {
+    return ps_->Push(header, grads);
+  }
+  StatusOr<proto::HeartbeatResponse> Heartbeat(int worker, int64_t local_step,
+                                               float loss) override {
+    return ps_->Heartbeat(worker, local_step, loss);
+  }
+  Status WorkerDone(int worker) override { return ps_->WorkerDone(worker); }
+  Status SetLiveWorkers(const std::vector<int>& workers) override {
+    return ps_->SetLiveWorkers(workers);
+  }
+  Status EndTraining(const std::string& reason) override { return ps_->EndTraining(reason); }
+  Status Shutdown(const std::string& reason) override { return ps_->Shutdown(reason); }
+
+ private:
+  std::unique_ptr<InProcessPs> ps_;
+  const MetricsBoard* const board_;
+  StopNotice* const stop_;
+  const int fail_at_, stop_at_;
+  int requests_ = 0;
+  std::vector<int64_t> published_steps_;
+};
+
+// A ps that is unreachable when the chief checks the incarnations and back,
+// empty, when it asks for the coordinator's status in the same poll: the
+// metrics never show the empty ps's step 0; the next poll restores it.
+TEST_F(SupervisorTest, AnEmptyPsBackWithinOnePollIsNeverPublished) {
+  MetricsBoard board;
+  // Requests: Start's wait (1) and check (2); the first poll's incarnation
+  // check (3) and coordinator status (4, publishes step 3, saves); the
+  // second poll's check (5) finds ps 0 gone and its status (6) empty.
+  auto owned = std::make_unique<RestartingPs>(&board, &stop_, /*fail_at=*/5, /*stop_at=*/20);
+  RestartingPs* ps = owned.get();
+  std::vector<std::unique_ptr<PsConnection>> connections;
+  connections.push_back(std::move(owned));
+  PsFleet fleet(std::move(connections), infos_, placement_);
+  SupervisorOptions options = Options();
+  options.board = &board;
+  options.save_checkpoint_steps = 1;
+  Supervisor sup(model_.get(), &fleet, &test_set_, nullptr, &stop_, options);
+  ASSERT_TRUE(sup.Start().ok());
+  std::vector<Tensor> grads;
+  for (const nn::VariableSpec& v : model_->variables()) {
+    grads.emplace_back(v.shape);
+    grads.back().Fill(1.0f);
+  }
+  for (int step = 0; step < 3; ++step) {
+    ASSERT_TRUE(fleet.PushGradients(grads, 0, step + 1, {step}, /*sync=*/false).ok());
+  }
+  ASSERT_TRUE(ps->ps()->Heartbeat(0, 3, 2.3f).ok());
+  const Status monitored = sup.Monitor();
+  EXPECT_EQ(monitored.code(), Code::kAborted) << monitored.ToString();
+  EXPECT_EQ(sup.restores(), 1);
+  const std::vector<int64_t>& seen = ps->published_steps();
+  ASSERT_GE(seen.size(), 20u);
+  const auto first_published = std::find(seen.begin(), seen.end(), 3);
+  ASSERT_NE(first_published, seen.end());
+  for (auto it = first_published; it != seen.end(); ++it) {
+    EXPECT_EQ(*it, 3) << "request " << (it - seen.begin() + 1) << " saw global_step " << *it;
+  }
 }
 
 TEST_F(SupervisorTest, AnEvaluationThatReachesTheTargetEndsTraining) {
