@@ -11,6 +11,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "cluster/cluster_spec.h"
 #include "deploy/local/free_ports.h"
 
 namespace pstrain {
@@ -100,15 +101,9 @@ Status PsProcesses::Start(const std::string& binary, int num_ps, const std::stri
   show_output_ = show_output;
   PS_ASSIGN_OR_RETURN(ports_, PickFreePorts("127.0.0.1", num_ps));
   const std::string spec_path = dir + "/cluster.json";
-  {
-    std::ofstream f(spec_path);
-    f << "{\"ps\": [";
-    for (int i = 0; i < num_ps; ++i) {
-      f << (i ? ", " : "") << "\"127.0.0.1:" << ports_[i] << "\"";
-    }
-    f << "]}\n";
-    if (!f) return Unavailable("cannot write " + spec_path);
-  }
+  cluster::ClusterSpec spec;
+  for (int i = 0; i < num_ps; ++i) spec.jobs["ps"].push_back("127.0.0.1:" + std::to_string(ports_[i]));
+  PS_RETURN_IF_ERROR(cluster::WriteClusterSpec(spec, spec_path));
   for (int i = 0; i < num_ps; ++i) {
     std::vector<std::string> argv = {binary, "--cluster_spec=" + spec_path, "--job=ps",
                                      "--task=" + std::to_string(i)};

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "cluster/cluster_spec_internal.h"
+#include "core/atomic_file.h"
 
 namespace pstrain {
 namespace cluster {
@@ -98,6 +99,16 @@ StatusOr<std::string> CanonicalJobName(const std::string& name) {
   if (name == "chief" || name == "ps" || name == "worker" || name == "evaluator") return name;
   return InvalidArgument("unknown job name \"" + name +
                          "\"; expected chief (or master), ps, worker or evaluator");
+}
+
+std::string ClusterSpec::ToJson() const {
+  nlohmann::json json = nlohmann::json::object();
+  for (const auto& [job, addresses] : jobs) json[job] = addresses;
+  return json.dump();
+}
+
+Status WriteClusterSpec(const ClusterSpec& spec, const std::string& path) {
+  return WriteFileAtomically(path, spec.ToJson() + "\n");
 }
 
 int ClusterSpec::NumTasks(const std::string& job) const {

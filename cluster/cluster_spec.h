@@ -27,7 +27,13 @@ struct ClusterSpec {
   int NumTasks(const std::string& job) const;
   // Address of task `index` of `job`. The task must exist (CHECKed).
   const std::string& Address(const std::string& job, int index) const;
+  // {"chief":["host:port"],"ps":[...],...}: what ParseClusterSpecJson reads,
+  // every string escaped as JSON requires. The one writer of cluster specs.
+  std::string ToJson() const;
 };
+
+// Writes spec.ToJson() to `path` (atomically: core/atomic_file.h).
+Status WriteClusterSpec(const ClusterSpec& spec, const std::string& path);
 
 struct TaskId {
   std::string job;

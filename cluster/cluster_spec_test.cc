@@ -36,6 +36,28 @@ TEST(ParseClusterSpecJson, AcceptsAddressForms) {
   }
 }
 
+TEST(ClusterSpecToJson, ReadsBackAsTheSameSpec) {
+  ClusterSpec spec;
+  spec.jobs["chief"] = {"chief-0.default.svc:2222"};
+  spec.jobs["ps"] = {"10.0.0.1:2222", "[::1]:2223"};
+  spec.jobs["worker"] = {"w0:1", "w1:2", "w2:3"};
+  auto back = ParseClusterSpecJson(spec.ToJson());
+  ASSERT_TRUE(back.ok()) << back.status().ToString() << "\n" << spec.ToJson();
+  EXPECT_EQ(back->jobs, spec.jobs);
+}
+
+// A host string with JSON's special characters is escaped, not spliced in:
+// the parser then names the bad address instead of failing on the syntax or
+// reading another spec.
+TEST(ClusterSpecToJson, EscapesHosts) {
+  ClusterSpec spec;
+  spec.jobs["ps"] = {"a\"],\"worker\":[\"b:1"};
+  EXPECT_EQ(spec.ToJson(), R"({"ps":["a\"],\"worker\":[\"b:1"]})");
+  auto back = ParseClusterSpecJson(spec.ToJson());
+  ASSERT_FALSE(back.ok());
+  EXPECT_NE(back.status().message().find("ps:0"), std::string::npos) << back.status().ToString();
+}
+
 TEST(TaskId, ToString) { EXPECT_EQ((TaskId{"worker", 1}).ToString(), "worker:1"); }
 
 struct BadSpec {

@@ -1,5 +1,6 @@
 // Runs the real cluster_spec_check binary to check the exit-code contract of
-// ClusterConfigFromFlagsOrDie: exit 2 and exactly one line on stderr.
+// ClusterConfigFromFlagsOrDie (exit 2 and exactly one line on stderr), and
+// make_cluster_spec, whose specs it reads.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,19 +13,19 @@ namespace pstrain {
 namespace cluster {
 namespace {
 
-// The build directory's cluster/cluster_spec_check: from PSTRAIN_BIN_DIR (set
-// by ctest) or beside this test binary.
-std::string SpecCheckBinary() {
+// The build directory's cluster/`name`: from PSTRAIN_BIN_DIR (set by ctest)
+// or beside this test binary.
+std::string ToolBinary(const std::string& name) {
   const char* bin_dir = std::getenv("PSTRAIN_BIN_DIR");
-  if (bin_dir != nullptr && bin_dir[0] != '\0') {
-    return std::string(bin_dir) + "/cluster/cluster_spec_check";
-  }
+  if (bin_dir != nullptr && bin_dir[0] != '\0') return std::string(bin_dir) + "/cluster/" + name;
   char self[4096];
   ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (n <= 0) return "cluster_spec_check";
+  if (n <= 0) return name;
   std::string path(self, n);
-  return path.substr(0, path.rfind('/') + 1) + "cluster_spec_check";
+  return path.substr(0, path.rfind('/') + 1) + name;
 }
+
+std::string SpecCheckBinary() { return ToolBinary("cluster_spec_check"); }
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path);
@@ -38,17 +39,21 @@ struct RunResult {
   std::string out, err;
 };
 
-// Runs the binary with `args` and an empty TF_CONFIG.
-RunResult RunSpecCheck(const std::string& dir, const std::string& args) {
+// Runs `binary` with `args` and an empty TF_CONFIG.
+RunResult RunTool(const std::string& dir, const std::string& binary, const std::string& args) {
   const std::string out = dir + "/stdout", err = dir + "/stderr";
   const std::string command =
-      "env -u TF_CONFIG " + SpecCheckBinary() + " " + args + " >" + out + " 2>" + err;
+      "env -u TF_CONFIG " + binary + " " + args + " >" + out + " 2>" + err;
   RunResult result;
   int status = std::system(command.c_str());
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   result.out = ReadAll(out);
   result.err = ReadAll(err);
   return result;
+}
+
+RunResult RunSpecCheck(const std::string& dir, const std::string& args) {
+  return RunTool(dir, SpecCheckBinary(), args);
 }
 
 class SpecCheckTest : public testing::Test {
@@ -92,6 +97,27 @@ TEST_F(SpecCheckTest, GoodSpecPrintsTheTask) {
   RunResult r = RunSpecCheck(dir_, "--cluster_spec=" + spec + " --job=worker --task=1");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "task worker:1\nps:0 p:1\nworker:0 w:1\nworker:1 w:2\n");
+}
+
+// What scripts do: write a spec with make_cluster_spec, start a task on it.
+TEST_F(SpecCheckTest, MakeClusterSpecWritesWhatTheTasksRead) {
+  RunResult made = RunTool(dir_, ToolBinary("make_cluster_spec"),
+                           "chief=c:1 ps=p:1,p:2 worker=w:1");
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  EXPECT_EQ(made.out, R"({"chief":["c:1"],"ps":["p:1","p:2"],"worker":["w:1"]})" "\n");
+  const std::string spec = WriteSpec(made.out);
+  RunResult r = RunSpecCheck(dir_, "--cluster_spec=" + spec + " --job=ps --task=1");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "task ps:1\nchief:0 c:1\nps:0 p:1\nps:1 p:2\nworker:0 w:1\n");
+}
+
+TEST_F(SpecCheckTest, MakeClusterSpecRefusesABadSpecWithExit2) {
+  RunResult r = RunTool(dir_, ToolBinary("make_cluster_spec"), "ps=p:1 worker=p:1");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "make_cluster_spec: invalid cluster spec: duplicate address p:1 used by ps:0 "
+                   "and worker:0\n");
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(RunTool(dir_, ToolBinary("make_cluster_spec"), "ps").exit_code, 1);
 }
 
 }  // namespace

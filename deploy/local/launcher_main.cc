@@ -17,11 +17,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "cluster/cluster_spec.h"
 #include "deploy/local/free_ports.h"
 #include "deploy/local/local_certs.h"
 #include "deploy/local/task_process.h"
@@ -162,19 +162,19 @@ class Cluster {
   std::string WriteSpec(const std::vector<int>& ports) {
     dir_ = std::filesystem::temp_directory_path() / ("pstrain-local-" + std::to_string(getpid()));
     std::filesystem::create_directories(dir_);
+    pstrain::cluster::ClusterSpec spec;
     auto list = [&](int begin, int n) {
-      std::string s = "[";
-      for (int i = 0; i < n; ++i) {
-        s += (i ? ", \"" : "\"") + o_.host + ":" + std::to_string(ports[begin + i]) + "\"";
-      }
-      return s + "]";
+      std::vector<std::string> addresses;
+      for (int i = 0; i < n; ++i) addresses.push_back(o_.host + ":" + std::to_string(ports[begin + i]));
+      return addresses;
     };
+    spec.jobs["chief"] = list(0, 1);
+    spec.jobs["ps"] = list(1, o_.num_ps);
+    spec.jobs["worker"] = list(1 + o_.num_ps, o_.num_workers);
     std::string path = (dir_ / "cluster.json").string();
-    std::ofstream f(path);
-    f << "{\"chief\": " << list(0, 1) << ", \"ps\": " << list(1, o_.num_ps)
-      << ", \"worker\": " << list(1 + o_.num_ps, o_.num_workers) << "}\n";
-    if (!f) {
-      Fatal("cannot write " + path);
+    const pstrain::Status written = pstrain::cluster::WriteClusterSpec(spec, path);
+    if (!written.ok()) {
+      Fatal(written.ToString());
       return "";
     }
     return path;

@@ -1,13 +1,14 @@
 #include "tests/integration/process_harness.h"
 
+#include <glog/logging.h>
 #include <poll.h>
 #include <unistd.h>
 
 #include <csignal>
 #include <cstdlib>
-#include <fstream>
 #include <thread>
 
+#include "cluster/cluster_spec.h"
 #include "deploy/local/free_ports.h"
 #include "ps/rpc/ps_client.h"
 
@@ -41,16 +42,8 @@ LocalSpec MakeLocalSpec(const std::string& dir, int num_ps, int num_workers) {
   for (int i = 0; i < num_ps; ++i) out.spec.jobs["ps"].push_back(addr(1 + i));
   for (int i = 0; i < num_workers; ++i) out.spec.jobs["worker"].push_back(addr(1 + num_ps + i));
   out.path = dir + "/cluster.json";
-  std::ofstream f(out.path);
-  f << "{";
-  bool first_job = true;
-  for (const auto& [job, addrs] : out.spec.jobs) {
-    f << (first_job ? "" : ", ") << "\"" << job << "\": [";
-    for (size_t i = 0; i < addrs.size(); ++i) f << (i ? ", " : "") << "\"" << addrs[i] << "\"";
-    f << "]";
-    first_job = false;
-  }
-  f << "}\n";
+  const Status written = cluster::WriteClusterSpec(out.spec, out.path);
+  CHECK(written.ok()) << written.ToString();
   return out;
 }
 

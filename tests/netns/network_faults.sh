@@ -118,9 +118,10 @@ expect_exit_0() {
 
 spec() {  # spec NUM_PS NUM_WORKERS: chief .10, ps .11.., workers .21..
   local ps="" workers="" i
-  for ((i = 0; i < $1; i++)); do ps="$ps${ps:+, }\"10.231.0.$((11 + i)):2222\""; done
-  for ((i = 0; i < $2; i++)); do workers="$workers${workers:+, }\"10.231.0.$((21 + i)):2222\""; done
-  echo "{\"chief\": [\"10.231.0.10:2222\"], \"ps\": [$ps], \"worker\": [$workers]}" >"$work/cluster.json"
+  for ((i = 0; i < $1; i++)); do ps="$ps${ps:+,}10.231.0.$((11 + i)):2222"; done
+  for ((i = 0; i < $2; i++)); do workers="$workers${workers:+,}10.231.0.$((21 + i)):2222"; done
+  "$build/cluster/make_cluster_spec" chief=10.231.0.10:2222 "ps=$ps" "worker=$workers" \
+    >"$work/cluster.json"
   add_task chief 10
   for ((i = 0; i < $1; i++)); do add_task "ps$i" $((11 + i)); done
   for ((i = 0; i < $2; i++)); do add_task "worker$i" $((21 + i)); done

@@ -15,8 +15,9 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 
 make_cluster() {
   local workers="" w
-  for (( w = 0; w < $1; w++ )); do workers+="${workers:+,}\"127.0.0.1:$(free_port)\""; done
-  cluster="{\"chief\":[\"127.0.0.1:$(free_port)\"],\"ps\":[\"127.0.0.1:$(free_port)\",\"127.0.0.1:$(free_port)\"],\"worker\":[$workers]}"
+  for (( w = 0; w < $1; w++ )); do workers+="${workers:+,}127.0.0.1:$(free_port)"; done
+  cluster="$("$BUILD/cluster/make_cluster_spec" "chief=127.0.0.1:$(free_port)" \
+    "ps=127.0.0.1:$(free_port),127.0.0.1:$(free_port)" "worker=$workers")"
 }
 
 declare -A pids
