@@ -15,6 +15,7 @@ PACKAGES=(
   libgoogle-perftools-dev
   zlib1g-dev
   nlohmann-json3-dev
+  libcli11-dev
   dataset-fashion-mnist
   python3-jsonschema python3-yaml
 )

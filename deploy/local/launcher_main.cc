@@ -21,20 +21,14 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "cluster/cluster_spec.h"
 #include "deploy/local/free_ports.h"
 #include "deploy/local/local_certs.h"
 #include "deploy/local/task_process.h"
 
 namespace {
-
-constexpr char kUsage[] =
-    "usage: pstrain_local [--ps=N] [--workers=N] [--bin_dir=DIR] [--host=127.0.0.1]\n"
-    "                     [--grace_secs=S] [--tls] [task flags...]\n"
-    "Runs 1 chief, N ps tasks and N workers on loopback. Other flags\n"
-    "(--model=mnist, --epochs=3, --train_dir=runs/x, ...) go to every task.\n"
-    "--tls: mutual TLS on every channel, with a CA and a certificate per task\n"
-    "made for the run (the chief's HTTP endpoint then serves HTTPS).\n";
 
 struct Options {
   int num_ps = 2;
@@ -47,53 +41,52 @@ struct Options {
   std::vector<std::string> passthrough_names;
 };
 
-[[noreturn]] void Usage(const std::string& error) {
-  if (!error.empty()) std::fprintf(stderr, "pstrain_local: %s\n", error.c_str());
-  std::fputs(kUsage, error.empty() ? stdout : stderr);
-  std::exit(error.empty() ? 0 : 1);
-}
-
-int ParseCount(const std::string& flag, const std::string& value, int min) {
-  char* end = nullptr;
-  long v = std::strtol(value.c_str(), &end, 10);
-  if (value.empty() || *end != '\0' || v < min || v > 1000) {
-    Usage("--" + flag + " must be an integer >= " + std::to_string(min) + ", got '" + value + "'");
-  }
-  return static_cast<int>(v);
-}
-
+// The launcher's own flags; every other --flag goes to every task (their
+// names are passed on as --undefok, so a task ignores those it lacks).
 Options ParseArgs(int argc, char** argv) {
   Options o;
   o.bin_dir = std::filesystem::canonical("/proc/self/exe").parent_path().parent_path().string();
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") Usage("");
-    if (arg.rfind("--", 0) != 0) Usage("unexpected argument '" + arg + "'");
-    size_t eq = arg.find('=');
-    std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-    std::string value = eq == std::string::npos ? "" : arg.substr(eq + 1);
-    if (name == "ps") {
-      o.num_ps = ParseCount(name, value, 1);
-    } else if (name == "workers") {
-      o.num_workers = ParseCount(name, value, 0);
-    } else if (name == "bin_dir") {
-      o.bin_dir = value;
-    } else if (name == "host") {
-      o.host = value;
-    } else if (name == "grace_secs") {
-      o.grace_secs = ParseCount(name, value, 0);
-    } else if (name == "tls" || name == "notls") {
-      if (!value.empty() && value != "true" && value != "false") Usage("--tls takes no value");
-      o.tls = name == "tls" && value != "false";
-    } else if (name == "tls_cert" || name == "tls_key" || name == "tls_ca") {
-      Usage("--" + name + " is set by the launcher: use --tls");
-    } else if (name == "cluster_spec" || name == "job" || name == "task") {
-      Usage("--" + name + " is set by the launcher");
-    } else {
-      o.passthrough.push_back(arg);
-      if (name.rfind("no", 0) == 0 && eq == std::string::npos) name = name.substr(2);
-      o.passthrough_names.push_back(name);
+  CLI::App app(
+      "Runs 1 chief, N ps tasks and N workers on loopback. Other flags (--model=mnist, "
+      "--epochs=3, --train_dir=runs/x, ...) go to every task.",
+      "pstrain_local");
+  app.allow_extras();
+  app.add_option("--ps", o.num_ps, "ps tasks")->check(CLI::Range(1, 1000))->capture_default_str();
+  app.add_option("--workers", o.num_workers, "workers")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  app.add_option("--bin_dir", o.bin_dir, "the build directory holding the binaries")
+      ->capture_default_str();
+  app.add_option("--host", o.host, "the address every task listens on")->capture_default_str();
+  app.add_option("--grace_secs", o.grace_secs,
+                 "seconds a task gets to stop after SIGTERM before SIGKILL")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  app.add_flag("--tls,!--notls", o.tls,
+               "mutual TLS on every channel, with a CA and a certificate per task made for the "
+               "run (the chief's HTTP endpoint then serves HTTPS)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help: 0; a bad flag or value: 1, after CLI11's message naming it.
+    std::exit(app.exit(e) == 0 ? 0 : 1);
+  }
+  for (const std::string& arg : app.remaining()) {
+    if (arg.rfind("--", 0) != 0) {
+      std::fprintf(stderr, "pstrain_local: unexpected argument '%s'\n", arg.c_str());
+      std::exit(1);
     }
+    const size_t eq = arg.find('=');
+    std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    if (name == "tls_cert" || name == "tls_key" || name == "tls_ca" || name == "cluster_spec" ||
+        name == "job" || name == "task") {
+      std::fprintf(stderr, "pstrain_local: --%s is set by the launcher%s\n", name.c_str(),
+                   name.rfind("tls_", 0) == 0 ? ": use --tls" : "");
+      std::exit(1);
+    }
+    o.passthrough.push_back(arg);
+    if (name.rfind("no", 0) == 0 && eq == std::string::npos) name = name.substr(2);
+    o.passthrough_names.push_back(name);
   }
   return o;
 }

@@ -96,6 +96,32 @@ TEST(LocalCluster, AFailingTaskStopsEverythingAndIsNamed) {
   EXPECT_NE(out.find("--batch_size must be positive"), std::string::npos) << out;
 }
 
+// The launcher's own flags are parsed by CLI11: --help lists them, a bad
+// value or a flag the launcher sets itself exits 1 naming it, and nothing
+// starts.
+TEST(LocalCluster, LauncherFlagsHelpAndBadValues) {
+  const std::string launcher = BuildDir() + "/deploy/pstrain_local";
+  std::string out;
+  EXPECT_EQ(testing::RunToCompletion({launcher, "--help"}, std::chrono::seconds(20), &out),
+            "exit code 0");
+  for (const char* flag : {"--ps", "--workers", "--bin_dir", "--host", "--grace_secs", "--tls"}) {
+    EXPECT_NE(out.find(flag), std::string::npos) << flag << "\n" << out;
+  }
+  EXPECT_EQ(testing::RunToCompletion({launcher, "--ps=0"}, std::chrono::seconds(20), &out),
+            "exit code 1");
+  EXPECT_NE(out.find("--ps: Value 0 not in range 1 to 1000"), std::string::npos) << out;
+  EXPECT_EQ(testing::RunToCompletion({launcher, "--workers=two"}, std::chrono::seconds(20), &out),
+            "exit code 1");
+  EXPECT_NE(out.find("--workers"), std::string::npos) << out;
+  EXPECT_EQ(testing::RunToCompletion({launcher, "--job=ps"}, std::chrono::seconds(20), &out),
+            "exit code 1");
+  EXPECT_NE(out.find("pstrain_local: --job is set by the launcher"), std::string::npos) << out;
+  EXPECT_EQ(testing::RunToCompletion({launcher, "--tls_ca=x"}, std::chrono::seconds(20), &out),
+            "exit code 1");
+  EXPECT_NE(out.find("--tls_ca is set by the launcher: use --tls"), std::string::npos) << out;
+  EXPECT_EQ(out.find("chief:0"), std::string::npos) << "a task started: " << out;
+}
+
 TEST(LocalCluster, CtrlCStopsEveryTask) {
   if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   testing::TempDir dir("local_cluster_ctrl_c");
