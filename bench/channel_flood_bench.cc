@@ -7,7 +7,6 @@
 //     as a worker joining meanwhile would make them;
 //   - the ps's threads (idle connections should cost none).
 #include <gflags/gflags.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +21,7 @@
 
 #include "bench/ps_processes.h"
 #include "cluster/placement.h"
+#include "core/descriptor_limit.h"
 #include "core/task_main.h"
 #include "ps/ps_fleet.h"
 #include "ps/rpc/ps_client.h"
@@ -195,11 +195,7 @@ class Flood {
 };
 
 Status Run() {
-  struct rlimit files;
-  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
-    files.rlim_cur = files.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &files);
-  }
+  RaiseDescriptorLimit();
   if (FLAGS_flood_port > 0) {
     Flood flood;
     PS_RETURN_IF_ERROR(flood.Start(FLAGS_flood_port));

@@ -3,7 +3,6 @@
 // stop signal before that exits 143 (core/task_main.h).
 #include <gflags/gflags.h>
 #include <glog/logging.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -11,6 +10,7 @@
 #include <string>
 
 #include "cluster/cluster_flags.h"
+#include "core/descriptor_limit.h"
 #include "core/stop_signals.h"
 #include "core/task_main.h"
 #include "ps/ps_server.h"
@@ -94,13 +94,7 @@ int main(int argc, char** argv) {
       pstrain::cluster::ClusterConfigFromFlagsOrDie("ps");
   const std::string& address = config.spec.Address("ps", config.task.index);
   const std::string port = address.substr(address.rfind(':') + 1);
-  // Every connection to the tensor channel is a descriptor: as many as
-  // the system lets this process have.
-  struct rlimit files;
-  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
-    files.rlim_cur = files.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &files);
-  }
+  pstrain::RaiseDescriptorLimit();  // a descriptor per tensor channel connection
   const uint64_t max_bytes =
       FLAGS_max_memory_bytes > 0 ? FLAGS_max_memory_bytes : ThreeQuartersOfMemory();
   pstrain::tcp::ChannelLimits limits;

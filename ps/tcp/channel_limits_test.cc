@@ -6,13 +6,13 @@
 // step end with their clients.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 
 #include <atomic>
 #include <functional>
 #include <thread>
 #include <vector>
 
+#include "core/descriptor_limit.h"
 #include "ps/tcp/raw_channel_test_util.h"
 
 namespace pstrain {
@@ -32,15 +32,10 @@ bool ClosedByPs(Socket* socket, std::chrono::milliseconds limit) {
   }
 }
 
-// Lets this process hold `n` more descriptors.
-void AllowDescriptors(rlim_t n) {
-  struct rlimit limit;
-  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &limit), 0);
-  if (limit.rlim_cur < n) {
-    if (limit.rlim_max < n) GTEST_SKIP() << "at most " << limit.rlim_max << " descriptors here";
-    limit.rlim_cur = n;
-    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &limit), 0);
-  }
+// Lets this process hold `n` descriptors.
+void AllowDescriptors(uint64_t n) {
+  const uint64_t limit = RaiseDescriptorLimit();
+  if (limit < n) GTEST_SKIP() << "at most " << limit << " descriptors here";
 }
 
 // n new connections, each greeted by the ps, that then send nothing.

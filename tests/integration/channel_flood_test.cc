@@ -4,7 +4,6 @@
 // the flood (over TCP, beside the flood) pushes and pulls, and the job ends
 // as usual.
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 
 #include <atomic>
 #include <cstring>
@@ -12,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/descriptor_limit.h"
 #include "ps/rpc/ps_client.h"
 #include "ps/tcp/socket.h"
 #include "ps/tcp/tensor_frames.h"
@@ -38,11 +38,8 @@ std::vector<int64_t> ProgressSteps(const std::string& output) {
 
 TEST(ChannelFlood, WorkersTrainThroughAThousandIdleConnectionsAndSlowSenders) {
   if (!HaveFashionMnist()) GTEST_SKIP() << "no Fashion-MNIST (dataset-fashion-mnist)";
-  struct rlimit files;
-  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &files), 0);
-  if (files.rlim_max < 2048) GTEST_SKIP() << "at most " << files.rlim_max << " descriptors here";
-  files.rlim_cur = std::max<rlim_t>(files.rlim_cur, 2048);
-  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &files), 0);
+  const uint64_t files = RaiseDescriptorLimit();
+  if (files < 2048) GTEST_SKIP() << "at most " << files << " descriptors here";
 
   testing::TempDir dir("channel_flood");
   TestCluster cluster(dir.path(), 1, 2,
