@@ -116,7 +116,13 @@ TEST(FaultTest, KilledTasksRestartAndTrainingCompletesAsWell) {
       "fault_worker",
       [](TestCluster& c) {
         c.Kill9("worker:1");
-        std::this_thread::sleep_for(std::chrono::seconds(4));  // past the heartbeat timeout
+        // Started again once the chief has declared it dead (its heartbeat
+        // timeout passed), so that it rejoins rather than carries on.
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+        while (c.Output("chief:0").find("worker:1 declared dead") == std::string::npos &&
+               std::chrono::steady_clock::now() < deadline) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
         c.Start("worker:1");
       },
       &out);
