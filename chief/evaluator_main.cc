@@ -31,8 +31,8 @@
 #include "chief/checkpoint.h"
 #include "chief/checkpoint_watcher.h"
 #include "chief/evaluation.h"
-#include "chief/training_done.h"
 #include "chief/summary/event_writer.h"
+#include "chief/training_done.h"
 #include "cluster/cluster_flags.h"
 #include "cluster/cpu_share_flags.h"
 #include "core/stop_signals.h"
@@ -140,6 +140,7 @@ int RunOnce(const std::vector<std::string>& names, CheckpointEvaluator* evaluato
 
 // Evaluates each new checkpoint, looking every --eval_interval_secs, until
 // the final checkpoint of the training, --max_evaluations, --timeout_secs or a
+// stop signal.
 int Watch(CheckpointWatcher* watcher, CheckpointEvaluator* evaluator, const StopNotice& stop) {
   using Clock = std::chrono::steady_clock;
   const std::chrono::seconds interval(FLAGS_eval_interval_secs), timeout(FLAGS_timeout_secs);

@@ -8,19 +8,17 @@
 
 namespace pstrain {
 
-void StopNotice::Notify(const std::string& reason) {
+void StopNotice::Notify(const std::string& reason) { Latch(reason, 0); }
+
+void StopNotice::NotifySignal(int signo) {
+  Latch(std::string("signal ") + strsignal(signo), signo);
+}
+
+void StopNotice::Latch(const std::string& reason, int signo) {
   std::lock_guard<std::mutex> lock(mu_);
   if (requested_) return;
   requested_ = true;
   reason_ = reason;
-  cv_.notify_all();
-}
-
-void StopNotice::NotifySignal(int signo) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (requested_) return;
-  requested_ = true;
-  reason_ = std::string("signal ") + strsignal(signo);
   signal_ = signo;
   cv_.notify_all();
 }

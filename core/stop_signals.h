@@ -32,6 +32,9 @@ class StopNotice {
   bool WaitFor(std::chrono::milliseconds timeout) const;
 
  private:
+  // The first stop wins: its reason, and its signal (0: none).
+  void Latch(const std::string& reason, int signo);
+
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   bool requested_ = false;  // guarded by mu_

@@ -179,7 +179,7 @@ class Pod:
             raise ManifestError(f"{self.name}: runAsNonRoot without a non-root runAsUser")
         if "fsGroup" in pod_sc:
             args += ["--group-add", str(pod_sc["fsGroup"])]
-        env = dict(run.extra_env)
+        env = {}
         for e in c.get("env", []):
             if "value" not in e:
                 raise ManifestError(f"{self.name}: env {e.get('name')}: only literal values are run here")
@@ -238,8 +238,8 @@ class Pod:
 
 
 class Run:
-    def __init__(self, label, network, claims, extra_env):
-        self.label, self.network, self.claims, self.extra_env = label, network, claims, extra_env
+    def __init__(self, label, network, claims):
+        self.label, self.network, self.claims = label, network, claims
 
 
 def tf_configs(job, replicas, namespace):
@@ -305,7 +305,7 @@ def main():
     network = f"pstrain-tfjob-{os.getpid()}"
     claim = pvc["metadata"]["name"]
     volume = f"{label}-{claim}"
-    run = Run(label, network, {claim: volume}, {})
+    run = Run(label, network, {claim: volume})
 
     docker("network", "create", "--subnet", args.subnet, network)
     docker("volume", "create", volume)

@@ -107,19 +107,20 @@ TEST(LocalCluster, LauncherFlagsHelpAndBadValues) {
   for (const char* flag : {"--ps", "--workers", "--bin_dir", "--host", "--grace_secs", "--tls"}) {
     EXPECT_NE(out.find(flag), std::string::npos) << flag << "\n" << out;
   }
-  EXPECT_EQ(testing::RunToCompletion({launcher, "--ps=0"}, std::chrono::seconds(20), &out),
-            "exit code 1");
-  EXPECT_NE(out.find("--ps: Value 0 not in range 1 to 1000"), std::string::npos) << out;
-  EXPECT_EQ(testing::RunToCompletion({launcher, "--workers=two"}, std::chrono::seconds(20), &out),
-            "exit code 1");
-  EXPECT_NE(out.find("--workers"), std::string::npos) << out;
-  EXPECT_EQ(testing::RunToCompletion({launcher, "--job=ps"}, std::chrono::seconds(20), &out),
-            "exit code 1");
-  EXPECT_NE(out.find("pstrain_local: --job is set by the launcher"), std::string::npos) << out;
-  EXPECT_EQ(testing::RunToCompletion({launcher, "--tls_ca=x"}, std::chrono::seconds(20), &out),
-            "exit code 1");
-  EXPECT_NE(out.find("--tls_ca is set by the launcher: use --tls"), std::string::npos) << out;
-  EXPECT_EQ(out.find("chief:0"), std::string::npos) << "a task started: " << out;
+  const struct {
+    const char* arg;
+    const char* says;
+  } bad[] = {{"--ps=0", "--ps: Value 0 not in range 1 to 1000"},
+             {"--workers=two", "--workers"},
+             {"--job=ps", "pstrain_local: --job is set by the launcher"},
+             {"--tls_ca=x", "--tls_ca is set by the launcher: use --tls"}};
+  for (const auto& b : bad) {
+    EXPECT_EQ(testing::RunToCompletion({launcher, b.arg}, std::chrono::seconds(20), &out),
+              "exit code 1")
+        << b.arg;
+    EXPECT_NE(out.find(b.says), std::string::npos) << b.arg << "\n" << out;
+    EXPECT_EQ(out.find("chief:0"), std::string::npos) << "a task started: " << out;
+  }
 }
 
 TEST(LocalCluster, CtrlCStopsEveryTask) {
