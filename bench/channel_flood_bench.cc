@@ -23,7 +23,8 @@
 #include "cluster/placement.h"
 #include "core/descriptor_limit.h"
 #include "core/task_main.h"
-#include "ps/ps_fleet.h"
+#include "ps/client/ps_fleet.h"
+#include "ps/rpc/ps_connections.h"
 #include "ps/rpc/ps_client.h"
 #include "ps/tcp/socket.h"
 #include "ps/tcp/tensor_frames.h"
@@ -92,8 +93,9 @@ StatusOr<std::unique_ptr<Client>> Connect(const std::vector<int>& ports) {
                       cluster::ComputePlacement(Vars(), 1, cluster::PlacementStrategy::kGreedy,
                                                 std::max<int64_t>(FLAGS_bytes, 1 << 20)));
   auto c = std::make_unique<Client>();
-  c->fleet = std::make_unique<PsFleet>(bench::SpecFor(ports, 1), Vars(), placement);
-  c->fleet->SetSharedMemory(FLAGS_shared_memory);
+  PsClientOptions options;
+  options.shared_memory = FLAGS_shared_memory;
+  c->fleet = ConnectFleet(bench::SpecFor(ports, 1), {Vars(), placement, {}}, options);
   PS_RETURN_IF_ERROR(c->fleet->WaitForPs(false, nullptr, std::chrono::seconds(30)));
   c->grads = {Tensor({FLAGS_bytes / 4})};
   c->grads[0].Fill(1e-3f);

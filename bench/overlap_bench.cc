@@ -33,7 +33,8 @@
 #include "core/task_main.h"
 #include "data/batch_source.h"
 #include "nn/model.h"
-#include "ps/ps_fleet.h"
+#include "ps/client/ps_fleet.h"
+#include "ps/rpc/ps_connections.h"
 #include "worker/trainer.h"
 
 DEFINE_string(model, "mnist", "a built-in network or a ModelSpec file");
@@ -63,8 +64,10 @@ Status Run() {
   bench::PsProcesses ps;
   PS_RETURN_IF_ERROR(
       ps.Start(bench::PsServerPath(FLAGS_ps_server), FLAGS_num_ps, dir, FLAGS_show_ps_output));
-  PS_ASSIGN_OR_RETURN(auto fleet, PsFleet::CreateFromFlags(bench::SpecFor(ps.ports(), 1),
-                                                           model->variables(), /*slots=*/1));
+  const cluster::ClusterSpec spec = bench::SpecFor(ps.ports(), 1);
+  PS_ASSIGN_OR_RETURN(auto layout, PsFleet::LayoutFromFlags(spec.NumTasks("ps"),
+                                                            model->variables(), /*slots=*/1));
+  auto fleet = ConnectFleet(spec, std::move(layout), {}, /*trainer=*/true);
   PS_RETURN_IF_ERROR(fleet->WaitForPs(false, nullptr, std::chrono::seconds(30)));
   std::vector<Tensor> initial;
   for (const nn::VariableSpec& spec : model->variables()) {

@@ -54,7 +54,8 @@
 #include "deploy/local/free_ports.h"
 #include "deploy/local/task_process.h"
 #include "bench/ps_processes.h"
-#include "ps/ps_fleet.h"
+#include "ps/client/ps_fleet.h"
+#include "ps/rpc/ps_connections.h"
 
 DEFINE_double(seconds, 10, "Measured wall time per configuration");
 DEFINE_double(warmup_seconds, 2, "Warm-up per configuration before the measured window");
@@ -138,31 +139,39 @@ struct Result {
   double efficiency = -1;
 };
 
+PsClientOptions SharedMemoryOption() {
+  PsClientOptions options;
+  options.shared_memory = FLAGS_shared_memory;
+  return options;
+}
+
 class Worker {
  public:
   Worker(int index, const cluster::ClusterSpec& spec,
          const std::vector<cluster::VariableInfo>& vars, const cluster::Placement& placement,
          const std::atomic<bool>* stop, const std::atomic<bool>* measuring)
-      : index_(index), fleet_(spec, vars, placement), stop_(stop), measuring_(measuring) {
-    fleet_.SetSharedMemory(FLAGS_shared_memory);
+      : index_(index),
+        fleet_(ConnectFleet(spec, {vars, placement, {}}, SharedMemoryOption(), /*trainer=*/true)),
+        stop_(stop),
+        measuring_(measuring) {
     // Where a worker's Trainer keeps them (in its arena, through shared memory).
-    grads_ = fleet_.VariableBuffers();
+    grads_ = fleet_->VariableBuffers();
     for (Tensor& g : grads_) g.Fill(kGradient);
   }
 
   void Run() {
     // Connects to every ps before the first step (not timed).
-    Status ready = fleet_.WaitForPs(/*require_ready=*/true, nullptr, std::chrono::seconds(30));
+    Status ready = fleet_->WaitForPs(/*require_ready=*/true, nullptr, std::chrono::seconds(30));
     if (!ready.ok()) {
       stats_.error = ready;
       return;
     }
     int64_t min_step = 0, local_step = 0;
-    std::vector<Tensor> params = fleet_.VariableBuffers();
+    std::vector<Tensor> params = fleet_->VariableBuffers();
     PsFleet::PsSteps steps;
     while (!stop_->load()) {
       const auto t0 = Clock::now();
-      Status s = fleet_.PullVariables(&params, &steps, min_step, kPullWait);
+      Status s = fleet_->PullVariables(&params, &steps, min_step, kPullWait);
       if (s.code() == Code::kDeadlineExceeded) continue;  // re-checks stop_
       if (!Retry(s)) return;
       if (!s.ok()) continue;
@@ -172,7 +181,7 @@ class Worker {
       ++local_step;
       StatusOr<PsFleet::PushResult> pushed = Unavailable("not pushed yet");
       for (;;) {
-        pushed = fleet_.PushGradients(grads_, index_, local_step, steps, /*sync=*/true);
+        pushed = fleet_->PushGradients(grads_, index_, local_step, steps, /*sync=*/true);
         if (!Retry(pushed.status())) return;
         if (pushed.ok()) break;
       }
@@ -208,7 +217,7 @@ class Worker {
   }
 
   const int index_;
-  PsFleet fleet_;
+  std::unique_ptr<PsFleet> fleet_;
   const std::atomic<bool>* stop_;
   const std::atomic<bool>* measuring_;
   std::vector<Tensor> grads_;
@@ -391,7 +400,7 @@ int Main() {
     }
     std::unique_ptr<PsFleet> control;
     if (s.ok()) {
-      control = std::make_unique<PsFleet>(SpecFor(procs.ports(), 1), vars, *placement);
+      control = ConnectFleet(SpecFor(procs.ports(), 1), {vars, *placement, {}});
       s = control->WaitForPs(false, nullptr, std::chrono::seconds(30));
     }
     double base = -1;

@@ -24,7 +24,8 @@
 #include "core/task_main.h"
 #include "core/tls.h"
 #include "deploy/local/local_certs.h"
-#include "ps/ps_fleet.h"
+#include "ps/client/ps_fleet.h"
+#include "ps/rpc/ps_connections.h"
 
 DEFINE_string(sizes, "4K,64K,1M,4280K,16M,64M,256M",
               "Tensor sizes in bytes, comma-separated; K, M suffixes are powers of 1024 "
@@ -86,9 +87,12 @@ StatusOr<SizeResult> Measure(const std::vector<int>& ports, int64_t bytes) {
   PS_ASSIGN_OR_RETURN(auto placement, cluster::ComputePlacement(
                                           vars, 1, cluster::PlacementStrategy::kGreedy,
                                           std::max<int64_t>(bytes, 1 << 20)));
-  PsFleet fleet(bench::SpecFor(ports, 1), vars, placement);
-  if (FLAGS_wire_dtype == "bfloat16") fleet.SetWireDtype(proto::DT_BFLOAT16);
-  fleet.SetSharedMemory(FLAGS_shared_memory);
+  PsClientOptions options;
+  if (FLAGS_wire_dtype == "bfloat16") options.wire_dtype = proto::DT_BFLOAT16;
+  options.shared_memory = FLAGS_shared_memory;
+  std::unique_ptr<PsFleet> connected =
+      ConnectFleet(bench::SpecFor(ports, 1), {vars, placement, {}}, options, FLAGS_arena);
+  PsFleet& fleet = *connected;
   PS_RETURN_IF_ERROR(fleet.WaitForPs(false, nullptr, std::chrono::seconds(30)));
   proto::InitHeader header;
   header.mutable_optimizer()->set_name("GradientDescent");

@@ -21,7 +21,8 @@
 #include "nn/model.h"
 #include "nn/model_spec.h"
 #include "ps/optimizer_flags.h"
-#include "ps/ps_fleet.h"
+#include "ps/client/ps_fleet.h"
+#include "ps/rpc/ps_connections.h"
 #include "ps/sync_flags.h"
 
 DEFINE_string(model, "mnist",
@@ -117,9 +118,11 @@ int main(int argc, char** argv) {
   *options.init.mutable_optimizer() = *optimizer;
   options.init.set_heartbeat_timeout_secs(static_cast<float>(FLAGS_heartbeat_timeout_secs));
 
-  auto fleet = pstrain::PsFleet::CreateFromFlags(config.spec, (*model)->variables(),
-                                                 *pstrain::OptimizerSlotCount(*optimizer));
-  if (!fleet.ok()) return pstrain::ExitWith(fleet.status(), pstrain::kExitBadInput);
+  auto layout = pstrain::PsFleet::LayoutFromFlags(config.spec.NumTasks("ps"), (*model)->variables(),
+                                                  *pstrain::OptimizerSlotCount(*optimizer));
+  if (!layout.ok()) return pstrain::ExitWith(layout.status(), pstrain::kExitBadInput);
+  pstrain::PsFleet fleet(pstrain::ConnectToPs(config.spec, pstrain::PsClientOptions()).connections,
+                         std::move(*layout));
   auto test = pstrain::data::LoadDataset(FLAGS_data_dir, FLAGS_data_format, "test");
   if (!test.ok()) return pstrain::ExitWith(test.status(), pstrain::kExitBadInput);
   auto train = pstrain::data::LoadDataset(FLAGS_data_dir, FLAGS_data_format, "train");
@@ -146,7 +149,7 @@ int main(int argc, char** argv) {
   options.board = &board;
   options.model_name = FLAGS_model;
   options.input = pstrain::ImageInputOf(*spec);
-  pstrain::Supervisor supervisor(model->get(), fleet->get(), &*test, &*train, &stop, options);
+  pstrain::Supervisor supervisor(model->get(), &fleet, &*test, &*train, &stop, options);
   pstrain::Status s = supervisor.Start();
   if (s.ok()) s = supervisor.Monitor();
   if (s.ok()) s = supervisor.Finish();

@@ -44,7 +44,7 @@
 #include "data/mnist_dataset.h"
 #include "nn/model.h"
 #include "proto/ps.pb.h"
-#include "ps/ps_fleet.h"
+#include "ps/client/ps_fleet.h"
 
 namespace pstrain {
 

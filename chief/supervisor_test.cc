@@ -1,4 +1,4 @@
-// Supervisor against an in-process ps (ps/in_process_ps.h): initializing from
+// Supervisor against an in-process ps (ps/testing/in_process_ps.h): initializing from
 // the seed, restoring a checkpoint into an empty ps, and ending the job when
 // the workers are done, with a real model, real checkpoint files and the
 // real ps logic; no network. Whole clusters of processes: tests/integration/.
@@ -15,7 +15,7 @@
 #include "core/test_util.h"
 #include "nn/model_spec.h"
 #include "nn/test_models.h"
-#include "ps/in_process_ps.h"
+#include "ps/testing/in_process_ps.h"
 
 namespace pstrain {
 namespace {

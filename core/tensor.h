@@ -43,7 +43,7 @@ class Tensor {
   // A tensor over `data`, which it does not own: the caller keeps that
   // memory alive and in place while the view lives. Copies of a view, and
   // a view assigned to, own their memory. For sending and receiving a
-  // slice of a bigger tensor without copying it (ps/shard_rows.h).
+  // slice of a bigger tensor without copying it (ps/client/shard_rows.h).
   static Tensor View(Shape shape, float* data);
   // As View, and keeps `owner` (what holds that memory: a mapping) alive
   // as long as the view lives.

@@ -3,12 +3,18 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <random>
 #include <set>
 #include <utility>
 
 #include "ps/optimizer.h"
 
 namespace pstrain {
+
+uint64_t PsCore::NewIncarnation() {
+  std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+}
 namespace {
 
 // The longest a Pull may wait for a sync step, whatever its deadline.

@@ -38,6 +38,11 @@ class PsCore {
          std::function<void(const std::string& reason)> on_shutdown);
 
   int task_index() const { return task_index_; }
+  uint64_t incarnation() const { return incarnation_; }
+
+  // A fresh incarnation: a random number that tells a restarted ps from the
+  // one before it.
+  static uint64_t NewIncarnation();
 
   // InvalidArgument for values out of range or an unknown optimizer.
   Status CheckInitHeader(const proto::InitHeader& header) const;

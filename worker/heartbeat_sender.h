@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "core/status.h"
-#include "ps/ps_connection.h"
+#include "ps/client/ps_connection.h"
 
 namespace pstrain {
 

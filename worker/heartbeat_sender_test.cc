@@ -1,4 +1,4 @@
-// HeartbeatSender against a ps in this process (ps/in_process_ps.h).
+// HeartbeatSender against a ps in this process (ps/testing/in_process_ps.h).
 #include "worker/heartbeat_sender.h"
 
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <optional>
 #include <thread>
 
-#include "ps/in_process_ps.h"
+#include "ps/testing/in_process_ps.h"
 
 namespace pstrain {
 namespace {

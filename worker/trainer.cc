@@ -11,7 +11,7 @@
 #include <functional>
 #include <memory>
 
-#include "ps/ps_fleet_streams.h"
+#include "ps/client/ps_fleet_streams.h"
 
 namespace pstrain {
 

@@ -2,7 +2,7 @@
 //
 // Each step pulls every variable, runs the model forward and backward on the
 // next batch of this worker's shard, and pushes the gradients, the three
-// overlapped (ps/ps_fleet_streams.h, nn/step_hooks.h): a layer runs as soon
+// overlapped (ps/client/ps_fleet_streams.h, nn/step_hooks.h): a layer runs as soon
 // as its own variables are in, and each gradient is processed and sent as
 // soon as backward has it. A step that fails part-way pushes nothing.
 //  - async: each push is applied at once; with staleness >= 0 the worker
@@ -29,8 +29,8 @@
 #include "core/stop_signals.h"
 #include "data/batch_source.h"
 #include "nn/model.h"
-#include "ps/ps_fleet.h"
-#include "ps/ps_fleet_streams.h"
+#include "ps/client/ps_fleet.h"
+#include "ps/client/ps_fleet_streams.h"
 #include "worker/backoff.h"
 #include "worker/gradient_processing.h"
 #include "worker/heartbeat_sender.h"

@@ -1,4 +1,4 @@
-// Trainer against an in-process ps (ps/in_process_ps.h): a real model, a
+// Trainer against an in-process ps (ps/testing/in_process_ps.h): a real model, a
 // real input pipeline over images in memory, the real ps logic; no network.
 // Whole clusters of processes: tests/integration/.
 #include "worker/trainer.h"
@@ -13,7 +13,7 @@
 #include "data/input_pipeline.h"
 #include "nn/model_spec.h"
 #include "nn/test_models.h"
-#include "ps/in_process_ps.h"
+#include "ps/testing/in_process_ps.h"
 
 namespace pstrain {
 namespace {

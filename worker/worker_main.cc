@@ -18,7 +18,8 @@
 #include "nn/model_spec.h"
 #include "nn/towers.h"
 #include "ps/optimizer_flags.h"
-#include "ps/ps_fleet.h"
+#include "ps/client/ps_fleet.h"
+#include "ps/rpc/ps_connections.h"
 #include "ps/sync_flags.h"
 #include "worker/heartbeat_sender.h"
 #include "worker/overlap_choice.h"
@@ -105,16 +106,21 @@ int main(int argc, char** argv) {
   auto optimizer = pstrain::OptimizerConfigFromFlags(spec->recipe(), sync->enabled());
   if (!optimizer.ok()) return pstrain::ExitWith(optimizer.status(), pstrain::kExitBadInput);
 
-  auto fleet = pstrain::PsFleet::CreateFromFlags(config.spec, (*model)->variables(),
-                                                 *pstrain::OptimizerSlotCount(*optimizer));
-  if (!fleet.ok()) return pstrain::ExitWith(fleet.status(), pstrain::kExitBadInput);
+  auto layout = pstrain::PsFleet::LayoutFromFlags(config.spec.NumTasks("ps"), (*model)->variables(),
+                                                  *pstrain::OptimizerSlotCount(*optimizer));
+  if (!layout.ok()) return pstrain::ExitWith(layout.status(), pstrain::kExitBadInput);
   if (FLAGS_wire_dtype != "float32" && FLAGS_wire_dtype != "bfloat16") {
     return pstrain::ExitWith(
         pstrain::InvalidArgument("--wire_dtype=" + FLAGS_wire_dtype + ": float32 or bfloat16"),
         pstrain::kExitBadInput);
   }
-  if (FLAGS_wire_dtype == "bfloat16") (*fleet)->SetWireDtype(pstrain::proto::DT_BFLOAT16);
-  (*fleet)->SetSharedMemory(FLAGS_tensor_shm);
+  pstrain::PsClientOptions transport;
+  if (FLAGS_wire_dtype == "bfloat16") transport.wire_dtype = pstrain::proto::DT_BFLOAT16;
+  transport.shared_memory = FLAGS_tensor_shm;
+  pstrain::PsConnections connections =
+      pstrain::ConnectToPs(config.spec, transport, &layout->variables);
+  auto fleet = std::make_unique<pstrain::PsFleet>(
+      std::move(connections.connections), std::move(*layout), std::move(connections.memory));
 
   auto train = pstrain::data::LoadDataset(FLAGS_data_dir, FLAGS_data_format, "train");
   if (!train.ok()) return pstrain::ExitWith(train.status(), pstrain::kExitBadInput);
@@ -153,7 +159,7 @@ int main(int argc, char** argv) {
                     : "")
             << ")";
 
-  pstrain::Status ready = (*fleet)->WaitForPs(/*require_ready=*/true, &stop,
+  pstrain::Status ready = fleet->WaitForPs(/*require_ready=*/true, &stop,
                                               std::chrono::seconds(FLAGS_ready_timeout_secs));
   if (!ready.ok()) {
     if (stop.requested()) return pstrain::ExitStopped(stop);
@@ -163,7 +169,7 @@ int main(int argc, char** argv) {
   }
   LOG(INFO) << "worker:" << index << " model is ready; training";
 
-  pstrain::HeartbeatSender heartbeat((*fleet)->client(0), index, std::chrono::seconds(1));
+  pstrain::HeartbeatSender heartbeat(fleet->client(0), index, std::chrono::seconds(1));
   pstrain::TrainerOptions topts;
   topts.worker_index = index;
   topts.max_steps = FLAGS_max_steps;
@@ -195,7 +201,7 @@ int main(int argc, char** argv) {
   if (!options_fit.ok()) {
     return pstrain::ExitWith(options_fit.Annotate("model " + FLAGS_model), pstrain::kExitBadInput);
   }
-  pstrain::Trainer trainer(model->get(), fleet->get(), input->get(), &heartbeat, &stop, topts);
+  pstrain::Trainer trainer(model->get(), fleet.get(), input->get(), &heartbeat, &stop, topts);
   auto result = trainer.Run();
   if (!result.ok() && stop.requested()) return pstrain::ExitStopped(stop);
   if (!result.ok()) {
@@ -214,7 +220,7 @@ int main(int argc, char** argv) {
     return pstrain::ExitStopped(stop);
   }
   heartbeat.Stop();  // no heartbeat may land after WorkerDone and undo it
-  pstrain::Status done = (*fleet)->client(0)->WorkerDone(index);
+  pstrain::Status done = fleet->client(0)->WorkerDone(index);
   if (!done.ok()) return pstrain::ExitWith(done, pstrain::kExitRetryable);
   return pstrain::kExitDone;
 }

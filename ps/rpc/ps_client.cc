@@ -4,63 +4,71 @@
 
 #include "cluster/cluster_spec.h"
 #include "core/tls.h"
-#include "ps/ps_server.h"
 #include "ps/rpc/borrowed_slices.h"
 #include "ps/rpc/chunk_codec.h"
+#include "ps/rpc/generic_call.h"
+#include "ps/rpc/grpc_options.h"
 #include "ps/rpc/grpc_status.h"
 #include "ps/rpc/grpc_tls.h"
 
 namespace pstrain {
 
-PsClient::PsClient(int ps_index, const std::string& address, uint32_t chunk_bytes)
+namespace {
+constexpr char kInitMethod[] = "/pstrain.proto.Ps/Init";
+constexpr char kPullMethod[] = "/pstrain.proto.Ps/Pull";
+constexpr char kPushMethod[] = "/pstrain.proto.Ps/Push";
+}  // namespace
+
+PsClient::PsClient(int ps_index, const std::string& address, const PsClientOptions& options)
     : name_("ps:" + std::to_string(ps_index) + " (" + address + ")"),
       host_(cluster::AddressHost(address)),
-      chunk_bytes_(chunk_bytes),
+      chunk_bytes_(options.chunk_bytes),
       channel_(grpc::CreateCustomChannel(address, PsChannelCredentials(),
                                          DefaultChannelArguments())),
       stub_(proto::Ps::NewStub(channel_)),
-      init_method_("/pstrain.proto.Ps/Init", grpc::internal::RpcMethod::CLIENT_STREAMING, channel_),
-      pull_method_("/pstrain.proto.Ps/Pull", grpc::internal::RpcMethod::SERVER_STREAMING, channel_),
-      push_method_("/pstrain.proto.Ps/Push", grpc::internal::RpcMethod::CLIENT_STREAMING,
-                   channel_) {}
+      generic_stub_(channel_),
+      wire_dtype_(options.wire_dtype),
+      shared_memory_(options.shared_memory) {}
 
 void PsClient::SetDeadline(grpc::ClientContext* ctx, std::chrono::milliseconds t) const {
   ctx->set_deadline(std::chrono::system_clock::now() + t);
 }
 
-template <typename Request, typename Header>
-grpc::Status PsClient::WriteTensors(grpc::ClientWriter<grpc::ByteBuffer>* writer,
-                                    const Header& header, const NamedTensors& tensors,
-                                    BorrowedSlices* borrowed) {
+template <typename Request, typename Header, typename Response>
+Status PsClient::SendTensors(const std::string& method, const Header& header,
+                             const NamedTensors& tensors, Response* response) {
+  // The tensors go out from their own memory, until the call is over.
+  BorrowedSlices borrowed;
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, transfer_timeout_);
+  GenericCall call(&generic_stub_, &ctx, method);
   Request first;
   *first.mutable_header() = header;
   grpc::ByteBuffer bytes;
   bool own_buffer = false;
   grpc::SerializationTraits<Request>::Serialize(first, &bytes, &own_buffer);
-  bool ok = writer->Write(bytes);
+  bool ok = call.Write(bytes);
   const Request rest;
   for (auto it = tensors.begin(); ok && it != tensors.end(); ++it) {
     ok = ForEachChunkSpan(it->first, *it->second, chunk_bytes_,
                           [&](const proto::TensorChunk& head, const char* data, size_t n) {
-                            return writer->Write(EncodeChunkMessage(
-                                rest, Request::kChunkFieldNumber, head, data, n, borrowed));
+                            return call.Write(EncodeChunkMessage(
+                                rest, Request::kChunkFieldNumber, head, data, n, &borrowed));
                           });
   }
-  if (ok) writer->WritesDone();
-  return writer->Finish();
+  ok = ok && call.WritesDone();
+  grpc::ByteBuffer reply;
+  const bool replied = ok && call.Read(&reply);
+  PS_RETURN_IF_ERROR(FromGrpcStatus(call.Finish(), name_));
+  if (!replied) return DataLoss(name_ + ": the call ended without a reply");
+  const grpc::Status parsed = grpc::SerializationTraits<Response>::Deserialize(&reply, response);
+  if (!parsed.ok()) return DataLoss(name_ + ": a reply that does not parse");
+  return OkStatus();
 }
 
 Status PsClient::Init(const proto::InitHeader& header, const NamedTensors& values) {
-  // The tensors go out from their own memory, until the call is over.
-  BorrowedSlices borrowed;
-  grpc::ClientContext ctx;
-  SetDeadline(&ctx, transfer_timeout_);
   proto::InitResponse response;
-  std::unique_ptr<grpc::ClientWriter<grpc::ByteBuffer>> writer(
-      grpc::internal::ClientWriterFactory<grpc::ByteBuffer>::Create(channel_.get(), init_method_,
-                                                                    &ctx, &response));
-  return FromGrpcStatus(
-      WriteTensors<proto::InitRequest>(writer.get(), header, values, &borrowed), name_);
+  return SendTensors<proto::InitRequest>(kInitMethod, header, values, &response);
 }
 
 Status PsClient::Pull(uint64_t fingerprint, const std::vector<std::string>& names,
@@ -164,14 +172,15 @@ Status PsClient::RunPull(proto::PullRequest request, std::chrono::milliseconds t
   grpc::ClientContext ctx;
   SetDeadline(&ctx, timeout);
   request.set_chunk_bytes(chunk_bytes_);
-  std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> reader(
-      grpc::internal::ClientReaderFactory<grpc::ByteBuffer>::Create(channel_.get(), pull_method_,
-                                                                    &ctx, request));
+  GenericCall call(&generic_stub_, &ctx, kPullMethod);
+  grpc::ByteBuffer bytes;
+  bool own_buffer = false;
+  grpc::SerializationTraits<proto::PullRequest>::Serialize(request, &bytes, &own_buffer);
+  const bool sent = call.Write(bytes) && call.WritesDone();
   TensorAssembler assembler;
   assembler.Reuse(out);
-  grpc::ByteBuffer bytes;
   Status bad;
-  while (reader->Read(&bytes)) {
+  while (sent && call.Read(&bytes)) {
     if (!bad.ok()) continue;
     proto::PullResponse rest;
     auto decoded =
@@ -181,7 +190,7 @@ Status PsClient::RunPull(proto::PullRequest request, std::chrono::milliseconds t
     if (bad.ok() && step != nullptr) *step = rest.global_step();
     if (!bad.ok()) ctx.TryCancel();
   }
-  Status s = FromGrpcStatus(reader->Finish(), name_);
+  Status s = FromGrpcStatus(call.Finish(), name_);
   if (!bad.ok()) return bad.Annotate(name_ + ": Pull reply");
   if (!s.ok()) return s;
   return assembler.FinishInto(out);
@@ -198,15 +207,8 @@ StatusOr<proto::PushResponse> PsClient::Push(const proto::PushHeader& header,
     if (!FallBack(pushed.status())) return ChannelOutcome(pushed.status());
   }
   // Over gRPC, tensors travel as float32 whatever wire_dtype_ says.
-  BorrowedSlices borrowed;  // as in Init
-  grpc::ClientContext ctx;
-  SetDeadline(&ctx, transfer_timeout_);
   proto::PushResponse response;
-  std::unique_ptr<grpc::ClientWriter<grpc::ByteBuffer>> writer(
-      grpc::internal::ClientWriterFactory<grpc::ByteBuffer>::Create(channel_.get(), push_method_,
-                                                                    &ctx, &response));
-  PS_RETURN_IF_ERROR(FromGrpcStatus(
-      WriteTensors<proto::PushRequest>(writer.get(), counted, grads, &borrowed), name_));
+  PS_RETURN_IF_ERROR(SendTensors<proto::PushRequest>(kPushMethod, counted, grads, &response));
   return response;
 }
 

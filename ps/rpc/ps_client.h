@@ -2,8 +2,8 @@
 // tensor channel (ps/tcp/) when it has one, found through GetStatus on the
 // first of them; otherwise tensors go over gRPC in chunks
 // (ps/tensor_chunks.h), sent from and read into the tensors' own memory
-// without protobuf copies (ps/rpc/chunk_codec.h). Every error is a Status
-// naming the ps.
+// without protobuf copies (ps/rpc/chunk_codec.h, ps/rpc/generic_call.h).
+// Errors follow PsConnection's contract (ps/client/ps_connection.h).
 //
 // Thread-safe: gRPC channels and stubs may be shared, so one PsClient can
 // serve concurrent calls from several threads.
@@ -22,28 +22,46 @@
 
 #include "core/status.h"
 #include "core/tensor.h"
+#include <grpcpp/generic/generic_stub.h>
+
 #include "proto/ps.grpc.pb.h"
-#include "ps/ps_connection.h"
+#include "ps/client/ps_connection.h"
 #include "ps/rpc/borrowed_slices.h"
 #include "ps/tcp/tensor_channel_client.h"
 #include "ps/tensor_chunks.h"
 
 namespace pstrain {
 
+// How a PsClient moves tensors.
+struct PsClientOptions {
+  // The size of every gRPC tensor message.
+  uint32_t chunk_bytes = kDefaultChunkBytes;
+  // How pushed gradients and pulled variables (Pull, not PullState) travel
+  // over the tensor channel: DT_FLOAT, or DT_BFLOAT16 (--wire_dtype). Over
+  // gRPC they are float32 either way, and the ps keeps and applies float32.
+  proto::DataType wire_dtype = proto::DT_FLOAT;
+  // Whether the tensor channel to a ps on a loopback address carries its
+  // float32 tensors through shared memory (ps/tcp/shared_region.h;
+  // --tensor_shm).
+  bool shared_memory = true;
+};
+
 class PsClient : public PsConnection {
  public:
   // Does not connect yet; the first call does.
-  PsClient(int ps_index, const std::string& address, uint32_t chunk_bytes = kDefaultChunkBytes);
+  PsClient(int ps_index, const std::string& address, const PsClientOptions& options = {});
 
-  // PsConnection (ps/ps_connection.h), over gRPC.
+  // PsConnection (ps/client/ps_connection.h), over gRPC.
   const std::string& name() const override { return name_; }
-  void set_wire_dtype(proto::DataType wire) override { wire_dtype_ = wire; }
-  // The tensor channel to a ps on a loopback address carries its float32
-  // tensors through shared memory (ps/tcp/shared_region.h) unless this is
-  // off; takes effect when the channel is (re)opened.
-  void set_shared_memory(bool on) override { shared_memory_ = on; }
-  bool CanUseArena() const override { return shared_memory_ && OnThisHost(); }
-  void set_arena(std::shared_ptr<const tcp::SharedRegion> arena) override;
+  // PsClientOptions' fields, changed later; they take effect for the next
+  // transfer (shared memory: when the channel is next opened).
+  void set_wire_dtype(proto::DataType wire) { wire_dtype_ = wire; }
+  void set_shared_memory(bool on) { shared_memory_ = on; }
+  // Whether tensors kept in an arena (ps/tcp/arena_memory.h) would travel
+  // through it: a ps on this host, reached through shared memory.
+  bool CanUseArena() const { return shared_memory_ && OnThisHost(); }
+  // The task's arena, to push from and pull into where the tensors lie.
+  void set_arena(std::shared_ptr<const tcp::SharedRegion> arena);
   Status Init(const proto::InitHeader& header, const NamedTensors& values) override;
   Status Pull(uint64_t fingerprint, const std::vector<std::string>& names,
               std::map<std::string, Tensor>* out, int64_t* step, int64_t min_step = 0,
@@ -73,11 +91,12 @@ class PsClient : public PsConnection {
   // A loopback address: the only ps that can share memory with this task.
   bool OnThisHost() const;
   void SetDeadline(grpc::ClientContext* ctx, std::chrono::milliseconds t) const;
-  // Streams `header` (in a Request) and the tensors' chunks, their data
-  // lent through `borrowed`, and finishes the call.
-  template <typename Request, typename Header>
-  grpc::Status WriteTensors(grpc::ClientWriter<grpc::ByteBuffer>* writer, const Header& header,
-                            const NamedTensors& tensors, BorrowedSlices* borrowed);
+  // Sends `header` (in a Request) and the tensors' chunks, their data lent
+  // through `borrowed`, then reads the reply into *response and finishes
+  // the call.
+  template <typename Request, typename Header, typename Response>
+  Status SendTensors(const std::string& method, const Header& header,
+                     const NamedTensors& tensors, Response* response);
   template <typename Request, typename Response>
   Status Control(grpc::Status (proto::Ps::Stub::*method)(grpc::ClientContext*, const Request&,
                                                          Response*),
@@ -104,10 +123,8 @@ class PsClient : public PsConnection {
   std::chrono::milliseconds transfer_timeout_{std::chrono::minutes(5)};
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<proto::Ps::Stub> stub_;
-  // Init, Pull and Push as calls that carry unparsed bytes.
-  const grpc::internal::RpcMethod init_method_;
-  const grpc::internal::RpcMethod pull_method_;
-  const grpc::internal::RpcMethod push_method_;
+  // Init, Pull and Push, whose messages we encode and decode ourselves.
+  grpc::GenericStub generic_stub_;
 
   std::atomic<proto::DataType> wire_dtype_{proto::DT_FLOAT};
   std::atomic<bool> shared_memory_{true};

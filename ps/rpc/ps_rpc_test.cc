@@ -1,7 +1,8 @@
 // The Ps protocol end to end over real gRPC on loopback (port 0).
 #include <gtest/gtest.h>
+#include <grpcpp/grpcpp.h>
 
-#include "ps/rpc/loopback_ps.h"
+#include "ps/testing/loopback_ps.h"
 #include "ps/tensor_chunks.h"
 
 namespace pstrain {

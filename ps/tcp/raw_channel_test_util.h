@@ -14,7 +14,7 @@
 #include <string>
 #include <thread>
 
-#include "ps/rpc/loopback_ps.h"
+#include "ps/testing/loopback_ps.h"
 #include "ps/tcp/shared_region.h"
 #include "ps/tcp/socket.h"
 #include "ps/tcp/tensor_frames.h"

@@ -27,7 +27,7 @@
 #include "core/status.h"
 #include "core/tensor.h"
 #include "proto/ps.pb.h"
-#include "ps/ps_connection.h"
+#include "ps/client/ps_connection.h"
 #include "ps/tcp/shared_region.h"
 #include "ps/tcp/socket.h"
 #include "ps/tcp/tensor_frames.h"

@@ -14,8 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "ps/ps_server.h"
-#include "ps/ps_fleet.h"
+#include "ps/rpc/grpc_options.h"
+#include "ps/client/ps_fleet.h"
+#include "ps/rpc/ps_connections.h"
 #include "ps/tcp/socket.h"
 #include "ps/tcp/tensor_frames.h"
 #include "tests/integration/process_harness.h"
@@ -100,7 +101,7 @@ class HostileRequests : public ::testing::Test {
                                          "--max_memory_bytes=100000000"});
     placement_ = *cluster::ComputePlacement(vars_, 1, cluster::PlacementStrategy::kGreedy,
                                             1 << 20);
-    fleet_ = std::make_unique<PsFleet>(spec_.spec, vars_, placement_);
+    fleet_ = ConnectFleet(spec_.spec, {vars_, placement_, {}});
     ASSERT_TRUE(fleet_->WaitForPs(false, nullptr, std::chrono::seconds(30)).ok());
     std::vector<Tensor> init = {Tensor({64, 32}), Tensor({32})};
     for (int64_t i = 0; i < init[0].size(); ++i) init[0][i] = 0.001f * static_cast<float>(i);

@@ -8,7 +8,8 @@
 #include <fstream>
 #include <thread>
 
-#include "ps/ps_fleet.h"
+#include "ps/client/ps_fleet.h"
+#include "ps/rpc/ps_connections.h"
 #include "ps/rpc/ps_client.h"
 #include "tests/integration/process_harness.h"
 
@@ -34,7 +35,10 @@ TEST(PsProcess, ConcurrentPushesLandExactlyAcrossPartitions) {
       cluster::ComputePlacement(vars, 2, cluster::PlacementStrategy::kGreedy, 16 << 10);
   ASSERT_TRUE(placement.ok());
   ASSERT_EQ(placement->ShardsOfVariable("a").size(), 2u);
-  PsFleet fleet(spec.spec, vars, *placement, /*chunk_bytes=*/4096);
+  PsClientOptions options;
+  options.chunk_bytes = 4096;
+  std::unique_ptr<PsFleet> connected = ConnectFleet(spec.spec, {vars, *placement, {}}, options);
+  PsFleet& fleet = *connected;
   ASSERT_TRUE(fleet.WaitForPs(false, nullptr, std::chrono::seconds(30)).ok());
 
   std::vector<Tensor> init = {Tensor({1000, 10}), Tensor({7})};
@@ -51,13 +55,13 @@ TEST(PsProcess, ConcurrentPushesLandExactlyAcrossPartitions) {
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
-      PsFleet mine(spec.spec, vars, *placement, 4096);
+      std::unique_ptr<PsFleet> mine = ConnectFleet(spec.spec, {vars, *placement, {}}, options);
       std::vector<Tensor> grads = {Tensor({1000, 10}), Tensor({7})};
       grads[0].Fill(1.0f);
       grads[1].Fill(static_cast<float>(t + 1));
       const PsFleet::PsSteps pulled = {0, 0};
       for (int i = 0; i < 25; ++i) {
-        ASSERT_TRUE(mine.PushGradients(grads, t, i + 1, pulled, /*sync=*/false).ok());
+        ASSERT_TRUE(mine->PushGradients(grads, t, i + 1, pulled, /*sync=*/false).ok());
       }
     });
   }

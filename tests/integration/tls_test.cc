@@ -17,8 +17,9 @@
 #include "core/tls.h"
 #include "core/tls_certs.h"
 #include "proto/ps.grpc.pb.h"
-#include "ps/ps_fleet.h"
-#include "ps/ps_server.h"
+#include "ps/client/ps_fleet.h"
+#include "ps/rpc/ps_connections.h"
+#include "ps/rpc/grpc_options.h"
 #include "ps/tcp/socket.h"
 #include "ps/tcp/tls_stream.h"
 #include "tests/integration/process_harness.h"
@@ -64,7 +65,7 @@ class TlsPs : public ::testing::Test {
     SetTaskTls(&files);
     vars_ = {{"w", {256, 64}}, {"b", {64}}};
     placement_ = *cluster::ComputePlacement(vars_, 1, cluster::PlacementStrategy::kGreedy, 1 << 20);
-    fleet_ = std::make_unique<PsFleet>(spec_.spec, vars_, placement_);
+    fleet_ = ConnectFleet(spec_.spec, {vars_, placement_, {}});
     ASSERT_TRUE(fleet_->WaitForPs(false, nullptr, std::chrono::seconds(30)).ok()) << ps_->output();
     proto::StatusResponse status;
     ASSERT_TRUE(Stub(TrustedCredentials())->GetStatus(Context().get(), {}, &status).ok());

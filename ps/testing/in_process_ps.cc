@@ -1,4 +1,4 @@
-#include "ps/in_process_ps.h"
+#include "ps/testing/in_process_ps.h"
 
 #include <random>
 

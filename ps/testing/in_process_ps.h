@@ -6,14 +6,14 @@
 // would.
 //
 // Thread-safe, as PsCore is.
-#ifndef PSTRAIN_PS_IN_PROCESS_PS_H_
-#define PSTRAIN_PS_IN_PROCESS_PS_H_
+#ifndef PSTRAIN_PS_TESTING_IN_PROCESS_PS_H_
+#define PSTRAIN_PS_TESTING_IN_PROCESS_PS_H_
 
 #include <atomic>
 #include <cstdint>
 #include <string>
 
-#include "ps/ps_connection.h"
+#include "ps/client/ps_connection.h"
 #include "ps/ps_core.h"
 #include "ps/variable_store.h"
 
@@ -61,4 +61,4 @@ class InProcessPs : public PsConnection {
 
 }  // namespace pstrain
 
-#endif  // PSTRAIN_PS_IN_PROCESS_PS_H_
+#endif  // PSTRAIN_PS_TESTING_IN_PROCESS_PS_H_

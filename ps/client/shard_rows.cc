@@ -1,4 +1,4 @@
-#include "ps/shard_rows.h"
+#include "ps/client/shard_rows.h"
 
 #include <cstring>
 #include <iterator>

@@ -1,4 +1,4 @@
-#include "ps/ps_connection.h"
+#include "ps/client/ps_connection.h"
 
 namespace pstrain {
 namespace {

@@ -16,8 +16,8 @@
 
 #include "core/bfloat16.h"
 #include "proto/ps.grpc.pb.h"
-#include "ps/in_process_ps.h"
-#include "ps/rpc/loopback_ps.h"
+#include "ps/testing/in_process_ps.h"
+#include "ps/testing/loopback_ps.h"
 #include "ps/tcp/shared_region.h"
 #include "ps/tcp/socket.h"
 #include "ps/tcp/tensor_frames.h"

@@ -16,8 +16,8 @@
 // Both borrow their PsFleet, which must outlive them. The methods of one
 // object are called from one thread; they run their own threads, joined
 // before Finish returns or the object is destroyed.
-#ifndef PSTRAIN_PS_PS_FLEET_STREAMS_H_
-#define PSTRAIN_PS_PS_FLEET_STREAMS_H_
+#ifndef PSTRAIN_PS_CLIENT_PS_FLEET_STREAMS_H_
+#define PSTRAIN_PS_CLIENT_PS_FLEET_STREAMS_H_
 
 #include <chrono>
 #include <condition_variable>
@@ -32,7 +32,7 @@
 
 #include "core/status.h"
 #include "core/tensor.h"
-#include "ps/ps_fleet.h"
+#include "ps/client/ps_fleet.h"
 
 namespace pstrain {
 
@@ -117,4 +117,4 @@ class StreamedPush {
 
 }  // namespace pstrain
 
-#endif  // PSTRAIN_PS_PS_FLEET_STREAMS_H_
+#endif  // PSTRAIN_PS_CLIENT_PS_FLEET_STREAMS_H_

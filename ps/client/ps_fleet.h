@@ -2,14 +2,16 @@
 //
 // Stitches axis-0 shards back into whole variables on pull and cuts whole
 // gradients into shards on push, talking to the ps tasks in parallel through
-// their PsConnections (gRPC in the processes, in-process in unit tests). Both
-// the workers and the chief use it, each computing the same Placement.
+// the PsConnections its owner made (ps/rpc/ps_connections.h in the task
+// mains, in-process ones in unit tests): it names no transport. Both the
+// workers and the chief use it, each computing the same Placement.
 //
 // Thread-compatible: one thread at a time calls a PsFleet.
-#ifndef PSTRAIN_PS_PS_FLEET_H_
-#define PSTRAIN_PS_PS_FLEET_H_
+#ifndef PSTRAIN_PS_CLIENT_PS_FLEET_H_
+#define PSTRAIN_PS_CLIENT_PS_FLEET_H_
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,15 +19,13 @@
 #include <string>
 #include <vector>
 
-#include "cluster/cluster_spec.h"
 #include "cluster/placement.h"
 #include "core/status.h"
 #include "core/stop_signals.h"
 #include "core/tensor.h"
 #include "proto/ps.pb.h"
-#include "ps/ps_connection.h"
-#include "ps/tcp/shared_arena.h"
-#include "ps/tensor_chunks.h"
+#include "ps/client/ps_connection.h"
+#include "ps/client/tensor_memory.h"
 
 namespace pstrain {
 
@@ -34,34 +34,40 @@ class StreamedPush;
 
 class PsFleet {
  public:
-  // variables: the model's variables in model order; placement was computed
-  // from them. chunk_bytes sizes every tensor message. Every variable is
-  // trainable.
-  PsFleet(const cluster::ClusterSpec& spec, std::vector<cluster::VariableInfo> variables,
-          cluster::Placement placement, uint32_t chunk_bytes = kDefaultChunkBytes);
-  // The same over connections of the caller's making, one per ps task of
-  // the placement, in task order.
-  PsFleet(std::vector<std::unique_ptr<PsConnection>> connections,
-          std::vector<cluster::VariableInfo> variables, cluster::Placement placement);
+  // The model's variables as they lie over the ps tasks.
+  struct Layout {
+    std::vector<cluster::VariableInfo> variables;  // model order
+    cluster::Placement placement;                  // computed from them
+    std::set<std::string> non_trainable;           // variable names
+  };
 
-  // Computes the placement of `variables` (model order) over the spec's ps
+  // Computes the placement of `variables` (model order) over num_ps ps
   // tasks with the --placement and --min_slice_bytes flags. Spec is any type
   // with `name`, `shape` and `trainable` members, such as nn::VariableSpec.
   // slots_per_variable is the optimizer's slot count, given to each trainable
   // variable; a non-trainable one has no slots and its pushes are applied as
   // var -= delta. InvalidArgument when the flags are bad.
   template <typename Spec>
-  static StatusOr<std::unique_ptr<PsFleet>> CreateFromFlags(const cluster::ClusterSpec& spec,
-                                                            const std::vector<Spec>& variables,
-                                                            int slots_per_variable) {
+  static StatusOr<Layout> LayoutFromFlags(int num_ps, const std::vector<Spec>& variables,
+                                          int slots_per_variable) {
     std::vector<cluster::VariableInfo> infos;
     std::set<std::string> non_trainable;
     for (const Spec& v : variables) {
       infos.push_back({v.name, v.shape, v.trainable ? slots_per_variable : 0});
       if (!v.trainable) non_trainable.insert(v.name);
     }
-    return PlaceFromFlags(spec, std::move(infos), std::move(non_trainable));
+    return PlaceFromFlags(num_ps, std::move(infos), std::move(non_trainable));
   }
+
+  // Talks to the ps tasks through `connections`, one per ps task of the
+  // placement, in task order. `memory` holds the tensors VariableBuffers
+  // hands out and the pull buffers (null: ordinary memory).
+  PsFleet(std::vector<std::unique_ptr<PsConnection>> connections, Layout layout,
+          std::unique_ptr<TensorMemory> memory = nullptr);
+  // Every variable trainable, ordinary memory.
+  PsFleet(std::vector<std::unique_ptr<PsConnection>> connections,
+          std::vector<cluster::VariableInfo> variables, cluster::Placement placement)
+      : PsFleet(std::move(connections), Layout{std::move(variables), std::move(placement), {}}) {}
 
   // Each ps's step when it answered (ps 0's is global_step).
   using PsSteps = std::vector<int64_t>;
@@ -91,27 +97,13 @@ class PsFleet {
   // which must hold every variable; slots and shadows it lacks start fresh.
   Status RestoreState(const State& state, const proto::InitHeader& header,
                       const std::vector<int>& which = {});
-  // How this fleet's pushes and variable pulls travel (PsConnection::
-  // set_wire_dtype): DT_FLOAT, or DT_BFLOAT16 (--wire_dtype=bfloat16).
-  void SetWireDtype(proto::DataType wire) {
-    for (auto& c : clients_) c->set_wire_dtype(wire);
-  }
-  // Whether tensors to ps tasks on this host may travel through shared
-  // memory (PsConnection::set_shared_memory; on by default, --tensor_shm).
-  void SetSharedMemory(bool on) {
-    for (auto& c : clients_) c->set_shared_memory(on);
-  }
-
   // Tensors shaped as the variables, in model order, for a trainer's
-  // variables and gradients: in this task's arena (ps/tcp/shared_arena.h)
-  // when a ps on this host can use one, so that pulls land in them and
-  // pushes leave from them without a copy on this side; else ordinary
-  // ones. Each call hands out other tensors.
+  // variables and gradients: in the fleet's TensorMemory when it has one
+  // (so that pulls land in them and pushes leave from them without a copy
+  // on this side), else ordinary ones. Each call hands out other tensors.
   std::vector<Tensor> VariableBuffers();
-  // Takes tensors a failed transfer used, never to hand their room out
-  // again: a ps may still be reading or writing an arena's tensors where
-  // they lie after the worker gave up on it (a timeout, a cut connection).
-  // Tensors of ordinary memory are dropped.
+  // Takes tensors a failed transfer used (TensorMemory::Retire); tensors of
+  // ordinary memory are dropped.
   void Retire(std::vector<Tensor> tensors);
 
   // Pulls every variable, whole, in model order; steps (may be null) gets
@@ -133,7 +125,7 @@ class PsFleet {
   StatusOr<PushResult> PushGradients(const std::vector<Tensor>& grads, int worker,
                                      int64_t local_step, const PsSteps& pulled, bool sync);
   // One step's pull and push, streamed so the caller computes while they
-  // run (ps/ps_fleet_streams.h): the same requests' effect as PullVariables
+  // run (ps/client/ps_fleet_streams.h): the same requests' effect as PullVariables
   // and PushGradients, variable by variable. The fleet must outlive them;
   // no other pull of this fleet may run beside a StreamedPull.
   std::unique_ptr<StreamedPull> StartPull(std::vector<Tensor>* values, int64_t min_step = 0,
@@ -165,12 +157,11 @@ class PsFleet {
   // Runs fn(ps) for every ps in parallel; returns the first error.
   Status ForEachPs(const std::function<Status(int ps)>& fn);
 
-  std::vector<cluster::VariableInfo> variables_;
-  static StatusOr<std::unique_ptr<PsFleet>> PlaceFromFlags(
-      const cluster::ClusterSpec& spec, std::vector<cluster::VariableInfo> variables,
-      std::set<std::string> non_trainable);
+  static StatusOr<Layout> PlaceFromFlags(int num_ps, std::vector<cluster::VariableInfo> variables,
+                                         std::set<std::string> non_trainable);
 
-  std::set<std::string> non_trainable_;  // variable names; set by CreateFromFlags
+  std::vector<cluster::VariableInfo> variables_;
+  std::set<std::string> non_trainable_;  // variable names
   cluster::Placement placement_;
   std::vector<std::unique_ptr<PsConnection>> clients_;
   std::vector<std::vector<const cluster::Shard*>> shards_by_ps_;
@@ -178,19 +169,15 @@ class PsFleet {
   // of the pull before last, handed back by the caller's values.
   std::mutex pull_buffers_mu_;
   std::vector<std::map<std::string, Tensor>> pull_buffers_;
-  // Made by the first VariableBuffers call, when any ps can use it.
-  std::mutex arena_mu_;
-  bool arena_tried_ = false;                   // guarded by arena_mu_
-  std::shared_ptr<tcp::SharedArena> arena_;    // guarded by arena_mu_; null: none
-  std::vector<Tensor> retired_;                // guarded by arena_mu_
-  // Makes arena_, with room for a trainer's variables and gradients and the
-  // pull buffers it starts pull_buffers_ with. Caller holds arena_mu_.
-  void MakeArena();
+  const std::unique_ptr<TensorMemory> memory_;  // null: ordinary memory
+  // Whether the first VariableBuffers call put the pull buffers of the ps
+  // tasks memory_ serves in it.
+  std::once_flag pull_buffers_placed_;
   // The pull buffers after a pull: back for the next one, or (it failed)
-  // their arena tensors retired.
+  // their tensors retired.
   void ReturnPullBuffers(std::vector<std::map<std::string, Tensor>>* buffers, bool failed);
 };
 
 }  // namespace pstrain
 
-#endif  // PSTRAIN_PS_PS_FLEET_H_
+#endif  // PSTRAIN_PS_CLIENT_PS_FLEET_H_

@@ -1,7 +1,7 @@
 // Axis-0 shards of a variable as rows of the whole tensor: what PsFleet cuts
 // gradients into on push and stitches variables from on pull.
-#ifndef PSTRAIN_PS_SHARD_ROWS_H_
-#define PSTRAIN_PS_SHARD_ROWS_H_
+#ifndef PSTRAIN_PS_CLIENT_SHARD_ROWS_H_
+#define PSTRAIN_PS_CLIENT_SHARD_ROWS_H_
 
 #include <cstdint>
 #include <map>
@@ -35,4 +35,4 @@ void PlaceRows(const Tensor& shard_values, const cluster::Shard& shard, Tensor* 
 
 }  // namespace pstrain
 
-#endif  // PSTRAIN_PS_SHARD_ROWS_H_
+#endif  // PSTRAIN_PS_CLIENT_SHARD_ROWS_H_

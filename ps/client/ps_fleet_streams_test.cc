@@ -1,17 +1,18 @@
-// StreamedPull and StreamedPush (ps/ps_fleet_streams.h) over two ps tasks,
+// StreamedPull and StreamedPush (ps/client/ps_fleet_streams.h) over two ps tasks,
 // one variable cut across both: real servers on loopback (their tensors on
 // the tensor channel, through shared memory where this machine has it) and
 // in-process ones (which ThreadSanitizer can follow: Debian's gRPC is not
 // instrumented). The same effect as PullVariables and PushGradients,
 // variable by variable, and nothing applied of a push given up.
-#include "ps/ps_fleet_streams.h"
+#include "ps/client/ps_fleet_streams.h"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
 
-#include "ps/in_process_ps.h"
-#include "ps/rpc/loopback_ps.h"
+#include "ps/tcp/arena_memory.h"
+#include "ps/testing/in_process_ps.h"
+#include "ps/testing/loopback_ps.h"
 
 namespace pstrain {
 namespace {
@@ -33,9 +34,20 @@ class FleetStreams : public ::testing::TestWithParam<bool> {
       Status s = ps_[i].Start();
       ASSERT_TRUE(s.ok()) << s.ToString();
       ASSERT_GT(ps_[i].server->tensor_port(), 0);
-      clients.push_back(std::move(ps_[i].client));
     }
-    fleet_ = std::make_unique<PsFleet>(std::move(clients), vars_, *placement);
+    // On loopback, a trainer's arena shared with both ps tasks, as a
+    // worker's main makes it (ps/rpc/ps_connections.h).
+    std::unique_ptr<TensorMemory> memory;
+    if (GetParam()) {
+      auto arena = tcp::ArenaMemory::Create(vars_, {true, true});
+      for (int i = 0; i < 2; ++i) {
+        if (arena.ok()) ps_[i].client->set_arena((*arena)->region());
+        clients.push_back(std::move(ps_[i].client));
+      }
+      if (arena.ok()) memory = std::move(arena).value();
+    }
+    fleet_ = std::make_unique<PsFleet>(std::move(clients), PsFleet::Layout{vars_, *placement, {}},
+                                       std::move(memory));
     init_ = {Tensor({1000, 10}), Tensor({7}), Tensor({3, 3})};
     for (Tensor& t : init_) {
       for (int64_t i = 0; i < t.size(); ++i) t[i] = static_cast<float>(i % 251) * 0.5f;

@@ -1,12 +1,12 @@
-// PsFleet over in-process ps tasks (ps/in_process_ps.h): shards stitched on
+// PsFleet over in-process ps tasks (ps/testing/in_process_ps.h): shards stitched on
 // pull and cut on push, global_step kept by ps 0, state pulled with slots,
 // and a push for another placement refused without changing anything. The
 // same fleet over gRPC and real processes: tests/integration/.
-#include "ps/ps_fleet.h"
+#include "ps/client/ps_fleet.h"
 
 #include <gtest/gtest.h>
 
-#include "ps/in_process_ps.h"
+#include "ps/testing/in_process_ps.h"
 
 namespace pstrain {
 namespace {

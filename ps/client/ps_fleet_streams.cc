@@ -1,8 +1,8 @@
-#include "ps/ps_fleet_streams.h"
+#include "ps/client/ps_fleet_streams.h"
 
 #include <utility>
 
-#include "ps/shard_rows.h"
+#include "ps/client/shard_rows.h"
 
 namespace pstrain {
 StreamedPull::StreamedPull(PsFleet* fleet, std::vector<Tensor>* values, int64_t min_step,

@@ -13,7 +13,10 @@
 #include "core/descriptor_limit.h"
 #include "core/stop_signals.h"
 #include "core/task_main.h"
-#include "ps/ps_server.h"
+#include "ps/ps_core.h"
+#include "ps/server/ps_server.h"
+#include "ps/tcp/tensor_channel_server.h"
+#include "ps/variable_store.h"
 
 DEFINE_string(listen_host, "0.0.0.0",
               "Interface to listen on; the port comes from this task's address in the cluster "
@@ -105,8 +108,11 @@ int main(int argc, char** argv) {
   limits.idle = std::chrono::seconds(FLAGS_tensor_idle_timeout_secs);
   limits.frames.idle = limits.idle;  // between the frames of one request too
   limits.frames.frame = std::chrono::seconds(FLAGS_tensor_frame_timeout_secs);
-  auto server = pstrain::PsServer::Start(FLAGS_listen_host + ":" + port, config.task.index, &stop,
-                                         max_bytes, FLAGS_tensor_port, limits);
+  pstrain::VariableStore store(max_bytes);
+  pstrain::PsCore core(config.task.index, pstrain::PsCore::NewIncarnation(), &store,
+                       [&stop](const std::string& reason) { stop.Notify(reason); });
+  auto server =
+      pstrain::PsServer::Start(&core, FLAGS_listen_host + ":" + port, FLAGS_tensor_port, &limits);
   // Retryable: the port may be free on the next try.
   if (!server.ok()) return pstrain::ExitWith(server.status(), pstrain::kExitRetryable);
   LOG(INFO) << "ps:" << config.task.index << " serving on port " << (*server)->port()

@@ -1,12 +1,32 @@
 // PsConnection: one ps task as the workers and the chief reach it, in whole
 // tensors and the ps protocol's headers, whatever carries them. PsClient
-// (ps/rpc/ps_client.h) carries them over gRPC in chunks; InProcessPs
-// (ps/in_process_ps.h) hands them to a PsCore in this process, for tests.
-// Every error is a Status naming the ps.
+// (ps/rpc/ps_client.h) carries them over gRPC and the tensor channel;
+// InProcessPs (ps/testing/in_process_ps.h) hands them to a PsCore in this
+// process, for tests. How tensors travel (wire dtype, shared memory, arenas)
+// is the transport's business, set where the transport is made.
+//
+// Errors. Every error is a Status naming the ps ("ps:1 (host:2222): ...").
+// The codes mean the same on every transport and every method:
+//   kUnavailable        the ps cannot be reached, or is restarting and holds
+//                       no variables yet. Retry after a backoff.
+//   kDeadlineExceeded   the call, or a sync Pull's wait, ran out of time.
+//                       Retry.
+//   kAborted            the ps was restored while the call waited; the
+//                       step it belongs to is void. Retry the step.
+//   kCancelled          the caller's side went away. Retry.
+//   kFailedPrecondition the request cannot succeed as made (another
+//                       placement, an async ps asked for sync work). Do not
+//                       retry until the cluster's configuration is fixed.
+//   kInvalidArgument, kNotFound, kResourceExhausted, kDataLoss
+//                       the request, or the answer, is malformed or over a
+//                       limit (the ps's --max_memory_bytes, a frame size).
+//                       Never retried: the same request fails the same way.
+// A failed Init, Push or PushStream changes nothing on the ps; a failed
+// Pull may have filled part of `out`.
 //
 // Thread-safe: implementations serve concurrent calls from several threads.
-#ifndef PSTRAIN_PS_PS_CONNECTION_H_
-#define PSTRAIN_PS_PS_CONNECTION_H_
+#ifndef PSTRAIN_PS_CLIENT_PS_CONNECTION_H_
+#define PSTRAIN_PS_CLIENT_PS_CONNECTION_H_
 
 #include <chrono>
 #include <cstdint>
@@ -21,9 +41,6 @@
 #include "proto/ps.pb.h"
 
 namespace pstrain {
-namespace tcp {
-class SharedRegion;
-}  // namespace tcp
 
 using NamedTensors = std::vector<std::pair<std::string, const Tensor*>>;
 
@@ -50,20 +67,8 @@ class PsConnection {
   // "ps:1 (localhost:2222)"
   virtual const std::string& name() const = 0;
 
-  // How pushed gradients and pulled variables (Pull, not PullState) travel:
-  // DT_FLOAT, or DT_BFLOAT16 where the transport can carry it (PsClient over
-  // the tensor channel; others keep float32); the ps keeps and applies
-  // float32 either way.
-  virtual void set_wire_dtype(proto::DataType) {}
-  // Whether tensors to a ps on this host may travel through shared memory
-  // where the transport can (PsClient's tensor channel; on by default).
-  virtual void set_shared_memory(bool) {}
-  // Whether tensors kept in an arena (ps/tcp/shared_arena.h) would travel
-  // through it: a ps on this host, reached through shared memory.
-  virtual bool CanUseArena() const { return false; }
-  // The task's arena, to push from and pull into where the tensors lie.
-  virtual void set_arena(std::shared_ptr<const tcp::SharedRegion>) {}
-
+  // (Re)initializes the ps with values for every variable it holds under
+  // header's placement (and any saved slots and shadows).
   virtual Status Init(const proto::InitHeader& header, const NamedTensors& values) = 0;
   // Fills `out` with the named variables (all the ps holds when names is
   // empty); `step` (may be null) gets the ps's step. With min_step > 0 the
@@ -81,8 +86,11 @@ class PsConnection {
   // default keeps them and makes one Push at Finish; a transport that can
   // put each on the wire at once overrides it.
   virtual StatusOr<std::unique_ptr<PushStream>> StartPush(const proto::PushHeader& header);
+  // Whether the worker's heartbeat arrived; the ps's view of the job.
   virtual StatusOr<proto::HeartbeatResponse> Heartbeat(int worker, int64_t local_step,
                                                        float loss) = 0;
+  // The ps's state, answered even before it is initialized; kUnavailable
+  // or kDeadlineExceeded within `timeout` when it does not answer.
   virtual StatusOr<proto::StatusResponse> GetStatus(std::chrono::milliseconds timeout) = 0;
   virtual Status WorkerDone(int worker) = 0;
   // Sync replicas: the workers that can still push (the chief's view).
@@ -94,4 +102,4 @@ class PsConnection {
 
 }  // namespace pstrain
 
-#endif  // PSTRAIN_PS_PS_CONNECTION_H_
+#endif  // PSTRAIN_PS_CLIENT_PS_CONNECTION_H_

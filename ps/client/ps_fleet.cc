@@ -1,4 +1,4 @@
-#include "ps/ps_fleet.h"
+#include "ps/client/ps_fleet.h"
 
 #include <glog/logging.h>
 
@@ -8,44 +8,26 @@
 #include <thread>
 
 #include "cluster/placement_flags.h"
-#include "ps/ps_fleet_streams.h"
-#include "ps/rpc/ps_client.h"
-#include "ps/shard_rows.h"
+#include "ps/client/ps_fleet_streams.h"
+#include "ps/client/shard_rows.h"
 
 namespace pstrain {
-StatusOr<std::unique_ptr<PsFleet>> PsFleet::PlaceFromFlags(
-    const cluster::ClusterSpec& spec, std::vector<cluster::VariableInfo> infos,
-    std::set<std::string> non_trainable) {
+StatusOr<PsFleet::Layout> PsFleet::PlaceFromFlags(int num_ps,
+                                                  std::vector<cluster::VariableInfo> infos,
+                                                  std::set<std::string> non_trainable) {
   PS_ASSIGN_OR_RETURN(auto strategy, cluster::ParsePlacementStrategy(FLAGS_placement));
-  PS_ASSIGN_OR_RETURN(auto placement, cluster::ComputePlacement(infos, spec.NumTasks("ps"),
-                                                                strategy, FLAGS_min_slice_bytes));
-  auto fleet = std::make_unique<PsFleet>(spec, std::move(infos), std::move(placement));
-  fleet->non_trainable_ = std::move(non_trainable);
-  return fleet;
+  PS_ASSIGN_OR_RETURN(auto placement, cluster::ComputePlacement(infos, num_ps, strategy,
+                                                                FLAGS_min_slice_bytes));
+  return Layout{std::move(infos), std::move(placement), std::move(non_trainable)};
 }
 
-namespace {
-
-std::vector<std::unique_ptr<PsConnection>> GrpcClients(const cluster::ClusterSpec& spec,
-                                                       uint32_t chunk_bytes) {
-  std::vector<std::unique_ptr<PsConnection>> clients;
-  for (int i = 0; i < spec.NumTasks("ps"); ++i) {
-    clients.push_back(std::make_unique<PsClient>(i, spec.Address("ps", i), chunk_bytes));
-  }
-  return clients;
-}
-
-}  // namespace
-
-PsFleet::PsFleet(const cluster::ClusterSpec& spec, std::vector<cluster::VariableInfo> variables,
-                 cluster::Placement placement, uint32_t chunk_bytes)
-    : PsFleet(GrpcClients(spec, chunk_bytes), std::move(variables), std::move(placement)) {}
-
-PsFleet::PsFleet(std::vector<std::unique_ptr<PsConnection>> connections,
-                 std::vector<cluster::VariableInfo> variables, cluster::Placement placement)
-    : variables_(std::move(variables)),
-      placement_(std::move(placement)),
-      clients_(std::move(connections)) {
+PsFleet::PsFleet(std::vector<std::unique_ptr<PsConnection>> connections, Layout layout,
+                 std::unique_ptr<TensorMemory> memory)
+    : variables_(std::move(layout.variables)),
+      non_trainable_(std::move(layout.non_trainable)),
+      placement_(std::move(layout.placement)),
+      clients_(std::move(connections)),
+      memory_(std::move(memory)) {
   for (int i = 0; i < num_ps(); ++i) shards_by_ps_.push_back(placement_.ShardsOnPs(i));
 }
 
@@ -220,24 +202,32 @@ Status PsFleet::PullVariables(std::vector<Tensor>* values, PsSteps* steps, int64
 }
 
 std::vector<Tensor> PsFleet::VariableBuffers() {
-  std::lock_guard<std::mutex> lock(arena_mu_);
-  if (!arena_tried_) {
-    arena_tried_ = true;
-    MakeArena();
+  if (memory_ == nullptr) {
+    std::vector<Tensor> buffers;
+    for (const cluster::VariableInfo& v : variables_) {
+      buffers.emplace_back(v.shape, Tensor::kUninitialized);
+    }
+    return buffers;
   }
+  // The variables trade places with the pull buffers of whole shards
+  // (PlaceShard): those of a ps the memory serves start out in it too.
+  std::call_once(pull_buffers_placed_, [this] {
+    std::lock_guard<std::mutex> lock(pull_buffers_mu_);
+    pull_buffers_.resize(num_ps());
+    for (int ps = 0; ps < num_ps(); ++ps) {
+      if (!memory_->Serves(ps)) continue;
+      for (const cluster::Shard* shard : shards_by_ps_[ps]) {
+        if (shard->num_parts == 1) pull_buffers_[ps][shard->name] = memory_->Allocate(shard->shape);
+      }
+    }
+  });
   std::vector<Tensor> buffers;
-  for (const cluster::VariableInfo& v : variables_) {
-    buffers.push_back(arena_ != nullptr ? arena_->Allocate(v.shape)
-                                        : Tensor(v.shape, Tensor::kUninitialized));
-  }
+  for (const cluster::VariableInfo& v : variables_) buffers.push_back(memory_->Allocate(v.shape));
   return buffers;
 }
 
 void PsFleet::Retire(std::vector<Tensor> tensors) {
-  std::lock_guard<std::mutex> lock(arena_mu_);
-  for (Tensor& t : tensors) {
-    if (!t.owns_data() && !t.borrows_data()) retired_.push_back(std::move(t));
-  }
+  if (memory_ != nullptr) memory_->Retire(std::move(tensors));
 }
 
 void PsFleet::ReturnPullBuffers(std::vector<std::map<std::string, Tensor>>* buffers,
@@ -254,40 +244,6 @@ void PsFleet::ReturnPullBuffers(std::vector<std::map<std::string, Tensor>>* buff
   if (failed) Retire(std::move(used));
   std::lock_guard<std::mutex> lock(pull_buffers_mu_);
   pull_buffers_.swap(*buffers);
-}
-
-void PsFleet::MakeArena() {
-  bool any = false;
-  for (const auto& c : clients_) any = any || c->CanUseArena();
-  if (!any) return;
-  // A trainer's variables and gradients, and the pull buffers its
-  // variables trade places with (PlaceShard).
-  constexpr int kSets = 3;
-  uint64_t bytes = 0;
-  for (const cluster::VariableInfo& v : variables_) {
-    bytes += kSets * tcp::SharedArena::BytesFor(v.shape);
-  }
-  if (bytes == 0) return;
-  auto arena = tcp::SharedArena::Create(bytes);
-  if (!arena.ok()) {
-    LOG(WARNING) << "no arena in shared memory (" << arena.status().ToString()
-                 << "): tensors go through each connection's region";
-    return;
-  }
-  arena_ = std::move(arena).value();
-  {
-    std::lock_guard<std::mutex> lock(pull_buffers_mu_);
-    pull_buffers_.resize(num_ps());
-    for (int ps = 0; ps < num_ps(); ++ps) {
-      if (!clients_[ps]->CanUseArena()) continue;
-      for (const cluster::Shard* shard : shards_by_ps_[ps]) {
-        if (shard->num_parts == 1) pull_buffers_[ps][shard->name] = arena_->Allocate(shard->shape);
-      }
-    }
-  }
-  for (const auto& c : clients_) {
-    if (c->CanUseArena()) c->set_arena(arena_->region());
-  }
 }
 
 void PsFleet::ShapeVariable(size_t v, std::vector<Tensor>* values) const {

@@ -1,0 +1,66 @@
+#include "ps/server/ps_server.h"
+
+#include <glog/logging.h>
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+
+#include "cluster/cluster_spec.h"
+#include "core/tls.h"
+#include "ps/rpc/grpc_options.h"
+#include "ps/rpc/grpc_tls.h"
+#include "ps/rpc/ps_service.h"
+#include "ps/tcp/tensor_channel_server.h"
+
+namespace pstrain {
+
+PsServer::PsServer(PsCore* core) : core_(core) {}
+
+StatusOr<std::unique_ptr<PsServer>> PsServer::Start(PsCore* core,
+                                                    const std::string& listen_address,
+                                                    int tensor_port,
+                                                    const tcp::ChannelLimits* limits) {
+  const std::string task = "ps:" + std::to_string(core->task_index());
+  std::unique_ptr<PsServer> ps(new PsServer(core));
+  ps->service_ = std::make_unique<PsService>(core);
+  if (tensor_port >= 0) {
+    auto tls = TaskServerSslCtx();  // the same certificates as gRPC's
+    if (!tls.ok()) return tls.status().Annotate(task);
+    auto channel =
+        tcp::TensorChannelServer::Start(core, cluster::AddressHost(listen_address), tensor_port,
+                                        limits != nullptr ? *limits : tcp::ChannelLimits(), *tls);
+    if (!channel.ok()) return channel.status().Annotate(task);
+    ps->channel_ = std::move(channel).value();
+    ps->service_->set_tensor_channel(ps->channel_->port(), ps->channel_->local_socket());
+  }
+  grpc::ServerBuilder builder;
+  ConfigureMessageSizes(&builder);
+  grpc::ResourceQuota quota(task);
+  quota.SetMaxThreads(kMaxThreads);
+  builder.SetResourceQuota(quota);
+  builder.AddListeningPort(listen_address, PsServerCredentials(), &ps->port_);
+  builder.RegisterService(ps->service_.get());
+  ps->server_ = builder.BuildAndStart();
+  if (!ps->server_ || ps->port_ == 0) {
+    return Unavailable(task + " cannot listen on " + listen_address);
+  }
+  return ps;
+}
+
+PsServer::~PsServer() { Stop(); }
+
+int PsServer::tensor_port() const { return channel_ == nullptr ? 0 : channel_->port(); }
+
+void PsServer::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopped_) return;
+    stopped_ = true;
+  }
+  if (channel_ != nullptr) channel_->Stop();
+  if (server_ == nullptr) return;  // it never started
+  server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+  server_->Wait();
+}
+
+}  // namespace pstrain
