@@ -31,6 +31,9 @@ DEFINE_string(model, "mnist",
 DEFINE_uint64(seed, 0, "Seed of the variables' initial values");
 DEFINE_string(train_dir, "runs/pstrain", "Where the chief writes checkpoints");
 DEFINE_int32(startup_timeout_secs, 600, "Give up waiting for the ps tasks after this");
+DEFINE_int32(ps_lost_timeout_secs, 120,
+             "While training, exit 138 (for a restart) once ps:0, which holds global_step, has "
+             "not answered for this long");
 DEFINE_int32(progress_secs, 15, "Log global_step and finished workers this often");
 DEFINE_double(save_checkpoint_secs, 600, "Save a checkpoint this often (0: no timer)");
 DEFINE_int64(save_checkpoint_steps, 0, "Also save a checkpoint every this many steps (0: off)");
@@ -84,6 +87,7 @@ int main(int argc, char** argv) {
   options.num_workers = num_workers;
   options.init.set_num_workers(num_workers);
   options.startup_timeout = std::chrono::seconds(FLAGS_startup_timeout_secs);
+  options.ps_lost_timeout = std::chrono::seconds(FLAGS_ps_lost_timeout_secs);
   options.progress_interval = std::chrono::seconds(FLAGS_progress_secs);
   options.step_timeout = std::chrono::duration<double>(FLAGS_step_timeout_secs);
   options.save_checkpoint_secs = FLAGS_save_checkpoint_secs;

@@ -10,8 +10,6 @@
 
 namespace pstrain {
 
-using Clock = std::chrono::steady_clock;
-
 namespace {
 
 // The mean of the workers' latest losses, from their heartbeats; 0 when no
@@ -43,7 +41,15 @@ Supervisor::Supervisor(nn::Model* model, PsFleet* fleet, const data::ImageDatase
                     options_.keep_checkpoint_every_n_hours}),
       incarnations_(fleet->num_ps(), 0),
       ps_health_(fleet->num_ps()),
-      roster_(options_.num_workers, options_.init.heartbeat_timeout_secs()) {}
+      clock_(options_.clock),
+      started_(clock_->Now()),
+      roster_(options_.num_workers, options_.init.heartbeat_timeout_secs()),
+      steps_(clock_, std::chrono::duration_cast<Clock::Duration>(options_.step_timeout)),
+      checkpoint_timer_(clock_, std::chrono::duration_cast<Clock::Duration>(
+                                    std::chrono::duration<double>(options_.save_checkpoint_secs))),
+      eval_timer_(clock_, std::chrono::duration_cast<Clock::Duration>(
+                              std::chrono::duration<double>(options_.eval_secs))),
+      progress_timer_(clock_, options_.progress_interval) {}
 
 Status Supervisor::RestoreOrInitialize(const std::string& why) {
   proto::InitHeader header = options_.init;
@@ -110,7 +116,8 @@ Status Supervisor::Start() {
   }
   // Training (again) in this dir: its job has not ended.
   PS_RETURN_IF_ERROR(ClearTrainingDone(options_.train_dir));
-  training_started_ = last_eval_ = Clock::now();
+  training_started_ = clock_->Now();
+  eval_timer_.Done();
   model_ready_ = true;
   const auto& placement = fleet_->placement();
   LOG(INFO) << "model ready: " << model_->variables().size() << " variables in "
@@ -152,8 +159,10 @@ Status Supervisor::Start() {
                     ? " and " + std::to_string(options_.save_checkpoint_steps) + " steps"
                     : "")
             << ", keeping " << options_.max_to_keep << ")";
-  last_step_change_ = last_stall_log_ = summary_window_start_ = Clock::now();
+  summary_window_start_ = clock_->Now();
   summary_window_step_ = last_summary_step_ = step;
+  steps_.Reset(step);
+  progress_timer_.Done();
   return OkStatus();
 }
 
@@ -161,12 +170,16 @@ Status Supervisor::SaveCheckpoint(const char* why) {
   PsFleet::State state;
   PsFleet::PsSteps steps;
   PS_RETURN_IF_ERROR(fleet_->PullState(&state, &steps));
-  if (steps[0] == last_saved_step_) return OkStatus();  // nothing new since
-  const auto start = Clock::now();
+  if (steps[0] == last_saved_step_) {  // nothing new since: the timer starts again
+    checkpoint_timer_.Done();
+    return OkStatus();
+  }
+  const Clock::TimePoint start = clock_->Now();
   PS_ASSIGN_OR_RETURN(std::string prefix, checkpoints_.Save(steps[0], state));
   last_saved_step_ = steps[0];
+  checkpoint_timer_.Done();
   LOG(INFO) << "saved checkpoint " << prefix << " (" << why << ", "
-            << std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count()
+            << std::chrono::duration_cast<std::chrono::milliseconds>(clock_->Now() - start).count()
             << " ms)";
   return OkStatus();
 }
@@ -176,7 +189,7 @@ Status Supervisor::WriteSummaries(const proto::StatusResponse& st) {
   if (summaries_ == nullptr || step < last_summary_step_ + options_.save_summaries_steps) {
     return OkStatus();
   }
-  const double secs = std::chrono::duration<double>(Clock::now() - summary_window_start_).count();
+  const double secs = std::chrono::duration<double>(clock_->Now() - summary_window_start_).count();
   const double steps_per_sec = secs > 0 ? (step - summary_window_step_) / secs : 0;
   const int per_step = options_.init.sync().enabled() ? options_.init.sync().replicas_to_aggregate() : 1;
   PS_RETURN_IF_ERROR(summaries_->Scalars(step, MeanWorkerLoss(st), st.learning_rate(), steps_per_sec,
@@ -187,7 +200,7 @@ Status Supervisor::WriteSummaries(const proto::StatusResponse& st) {
   PS_RETURN_IF_ERROR(summaries_->Flush());
   last_summary_step_ = step;
   summary_window_step_ = step;
-  summary_window_start_ = Clock::now();
+  summary_window_start_ = clock_->Now();
   return OkStatus();
 }
 
@@ -214,21 +227,10 @@ Status Supervisor::SendLiveWorkers() {
   return OkStatus();
 }
 
-void Supervisor::WatchSyncStep(const proto::StatusResponse& st) {
-  const auto now = Clock::now();
-  if (st.global_step() != last_step_) {
-    last_step_ = st.global_step();
-    last_step_change_ = now;
-    return;
-  }
-  if (now - last_step_change_ < options_.step_timeout ||
-      now - last_stall_log_ < options_.step_timeout) {
-    return;
-  }
-  last_stall_log_ = now;
+void Supervisor::LogStalledStep(const proto::StatusResponse& st) {
   const std::vector<int> dead = roster_.InState(WorkerRoster::State::kDead);
   LOG(WARNING) << "step " << st.global_step() << " has waited "
-               << std::chrono::duration_cast<std::chrono::seconds>(now - last_step_change_).count()
+               << std::chrono::duration_cast<std::chrono::seconds>(steps_.still_for()).count()
                << " s: ps:0 holds " << st.pending_gradients() << " of "
                << st.required_gradients() << " gradients"
                << (dead.empty() ? "" : "; dead: " + WorkerList(dead))
@@ -236,96 +238,97 @@ void Supervisor::WatchSyncStep(const proto::StatusResponse& st) {
 }
 
 Status Supervisor::Monitor() {
-  auto last_progress = Clock::now();
-  auto last_contact = Clock::now();
+  last_contact_ = clock_->Now();
   for (;;) {
-    bool needs_restore = false;
-    PS_RETURN_IF_ERROR(CheckPsIncarnations(&needs_restore));
-    if (needs_restore) {
-      Status s = fleet_->WaitForPs(/*require_ready=*/false, stop_, options_.startup_timeout);
-      if (s.ok()) s = RestoreOrInitialize("a ps lost its variables");
-      if (!s.ok()) return s;
-      ++restores_;
-      sent_live_.reset();  // a restarted ps knows nothing of the workers
-      for (int ps = 0; ps < fleet_->num_ps(); ++ps) incarnations_[ps] = 0;
-      PS_RETURN_IF_ERROR(CheckPsIncarnations(&needs_restore));
-      LOG(INFO) << "training resumed";
-    }
+    PS_RETURN_IF_ERROR(RecoverLostPs());
     auto st = fleet_->CoordinatorStatus();
-    // ps 0 may have come back empty since CheckPsIncarnations found it
-    // unreachable: its status speaks for no model (global_step 0, no
-    // workers). Publish nothing from it; the next poll restores it.
-    if (st.ok() && (!st->ready() ||
-                    (incarnations_[0] != 0 && st->incarnation() != incarnations_[0]))) {
-      continue;
-    }
+    if (st.ok() && FromAnEmptyPs(*st)) continue;  // the next poll restores it
     if (st.ok()) {
-      last_contact = Clock::now();
-      roster_.Update(*st);
-      if (options_.init.sync().enabled()) {
-        Status sent = SendLiveWorkers();
-        if (!sent.ok()) LOG(WARNING) << "telling the ps tasks the live workers: " << sent.ToString();
-        WatchSyncStep(*st);
-      }
-      PublishMetrics(*st);
-      if (roster_.JobOver()) {
-        const std::vector<int> dead = roster_.InState(WorkerRoster::State::kDead);
-        if (!dead.empty()) {
-          LOG(WARNING) << "no worker can still push (finished: "
-                       << WorkerList(roster_.InState(WorkerRoster::State::kDone))
-                       << "; dead: " << WorkerList(dead) << "): training ends";
-        }
-        return OkStatus();
-      }
-      const bool by_steps = options_.save_checkpoint_steps > 0 &&
-                            st->global_step() >= last_saved_step_ + options_.save_checkpoint_steps;
-      const bool by_time =
-          options_.save_checkpoint_secs > 0 &&
-          Clock::now() - checkpoints_.last_save_time() >=
-              std::chrono::duration<double>(options_.save_checkpoint_secs);
-      if (by_steps || by_time) {
-        Status s = SaveCheckpoint(by_steps ? "every N steps" : "timer");
-        if (!s.ok()) LOG(WARNING) << "checkpoint not saved: " << s.ToString();
-      }
-      Status s = WriteSummaries(*st);
-      if (!s.ok()) LOG(WARNING) << "summaries not written: " << s.ToString();
-      if (options_.eval_secs > 0 && end_reason_.empty() &&
-          Clock::now() - last_eval_ >= std::chrono::duration<double>(options_.eval_secs)) {
-        s = EvaluateWhileTraining();
-        if (!s.ok()) LOG(WARNING) << "evaluation while training: " << s.ToString();
-        last_eval_ = Clock::now();
-      }
-      if (!end_reason_.empty()) {
-        // Every poll, so that a ps 0 restored meanwhile hears it too.
-        s = fleet_->client(0)->EndTraining(end_reason_);
-        if (!s.ok()) LOG(WARNING) << "telling the workers to stop: " << s.ToString();
-      }
-      if (Clock::now() - last_progress >= options_.progress_interval) {
-        LOG(INFO) << "global_step " << st->global_step() << ", loss " << MeanWorkerLoss(*st)
-                  << ", learning rate "
-                  << st->learning_rate() << ", workers done "
-                  << st->done_workers_size() << "/" << options_.num_workers
-                  << (options_.init.sync().enabled()
-                          ? ", stale gradients dropped " + std::to_string(st->stale_dropped())
-                          : "");
-        last_progress = Clock::now();
-      }
-    } else if (Clock::now() - last_contact > std::chrono::seconds(120)) {
+      last_contact_ = clock_->Now();
+      if (ObserveWorkers(*st)) return OkStatus();
+      RunSchedules(*st);
+      ReportProgress(*st);
+    } else if (clock_->Now() - last_contact_ > options_.ps_lost_timeout) {
       return st.status().Annotate("lost the ps holding global_step");
     }
-    if (stop_->WaitFor(options_.poll_interval)) return Aborted("stopped: " + stop_->reason());
+    if (stop_->WaitFor(options_.poll_interval, clock_)) {
+      return Aborted("stopped: " + stop_->reason());
+    }
   }
+}
+
+Status Supervisor::RecoverLostPs() {
+  bool needs_restore = false;
+  PS_RETURN_IF_ERROR(CheckPsIncarnations(&needs_restore));
+  if (!needs_restore) return OkStatus();
+  PS_RETURN_IF_ERROR(fleet_->WaitForPs(/*require_ready=*/false, stop_, options_.startup_timeout));
+  PS_RETURN_IF_ERROR(RestoreOrInitialize("a ps lost its variables"));
+  ++restores_;
+  sent_live_.reset();  // a restarted ps knows nothing of the workers
+  for (int ps = 0; ps < fleet_->num_ps(); ++ps) incarnations_[ps] = 0;
+  PS_RETURN_IF_ERROR(CheckPsIncarnations(&needs_restore));
+  LOG(INFO) << "training resumed";
+  return OkStatus();
+}
+
+bool Supervisor::FromAnEmptyPs(const proto::StatusResponse& st) const {
+  return !st.ready() || (incarnations_[0] != 0 && st.incarnation() != incarnations_[0]);
+}
+
+bool Supervisor::ObserveWorkers(const proto::StatusResponse& st) {
+  roster_.Update(st);
+  const bool stalled = steps_.Observe(st.global_step());
+  if (options_.init.sync().enabled()) {
+    Status sent = SendLiveWorkers();
+    if (!sent.ok()) LOG(WARNING) << "telling the ps tasks the live workers: " << sent.ToString();
+    if (stalled) LogStalledStep(st);
+  }
+  PublishMetrics(st);
+  if (!roster_.JobOver()) return false;
+  const std::vector<int> dead = roster_.InState(WorkerRoster::State::kDead);
+  if (!dead.empty()) {
+    LOG(WARNING) << "no worker can still push (finished: "
+                 << WorkerList(roster_.InState(WorkerRoster::State::kDone))
+                 << "; dead: " << WorkerList(dead) << "): training ends";
+  }
+  return true;
+}
+
+void Supervisor::RunSchedules(const proto::StatusResponse& st) {
+  const bool by_steps = options_.save_checkpoint_steps > 0 &&
+                        st.global_step() >= last_saved_step_ + options_.save_checkpoint_steps;
+  if (by_steps || checkpoint_timer_.Due()) {
+    Status s = SaveCheckpoint(by_steps ? "every N steps" : "timer");
+    if (!s.ok()) LOG(WARNING) << "checkpoint not saved: " << s.ToString();
+  }
+  Status s = WriteSummaries(st);
+  if (!s.ok()) LOG(WARNING) << "summaries not written: " << s.ToString();
+  if (end_reason_.empty() && eval_timer_.Due()) {
+    s = EvaluateWhileTraining();
+    if (!s.ok()) LOG(WARNING) << "evaluation while training: " << s.ToString();
+    eval_timer_.Done();
+  }
+  if (!end_reason_.empty()) {
+    // Every poll, so that a ps 0 restored meanwhile hears it too.
+    s = fleet_->client(0)->EndTraining(end_reason_);
+    if (!s.ok()) LOG(WARNING) << "telling the workers to stop: " << s.ToString();
+  }
+}
+
+void Supervisor::ReportProgress(const proto::StatusResponse& st) {
+  if (!progress_timer_.Due()) return;
+  LOG(INFO) << "global_step " << st.global_step() << ", loss " << MeanWorkerLoss(st)
+            << ", learning rate " << st.learning_rate() << ", workers done "
+            << st.done_workers_size() << "/" << options_.num_workers
+            << (options_.init.sync().enabled()
+                    ? ", stale gradients dropped " + std::to_string(st.stale_dropped())
+                    : "");
+  progress_timer_.Done();
 }
 
 void Supervisor::PublishMetrics(const proto::StatusResponse& st) {
   if (options_.board == nullptr) return;
-  const auto now = Clock::now();
-  const double window = std::chrono::duration<double>(now - rate_time_).count();
-  if (window >= 2.0) {
-    steps_per_sec_ = (st.global_step() - rate_step_) / window;
-    rate_step_ = st.global_step();
-    rate_time_ = now;
-  }
+  const Clock::TimePoint now = clock_->Now();
   ChiefMetrics m;
   m.global_step = st.global_step();
   m.loss = MeanWorkerLoss(st);
@@ -335,14 +338,13 @@ void Supervisor::PublishMetrics(const proto::StatusResponse& st) {
   }
   m.loss_history = loss_history_;
   m.learning_rate = st.learning_rate();
-  m.steps_per_sec = std::max(0.0, steps_per_sec_);
+  m.steps_per_sec = steps_.steps_per_sec();
   const proto::SyncConfig& sync = options_.init.sync();
   m.examples_per_sec =
       m.steps_per_sec * options_.batch_size * (sync.enabled() ? sync.replicas_to_aggregate() : 1);
   m.stale_gradients_dropped = st.stale_dropped();
   if (checkpoints_.latest_step() >= 0) {
-    m.seconds_since_checkpoint =
-        std::chrono::duration<double>(now - checkpoints_.last_save_time()).count();
+    m.seconds_since_checkpoint = std::chrono::duration<double>(checkpoint_timer_.since()).count();
   }
   m.restores = restores_;
   m.mode = sync.enabled() ? "sync " + std::to_string(sync.replicas_to_aggregate()) + "/" +
@@ -416,7 +418,7 @@ Status Supervisor::EvaluateWhileTraining() {
   PS_RETURN_IF_ERROR(fleet_->PullState(&state, &steps));
   const int64_t step = steps[0];
   PS_ASSIGN_OR_RETURN(EvalResult eval, EvaluateState(state));
-  const double secs = std::chrono::duration<double>(Clock::now() - training_started_).count();
+  const double secs = std::chrono::duration<double>(clock_->Now() - training_started_).count();
   char line[160];
   std::snprintf(line, sizeof(line), "eval: step %lld, test accuracy %.4f (%lld examples) after %.1f s of training",
                 static_cast<long long>(step), eval.accuracy(),

@@ -6,16 +6,24 @@
 //             readable checkpoint in the train dir, or initialize from the
 //             seed; mark the model ready.
 //   Monitor   until no worker can still push and one has finished
-//             (chief/worker_roster.h): save checkpoints on a timer and every
-//             N steps; write summaries; notice a ps that came back empty
-//             (new incarnation) and restore every ps from the latest
-//             checkpoint; declare workers dead when their heartbeats stop;
-//             in sync mode tell every ps which workers can still push (a
-//             step needs no more gradients than they can give) and say what
-//             a stalled step waits for. Every eval_secs, evaluate the
-//             variables on the test set; the first evaluation that reaches
-//             target_accuracy ends training (the workers stop after their
-//             step and report done).
+//             (chief/worker_roster.h), poll after poll, in parts with one
+//             job each:
+//               recovery     notice a ps that came back empty (new
+//                            incarnation) and restore every ps from the
+//                            latest checkpoint;
+//               the roster   declare workers dead when their heartbeats
+//                            stop; in sync mode tell every ps which workers
+//                            can still push (a step needs no more gradients
+//                            than they can give), say what a stalled step
+//                            waits for (chief/step_watch.h), publish metrics;
+//               schedules    save checkpoints on a timer and every N steps,
+//                            write summaries, and every eval_secs evaluate
+//                            the variables on the test set: the first
+//                            evaluation that reaches target_accuracy ends
+//                            training (the workers stop after their step and
+//                            report done);
+//               progress     a line every progress_interval.
+//             All its time comes from options.clock.
 //   Finish    final checkpoint, evaluation on the test set (the final line),
 //             shut every ps down.
 //   SaveOnStop  a graceful stop (SIGTERM): save a checkpoint (once the
@@ -37,8 +45,11 @@
 #include "chief/checkpoint_manager.h"
 #include "chief/evaluation.h"
 #include "chief/http/metrics.h"
+#include "chief/periodic.h"
+#include "chief/step_watch.h"
 #include "chief/training_summaries.h"
 #include "chief/worker_roster.h"
+#include "core/clock.h"
 #include "core/status.h"
 #include "core/stop_signals.h"
 #include "data/mnist_dataset.h"
@@ -55,6 +66,9 @@ struct SupervisorOptions {
   int batch_size = 128;    // for examples/sec
   proto::InitHeader init;  // optimizer, sync config, heartbeat timeout, EMA
   std::chrono::seconds startup_timeout{600};
+  // How long Monitor goes on without an answer from ps:0, which holds
+  // global_step, before it gives up (Unavailable).
+  std::chrono::seconds ps_lost_timeout{120};
   std::chrono::seconds progress_interval{15};
   std::chrono::milliseconds poll_interval{500};
   std::chrono::duration<double> step_timeout{30};
@@ -69,6 +83,7 @@ struct SupervisorOptions {
   std::string model_name;
   ImageInput input;  // how the test and training images become the model's input
   MetricsBoard* board = nullptr;  // where /metrics, /status and / read from; may be null
+  Clock* clock = Clock::Real();   // what Monitor measures and waits on
 };
 
 class Supervisor {
@@ -92,6 +107,20 @@ class Supervisor {
   Status RestoreOrInitialize(const std::string& why);
   // Records each ps's incarnation; an empty ps means it must be restored.
   Status CheckPsIncarnations(bool* needs_restore);
+  // Monitor's parts, in the order of a poll.
+  // Recovery: restores every ps when one came back empty.
+  Status RecoverLostPs();
+  // Whether ps 0's status speaks for no model: it came back empty since
+  // CheckPsIncarnations found it unreachable (global_step 0, no workers).
+  bool FromAnEmptyPs(const proto::StatusResponse& coordinator) const;
+  // The roster and what follows from it: live workers (sync), the step
+  // watch, metrics. True once no worker can still push.
+  bool ObserveWorkers(const proto::StatusResponse& coordinator);
+  // Checkpoints, summaries, evaluation and the word to end training, each
+  // when it is due.
+  void RunSchedules(const proto::StatusResponse& coordinator);
+  // The progress line, when it is due.
+  void ReportProgress(const proto::StatusResponse& coordinator);
   Status SaveCheckpoint(const char* why);
   // Precision @ 1 on the test set of the variables (or their moving
   // averages, per the options) in a state pulled from the ps tasks.
@@ -103,7 +132,8 @@ class Supervisor {
   // Sync: tells every ps which workers can still push, when that changed
   // since it was last told.
   Status SendLiveWorkers();
-  void WatchSyncStep(const proto::StatusResponse& coordinator);
+  // Says what a sync step that stood still too long waits for.
+  void LogStalledStep(const proto::StatusResponse& coordinator);
   // Fills the metrics board from ps 0's status and the ps tasks' health.
   void PublishMetrics(const proto::StatusResponse& coordinator);
 
@@ -119,24 +149,23 @@ class Supervisor {
   std::vector<uint64_t> incarnations_;  // per ps, 0: unknown
   std::vector<TaskHealth> ps_health_;   // per ps, from the last check
   std::vector<LossPoint> loss_history_;
-  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
-  int64_t rate_step_ = 0;  // global_step/sec over the last few seconds
-  std::chrono::steady_clock::time_point rate_time_ = std::chrono::steady_clock::now();
-  double steps_per_sec_ = 0;
+  Clock* const clock_;
+  const Clock::TimePoint started_;
   int64_t restores_ = 0;
   int64_t last_saved_step_ = -1;
   int64_t last_summary_step_ = 0;
   int64_t summary_window_step_ = 0;
-  std::chrono::steady_clock::time_point summary_window_start_;
+  Clock::TimePoint summary_window_start_;
   WorkerRoster roster_;
   // The live workers every ps was last told of; unset: not told since a
   // restore (or ever).
   std::optional<std::vector<int>> sent_live_;
-  int64_t last_step_ = -1;
-  std::chrono::steady_clock::time_point last_step_change_;
-  std::chrono::steady_clock::time_point last_stall_log_;
-  std::chrono::steady_clock::time_point training_started_;  // when Start made the model ready
-  std::chrono::steady_clock::time_point last_eval_;
+  StepWatch steps_;
+  Periodic checkpoint_timer_;  // save_checkpoint_secs; done at every save
+  Periodic eval_timer_;        // eval_secs
+  Periodic progress_timer_;    // progress_interval
+  Clock::TimePoint training_started_;  // when Start made the model ready
+  Clock::TimePoint last_contact_;      // ps 0's last answer
   std::string end_reason_;  // non-empty once this chief has ended training
   bool model_ready_ = false;  // Start made (or found) the model ready
 };

@@ -13,6 +13,7 @@
 #include "chief/checkpoint.h"
 #include "chief/http/metrics.h"
 #include "core/test_util.h"
+#include "core/testing/fake_clock.h"
 #include "nn/model_spec.h"
 #include "nn/test_models.h"
 #include "ps/testing/in_process_ps.h"
@@ -247,29 +248,39 @@ TEST_F(SupervisorTest, AnEmptyPsBackWithinOnePollIsNeverPublished) {
   }
 }
 
+// On a clock the test moves: no evaluation before eval_secs has passed, and
+// the first one, reaching the target, ends training.
 TEST_F(SupervisorTest, AnEvaluationThatReachesTheTargetEndsTraining) {
   InProcessPs* ps = nullptr;
   auto fleet = NewFleet(&ps);
+  FakeClock clock;
   SupervisorOptions options = Options();
-  options.eval_secs = 0.01;
+  options.clock = &clock;
+  options.poll_interval = std::chrono::seconds(1);
+  options.eval_secs = 60;
   options.target_accuracy = 1e-9;  // any correct answer on the test set reaches it
   Supervisor sup(model_.get(), fleet.get(), &test_set_, nullptr, &stop_, options);
   ASSERT_TRUE(sup.Start().ok());
+  ASSERT_TRUE(ps->Heartbeat(0, 1, 2.3f).ok());
+  Status monitored = Aborted("Monitor did not return");
+  std::thread monitor([&] { monitored = sup.Monitor(); });
+  // A poll at 59 s: no evaluation yet.
+  ASSERT_TRUE(clock.AwaitSleepers(1));
+  clock.Advance(std::chrono::seconds(59));
+  ASSERT_TRUE(clock.AwaitSleepers(1));
   auto beat = ps->Heartbeat(0, 1, 2.3f);
   ASSERT_TRUE(beat.ok());
   EXPECT_EQ(beat->training_ended(), "");
-  Status monitored;
-  std::thread monitor([&] { monitored = sup.Monitor(); });
-  // The worker's part: heartbeat until told to stop, then report done.
-  std::string ended;
-  for (int i = 0; i < 1000 && ended.empty(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    beat = ps->Heartbeat(0, 1, 2.3f);
-    ASSERT_TRUE(beat.ok());
-    ended = beat->training_ended();
-  }
-  EXPECT_NE(ended.find("reached the target"), std::string::npos) << ended;
+  // The poll at 60 s evaluates, reaches the target and tells the workers.
+  clock.Advance(std::chrono::seconds(1));
+  ASSERT_TRUE(clock.AwaitSleepers(1));
+  beat = ps->Heartbeat(0, 1, 2.3f);
+  ASSERT_TRUE(beat.ok());
+  EXPECT_NE(beat->training_ended().find("reached the target"), std::string::npos)
+      << beat->training_ended();
+  // The worker's part: report done; the next poll ends Monitor.
   ASSERT_TRUE(ps->WorkerDone(0).ok());
+  clock.Advance(std::chrono::seconds(1));
   monitor.join();
   EXPECT_TRUE(monitored.ok()) << monitored.ToString();
   ASSERT_TRUE(sup.Finish().ok());

@@ -44,9 +44,9 @@ std::string StopNotice::Wait() const {
   return reason_;
 }
 
-bool StopNotice::WaitFor(std::chrono::milliseconds timeout) const {
+bool StopNotice::WaitFor(Clock::Duration timeout, Clock* clock) const {
   std::unique_lock<std::mutex> lock(mu_);
-  return cv_.wait_for(lock, timeout, [this] { return requested_; });
+  return clock->WaitFor(&lock, &cv_, timeout, [this] { return requested_; });
 }
 
 void HandleStopSignals(StopNotice* notice) {

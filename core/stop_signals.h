@@ -12,6 +12,8 @@
 #include <mutex>
 #include <string>
 
+#include "core/clock.h"
+
 namespace pstrain {
 
 // A one-way latch with a reason. Thread-safe.
@@ -28,8 +30,8 @@ class StopNotice {
   int signal() const;
   // Blocks until notified; returns the reason.
   std::string Wait() const;
-  // True when notified within `timeout`.
-  bool WaitFor(std::chrono::milliseconds timeout) const;
+  // True when notified within `timeout` of `clock`'s time.
+  bool WaitFor(Clock::Duration timeout, Clock* clock = Clock::Real()) const;
 
  private:
   // The first stop wins: its reason, and its signal (0: none).

@@ -29,9 +29,23 @@ ShuffleBuffer::ShuffleBuffer(int64_t capacity, int64_t min_after_dequeue, uint64
 
 ShuffleBuffer::~ShuffleBuffer() { Cancel(); }
 
+template <typename Ready>
+void ShuffleBuffer::WaitLocked(std::condition_variable* cv, std::unique_lock<std::mutex>* lock,
+                               Ready ready) {
+  if (ready()) return;
+  ++blocked_;
+  cv->wait(*lock, ready);
+  --blocked_;
+}
+
+int ShuffleBuffer::blocked() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return blocked_;
+}
+
 Status ShuffleBuffer::Enqueue(Example example) {
   std::unique_lock<std::mutex> lock(mu_);
-  not_full_.wait(lock, [this] { return closed_ || cancelled_ || HeldLocked() < capacity_; });
+  WaitLocked(&not_full_, &lock, [this] { return closed_ || cancelled_ || HeldLocked() < capacity_; });
   if (cancelled_) return Status(Code::kCancelled, "shuffle buffer cancelled");
   if (closed_) return Status(Code::kCancelled, "shuffle buffer closed");
   if (static_cast<int64_t>(pool_.size()) <= min_after_dequeue_) {
@@ -54,7 +68,7 @@ Status ShuffleBuffer::DequeueUpTo(int64_t n, std::vector<Example>* out) {
   std::unique_lock<std::mutex> lock(mu_);
   int64_t taken = 0;
   while (taken < n) {
-    can_take_.wait(lock, [this] { return cancelled_ || closed_ || CanTake(); });
+    WaitLocked(&can_take_, &lock, [this] { return cancelled_ || closed_ || CanTake(); });
     if (cancelled_) return Status(Code::kCancelled, "shuffle buffer cancelled");
     if (!CanTake()) {  // closed and empty
       if (taken > 0) return OkStatus();

@@ -83,6 +83,9 @@ class ShuffleBuffer {
 
   // Examples held now.
   int64_t size() const;
+  // Enqueue and dequeue calls waiting now (for tests: a call that waits has
+  // done all it can until the buffer changes).
+  int blocked() const;
 
   int64_t capacity() const { return capacity_; }
   int64_t min_after_dequeue() const { return min_after_dequeue_; }
@@ -108,6 +111,10 @@ class ShuffleBuffer {
   std::mt19937_64 rng_;          // guarded by mu_
   bool closed_ = false;          // guarded by mu_
   bool cancelled_ = false;       // guarded by mu_
+  int blocked_ = 0;              // guarded by mu_
+  // Waits on `cv` until ready(), counted in blocked_ meanwhile.
+  template <typename Ready>
+  void WaitLocked(std::condition_variable* cv, std::unique_lock<std::mutex>* lock, Ready ready);
 };
 
 }  // namespace data

@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/testing/wait_until.h"
+
 namespace pstrain {
 namespace data {
 namespace {
@@ -99,7 +101,7 @@ TEST(ShuffleBuffer, WaitsForMoreThanMinAfterDequeue) {
     ASSERT_TRUE(buffer->Dequeue(&example).ok());
     dequeued = true;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(WaitUntil([&] { return buffer->blocked() == 1 || dequeued; }));
   EXPECT_FALSE(dequeued) << "dequeued with only min_after_dequeue held";
   EXPECT_EQ(buffer->size(), 4);
   ASSERT_TRUE(buffer->Enqueue(Id(4)).ok());
@@ -215,7 +217,7 @@ TEST(ShuffleBuffer, DrainsEverythingAfterClose) {
     while ((status = buffer->Dequeue(&example)).ok()) out.push_back(example.label);
     EXPECT_EQ(status.code(), Code::kOutOfRange);
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(WaitUntil([&] { return buffer->blocked() == 1; }));
   buffer->Close();
   consumer.join();
   EXPECT_TRUE(IsPermutation(out, 5));
@@ -255,7 +257,7 @@ TEST(ShuffleBuffer, CancelReleasesBlockedProducersAndConsumers) {
     Example example;
     consumed = starved->Dequeue(&example);
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(WaitUntil([&] { return full->blocked() == 1 && starved->blocked() == 1; }));
   full->Cancel();
   starved->Cancel();
   producer.join();

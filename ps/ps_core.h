@@ -70,6 +70,10 @@ class PsCore {
                             const std::function<bool()>& cancelled);
   // Pulls waiting for a step now, on every transport.
   int waiting_pulls() const { return waiting_pulls_.load(); }
+  // Push streams refused, or broken off, before anything of them was
+  // applied (HandlePushStream), on every transport.
+  int64_t refused_pushes() const { return refused_pushes_.load(); }
+  void CountRefusedPush() { refused_pushes_.fetch_add(1); }
   // A PullRequest as a transport received it: waits at most until its
   // wait_deadline_ms (when set) and the transport's own deadline (max: the
   // transport has none). A wait for a step must have one of the two:
@@ -117,6 +121,7 @@ class PsCore {
   mutable std::mutex ended_mu_;
   std::string ended_reason_;  // guarded by ended_mu_; empty while training goes on
   std::atomic<int> waiting_pulls_{0};
+  std::atomic<int64_t> refused_pushes_{0};
 };
 
 }  // namespace pstrain

@@ -47,8 +47,9 @@ Status HandleInitStream(PsCore* core, const NextPart<proto::InitHeader>& next) {
   return core->Init(header, std::move(values).value()).Annotate("Init");
 }
 
-StatusOr<proto::PushResponse> HandlePushStream(PsCore* core,
-                                               const NextPart<proto::PushHeader>& next) {
+namespace {
+
+StatusOr<proto::PushResponse> ReadAndPush(PsCore* core, const NextPart<proto::PushHeader>& next) {
   proto::PushHeader header;
   PS_RETURN_IF_ERROR(ReadHeader(next, &header).Annotate("Push"));
   PS_RETURN_IF_ERROR(core->CheckPushHeader(header).Annotate("Push"));
@@ -64,6 +65,15 @@ StatusOr<proto::PushResponse> HandlePushStream(PsCore* core,
   if (!grads.ok()) return grads.status().Annotate("Push");
   auto pushed = core->Push(header, std::move(grads).value());
   if (!pushed.ok()) return pushed.status().Annotate("Push");
+  return pushed;
+}
+
+}  // namespace
+
+StatusOr<proto::PushResponse> HandlePushStream(PsCore* core,
+                                               const NextPart<proto::PushHeader>& next) {
+  auto pushed = ReadAndPush(core, next);
+  if (!pushed.ok()) core->CountRefusedPush();
   return pushed;
 }
 

@@ -4,12 +4,10 @@
 
 namespace pstrain {
 
-WorkerRegistry::WorkerRegistry(Clock clock) : clock_(std::move(clock)) {}
-
 void WorkerRegistry::Heartbeat(int worker, int64_t local_step, float loss) {
   std::lock_guard<std::mutex> lock(mu_);
   Entry& e = workers_[worker];
-  e.last_seen = clock_();
+  e.last_seen = clock_->Now();
   e.local_step = local_step;
   if (loss >= 0) e.loss = loss;
   e.done = false;  // a restarted worker rejoins
@@ -18,13 +16,13 @@ void WorkerRegistry::Heartbeat(int worker, int64_t local_step, float loss) {
 void WorkerRegistry::MarkDone(int worker) {
   std::lock_guard<std::mutex> lock(mu_);
   Entry& e = workers_[worker];
-  e.last_seen = clock_();
+  e.last_seen = clock_->Now();
   e.done = true;
 }
 
 std::vector<WorkerRegistry::WorkerState> WorkerRegistry::Snapshot() const {
   std::lock_guard<std::mutex> lock(mu_);
-  const auto now = clock_();
+  const auto now = clock_->Now();
   std::vector<WorkerState> out;
   for (const auto& [w, e] : workers_) {
     out.push_back({w, std::chrono::duration<double>(now - e.last_seen).count(), e.local_step,
@@ -35,7 +33,7 @@ std::vector<WorkerRegistry::WorkerState> WorkerRegistry::Snapshot() const {
 
 int64_t WorkerRegistry::MinLiveLocalStep(std::chrono::duration<double> timeout) const {
   std::lock_guard<std::mutex> lock(mu_);
-  const auto now = clock_();
+  const auto now = clock_->Now();
   int64_t min = -1;
   for (const auto& [w, e] : workers_) {
     if (e.done || now - e.last_seen > timeout) continue;

@@ -3,23 +3,23 @@
 // chief reads it to declare workers dead; workers read the slowest live
 // worker's step to bound their staleness.
 //
-// Thread-safe. Time comes from an injectable clock so tests control it.
+// Thread-safe. Time comes from a Clock (core/clock.h), which tests control.
 #ifndef PSTRAIN_PS_WORKER_REGISTRY_H_
 #define PSTRAIN_PS_WORKER_REGISTRY_H_
 
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <mutex>
 #include <vector>
+
+#include "core/clock.h"
 
 namespace pstrain {
 
 class WorkerRegistry {
  public:
-  using Clock = std::function<std::chrono::steady_clock::time_point()>;
-  explicit WorkerRegistry(Clock clock = std::chrono::steady_clock::now);
+  explicit WorkerRegistry(Clock* clock = Clock::Real()) : clock_(clock) {}
 
   struct WorkerState {
     int worker = 0;
@@ -39,12 +39,12 @@ class WorkerRegistry {
 
  private:
   struct Entry {
-    std::chrono::steady_clock::time_point last_seen;
+    Clock::TimePoint last_seen;
     int64_t local_step = 0;
     bool done = false;
     float loss = 0;
   };
-  const Clock clock_;
+  Clock* const clock_;
   mutable std::mutex mu_;
   std::map<int, Entry> workers_;  // guarded by mu_
 };

@@ -2,22 +2,24 @@
 
 #include <gtest/gtest.h>
 
+#include "core/testing/fake_clock.h"
+
 namespace pstrain {
 namespace {
 
 TEST(WorkerRegistry, SlowestLiveWorkerIgnoresSilentAndDoneWorkers) {
-  auto now = std::chrono::steady_clock::time_point();
-  WorkerRegistry reg([&now] { return now; });
+  FakeClock clock;
+  WorkerRegistry reg(&clock);
   EXPECT_EQ(reg.MinLiveLocalStep(std::chrono::seconds(10)), -1);
   reg.Heartbeat(0, 50);
   reg.Heartbeat(1, 20);
   reg.Heartbeat(2, 35);
   EXPECT_EQ(reg.MinLiveLocalStep(std::chrono::seconds(10)), 20);
 
-  now += std::chrono::seconds(8);
+  clock.Advance(std::chrono::seconds(8));
   reg.Heartbeat(0, 60);
   reg.Heartbeat(2, 40);
-  now += std::chrono::seconds(3);  // worker 1 silent for 11 s: dead
+  clock.Advance(std::chrono::seconds(3));  // worker 1 silent for 11 s: dead
   EXPECT_EQ(reg.MinLiveLocalStep(std::chrono::seconds(10)), 40);
 
   reg.MarkDone(2);

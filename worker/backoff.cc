@@ -1,7 +1,6 @@
 #include "worker/backoff.h"
 
 #include <algorithm>
-#include <thread>
 
 namespace pstrain {
 
@@ -11,11 +10,11 @@ bool IsRetryable(const Status& s) {
 }
 
 Backoff::Backoff(std::chrono::milliseconds initial, std::chrono::milliseconds max,
-                 std::chrono::seconds budget)
-    : initial_(initial), max_(max), budget_(budget), next_(initial) {}
+                 std::chrono::seconds budget, Clock* clock)
+    : initial_(initial), max_(max), budget_(budget), next_(initial), clock_(clock) {}
 
 bool Backoff::Wait(const StopNotice* stop) {
-  const auto now = std::chrono::steady_clock::now();
+  const Clock::TimePoint now = clock_->Now();
   if (!failing_) {
     failing_ = true;
     first_failure_ = now;
@@ -23,8 +22,8 @@ bool Backoff::Wait(const StopNotice* stop) {
   if (now - first_failure_ >= budget_) return false;
   const auto wait = next_;
   next_ = std::min(max_, next_ * 2);
-  if (stop != nullptr) return !stop->WaitFor(wait);
-  std::this_thread::sleep_for(wait);
+  if (stop != nullptr) return !stop->WaitFor(wait, clock_);
+  clock_->SleepFor(wait);
   return true;
 }
 

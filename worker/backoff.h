@@ -8,6 +8,7 @@
 
 #include <chrono>
 
+#include "core/clock.h"
 #include "core/status.h"
 #include "core/stop_signals.h"
 
@@ -20,8 +21,9 @@ bool IsRetryable(const Status& s);
 
 class Backoff {
  public:
+  // Measures and waits on `clock`'s time.
   Backoff(std::chrono::milliseconds initial, std::chrono::milliseconds max,
-          std::chrono::seconds budget);
+          std::chrono::seconds budget, Clock* clock = Clock::Real());
   // Sleeps the next wait. False (without sleeping) once the budget is spent
   // or when `stop` is notified.
   bool Wait(const StopNotice* stop);
@@ -33,8 +35,9 @@ class Backoff {
   const std::chrono::milliseconds initial_, max_;
   const std::chrono::seconds budget_;
   std::chrono::milliseconds next_;
+  Clock* const clock_;
   bool failing_ = false;
-  std::chrono::steady_clock::time_point first_failure_;
+  Clock::TimePoint first_failure_;
 };
 
 }  // namespace pstrain

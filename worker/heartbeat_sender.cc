@@ -5,8 +5,8 @@
 namespace pstrain {
 
 HeartbeatSender::HeartbeatSender(PsConnection* coordinator, int worker,
-                                 std::chrono::milliseconds interval)
-    : coordinator_(coordinator), worker_(worker), interval_(interval) {
+                                 std::chrono::milliseconds interval, Clock* clock)
+    : coordinator_(coordinator), worker_(worker), interval_(interval), clock_(clock) {
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -42,7 +42,7 @@ void HeartbeatSender::Run() {
     auto r = Refresh();
     if (!r.ok()) VLOG(1) << "heartbeat: " << r.status().ToString();
     lock.lock();
-    cv_.wait_for(lock, interval_, [this] { return stop_; });
+    clock_->WaitFor(&lock, &cv_, interval_, [this] { return stop_; });
   }
 }
 

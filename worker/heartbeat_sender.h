@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "core/clock.h"
 #include "core/status.h"
 #include "ps/client/ps_connection.h"
 
@@ -23,8 +24,10 @@ namespace pstrain {
 
 class HeartbeatSender {
  public:
-  // Borrows coordinator, which must outlive this object. Starts the thread.
-  HeartbeatSender(PsConnection* coordinator, int worker, std::chrono::milliseconds interval);
+  // Borrows coordinator, which must outlive this object. Starts the thread,
+  // which waits `interval` of `clock`'s time between heartbeats.
+  HeartbeatSender(PsConnection* coordinator, int worker, std::chrono::milliseconds interval,
+                  Clock* clock = Clock::Real());
   ~HeartbeatSender();  // Stop()s
 
   // Stops the thread and waits for it, and so for any heartbeat in flight.
@@ -48,6 +51,7 @@ class HeartbeatSender {
   PsConnection* const coordinator_;
   const int worker_;
   const std::chrono::milliseconds interval_;
+  Clock* const clock_;
   std::atomic<int64_t> local_step_{0};
   std::atomic<float> loss_{-1};
   mutable std::mutex mu_;

@@ -4,8 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <optional>
-#include <thread>
-
+#include "core/testing/fake_clock.h"
 #include "ps/testing/in_process_ps.h"
 
 namespace pstrain {
@@ -25,19 +24,22 @@ class HeartbeatSenderTest : public ::testing::Test {
   }
 
   InProcessPs ps_{0};
+  FakeClock clock_;
 };
 
 TEST_F(HeartbeatSenderTest, SendsTheLatestStepAndLossEveryInterval) {
-  HeartbeatSender sender(&ps_, 3, std::chrono::milliseconds(5));
+  HeartbeatSender sender(&ps_, 3, std::chrono::seconds(1), &clock_);
+  // The first heartbeat goes at once; then the sender waits an interval.
+  ASSERT_TRUE(clock_.AwaitSleepers(1));
+  ASSERT_TRUE(Worker3().has_value());
   sender.set_local_step(7);
   sender.set_loss(1.5f);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  std::optional<proto::WorkerState> w;
-  while (std::chrono::steady_clock::now() < deadline) {
-    w = Worker3();
-    if (w && w->local_step() == 7) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  clock_.Advance(std::chrono::milliseconds(999));
+  ASSERT_TRUE(clock_.AwaitSleepers(1));
+  EXPECT_EQ(Worker3()->local_step(), 0) << "a heartbeat before its interval was over";
+  clock_.Advance(std::chrono::milliseconds(1));
+  ASSERT_TRUE(clock_.AwaitSleepers(1));
+  std::optional<proto::WorkerState> w = Worker3();
   ASSERT_TRUE(w.has_value());
   EXPECT_EQ(w->local_step(), 7);
   EXPECT_FLOAT_EQ(w->loss(), 1.5f);
@@ -48,14 +50,15 @@ TEST_F(HeartbeatSenderTest, SendsTheLatestStepAndLossEveryInterval) {
 // heartbeat thread still ran, a heartbeat landed after WorkerDone, and the
 // chief went on waiting for a worker that had exited.
 TEST_F(HeartbeatSenderTest, NoHeartbeatUndoesWorkerDoneAfterStop) {
-  HeartbeatSender sender(&ps_, 3, std::chrono::milliseconds(1));
+  HeartbeatSender sender(&ps_, 3, std::chrono::seconds(1), &clock_);
   sender.set_local_step(40);
-  while (!Worker3()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(clock_.AwaitSleepers(1));
   sender.Stop();
   sender.Stop();  // idempotent
+  // Its thread is gone, not waiting for the next interval.
+  EXPECT_EQ(clock_.sleepers(), 0);
   ASSERT_TRUE(ps_.WorkerDone(3).ok());
-  // Two hundred intervals: without Stop a heartbeat would have reset done.
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  clock_.Advance(std::chrono::seconds(200));
   auto w = Worker3();
   ASSERT_TRUE(w.has_value());
   EXPECT_TRUE(w->done());

@@ -90,7 +90,7 @@ TEST_F(ChannelFlood, IdleConnectionsHoldNoThreadAndSlowSendersAreCutOff) {
   });
   const auto& channel = *ps_.server->channel();
   ASSERT_TRUE(
-      Eventually([&] { return channel.counts().connections >= 1020; }, std::chrono::seconds(10)));
+      WaitUntil([&] { return channel.counts().connections >= 1020; }, std::chrono::seconds(10)));
   auto pushed = PushAndPull(std::chrono::seconds(1));
   ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
   EXPECT_EQ(*pushed, 1);
@@ -98,7 +98,7 @@ TEST_F(ChannelFlood, IdleConnectionsHoldNoThreadAndSlowSendersAreCutOff) {
   stop = true;
   trickle.join();
   // The slow senders' threads are back; the idle connections never had one.
-  EXPECT_TRUE(Eventually([&] { return channel.counts().serving == 0; }, std::chrono::seconds(5)));
+  EXPECT_TRUE(WaitUntil([&] { return channel.counts().serving == 0; }, std::chrono::seconds(5)));
   EXPECT_LE(channel.counts().threads, 25);
   EXPECT_GE(channel.counts().connections, 1000);
   for (auto& s : idle) EXPECT_FALSE(s->ReadableNow());  // none of them was closed
@@ -126,7 +126,7 @@ TEST_F(SmallChannel, ANewConnectionTakesTheIdlestsPlace) {
   const int port = ps_.server->tensor_port();
   // socket_ is one of the fixture's; two more make three from 127.0.0.1.
   auto mine = OpenIdle(port, 2);
-  ASSERT_TRUE(Eventually([&] { return ps_.server->channel()->counts().connections == 3; },
+  ASSERT_TRUE(WaitUntil([&] { return ps_.server->channel()->counts().connections == 3; },
                          std::chrono::seconds(5)));
   auto fourth = OpenIdle(port, 1);
   EXPECT_TRUE(ClosedByPs(socket_.get(), std::chrono::seconds(5)));  // the idlest
@@ -137,7 +137,7 @@ TEST_F(SmallChannel, ANewConnectionTakesTheIdlestsPlace) {
   auto local1 =
       Socket::ConnectLocal(ps_.server->channel()->local_socket(), std::chrono::seconds(5));
   ASSERT_TRUE(local1.ok());
-  ASSERT_TRUE(Eventually([&] { return ps_.server->channel()->counts().connections == 4; },
+  ASSERT_TRUE(WaitUntil([&] { return ps_.server->channel()->counts().connections == 4; },
                          std::chrono::seconds(5)));
   auto local2 =
       Socket::ConnectLocal(ps_.server->channel()->local_socket(), std::chrono::seconds(5));
@@ -162,7 +162,7 @@ TEST_F(SmallChannel, WhenAllAreBusyANewConnectionIsRefusedAndTheClientGoesOverGr
   far.set_wait_deadline_ms(60000);
   for (auto& s : waiting) ASSERT_TRUE(WriteFrame(s.get(), FrameKind::kPullRequest, &far).ok());
   ASSERT_TRUE(
-      Eventually([&] { return ps_.server->waiting_pulls() == 4; }, std::chrono::seconds(5)));
+      WaitUntil([&] { return ps_.server->waiting_pulls() == 4; }, std::chrono::seconds(5)));
   auto refused = Socket::Connect("127.0.0.1", port, std::chrono::seconds(5));
   ASSERT_TRUE(refused.ok());
   (*refused)->SetTimeout(std::chrono::seconds(5));
@@ -194,15 +194,15 @@ TEST_F(AbandonedWaits, EndWithTheirClientsOnTheTensorChannel) {
   for (auto& s : sockets) ASSERT_TRUE(WriteFrame(s.get(), FrameKind::kPullRequest, &far).ok());
   const auto& channel = *ps_.server->channel();
   const int at_once = ChannelLimits().max_requests_per_peer;
-  ASSERT_TRUE(Eventually([&] { return ps_.server->waiting_pulls() == at_once; },
+  ASSERT_TRUE(WaitUntil([&] { return ps_.server->waiting_pulls() == at_once; },
                          std::chrono::seconds(20)));
   EXPECT_EQ(channel.counts().serving, at_once);
   EXPECT_EQ(channel.counts().connections, 257);
   sockets.clear();  // the clients hang up
   EXPECT_TRUE(
-      Eventually([&] { return ps_.server->waiting_pulls() == 0 && channel.counts().serving == 0; },
+      WaitUntil([&] { return ps_.server->waiting_pulls() == 0 && channel.counts().serving == 0; },
                  std::chrono::seconds(1)));
-  EXPECT_TRUE(Eventually([&] { return channel.counts().connections == 1; },  // the fixture's
+  EXPECT_TRUE(WaitUntil([&] { return channel.counts().connections == 1; },  // the fixture's
                          std::chrono::seconds(1)));
   ExpectUnchanged();
 }
@@ -230,10 +230,10 @@ TEST_F(AbandonedWaits, EndWithTheirClientsOverGrpc) {
     });
   }
   ASSERT_TRUE(
-      Eventually([&] { return ps_.server->waiting_pulls() == kCalls; }, std::chrono::seconds(20)));
+      WaitUntil([&] { return ps_.server->waiting_pulls() == kCalls; }, std::chrono::seconds(20)));
   for (auto& c : calls) c->TryCancel();
   EXPECT_TRUE(
-      Eventually([&] { return ps_.server->waiting_pulls() == 0; }, std::chrono::seconds(1)));
+      WaitUntil([&] { return ps_.server->waiting_pulls() == 0; }, std::chrono::seconds(1)));
   for (auto& t : threads) t.join();
 }
 
@@ -271,7 +271,7 @@ TEST_F(IdleChannel, AClientWhoseIdleConnectionWasClosedCarriesOn) {
   Tensor g({1024});
   g.Fill(0.5f);
   ASSERT_TRUE(client.Push(PushOfW(), {{"w", &g}}).ok());
-  ASSERT_TRUE(Eventually([&] { return ps_.server->channel()->counts().connections == 0; },
+  ASSERT_TRUE(WaitUntil([&] { return ps_.server->channel()->counts().connections == 0; },
                          std::chrono::seconds(5)));
   EXPECT_TRUE(ClosedByPs(socket_.get(), std::chrono::seconds(5)));
   auto pushed = client.Push(PushOfW(), {{"w", &g}});
@@ -302,7 +302,7 @@ TEST_F(OneRequestPerPeer, ARequestWhoseClientLeftWhileItWaitedIsNotServed) {
   far.set_min_step(int64_t{1} << 62);
   far.set_wait_deadline_ms(60000);
   ASSERT_TRUE(WriteFrame(sockets[0].get(), FrameKind::kPullRequest, &far).ok());
-  ASSERT_TRUE(Eventually([&] { return ps_.server->waiting_pulls() == 1; }, std::chrono::seconds(5)));
+  ASSERT_TRUE(WaitUntil([&] { return ps_.server->waiting_pulls() == 1; }, std::chrono::seconds(5)));
   // A push behind it, from the same peer, whose client then leaves.
   const proto::PushHeader header = PushOfW();
   Tensor g({1024});
@@ -312,11 +312,11 @@ TEST_F(OneRequestPerPeer, ARequestWhoseClientLeftWhileItWaitedIsNotServed) {
   push.AddTensor("w", g, proto::DT_FLOAT);
   push.Add(FrameKind::kEnd, nullptr);
   ASSERT_TRUE(push.WriteTo(sockets[1].get()).ok());
-  ASSERT_TRUE(Eventually([&] { return ps_.server->channel()->counts().waiting == 1; },
+  ASSERT_TRUE(WaitUntil([&] { return ps_.server->channel()->counts().waiting == 1; },
                          std::chrono::seconds(5)));
   sockets[1].reset();
   sockets[0].reset();  // the pull ends, and the push's turn comes
-  ASSERT_TRUE(Eventually([&] { return ps_.server->channel()->counts().connections == 1; },
+  ASSERT_TRUE(WaitUntil([&] { return ps_.server->channel()->counts().connections == 1; },
                          std::chrono::seconds(5)));
   ExpectUnchanged();
 }

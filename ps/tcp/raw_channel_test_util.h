@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "core/testing/wait_until.h"
 #include "ps/testing/loopback_ps.h"
 #include "ps/tcp/shared_region.h"
 #include "ps/tcp/socket.h"
@@ -21,17 +22,6 @@
 
 namespace pstrain {
 namespace tcp {
-
-// Waits for `done` to hold, looking every millisecond; false after `limit`.
-inline bool Eventually(const std::function<bool()>& done, std::chrono::milliseconds limit) {
-  using Clock = std::chrono::steady_clock;
-  const auto until = Clock::now() + limit;
-  while (!done()) {
-    if (Clock::now() > until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
 
 class RawChannelTest : public ::testing::Test {
  protected:

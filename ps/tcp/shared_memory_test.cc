@@ -308,7 +308,7 @@ TEST_F(SharedMemoryBudgetTest, OffersPastTheBudgetAreRefused) {
   // Its connection gone (once the ps has seen it go), the next one has the
   // whole budget.
   ASSERT_NO_FATAL_FAILURE(UseLocalSocket());
-  EXPECT_TRUE(Eventually([&] { return Offer((*region)->fd(), (*region)->bytes()).attached(); },
+  EXPECT_TRUE(WaitUntil([&] { return Offer((*region)->fd(), (*region)->bytes()).attached(); },
                          std::chrono::seconds(5)));
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/bfloat16.h"
+#include "core/testing/wait_until.h"
 #include "proto/ps.grpc.pb.h"
 #include "ps/testing/in_process_ps.h"
 #include "ps/testing/loopback_ps.h"
@@ -311,9 +312,10 @@ TEST_P(StreamConformance, AppliesNothingOfAPushCutInTheMiddle) {
       break;
     }
   }
-  // Whatever the ps was doing with the cut push is over once it serves a
-  // pull after it; nothing of it may show.
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // Once the ps has refused the cut push (it may still be reading it when
+  // the client's side is done), nothing of it may show.
+  ASSERT_TRUE(WaitUntil([&] { return loopback_.core.refused_pushes() == 1; }))
+      << "the ps never refused the cut push";
   int64_t step = -1;
   auto out = PullAll(&step);
   EXPECT_EQ(step, 0);
