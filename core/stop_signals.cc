@@ -15,7 +15,7 @@ void StopNotice::NotifySignal(int signo) {
 }
 
 void StopNotice::Latch(const std::string& reason, int signo) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (requested_) return;
   requested_ = true;
   reason_ = reason;
@@ -24,29 +24,30 @@ void StopNotice::Latch(const std::string& reason, int signo) {
 }
 
 int StopNotice::signal() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return signal_;
 }
 
 bool StopNotice::requested() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return requested_;
 }
 
 std::string StopNotice::reason() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return reason_;
 }
 
 std::string StopNotice::Wait() const {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [this] { return requested_; });
+  MutexLock lock(&mu_);
+  cv_.wait(*lock.native(), [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return requested_; });
   return reason_;
 }
 
 bool StopNotice::WaitFor(Clock::Duration timeout, Clock* clock) const {
-  std::unique_lock<std::mutex> lock(mu_);
-  return clock->WaitFor(&lock, &cv_, timeout, [this] { return requested_; });
+  MutexLock lock(&mu_);
+  return clock->WaitFor(lock.native(), &cv_, timeout,
+                        [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return requested_; });
 }
 
 void HandleStopSignals(StopNotice* notice) {

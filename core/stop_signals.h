@@ -13,6 +13,7 @@
 #include <string>
 
 #include "core/clock.h"
+#include "core/mutex.h"
 
 namespace pstrain {
 
@@ -37,11 +38,11 @@ class StopNotice {
   // The first stop wins: its reason, and its signal (0: none).
   void Latch(const std::string& reason, int signo);
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   mutable std::condition_variable cv_;
-  bool requested_ = false;  // guarded by mu_
-  std::string reason_;      // guarded by mu_
-  int signal_ = 0;          // guarded by mu_
+  bool requested_ ABSL_GUARDED_BY(mu_) = false;
+  std::string reason_ ABSL_GUARDED_BY(mu_);
+  int signal_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // Borrows notice for the life of the process.

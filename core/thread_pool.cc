@@ -11,14 +11,14 @@ namespace pstrain {
 ThreadPool::~ThreadPool() { Shutdown(); }
 
 void ThreadPool::Shutdown() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   stopping_ = true;
   cv_.notify_all();
-  cv_.wait(lock, [this] { return threads_ == 0; });
+  cv_.wait(*lock.native(), [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return threads_ == 0; });
 }
 
 void ThreadPool::Submit(std::function<void()> work) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   queue_.push_back(std::move(work));
   if (idle_ > static_cast<int>(queue_.size()) - 1) {
     cv_.notify_one();
@@ -40,28 +40,28 @@ void ThreadPool::Submit(std::function<void()> work) {
 }
 
 int ThreadPool::threads() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return threads_;
 }
 
 void ThreadPool::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (;;) {
     if (queue_.empty()) {
       if (stopping_) break;
       ++idle_;
       const bool woken =
-          cv_.wait_for(lock, keep_idle_, [this] { return !queue_.empty() || stopping_; });
+          cv_.wait_for(*lock.native(), keep_idle_, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !queue_.empty() || stopping_; });
       --idle_;
       if (!woken) break;  // nothing to do for keep_idle
       continue;
     }
     std::function<void()> work = std::move(queue_.front());
     queue_.pop_front();
-    lock.unlock();
+    lock.Unlock();
     work();
     work = nullptr;  // whatever it holds goes before the lock is taken
-    lock.lock();
+    lock.Lock();
   }
   --threads_;
   cv_.notify_all();

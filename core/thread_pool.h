@@ -12,7 +12,8 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
-#include <mutex>
+
+#include "core/mutex.h"
 
 namespace pstrain {
 
@@ -34,12 +35,12 @@ class ThreadPool {
 
   const int max_threads_;
   const std::chrono::milliseconds keep_idle_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;  // guarded by mu_
-  int threads_ = 0;                          // guarded by mu_
-  int idle_ = 0;                             // guarded by mu_: threads waiting for work
-  bool stopping_ = false;                    // guarded by mu_
+  std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
+  int threads_ ABSL_GUARDED_BY(mu_) = 0;
+  int idle_ ABSL_GUARDED_BY(mu_) = 0;  // threads waiting for work
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace pstrain

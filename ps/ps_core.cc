@@ -208,7 +208,7 @@ proto::StatusResponse PsCore::GetStatus() const {
   response.set_global_step(store_->global_step());
   response.set_num_variables(store_->num_variables());
   {
-    std::lock_guard<std::mutex> lock(ended_mu_);
+    MutexLock lock(&ended_mu_);
     response.set_training_ended(ended_reason_);
   }
   response.set_num_bytes(store_->num_bytes());
@@ -261,7 +261,7 @@ StatusOr<proto::HeartbeatResponse> PsCore::Heartbeat(int worker, int64_t local_s
   proto::HeartbeatResponse response;
   response.set_global_step(store_->global_step());
   response.set_min_live_local_step(workers_.MinLiveLocalStep(heartbeat_timeout_));
-  std::lock_guard<std::mutex> lock(ended_mu_);
+  MutexLock lock(&ended_mu_);
   response.set_training_ended(ended_reason_);
   return response;
 }
@@ -272,7 +272,7 @@ Status PsCore::EndTraining(const std::string& reason) {
     return InvalidArgument("EndTraining: the reason must be 1 to " + std::to_string(kMaxReason) +
                            " bytes, got " + std::to_string(reason.size()));
   }
-  std::lock_guard<std::mutex> lock(ended_mu_);
+  MutexLock lock(&ended_mu_);
   if (ended_reason_.empty()) {
     ended_reason_ = reason;
     LOG(INFO) << "ps:" << task_index_ << " training ended by the chief: " << reason;

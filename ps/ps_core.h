@@ -18,10 +18,10 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "core/mutex.h"
 #include "core/status.h"
 #include "core/tensor.h"
 #include "proto/ps.pb.h"
@@ -118,8 +118,8 @@ class PsCore {
   std::atomic<int> num_workers_{0};  // set by Init; 0: not known yet
   // Set by Init, read by Heartbeat; a worker silent this long counts as dead.
   std::atomic<std::chrono::duration<double>> heartbeat_timeout_{std::chrono::seconds(10)};
-  mutable std::mutex ended_mu_;
-  std::string ended_reason_;  // guarded by ended_mu_; empty while training goes on
+  mutable Mutex ended_mu_;
+  std::string ended_reason_ ABSL_GUARDED_BY(ended_mu_);  // empty while training goes on
   std::atomic<int> waiting_pulls_{0};
   std::atomic<int64_t> refused_pushes_{0};
 };

@@ -60,7 +60,9 @@ Status VariableStore::Initialize(const InitOptions& options,
   }
   for (auto& [name, value] : values) {
     auto v = std::make_unique<Variable>();
+    MutexLock vlock(&v->mu);  // no one else sees it yet; the analysis does not know
     v->trainable = !options.non_trainable.count(name);
+    v->shape = value.shape();
     for (size_t s = 0; v->trainable && s < slot_names.size(); ++s) {
       v->slots.emplace_back(value.shape());
       v->slots.back().Fill(optimizer->slot_initial_value(static_cast<int>(s)));
@@ -81,9 +83,9 @@ Status VariableStore::Initialize(const InitOptions& options,
   if (options.sync.enabled() && options.sync.replicas_to_aggregate() < 1) {
     return InvalidArgument("replicas_to_aggregate must be >= 1");
   }
-  std::unique_lock<std::shared_mutex> lock(mu_);
+  WriterLock lock(&mu_);
   {
-    std::lock_guard<std::mutex> slock(sync_mu_);
+    MutexLock slock(&sync_mu_);
     ++generation_;
     step_advanced_.notify_all();
     // A restore keeps what the chief said of the workers.
@@ -105,12 +107,12 @@ Status VariableStore::Initialize(const InitOptions& options,
 }
 
 bool VariableStore::ready() const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   return ready_;
 }
 
 Status VariableStore::CheckPlacement(uint64_t fingerprint) const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   if (!ready_) return Unavailable("variables are not initialized (is this ps restarting?)");
   if (fingerprint != options_.placement_fingerprint) {
     return FailedPrecondition("placement mismatch: request made under placement " +
@@ -123,13 +125,13 @@ Status VariableStore::CheckPlacement(uint64_t fingerprint) const {
 }
 
 Status VariableStore::CheckGradient(const std::string& name, const Shape& shape) const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   if (!ready_) return Unavailable("variables are not initialized (is this ps restarting?)");
   auto it = variables_.find(name);
   if (it == variables_.end()) return NotFound("gradient for unknown variable " + name);
-  if (it->second->value->shape() != shape) {
+  if (it->second->shape != shape) {
     return InvalidArgument("gradient for " + name + " has shape " + ShapeString(shape) +
-                           ", variable has " + ShapeString(it->second->value->shape()));
+                           ", variable has " + ShapeString(it->second->shape));
   }
   return OkStatus();
 }
@@ -144,10 +146,10 @@ StatusOr<std::vector<std::pair<std::string, Tensor>>> VariableStore::Read(
 
 StatusOr<std::vector<std::pair<std::string, VariableStore::SharedTensor>>>
 VariableStore::ReadShared(const std::vector<std::string>& names) const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   std::vector<std::pair<std::string, SharedTensor>> out;
   auto copy = [&out](const std::string& name, Variable& v) {
-    std::lock_guard<std::mutex> vlock(v.mu);
+    MutexLock vlock(&v.mu);
     out.emplace_back(name, v.value);
   };
   if (names.empty()) {
@@ -168,9 +170,9 @@ VariableStore::ResolveLocked(const std::map<std::string, Tensor>& grads) {
   for (const auto& [name, grad] : grads) {
     auto it = variables_.find(name);
     if (it == variables_.end()) return NotFound("gradient for unknown variable " + name);
-    if (it->second->value->shape() != grad.shape()) {
+    if (it->second->shape != grad.shape()) {
       return InvalidArgument("gradient for " + name + " has shape " + ShapeString(grad.shape()) +
-                             ", variable has " + ShapeString(it->second->value->shape()));
+                             ", variable has " + ShapeString(it->second->shape));
     }
     work.emplace_back(it->second.get(), &grad);
   }
@@ -191,7 +193,7 @@ void VariableStore::ApplyLocked(const std::vector<std::pair<Variable*, const Ten
   // global_step that update produced.
   const float decay = EmaDecay(options_.ema_decay, global_step_.load() + 1);
   for (auto& [var, grad] : work) {
-    std::lock_guard<std::mutex> vlock(var->mu);
+    MutexLock vlock(&var->mu);
     Tensor& updated = Writable(var);
     if (!var->trainable) {
       float* value = updated.data();
@@ -202,14 +204,17 @@ void VariableStore::ApplyLocked(const std::vector<std::pair<Variable*, const Ten
     const int64_t count = ++var->update_count;
     // Every update rule is element by element: a range of the variable at a
     // time, with its slots' and shadow's same range.
-    auto apply = [&, var = var, grad = grad](int64_t begin, int64_t end) {
+    // Both halves run while this thread holds var->mu and mu_.
+    std::vector<Tensor>* const var_slots = &var->slots;
+    float* const shadow = options_.ema_decay > 0 ? var->ema.data() : nullptr;
+    Optimizer* const optimizer = optimizer_.get();
+    auto apply = [&, grad = grad](int64_t begin, int64_t end) {
       ScopedFlushDenormals flush_here;  // on the second thread too
       std::vector<float*> slots;
-      for (Tensor& s : var->slots) slots.push_back(s.data() + begin);
-      optimizer_->Apply(updated.data() + begin, slots, grad->data() + begin, end - begin, lr,
-                        count);
-      if (options_.ema_decay > 0) {
-        float* shadow = var->ema.data();
+      for (Tensor& s : *var_slots) slots.push_back(s.data() + begin);
+      optimizer->Apply(updated.data() + begin, slots, grad->data() + begin, end - begin, lr,
+                       count);
+      if (shadow != nullptr) {
         const float* value = updated.data();
         for (int64_t i = begin; i < end; ++i) EmaUpdate(&shadow[i], value[i], decay);
       }
@@ -222,12 +227,12 @@ void VariableStore::ApplyLocked(const std::vector<std::pair<Variable*, const Ten
 }
 
 StatusOr<std::vector<std::pair<std::string, Tensor>>> VariableStore::ReadState() const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   if (!ready_) return Unavailable("variables are not initialized (is this ps restarting?)");
   const std::vector<std::string> slot_names = optimizer_->slot_names();
   std::vector<std::pair<std::string, Tensor>> out;
   for (const auto& [name, v] : variables_) {
-    std::lock_guard<std::mutex> vlock(v->mu);
+    MutexLock vlock(&v->mu);
     out.emplace_back(name, *v->value);
     for (size_t s = 0; s < v->slots.size(); ++s) {
       out.emplace_back(name + "/" + slot_names[s], v->slots[s]);
@@ -240,7 +245,7 @@ StatusOr<std::vector<std::pair<std::string, Tensor>>> VariableStore::ReadState()
 StatusOr<int64_t> VariableStore::ApplyGradients(const std::map<std::string, Tensor>& grads,
                                                 bool increment_global_step,
                                                 int64_t global_step_hint) {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   if (!ready_) return Unavailable("variables are not initialized (is this ps restarting?)");
   PS_ASSIGN_OR_RETURN(auto work, ResolveLocked(grads));
   if (!options_.holds_global_step) {
@@ -255,10 +260,10 @@ StatusOr<int64_t> VariableStore::ApplyGradients(const std::map<std::string, Tens
 
 StatusOr<VariableStore::SyncPushResult> VariableStore::OfferSyncGradients(
     int worker, int64_t computed_at, std::map<std::string, Tensor> grads) {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   if (!ready_) return Unavailable("variables are not initialized (is this ps restarting?)");
   PS_RETURN_IF_ERROR(ResolveLocked(grads).status());
-  std::lock_guard<std::mutex> slock(sync_mu_);
+  MutexLock slock(&sync_mu_);
   if (!accumulator_) return FailedPrecondition("this ps trains asynchronously");
   PS_ASSIGN_OR_RETURN(SyncAccumulator::Outcome outcome,
                       accumulator_->Offer(worker, computed_at, std::move(grads)));
@@ -289,8 +294,8 @@ void VariableStore::CompleteStepLocked() {
 }
 
 StatusOr<int64_t> VariableStore::SetLiveReplicas(int live) {
-  std::shared_lock<std::shared_mutex> lock(mu_);
-  std::lock_guard<std::mutex> slock(sync_mu_);
+  ReaderLock lock(&mu_);
+  MutexLock slock(&sync_mu_);
   if (!accumulator_) return FailedPrecondition("this ps trains asynchronously");
   if (accumulator_->SetLiveReplicas(live)) CompleteStepLocked();
   return accumulator_->step();
@@ -298,7 +303,7 @@ StatusOr<int64_t> VariableStore::SetLiveReplicas(int live) {
 
 Status VariableStore::WaitForStep(int64_t min_step, std::chrono::system_clock::time_point deadline,
                                   const std::function<bool()>& cancelled) {
-  std::unique_lock<std::mutex> slock(sync_mu_);
+  MutexLock slock(&sync_mu_);
   const int64_t generation = generation_;
   for (;;) {
     if (generation_ != generation) {
@@ -318,17 +323,17 @@ Status VariableStore::WaitForStep(int64_t min_step, std::chrono::system_clock::t
       return DeadlineExceeded("at step " + std::to_string(global_step_.load()) +
                               ", still waiting for step " + std::to_string(min_step) + detail);
     }
-    step_advanced_.wait_until(slock, std::min(deadline, now + std::chrono::milliseconds(100)));
+    step_advanced_.wait_until(*slock.native(), std::min(deadline, now + std::chrono::milliseconds(100)));
   }
 }
 
 bool VariableStore::sync_enabled() const {
-  std::lock_guard<std::mutex> slock(sync_mu_);
+  MutexLock slock(&sync_mu_);
   return accumulator_ != nullptr;
 }
 
 VariableStore::SyncStats VariableStore::sync_stats() const {
-  std::lock_guard<std::mutex> slock(sync_mu_);
+  MutexLock slock(&sync_mu_);
   SyncStats stats;
   if (accumulator_) {
     stats.pending = accumulator_->pending();
@@ -340,7 +345,7 @@ VariableStore::SyncStats VariableStore::sync_stats() const {
 }
 
 float VariableStore::learning_rate() const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   return LearningRateLocked();
 }
 
@@ -350,24 +355,27 @@ float VariableStore::LearningRateLocked() const {
 }
 
 bool VariableStore::holds_global_step() const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   return options_.holds_global_step;
 }
 
 uint64_t VariableStore::placement_fingerprint() const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   return options_.placement_fingerprint;
 }
 
 int64_t VariableStore::num_variables() const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   return static_cast<int64_t>(variables_.size());
 }
 
 int64_t VariableStore::num_bytes() const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   int64_t n = 0;
-  for (const auto& [name, v] : variables_) n += v->value->bytes() * (1 + v->slots.size());
+  for (const auto& [name, v] : variables_) {
+    MutexLock vlock(&v->mu);
+    n += v->value->bytes() * (1 + v->slots.size());
+  }
   return n;
 }
 

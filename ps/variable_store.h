@@ -21,11 +21,11 @@
 #include <memory>
 #include <mutex>
 #include <set>
-#include <shared_mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "core/mutex.h"
 #include "core/status.h"
 #include "core/tensor.h"
 #include "ps/optimizer.h"
@@ -148,45 +148,47 @@ class VariableStore {
 
  private:
   struct Variable {
-    std::mutex mu;  // guards value, slots and update_count
+    Mutex mu;
+    // Set before the variable is shared, never changed.
     bool trainable = true;  // false: pushes are deltas, var -= delta
+    Shape shape;
     // Copy on write: readers (ReadShared) hold it; an update changes it in
     // place only when no reader does (Writable).
-    std::shared_ptr<Tensor> value;
-    std::vector<Tensor> slots;
-    Tensor ema;  // the shadow, when options_.ema_decay > 0
-    int64_t update_count = 0;  // gradients applied, Optimizer::Apply's count
+    std::shared_ptr<Tensor> value ABSL_GUARDED_BY(mu);
+    std::vector<Tensor> slots ABSL_GUARDED_BY(mu);
+    Tensor ema ABSL_GUARDED_BY(mu);  // the shadow, when options_.ema_decay > 0
+    int64_t update_count ABSL_GUARDED_BY(mu) = 0;  // gradients applied, Optimizer::Apply's count
   };
 
   // The variable's value, to update: a copy when a reader still holds it.
-  // Caller holds v->mu.
-  static Tensor& Writable(Variable* v);
+  static Tensor& Writable(Variable* v) ABSL_EXCLUSIVE_LOCKS_REQUIRED(v->mu);
   // learning_rate() for a caller holding mu_.
-  float LearningRateLocked() const;
+  float LearningRateLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   // Applies `grads` (already checked) to their variables at the current rate;
   // subtracts them from the non-trainable ones.
-  void ApplyLocked(const std::vector<std::pair<Variable*, const Tensor*>>& work);
+  void ApplyLocked(const std::vector<std::pair<Variable*, const Tensor*>>& work)
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Applies the accumulator's average, advances the step and wakes the
-  // waiters. Caller holds mu_ (shared) and sync_mu_.
-  void CompleteStepLocked();
+  // waiters.
+  void CompleteStepLocked() ABSL_SHARED_LOCKS_REQUIRED(mu_) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sync_mu_);
   // The variables `grads` name, or an error for an unknown name or shape.
   StatusOr<std::vector<std::pair<Variable*, const Tensor*>>> ResolveLocked(
-      const std::map<std::string, Tensor>& grads);
+      const std::map<std::string, Tensor>& grads) ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   const uint64_t max_bytes_;
-  mutable std::shared_mutex mu_;  // exclusive for Initialize, shared otherwise
-  bool ready_ = false;
-  InitOptions options_;
-  std::unique_ptr<Optimizer> optimizer_;
-  std::map<std::string, std::unique_ptr<Variable>> variables_;
+  mutable SharedMutex mu_;  // exclusive for Initialize, shared otherwise
+  bool ready_ ABSL_GUARDED_BY(mu_) = false;
+  InitOptions options_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<Optimizer> optimizer_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::unique_ptr<Variable>> variables_ ABSL_GUARDED_BY(mu_);
   std::atomic<int64_t> global_step_{0};
 
   // Sync replicas: the accumulator, and waiters for the step to advance.
-  mutable std::mutex sync_mu_;  // taken after mu_ (shared), never before
+  mutable Mutex sync_mu_ ABSL_ACQUIRED_AFTER(mu_);
   std::condition_variable step_advanced_;
-  std::unique_ptr<SyncAccumulator> accumulator_;  // guarded by sync_mu_
-  int64_t generation_ = 0;  // guarded by sync_mu_; counts Initialize calls
+  std::unique_ptr<SyncAccumulator> accumulator_ ABSL_GUARDED_BY(sync_mu_);
+  int64_t generation_ ABSL_GUARDED_BY(sync_mu_) = 0;  // counts Initialize calls
 };
 
 }  // namespace pstrain

@@ -5,7 +5,7 @@
 namespace pstrain {
 
 void WorkerRegistry::Heartbeat(int worker, int64_t local_step, float loss) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Entry& e = workers_[worker];
   e.last_seen = clock_->Now();
   e.local_step = local_step;
@@ -14,14 +14,14 @@ void WorkerRegistry::Heartbeat(int worker, int64_t local_step, float loss) {
 }
 
 void WorkerRegistry::MarkDone(int worker) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Entry& e = workers_[worker];
   e.last_seen = clock_->Now();
   e.done = true;
 }
 
 std::vector<WorkerRegistry::WorkerState> WorkerRegistry::Snapshot() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const auto now = clock_->Now();
   std::vector<WorkerState> out;
   for (const auto& [w, e] : workers_) {
@@ -32,7 +32,7 @@ std::vector<WorkerRegistry::WorkerState> WorkerRegistry::Snapshot() const {
 }
 
 int64_t WorkerRegistry::MinLiveLocalStep(std::chrono::duration<double> timeout) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const auto now = clock_->Now();
   int64_t min = -1;
   for (const auto& [w, e] : workers_) {

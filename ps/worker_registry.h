@@ -10,10 +10,10 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <vector>
 
 #include "core/clock.h"
+#include "core/mutex.h"
 
 namespace pstrain {
 
@@ -45,8 +45,8 @@ class WorkerRegistry {
     float loss = 0;
   };
   Clock* const clock_;
-  mutable std::mutex mu_;
-  std::map<int, Entry> workers_;  // guarded by mu_
+  mutable Mutex mu_;
+  std::map<int, Entry> workers_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace pstrain

@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ccache pkg-config
   protobuf-compiler libprotobuf-dev
-  libgrpc++-dev protobuf-compiler-grpc
+  libgrpc++-dev protobuf-compiler-grpc libabsl-dev
   libgoogle-glog-dev libgflags-dev
   libgtest-dev libgmock-dev
   libboost-dev libboost-system-dev

@@ -14,7 +14,7 @@ HeartbeatSender::~HeartbeatSender() { Stop(); }
 
 void HeartbeatSender::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stop_ = true;
   }
   cv_.notify_all();
@@ -24,25 +24,26 @@ void HeartbeatSender::Stop() {
 StatusOr<int64_t> HeartbeatSender::Refresh() {
   PS_ASSIGN_OR_RETURN(auto response, coordinator_->Heartbeat(worker_, local_step_.load(), loss_.load()));
   if (!response.training_ended().empty()) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     ended_reason_ = response.training_ended();
   }
   return response.min_live_local_step();
 }
 
 std::string HeartbeatSender::training_ended() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return ended_reason_;
 }
 
 void HeartbeatSender::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   while (!stop_) {
-    lock.unlock();
+    lock.Unlock();
     auto r = Refresh();
     if (!r.ok()) VLOG(1) << "heartbeat: " << r.status().ToString();
-    lock.lock();
-    clock_->WaitFor(&lock, &cv_, interval_, [this] { return stop_; });
+    lock.Lock();
+    clock_->WaitFor(lock.native(), &cv_, interval_,
+                    [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_; });
   }
 }
 

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "core/status.h"
 #include "ps/client/ps_connection.h"
 
@@ -54,10 +55,10 @@ class HeartbeatSender {
   Clock* const clock_;
   std::atomic<int64_t> local_step_{0};
   std::atomic<float> loss_{-1};
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable cv_;
-  bool stop_ = false;          // guarded by mu_
-  std::string ended_reason_;  // guarded by mu_
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::string ended_reason_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
 };
 

@@ -263,7 +263,7 @@ void HttpServer::RetryAcceptLater() {
 }
 
 void HttpServer::Stop() {
-  std::lock_guard<std::mutex> lock(stop_mu_);
+  MutexLock lock(&stop_mu_);
   if (stopped_) return;
   stopped_ = true;
   if (thread_.joinable()) {

@@ -24,7 +24,6 @@
 #include <cstddef>
 #include <future>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
@@ -34,6 +33,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "chief/http/metrics.h"
+#include "core/mutex.h"
 #include "core/status.h"
 #include "core/tls.h"
 
@@ -83,8 +83,8 @@ class HttpServer {
   std::thread thread_;
   std::future<void> thread_done_;  // ready when Run returns
 
-  std::mutex stop_mu_;
-  bool stopped_ = false;  // guarded by stop_mu_
+  Mutex stop_mu_;
+  bool stopped_ ABSL_GUARDED_BY(stop_mu_) = false;
 };
 
 }  // namespace pstrain

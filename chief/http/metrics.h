@@ -10,9 +10,10 @@
 #define PSTRAIN_CHIEF_HTTP_METRICS_H_
 
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <vector>
+
+#include "core/mutex.h"
 
 namespace pstrain {
 
@@ -52,8 +53,8 @@ class MetricsBoard {
   ChiefMetrics Read() const;
 
  private:
-  mutable std::mutex mu_;
-  ChiefMetrics current_;  // guarded by mu_
+  mutable Mutex mu_;
+  ChiefMetrics current_ ABSL_GUARDED_BY(mu_);
 };
 
 // Whether a task in `state` counts as up (pstrain_task_up 1): "running" and

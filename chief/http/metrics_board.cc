@@ -5,12 +5,12 @@
 namespace pstrain {
 
 void MetricsBoard::Publish(ChiefMetrics m) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   current_ = std::move(m);
 }
 
 ChiefMetrics MetricsBoard::Read() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return current_;
 }
 

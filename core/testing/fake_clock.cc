@@ -12,7 +12,7 @@ bool FakeClock::WaitUntil(std::unique_lock<std::mutex>* lock, std::condition_var
   lock->unlock();
   std::list<Waiter>::iterator me;
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(&mu_);
     me = waiters_.insert(waiters_.end(), Waiter{lock->mutex(), cv, deadline});
   }
   waiters_changed_.notify_all();
@@ -20,7 +20,7 @@ bool FakeClock::WaitUntil(std::unique_lock<std::mutex>* lock, std::condition_var
   while (!done() && Now() < deadline) cv->wait(*lock);
   lock->unlock();
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(&mu_);
     waiters_.erase(me);
   }
   waiters_changed_.notify_all();
@@ -29,7 +29,7 @@ bool FakeClock::WaitUntil(std::unique_lock<std::mutex>* lock, std::condition_var
 }
 
 void FakeClock::Advance(Duration d) {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(&mu_);
   now_.store(now_.load() + d);
   for (const Waiter& w : waiters_) {
     if (w.deadline > Now()) continue;
@@ -41,15 +41,15 @@ void FakeClock::Advance(Duration d) {
 }
 
 int FakeClock::sleepers() const {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(&mu_);
   int n = 0;
   for (const Waiter& w : waiters_) n += w.deadline > Now() ? 1 : 0;
   return n;
 }
 
 bool FakeClock::AwaitSleepers(int n, std::chrono::seconds limit) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return waiters_changed_.wait_for(lock, limit, [&] {
+  MutexLock lock(&mu_);
+  return waiters_changed_.wait_for(*lock.native(), limit, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     int sleeping = 0;
     for (const Waiter& w : waiters_) sleeping += w.deadline > Now() ? 1 : 0;
     return sleeping >= n;

@@ -16,6 +16,7 @@
 #include <mutex>
 
 #include "core/clock.h"
+#include "core/mutex.h"
 
 namespace pstrain {
 
@@ -45,9 +46,9 @@ class FakeClock : public Clock {
   // Lock order: mu_, then a waiter's mutex (Advance). A waiter never takes
   // mu_ while it holds its own.
   std::atomic<Duration> now_{std::chrono::hours(1)};
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable waiters_changed_;
-  std::list<Waiter> waiters_;  // guarded by mu_
+  std::list<Waiter> waiters_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace pstrain

@@ -173,7 +173,7 @@ Status PsFleet::PullVariables(std::vector<Tensor>* values, PsSteps* steps, int64
                               std::chrono::milliseconds wait) {
   std::vector<std::map<std::string, Tensor>> pulled;
   {
-    std::lock_guard<std::mutex> lock(pull_buffers_mu_);
+    MutexLock lock(&pull_buffers_mu_);
     pulled.swap(pull_buffers_);  // a concurrent pull finds none and allocates
   }
   pulled.resize(num_ps());
@@ -212,7 +212,7 @@ std::vector<Tensor> PsFleet::VariableBuffers() {
   // The variables trade places with the pull buffers of whole shards
   // (PlaceShard): those of a ps the memory serves start out in it too.
   std::call_once(pull_buffers_placed_, [this] {
-    std::lock_guard<std::mutex> lock(pull_buffers_mu_);
+    MutexLock lock(&pull_buffers_mu_);
     pull_buffers_.resize(num_ps());
     for (int ps = 0; ps < num_ps(); ++ps) {
       if (!memory_->Serves(ps)) continue;
@@ -242,7 +242,7 @@ void PsFleet::ReturnPullBuffers(std::vector<std::map<std::string, Tensor>>* buff
     by_name.clear();
   }
   if (failed) Retire(std::move(used));
-  std::lock_guard<std::mutex> lock(pull_buffers_mu_);
+  MutexLock lock(&pull_buffers_mu_);
   pull_buffers_.swap(*buffers);
 }
 

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cluster/placement.h"
+#include "core/mutex.h"
 #include "core/status.h"
 #include "core/stop_signals.h"
 #include "core/tensor.h"
@@ -167,8 +168,8 @@ class PsFleet {
   std::vector<std::vector<const cluster::Shard*>> shards_by_ps_;
   // Per ps, the buffers PullVariables assembles the next pull into: those
   // of the pull before last, handed back by the caller's values.
-  std::mutex pull_buffers_mu_;
-  std::vector<std::map<std::string, Tensor>> pull_buffers_;
+  Mutex pull_buffers_mu_;
+  std::vector<std::map<std::string, Tensor>> pull_buffers_ ABSL_GUARDED_BY(pull_buffers_mu_);
   const std::unique_ptr<TensorMemory> memory_;  // null: ordinary memory
   // Whether the first VariableBuffers call put the pull buffers of the ps
   // tasks memory_ serves in it.

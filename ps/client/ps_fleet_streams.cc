@@ -17,7 +17,7 @@ StreamedPull::StreamedPull(PsFleet* fleet, std::vector<Tensor>* values, int64_t 
         static_cast<int>(fleet_->placement_.ShardsOfVariable(variables[v].name).size());
   }
   {
-    std::lock_guard<std::mutex> lock(fleet_->pull_buffers_mu_);
+    MutexLock lock(&fleet_->pull_buffers_mu_);
     buffers_.swap(fleet_->pull_buffers_);  // a concurrent pull finds none and allocates
   }
   buffers_.resize(fleet_->num_ps());
@@ -32,7 +32,7 @@ void StreamedPull::PullFromPs(int ps) {
   const cluster::Placement& placement = fleet_->placement_;
   const auto& variables = fleet_->variables_;
   bool answered = false;
-  auto answer = [&](int64_t step) {
+  auto answer = [&](int64_t step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (answered) return;
     steps_[ps] = step;
     ++steps_known_;
@@ -60,7 +60,7 @@ void StreamedPull::PullFromPs(int ps) {
     }
     DropViews(&buffers_[ps]);
     if (!pulled.ok()) return Fail(pulled);
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     answer(step);
     shards_missing_[v] -= static_cast<int>(mine.size());
     changed_.notify_all();
@@ -71,28 +71,28 @@ void StreamedPull::PullFromPs(int ps) {
   int64_t step = 0;
   const Status pulled = client->Pull(placement.fingerprint, {}, &none, &step, min_step_, wait_);
   if (!pulled.ok()) return Fail(pulled);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   answer(step);
   changed_.notify_all();
 }
 
 void StreamedPull::Fail(const Status& error) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (error_.ok()) error_ = error;
   changed_.notify_all();
 }
 
 Status StreamedPull::WaitSteps(PsFleet::PsSteps* steps) {
-  std::unique_lock<std::mutex> lock(mu_);
-  changed_.wait(lock, [&] { return !error_.ok() || steps_known_ == fleet_->num_ps(); });
+  MutexLock lock(&mu_);
+  changed_.wait(*lock.native(), [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !error_.ok() || steps_known_ == fleet_->num_ps(); });
   PS_RETURN_IF_ERROR(error_);
   *steps = steps_;
   return OkStatus();
 }
 
 Status StreamedPull::Wait(size_t v) {
-  std::unique_lock<std::mutex> lock(mu_);
-  changed_.wait(lock, [&] { return !error_.ok() || shards_missing_[v] == 0; });
+  MutexLock lock(&mu_);
+  changed_.wait(*lock.native(), [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !error_.ok() || shards_missing_[v] == 0; });
   return shards_missing_[v] == 0 ? OkStatus() : error_;
 }
 
@@ -100,7 +100,7 @@ Status StreamedPull::Finish() {
   for (std::thread& t : threads_) {
     if (t.joinable()) t.join();
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (!buffers_.empty()) {
     fleet_->ReturnPullBuffers(&buffers_, !error_.ok());
     buffers_.clear();
@@ -121,7 +121,7 @@ StreamedPush::StreamedPush(PsFleet* fleet, int worker, int64_t local_step,
 
 StreamedPush::~StreamedPush() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!ending_) aborting_ = true;
     changed_.notify_all();
   }
@@ -131,7 +131,7 @@ StreamedPush::~StreamedPush() {
 }
 
 Status StreamedPush::Send(size_t v, const Tensor& grad) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (const cluster::Shard* shard :
        fleet_->placement_.ShardsOfVariable(fleet_->variables_[v].name)) {
     queues_[shard->ps].push_back({shard, &grad});
@@ -144,7 +144,7 @@ void StreamedPush::PushToPs(int ps, proto::PushHeader header) {
   PsConnection* client = fleet_->clients_[ps].get();
   auto stream = client->StartPush(header);
   auto fail = [this](const Status& error) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (error_.ok()) error_ = error;
   };
   if (!stream.ok()) return fail(stream.status());
@@ -152,8 +152,8 @@ void StreamedPush::PushToPs(int ps, proto::PushHeader header) {
   for (;;) {
     Item item;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      changed_.wait(lock, [&] { return aborting_ || ending_ || !queues_[ps].empty(); });
+      MutexLock lock(&mu_);
+      changed_.wait(*lock.native(), [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return aborting_ || ending_ || !queues_[ps].empty(); });
       if (aborting_) return;  // the stream goes unfinished: the ps drops it
       if (queues_[ps].empty()) break;
       item = queues_[ps].front();
@@ -175,13 +175,13 @@ void StreamedPush::PushToPs(int ps, proto::PushHeader header) {
 
 StatusOr<PsFleet::PushResult> StreamedPush::Finish() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     ending_ = true;
     changed_.notify_all();
   }
   for (std::thread& t : threads_) t.join();
   threads_.clear();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   PS_RETURN_IF_ERROR(error_);
   return result_;
 }

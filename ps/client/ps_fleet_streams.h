@@ -25,11 +25,11 @@
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "core/mutex.h"
 #include "core/status.h"
 #include "core/tensor.h"
 #include "ps/client/ps_fleet.h"
@@ -70,12 +70,12 @@ class StreamedPull {
   std::vector<std::map<std::string, Tensor>> buffers_;
   std::vector<std::thread> threads_;
 
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable changed_;
-  std::vector<int> shards_missing_;  // per variable; guarded by mu_
-  PsFleet::PsSteps steps_;           // guarded by mu_
-  int steps_known_ = 0;              // ps tasks that answered once; guarded by mu_
-  Status error_;                     // the first failure; guarded by mu_
+  std::vector<int> shards_missing_ ABSL_GUARDED_BY(mu_);  // per variable
+  PsFleet::PsSteps steps_ ABSL_GUARDED_BY(mu_);
+  int steps_known_ ABSL_GUARDED_BY(mu_) = 0;  // ps tasks that answered once
+  Status error_ ABSL_GUARDED_BY(mu_);         // the first failure
 };
 
 class StreamedPush {
@@ -107,12 +107,12 @@ class StreamedPush {
   std::vector<std::thread> threads_;
   PsFleet::PushResult result_;  // each ps's part written by its own thread
 
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable changed_;
-  std::vector<std::deque<Item>> queues_;  // per ps; guarded by mu_
-  bool ending_ = false;                   // Finish called; guarded by mu_
-  bool aborting_ = false;                 // destroyed unfinished; guarded by mu_
-  Status error_;                          // the first failure; guarded by mu_
+  std::vector<std::deque<Item>> queues_ ABSL_GUARDED_BY(mu_);  // per ps
+  bool ending_ ABSL_GUARDED_BY(mu_) = false;                   // Finish called
+  bool aborting_ ABSL_GUARDED_BY(mu_) = false;                 // destroyed unfinished
+  Status error_ ABSL_GUARDED_BY(mu_);                          // the first failure
 };
 
 }  // namespace pstrain

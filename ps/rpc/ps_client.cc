@@ -97,7 +97,7 @@ Status PsClient::PullState(uint64_t fingerprint, std::map<std::string, Tensor>* 
 }
 
 StatusOr<std::shared_ptr<tcp::TensorChannelClient>> PsClient::Channel() {
-  std::lock_guard<std::mutex> lock(channel_mu_);
+  MutexLock lock(&channel_mu_);
   if (!channel_known_) {
     // Fails fast, as the transfer it precedes would.
     grpc::ClientContext ctx;
@@ -127,7 +127,7 @@ bool PsClient::FallBack(const Status& s) {
   // Nothing reached the ps: this round goes over gRPC, and the next ones
   // for a while, before the channel is tried again.
   {
-    std::lock_guard<std::mutex> lock(channel_mu_);
+    MutexLock lock(&channel_mu_);
     channel_skipped_until_ = std::chrono::steady_clock::now() + kChannelSkip;
   }
   if (!fallback_logged_.exchange(true)) {
@@ -144,19 +144,19 @@ bool PsClient::OnThisHost() const {
 }
 
 void PsClient::set_arena(std::shared_ptr<const tcp::SharedRegion> arena) {
-  std::lock_guard<std::mutex> lock(channel_mu_);
+  MutexLock lock(&channel_mu_);
   arena_ = std::move(arena);
   if (tensor_channel_ != nullptr) tensor_channel_->UseArena(arena_);
 }
 
 bool PsClient::SharesMemory() {
-  std::lock_guard<std::mutex> lock(channel_mu_);
+  MutexLock lock(&channel_mu_);
   return tensor_channel_ != nullptr && tensor_channel_->sharing_memory();
 }
 
 Status PsClient::ChannelOutcome(Status s) {
   if (s.code() == Code::kUnavailable || s.code() == Code::kDeadlineExceeded) {
-    std::lock_guard<std::mutex> lock(channel_mu_);
+    MutexLock lock(&channel_mu_);
     channel_known_ = false;
   }
   return s.Annotate(name_);

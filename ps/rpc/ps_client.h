@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/mutex.h"
 #include "core/status.h"
 #include "core/tensor.h"
 #include <grpcpp/generic/generic_stub.h>
@@ -128,12 +129,12 @@ class PsClient : public PsConnection {
 
   std::atomic<proto::DataType> wire_dtype_{proto::DT_FLOAT};
   std::atomic<bool> shared_memory_{true};
-  std::mutex channel_mu_;
-  bool channel_known_ = false;                           // guarded by channel_mu_
-  std::shared_ptr<tcp::TensorChannelClient> tensor_channel_;  // guarded by channel_mu_
-  std::shared_ptr<const tcp::SharedRegion> arena_;            // guarded by channel_mu_
+  Mutex channel_mu_;
+  bool channel_known_ ABSL_GUARDED_BY(channel_mu_) = false;
+  std::shared_ptr<tcp::TensorChannelClient> tensor_channel_ ABSL_GUARDED_BY(channel_mu_);
+  std::shared_ptr<const tcp::SharedRegion> arena_ ABSL_GUARDED_BY(channel_mu_);
   // Until then, Push and Pull go over gRPC (FallBack).
-  std::chrono::steady_clock::time_point channel_skipped_until_;  // guarded by channel_mu_
+  std::chrono::steady_clock::time_point channel_skipped_until_ ABSL_GUARDED_BY(channel_mu_);
   std::atomic<bool> fallback_logged_{false};
 };
 

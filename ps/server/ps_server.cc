@@ -53,7 +53,7 @@ int PsServer::tensor_port() const { return channel_ == nullptr ? 0 : channel_->p
 
 void PsServer::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopped_) return;
     stopped_ = true;
   }

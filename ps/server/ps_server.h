@@ -14,6 +14,7 @@
 #include <mutex>
 #include <string>
 
+#include "core/mutex.h"
 #include "core/status.h"
 #include "ps/ps_core.h"
 
@@ -68,8 +69,8 @@ class PsServer {
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<tcp::TensorChannelServer> channel_;  // Push and Pull off gRPC
 
-  std::mutex mu_;
-  bool stopped_ = false;  // guarded by mu_
+  Mutex mu_;
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace pstrain

@@ -20,7 +20,7 @@ bool ArenaMemory::Serves(int ps) const {
 }
 
 void ArenaMemory::Retire(std::vector<Tensor> tensors) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (Tensor& t : tensors) {
     if (!t.owns_data() && !t.borrows_data()) retired_.push_back(std::move(t));
   }

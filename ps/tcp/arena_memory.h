@@ -9,10 +9,10 @@
 #define PSTRAIN_PS_TCP_ARENA_MEMORY_H_
 
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "cluster/placement.h"
+#include "core/mutex.h"
 #include "core/status.h"
 #include "ps/client/tensor_memory.h"
 #include "ps/tcp/shared_arena.h"
@@ -41,8 +41,8 @@ class ArenaMemory : public TensorMemory {
 
   const std::shared_ptr<SharedArena> arena_;
   const std::vector<bool> serves_;
-  std::mutex mu_;
-  std::vector<Tensor> retired_;  // guarded by mu_
+  Mutex mu_;
+  std::vector<Tensor> retired_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tcp

@@ -21,7 +21,7 @@ Tensor SharedArena::Allocate(const Shape& shape) {
   const uint64_t bytes = BytesFor(shape);
   uint64_t offset = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto freed = free_.find(bytes);
     if (freed != free_.end() && !freed->second.empty()) {
       offset = freed->second.back();
@@ -43,7 +43,7 @@ Tensor SharedArena::Allocate(const Shape& shape) {
 }
 
 void SharedArena::Free(uint64_t offset, uint64_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   free_[bytes].push_back(offset);
 }
 

@@ -15,9 +15,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <vector>
 
+#include "core/mutex.h"
 #include "core/status.h"
 #include "core/tensor.h"
 #include "ps/tcp/shared_region.h"
@@ -46,9 +46,9 @@ class SharedArena : public std::enable_shared_from_this<SharedArena> {
   void Free(uint64_t offset, uint64_t bytes);
 
   const std::shared_ptr<SharedRegion> region_;
-  std::mutex mu_;
-  uint64_t used_ = 0;                                   // guarded by mu_
-  std::map<uint64_t, std::vector<uint64_t>> free_;      // guarded by mu_: offsets by size
+  Mutex mu_;
+  uint64_t used_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<uint64_t, std::vector<uint64_t>> free_ ABSL_GUARDED_BY(mu_);  // offsets by size
 };
 
 }  // namespace tcp

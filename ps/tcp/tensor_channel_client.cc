@@ -82,7 +82,7 @@ StatusOr<std::unique_ptr<TensorChannelClient::Connection>> TensorChannelClient::
   std::unique_ptr<Connection> c;
   std::shared_ptr<const SharedRegion> arena;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     // An idle connection the ps has closed meanwhile (its idle limit, or
     // room for others) is dropped rather than failing the call.
     while (c == nullptr && !idle_.empty()) {
@@ -109,7 +109,7 @@ StatusOr<std::unique_ptr<TensorChannelClient::Connection>> TensorChannelClient::
 }
 
 void TensorChannelClient::UseArena(std::shared_ptr<const SharedRegion> arena) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   arena_ = std::move(arena);
 }
 
@@ -166,7 +166,7 @@ Status TensorChannelClient::ReadReply(ByteStream* stream, FrameKind kind, const 
 }
 
 void TensorChannelClient::GiveBack(std::unique_ptr<Connection> c) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   idle_.push_back(std::move(c));
 }
 

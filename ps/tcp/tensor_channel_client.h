@@ -20,10 +20,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "core/mutex.h"
 #include "core/status.h"
 #include "core/tensor.h"
 #include "proto/ps.pb.h"
@@ -150,9 +150,9 @@ class TensorChannelClient {
   std::atomic<bool> refused_{false};       // the ps could not map one
   std::atomic<bool> arena_refused_{false};  // the ps could not map the arena
   std::atomic<bool> local_unreachable_{false};  // the local socket is not here
-  std::mutex mu_;
-  std::vector<std::unique_ptr<Connection>> idle_;  // guarded by mu_
-  std::shared_ptr<const SharedRegion> arena_;      // guarded by mu_; null: none
+  Mutex mu_;
+  std::vector<std::unique_ptr<Connection>> idle_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const SharedRegion> arena_ ABSL_GUARDED_BY(mu_);  // null: none
 };
 
 }  // namespace tcp

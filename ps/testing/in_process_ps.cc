@@ -15,12 +15,12 @@ InProcessPs::InProcessPs(int task_index, uint64_t max_bytes)
     : name_("ps:" + std::to_string(task_index) + " (in process)"),
       store_(max_bytes),
       core_(task_index, std::random_device()(), &store_, [this](const std::string& reason) {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(&mu_);
         shutdown_reason_ = reason;
       }) {}
 
 std::string InProcessPs::shutdown_reason() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return shutdown_reason_;
 }
 

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/mutex.h"
 #include "ps/client/ps_connection.h"
 #include "ps/ps_core.h"
 #include "ps/variable_store.h"
@@ -55,8 +56,8 @@ class InProcessPs : public PsConnection {
   const std::string name_;
   VariableStore store_;
   PsCore core_;
-  mutable std::mutex mu_;
-  std::string shutdown_reason_;  // guarded by mu_
+  mutable Mutex mu_;
+  std::string shutdown_reason_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace pstrain
