@@ -24,8 +24,8 @@
 #include "core/descriptor_limit.h"
 #include "core/task_main.h"
 #include "ps/client/ps_fleet.h"
-#include "ps/rpc/ps_connections.h"
 #include "ps/rpc/ps_client.h"
+#include "ps/rpc/ps_connections.h"
 #include "ps/tcp/socket.h"
 #include "ps/tcp/tensor_frames.h"
 
@@ -201,8 +201,8 @@ Status Run() {
   if (FLAGS_flood_port > 0) {
     Flood flood;
     PS_RETURN_IF_ERROR(flood.Start(FLAGS_flood_port));
-    std::printf("flooding 127.0.0.1:%d: %d idle connections, %d slow senders\n",
-                FLAGS_flood_port, FLAGS_idle_connections, FLAGS_slow_senders);
+    std::printf("flooding 127.0.0.1:%d: %d idle connections, %d slow senders\n", FLAGS_flood_port,
+                FLAGS_idle_connections, FLAGS_slow_senders);
     std::fflush(stdout);
     std::this_thread::sleep_for(std::chrono::duration<double>(FLAGS_seconds));
     std::printf("slow senders cut off by the ps: %d\n", flood.cut_off());

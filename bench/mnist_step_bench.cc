@@ -61,8 +61,8 @@ int Run() {
       "{\"bench\":\"step\",\"model\":\"%s\",\"batch\":%d,\"warmup\":%d,\"steps\":%d,"
       "\"step_s\":{\"min\":%.5f,\"median\":%.5f,\"max\":%.5f},"
       "\"imgs_per_s_median\":%.1f,\"final_loss\":%.4f}\n",
-      FLAGS_model.c_str(), FLAGS_batch, FLAGS_warmup, FLAGS_steps, times.front(), median, times.back(),
-      FLAGS_batch / median, loss);
+      FLAGS_model.c_str(), FLAGS_batch, FLAGS_warmup, FLAGS_steps, times.front(), median,
+      times.back(), FLAGS_batch / median, loss);
   return 0;
 }
 

@@ -58,15 +58,15 @@ double Median(std::vector<double> v) {
 
 Status Run() {
   PS_ASSIGN_OR_RETURN(auto model, nn::CreateModel(FLAGS_model));
-  const std::string dir = std::filesystem::temp_directory_path() /
-                          ("overlap_bench." + std::to_string(getpid()));
+  const std::string dir =
+      std::filesystem::temp_directory_path() / ("overlap_bench." + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   bench::PsProcesses ps;
   PS_RETURN_IF_ERROR(
       ps.Start(bench::PsServerPath(FLAGS_ps_server), FLAGS_num_ps, dir, FLAGS_show_ps_output));
   const cluster::ClusterSpec spec = bench::SpecFor(ps.ports(), 1);
-  PS_ASSIGN_OR_RETURN(auto layout, PsFleet::LayoutFromFlags(spec.NumTasks("ps"),
-                                                            model->variables(), /*slots=*/1));
+  PS_ASSIGN_OR_RETURN(
+      auto layout, PsFleet::LayoutFromFlags(spec.NumTasks("ps"), model->variables(), /*slots=*/1));
   auto fleet = ConnectFleet(spec, std::move(layout), {}, /*trainer=*/true);
   PS_RETURN_IF_ERROR(fleet->WaitForPs(false, nullptr, std::chrono::seconds(30)));
   std::vector<Tensor> initial;

@@ -102,7 +102,8 @@ Status PsProcesses::Start(const std::string& binary, int num_ps, const std::stri
   PS_ASSIGN_OR_RETURN(ports_, PickFreePorts("127.0.0.1", num_ps));
   const std::string spec_path = dir + "/cluster.json";
   cluster::ClusterSpec spec;
-  for (int i = 0; i < num_ps; ++i) spec.jobs["ps"].push_back("127.0.0.1:" + std::to_string(ports_[i]));
+  for (int i = 0; i < num_ps; ++i)
+    spec.jobs["ps"].push_back("127.0.0.1:" + std::to_string(ports_[i]));
   PS_RETURN_IF_ERROR(cluster::WriteClusterSpec(spec, spec_path));
   for (int i = 0; i < num_ps; ++i) {
     std::vector<std::string> argv = {binary, "--cluster_spec=" + spec_path, "--job=ps",

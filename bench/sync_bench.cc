@@ -46,6 +46,7 @@
 #include <tuple>
 #include <vector>
 
+#include "bench/ps_processes.h"
 #include "cluster/placement.h"
 #include "cluster/placement_flags.h"
 #include "core/status.h"
@@ -53,7 +54,6 @@
 #include "core/tensor.h"
 #include "deploy/local/free_ports.h"
 #include "deploy/local/task_process.h"
-#include "bench/ps_processes.h"
 #include "ps/client/ps_fleet.h"
 #include "ps/rpc/ps_connections.h"
 

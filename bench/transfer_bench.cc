@@ -84,9 +84,9 @@ struct SizeResult {
 
 StatusOr<SizeResult> Measure(const std::vector<int>& ports, int64_t bytes) {
   const std::vector<cluster::VariableInfo> vars = {{"w", {bytes / 4}, 0}};
-  PS_ASSIGN_OR_RETURN(auto placement, cluster::ComputePlacement(
-                                          vars, 1, cluster::PlacementStrategy::kGreedy,
-                                          std::max<int64_t>(bytes, 1 << 20)));
+  PS_ASSIGN_OR_RETURN(auto placement,
+                      cluster::ComputePlacement(vars, 1, cluster::PlacementStrategy::kGreedy,
+                                                std::max<int64_t>(bytes, 1 << 20)));
   PsClientOptions options;
   if (FLAGS_wire_dtype == "bfloat16") options.wire_dtype = proto::DT_BFLOAT16;
   options.shared_memory = FLAGS_shared_memory;
@@ -111,8 +111,7 @@ StatusOr<SizeResult> Measure(const std::vector<int>& ports, int64_t bytes) {
   PsFleet::PsSteps steps = {0};
   int64_t local_step = 0;
   auto round = [&]() -> Status {
-    PS_RETURN_IF_ERROR(
-        fleet.PushGradients(grads, 0, ++local_step, steps, /*sync=*/false).status());
+    PS_RETURN_IF_ERROR(fleet.PushGradients(grads, 0, ++local_step, steps, /*sync=*/false).status());
     return fleet.PullVariables(&values, &steps);
   };
   for (int i = 0; i < FLAGS_warmup_rounds; ++i) PS_RETURN_IF_ERROR(round());
@@ -151,8 +150,8 @@ Status UseTls(const std::string& dir, std::vector<std::string>* ps_args) {
 
 Status Run() {
   PS_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, ParseSizes(FLAGS_sizes));
-  const std::string dir = std::filesystem::temp_directory_path() /
-                          ("transfer_bench." + std::to_string(getpid()));
+  const std::string dir =
+      std::filesystem::temp_directory_path() / ("transfer_bench." + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   bench::PsProcesses ps;
   if (FLAGS_transport != "channel" && FLAGS_transport != "grpc") {
@@ -161,15 +160,15 @@ Status Run() {
   std::vector<std::string> ps_args;
   if (FLAGS_transport == "grpc") ps_args.push_back("--tensor_port=-1");
   if (FLAGS_tls) PS_RETURN_IF_ERROR(UseTls(dir, &ps_args));
-  PS_RETURN_IF_ERROR(ps.Start(bench::PsServerPath(FLAGS_ps_server), 1, dir, FLAGS_show_ps_output,
-                              ps_args));
+  PS_RETURN_IF_ERROR(
+      ps.Start(bench::PsServerPath(FLAGS_ps_server), 1, dir, FLAGS_show_ps_output, ps_args));
   if (FLAGS_wire_dtype != "float32" && FLAGS_wire_dtype != "bfloat16") {
     return InvalidArgument("--wire_dtype=" + FLAGS_wire_dtype + ": float32 or bfloat16");
   }
   std::printf("transport: %s%s, %s on the wire\n",
-              FLAGS_transport == "grpc"                ? "gRPC"
-              : FLAGS_shared_memory && !FLAGS_tls      ? "tensor channel through shared memory"
-                                                       : "tensor channel, its socket alone",
+              FLAGS_transport == "grpc"           ? "gRPC"
+              : FLAGS_shared_memory && !FLAGS_tls ? "tensor channel through shared memory"
+                                                  : "tensor channel, its socket alone",
               FLAGS_tls ? " over mutual TLS" : "", FLAGS_wire_dtype.c_str());
 
   std::printf("%12s %7s %10s %10s %12s %16s %16s\n", "bytes", "rounds", "median ms", "min ms",
@@ -177,10 +176,9 @@ Status Run() {
   for (int64_t bytes : sizes) {
     auto r = Measure(ps.ports(), bytes);
     if (!r.ok()) return r.status().Annotate(std::to_string(bytes) + " bytes");
-    std::printf("%12lld %7d %10.3f %10.3f %12.2f %16.3f %16.3f\n",
-                static_cast<long long>(r->bytes), r->rounds, r->median_ms, r->min_ms,
-                2.0 * r->bytes / (r->median_ms * 1e-3) / 1e9, r->client_cpu_ms_per_mb,
-                r->ps_cpu_ms_per_mb);
+    std::printf("%12lld %7d %10.3f %10.3f %12.2f %16.3f %16.3f\n", static_cast<long long>(r->bytes),
+                r->rounds, r->median_ms, r->min_ms, 2.0 * r->bytes / (r->median_ms * 1e-3) / 1e9,
+                r->client_cpu_ms_per_mb, r->ps_cpu_ms_per_mb);
     std::fflush(stdout);
   }
   ps.Stop();

@@ -31,8 +31,9 @@ struct Checkpoint {
 std::string CheckpointName(int64_t step);
 
 // Writes <dir>/model.ckpt-<step>.{data,index}; returns the prefix path.
-StatusOr<std::string> WriteCheckpoint(const std::string& dir, int64_t step,
-                                      const std::vector<std::pair<std::string, const Tensor*>>& tensors);
+StatusOr<std::string> WriteCheckpoint(
+    const std::string& dir, int64_t step,
+    const std::vector<std::pair<std::string, const Tensor*>>& tensors);
 
 // Reads and verifies a checkpoint from its prefix path. DataLoss naming the
 // file (and the tensor) for a bad magic, a truncated file or a CRC mismatch.

@@ -42,8 +42,8 @@ StatusOr<std::string> CheckpointManager::Save(int64_t step,
   // Only once the state file no longer names them are old checkpoints deleted.
   const auto now = std::chrono::system_clock::now();
   for (const std::string& old : dropped) {
-    if (now - last_preserved_ >= std::chrono::duration<double, std::ratio<3600>>(
-                                     options_.keep_every_n_hours)) {
+    if (now - last_preserved_ >=
+        std::chrono::duration<double, std::ratio<3600>>(options_.keep_every_n_hours)) {
       last_preserved_ = now;  // kept for good, as TF's keep_checkpoint_every_n_hours
       continue;
     }

@@ -20,8 +20,8 @@
 #include "nn/compute_threads.h"
 #include "nn/model.h"
 #include "nn/model_spec.h"
-#include "ps/optimizer_flags.h"
 #include "ps/client/ps_fleet.h"
+#include "ps/optimizer_flags.h"
 #include "ps/rpc/ps_connections.h"
 #include "ps/sync_flags.h"
 

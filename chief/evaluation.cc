@@ -9,8 +9,8 @@ namespace pstrain {
 
 StatusOr<std::vector<Tensor>> SelectEvalParams(const nn::Model& model,
                                                const std::map<std::string, Tensor>& tensors,
-                                               bool use_moving_averages,
-                                               const std::string& source, bool* used_averages) {
+                                               bool use_moving_averages, const std::string& source,
+                                               bool* used_averages) {
   const auto shadow = [](const nn::VariableSpec& v) {
     return v.name + "/" + VariableStore::kEmaSuffix;
   };

@@ -39,8 +39,8 @@ struct EvalResult {
 // and the tensor when one is missing or has another shape.
 StatusOr<std::vector<Tensor>> SelectEvalParams(const nn::Model& model,
                                                const std::map<std::string, Tensor>& tensors,
-                                               bool use_moving_averages,
-                                               const std::string& source, bool* used_averages);
+                                               bool use_moving_averages, const std::string& source,
+                                               bool* used_averages);
 
 // Runs every example of `ds`, prepared as `input` says, through the model in
 // batches of batch_size.

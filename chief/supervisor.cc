@@ -37,8 +37,8 @@ Supervisor::Supervisor(nn::Model* model, PsFleet* fleet, const data::ImageDatase
       train_set_(train_set),
       stop_(stop),
       options_(std::move(options)),
-      checkpoints_({options_.train_dir, options_.max_to_keep,
-                    options_.keep_checkpoint_every_n_hours}),
+      checkpoints_(
+          {options_.train_dir, options_.max_to_keep, options_.keep_checkpoint_every_n_hours}),
       incarnations_(fleet->num_ps(), 0),
       ps_health_(fleet->num_ps()),
       clock_(options_.clock),
@@ -59,8 +59,7 @@ Status Supervisor::RestoreOrInitialize(const std::string& why) {
     PS_RETURN_IF_ERROR(fleet_->RestoreState(ckpt->tensors, header));
     last_saved_step_ = ckpt->global_step;
     LOG(INFO) << why << ": restored every ps from " << options_.train_dir << "/"
-              << CheckpointName(ckpt->global_step) << " (global_step " << ckpt->global_step
-              << ")";
+              << CheckpointName(ckpt->global_step) << " (global_step " << ckpt->global_step << ")";
     return OkStatus();
   }
   if (ckpt.status().code() != Code::kNotFound) return ckpt.status();
@@ -146,9 +145,8 @@ Status Supervisor::Start() {
     LOG(INFO) << "asynchronous training: every gradient is applied as it arrives";
   }
   if (options_.save_summaries_steps > 0) {
-    PS_ASSIGN_OR_RETURN(summaries_,
-                        TrainingSummaries::Create(options_.train_dir, model_, train_set_,
-                                                  options_.input));
+    PS_ASSIGN_OR_RETURN(summaries_, TrainingSummaries::Create(options_.train_dir, model_,
+                                                              train_set_, options_.input));
     if (train_set_ != nullptr) PS_RETURN_IF_ERROR(summaries_->InputImages(step));
     PS_RETURN_IF_ERROR(summaries_->Flush());
     LOG(INFO) << "TensorBoard summaries: " << summaries_->path();
@@ -191,8 +189,10 @@ Status Supervisor::WriteSummaries(const proto::StatusResponse& st) {
   }
   const double secs = std::chrono::duration<double>(clock_->Now() - summary_window_start_).count();
   const double steps_per_sec = secs > 0 ? (step - summary_window_step_) / secs : 0;
-  const int per_step = options_.init.sync().enabled() ? options_.init.sync().replicas_to_aggregate() : 1;
-  PS_RETURN_IF_ERROR(summaries_->Scalars(step, MeanWorkerLoss(st), st.learning_rate(), steps_per_sec,
+  const int per_step =
+      options_.init.sync().enabled() ? options_.init.sync().replicas_to_aggregate() : 1;
+  PS_RETURN_IF_ERROR(summaries_->Scalars(step, MeanWorkerLoss(st), st.learning_rate(),
+                                         steps_per_sec,
                                          steps_per_sec * options_.batch_size * per_step));
   std::vector<Tensor> params;
   PS_RETURN_IF_ERROR(fleet_->PullVariables(&params, nullptr));
@@ -212,10 +212,9 @@ Status Supervisor::SendLiveWorkers() {
   const std::vector<int> done = roster_.InState(WorkerRoster::State::kDone);
   const std::vector<int> dead = roster_.InState(WorkerRoster::State::kDead);
   if (static_cast<int>(live.size()) < r) {
-    LOG(WARNING) << live.size() << " of " << options_.num_workers
-                 << " workers can still push (" << WorkerList(live) << "; finished: "
-                 << WorkerList(done) << "; dead: " << WorkerList(dead)
-                 << "): each step now averages the gradients of "
+    LOG(WARNING) << live.size() << " of " << options_.num_workers << " workers can still push ("
+                 << WorkerList(live) << "; finished: " << WorkerList(done)
+                 << "; dead: " << WorkerList(dead) << "): each step now averages the gradients of "
                  << (live.empty() ? std::string("whatever it holds")
                                   : "all " + std::to_string(live.size()))
                  << " instead of " << r;
@@ -231,9 +230,8 @@ void Supervisor::LogStalledStep(const proto::StatusResponse& st) {
   const std::vector<int> dead = roster_.InState(WorkerRoster::State::kDead);
   LOG(WARNING) << "step " << st.global_step() << " has waited "
                << std::chrono::duration_cast<std::chrono::seconds>(steps_.still_for()).count()
-               << " s: ps:0 holds " << st.pending_gradients() << " of "
-               << st.required_gradients() << " gradients"
-               << (dead.empty() ? "" : "; dead: " + WorkerList(dead))
+               << " s: ps:0 holds " << st.pending_gradients() << " of " << st.required_gradients()
+               << " gradients" << (dead.empty() ? "" : "; dead: " + WorkerList(dead))
                << "; training resumes when enough workers push";
 }
 
@@ -420,7 +418,8 @@ Status Supervisor::EvaluateWhileTraining() {
   PS_ASSIGN_OR_RETURN(EvalResult eval, EvaluateState(state));
   const double secs = std::chrono::duration<double>(clock_->Now() - training_started_).count();
   char line[160];
-  std::snprintf(line, sizeof(line), "eval: step %lld, test accuracy %.4f (%lld examples) after %.1f s of training",
+  std::snprintf(line, sizeof(line),
+                "eval: step %lld, test accuracy %.4f (%lld examples) after %.1f s of training",
                 static_cast<long long>(step), eval.accuracy(),
                 static_cast<long long>(eval.examples), secs);
   LOG(INFO) << line;

@@ -81,7 +81,7 @@ struct SupervisorOptions {
   double eval_secs = 0;        // evaluate while training this often (0: at the end only)
   double target_accuracy = 0;  // end training once an evaluation reaches it (0: off)
   std::string model_name;
-  ImageInput input;  // how the test and training images become the model's input
+  ImageInput input;               // how the test and training images become the model's input
   MetricsBoard* board = nullptr;  // where /metrics, /status and / read from; may be null
   Clock* clock = Clock::Real();   // what Monitor measures and waits on
 };
@@ -161,13 +161,13 @@ class Supervisor {
   // restore (or ever).
   std::optional<std::vector<int>> sent_live_;
   StepWatch steps_;
-  Periodic checkpoint_timer_;  // save_checkpoint_secs; done at every save
-  Periodic eval_timer_;        // eval_secs
-  Periodic progress_timer_;    // progress_interval
+  Periodic checkpoint_timer_;          // save_checkpoint_secs; done at every save
+  Periodic eval_timer_;                // eval_secs
+  Periodic progress_timer_;            // progress_interval
   Clock::TimePoint training_started_;  // when Start made the model ready
   Clock::TimePoint last_contact_;      // ps 0's last answer
-  std::string end_reason_;  // non-empty once this chief has ended training
-  bool model_ready_ = false;  // Start made (or found) the model ready
+  std::string end_reason_;             // non-empty once this chief has ended training
+  bool model_ready_ = false;           // Start made (or found) the model ready
 };
 
 }  // namespace pstrain

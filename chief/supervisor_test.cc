@@ -158,7 +158,10 @@ class RestartingPs : public PsConnection {
  public:
   RestartingPs(const MetricsBoard* board, StopNotice* stop, int fail_at, int stop_at)
       : ps_(std::make_unique<InProcessPs>(0)),
-        board_(board), stop_(stop), fail_at_(fail_at), stop_at_(stop_at) {}
+        board_(board),
+        stop_(stop),
+        fail_at_(fail_at),
+        stop_at_(stop_at) {}
 
   InProcessPs* ps() { return ps_.get(); }
   const std::vector<int64_t>& published_steps() const { return published_steps_; }

@@ -28,7 +28,8 @@ Status TrainingSummaries::Scalars(int64_t step, double loss, double learning_rat
                                   double steps_per_sec, double examples_per_sec) {
   PS_RETURN_IF_ERROR(writer_->AddScalar("loss", step, static_cast<float>(loss)));
   PS_RETURN_IF_ERROR(writer_->AddScalar("learning_rate", step, static_cast<float>(learning_rate)));
-  PS_RETURN_IF_ERROR(writer_->AddScalar("global_step/sec", step, static_cast<float>(steps_per_sec)));
+  PS_RETURN_IF_ERROR(
+      writer_->AddScalar("global_step/sec", step, static_cast<float>(steps_per_sec)));
   return writer_->AddScalar("examples/sec", step, static_cast<float>(examples_per_sec));
 }
 
@@ -57,8 +58,8 @@ Status TrainingSummaries::Histograms(int64_t step, const std::vector<Tensor>& pa
 Status TrainingSummaries::InputImages(int64_t step) {
   const size_t pixels = static_cast<size_t>(train_set_->image_size());
   for (int i = 0; i < kImages && i < train_set_->count; ++i) {
-    PS_RETURN_IF_ERROR(writer_->AddImage("input/image/" + std::to_string(i), step,
-                                         train_set_->rows, train_set_->cols, train_set_->depth,
+    PS_RETURN_IF_ERROR(writer_->AddImage("input/image/" + std::to_string(i), step, train_set_->rows,
+                                         train_set_->cols, train_set_->depth,
                                          train_set_->pixels.data() + i * pixels));
   }
   return OkStatus();

@@ -42,8 +42,7 @@ struct RunResult {
 // Runs `binary` with `args` and an empty TF_CONFIG.
 RunResult RunTool(const std::string& dir, const std::string& binary, const std::string& args) {
   const std::string out = dir + "/stdout", err = dir + "/stderr";
-  const std::string command =
-      "env -u TF_CONFIG " + binary + " " + args + " >" + out + " 2>" + err;
+  const std::string command = "env -u TF_CONFIG " + binary + " " + args + " >" + out + " 2>" + err;
   RunResult result;
   int status = std::system(command.c_str());
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
@@ -101,10 +100,11 @@ TEST_F(SpecCheckTest, GoodSpecPrintsTheTask) {
 
 // What scripts do: write a spec with make_cluster_spec, start a task on it.
 TEST_F(SpecCheckTest, MakeClusterSpecWritesWhatTheTasksRead) {
-  RunResult made = RunTool(dir_, ToolBinary("make_cluster_spec"),
-                           "chief=c:1 ps=p:1,p:2 worker=w:1");
+  RunResult made =
+      RunTool(dir_, ToolBinary("make_cluster_spec"), "chief=c:1 ps=p:1,p:2 worker=w:1");
   ASSERT_EQ(made.exit_code, 0) << made.err;
-  EXPECT_EQ(made.out, R"({"chief":["c:1"],"ps":["p:1","p:2"],"worker":["w:1"]})" "\n");
+  EXPECT_EQ(made.out, R"({"chief":["c:1"],"ps":["p:1","p:2"],"worker":["w:1"]})"
+                      "\n");
   const std::string spec = WriteSpec(made.out);
   RunResult r = RunSpecCheck(dir_, "--cluster_spec=" + spec + " --job=ps --task=1");
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -114,8 +114,9 @@ TEST_F(SpecCheckTest, MakeClusterSpecWritesWhatTheTasksRead) {
 TEST_F(SpecCheckTest, MakeClusterSpecRefusesABadSpecWithExit2) {
   RunResult r = RunTool(dir_, ToolBinary("make_cluster_spec"), "ps=p:1 worker=p:1");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "make_cluster_spec: invalid cluster spec: duplicate address p:1 used by ps:0 "
-                   "and worker:0\n");
+  EXPECT_EQ(r.err,
+            "make_cluster_spec: invalid cluster spec: duplicate address p:1 used by ps:0 "
+            "and worker:0\n");
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(RunTool(dir_, ToolBinary("make_cluster_spec"), "ps").exit_code, 1);
 }

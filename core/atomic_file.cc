@@ -72,7 +72,8 @@ Status AtomicFile::Commit() {
   }
   fd_ = -1;
   WritePoint();
-  if (::rename(tmp_path_.c_str(), path_.c_str()) != 0) return ErrnoStatus("cannot rename", tmp_path_);
+  if (::rename(tmp_path_.c_str(), path_.c_str()) != 0)
+    return ErrnoStatus("cannot rename", tmp_path_);
   committed_ = true;
   WritePoint();
   const std::string dir = DirName(path_);

@@ -64,8 +64,8 @@ class CachingAllocator : public DeviceMemory {
 
   const std::unique_ptr<RawDeviceMemory> raw_;
   mutable std::mutex mu_;
-  std::multimap<size_t, void*> cached_;       // rounded size -> free block
-  std::unordered_map<void*, size_t> lent_;    // block -> rounded size
+  std::multimap<size_t, void*> cached_;     // rounded size -> free block
+  std::unordered_map<void*, size_t> lent_;  // block -> rounded size
   Stats stats_;
 };
 

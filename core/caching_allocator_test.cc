@@ -71,7 +71,7 @@ TEST(CachingAllocator, GivesTheCacheBackWhenTheDeviceIsFull) {
   CachingAllocator a(std::make_unique<BudgetMemory>(size_t{4} << 20, &held));
   float* big = a.Allocate(size_t{3} << 20);
   ASSERT_NE(big, nullptr);
-  a.Release(big);  // cached: 3 MiB of the 4 held
+  a.Release(big);                              // cached: 3 MiB of the 4 held
   float* other = a.Allocate(size_t{2} << 20);  // fits only once the cache is emptied
   ASSERT_NE(other, nullptr);
   EXPECT_EQ(held, size_t{2} << 20);

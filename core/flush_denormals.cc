@@ -9,7 +9,7 @@ namespace pstrain {
 namespace {
 
 #if defined(__x86_64__) || defined(__i386__)
-constexpr unsigned int kFlushToZero = 0x8000;     // MXCSR.FTZ: denormal results become 0
+constexpr unsigned int kFlushToZero = 0x8000;       // MXCSR.FTZ: denormal results become 0
 constexpr unsigned int kDenormalsAreZero = 0x0040;  // MXCSR.DAZ: denormal inputs read as 0
 unsigned int Mode() { return _mm_getcsr(); }
 void SetMode(unsigned int mode) { _mm_setcsr(mode); }

@@ -17,7 +17,7 @@ __attribute__((noinline)) float Product(float a, float b) {
 
 TEST(FlushDenormals, FlushesDenormalResultsOnlyWhileInScope) {
   const float tiny = std::numeric_limits<float>::min();  // the smallest normal float
-  EXPECT_GT(Product(tiny, 0.5f), 0.0f);                    // a denormal result
+  EXPECT_GT(Product(tiny, 0.5f), 0.0f);                  // a denormal result
   {
     ScopedFlushDenormals flush;
     EXPECT_EQ(Product(tiny, 0.5f), 0.0f);

@@ -74,7 +74,9 @@ class SecondHalf {
   }
 
  private:
-  SecondHalf() { std::thread([this] { Loop(); }).detach(); }
+  SecondHalf() {
+    std::thread([this] { Loop(); }).detach();
+  }
 
   void Loop() {
     std::unique_lock<std::mutex> lock(mu_);

@@ -55,17 +55,27 @@ class Status {
 };
 
 inline Status OkStatus() { return Status(); }
-inline Status InvalidArgument(std::string m) { return Status(Code::kInvalidArgument, std::move(m)); }
+inline Status InvalidArgument(std::string m) {
+  return Status(Code::kInvalidArgument, std::move(m));
+}
 inline Status NotFound(std::string m) { return Status(Code::kNotFound, std::move(m)); }
-inline Status PermissionDenied(std::string m) { return Status(Code::kPermissionDenied, std::move(m)); }
-inline Status FailedPrecondition(std::string m) { return Status(Code::kFailedPrecondition, std::move(m)); }
+inline Status PermissionDenied(std::string m) {
+  return Status(Code::kPermissionDenied, std::move(m));
+}
+inline Status FailedPrecondition(std::string m) {
+  return Status(Code::kFailedPrecondition, std::move(m));
+}
 inline Status Unavailable(std::string m) { return Status(Code::kUnavailable, std::move(m)); }
 inline Status Internal(std::string m) { return Status(Code::kInternal, std::move(m)); }
 inline Status DataLoss(std::string m) { return Status(Code::kDataLoss, std::move(m)); }
 inline Status Aborted(std::string m) { return Status(Code::kAborted, std::move(m)); }
 inline Status OutOfRange(std::string m) { return Status(Code::kOutOfRange, std::move(m)); }
-inline Status ResourceExhausted(std::string m) { return Status(Code::kResourceExhausted, std::move(m)); }
-inline Status DeadlineExceeded(std::string m) { return Status(Code::kDeadlineExceeded, std::move(m)); }
+inline Status ResourceExhausted(std::string m) {
+  return Status(Code::kResourceExhausted, std::move(m));
+}
+inline Status DeadlineExceeded(std::string m) {
+  return Status(Code::kDeadlineExceeded, std::move(m));
+}
 inline Status Unimplemented(std::string m) { return Status(Code::kUnimplemented, std::move(m)); }
 inline Status IoError(std::string m) { return Status(Code::kUnavailable, std::move(m)); }
 
@@ -74,13 +84,22 @@ template <typename T>
 class StatusOr {
  public:
   StatusOr(Status status) : status_(std::move(status)) { assert(!status_.ok()); }  // NOLINT
-  StatusOr(T value) : value_(std::move(value)) {}                                   // NOLINT
+  StatusOr(T value) : value_(std::move(value)) {}                                  // NOLINT
 
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
-  T& value() & { assert(ok()); return *value_; }
-  const T& value() const& { assert(ok()); return *value_; }
-  T&& value() && { assert(ok()); return std::move(*value_); }
+  T& value() & {
+    assert(ok());
+    return *value_;
+  }
+  const T& value() const& {
+    assert(ok());
+    return *value_;
+  }
+  T&& value() && {
+    assert(ok());
+    return std::move(*value_);
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }

@@ -72,9 +72,8 @@ StatusOr<Tensor> Tensor::OnDevice(Shape shape, DeviceMemory* memory) {
   t.size_ = n;
   float* p = n == 0 ? nullptr : memory->Allocate(static_cast<size_t>(n) * sizeof(float));
   if (n > 0 && p == nullptr) {
-    return ResourceExhausted("device memory: no room for a tensor of " +
-                             ShapeString(t.shape_) + " (" + std::to_string(t.bytes()) +
-                             " bytes)");
+    return ResourceExhausted("device memory: no room for a tensor of " + ShapeString(t.shape_) +
+                             " (" + std::to_string(t.bytes()) + " bytes)");
   }
   t.data_ = std::unique_ptr<float, Free>(p, Free{true, memory});
   return t;

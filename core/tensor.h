@@ -84,8 +84,8 @@ class Tensor {
     Free() : owned(true), memory(nullptr) {}
     explicit Free(bool owns, DeviceMemory* device = nullptr) : owned(owns), memory(device) {}
     void operator()(float* p) const;
-    bool owned;            // false: a View's, which frees nothing
-    DeviceMemory* memory;  // set: a device's, given back to it
+    bool owned;                              // false: a View's, which frees nothing
+    DeviceMemory* memory;                    // set: a device's, given back to it
     std::shared_ptr<const void> view_owner;  // a View's memory's holder, if any
   };
   // Memory for `n` floats where `like` keeps its own (the host or its device).

@@ -91,8 +91,8 @@ TEST(CheckedNumElements, CountsValidShapes) {
 TEST(CheckedNumElements, RefusesOverflowAndNegativeDimensions) {
   // Each dimension is modest; their product wraps 64 bits (to 0 here).
   const int64_t d = int64_t{1} << 32;
-  for (const Shape& bad : {Shape{d, d}, Shape{d, d, 4}, Shape{int64_t{1} << 62},
-                           Shape{3, -1}, Shape{-2, -2}}) {
+  for (const Shape& bad :
+       {Shape{d, d}, Shape{d, d, 4}, Shape{int64_t{1} << 62}, Shape{3, -1}, Shape{-2, -2}}) {
     auto n = CheckedNumElements(bad);
     EXPECT_EQ(n.status().code(), Code::kInvalidArgument) << ShapeString(bad);
     EXPECT_NE(n.status().message().find(ShapeString(bad)), std::string::npos);

@@ -34,8 +34,8 @@ void ThreadPool::Submit(std::function<void()> work) {
     // No thread to be had now: the work waits for one that ends its task,
     // or for the next Submit to try again.
     --threads_;
-    LOG_EVERY_N(WARNING, 100) << "ThreadPool: no new thread (" << e.what() << "); "
-                              << queue_.size() << " tasks wait";
+    LOG_EVERY_N(WARNING, 100) << "ThreadPool: no new thread (" << e.what() << "); " << queue_.size()
+                              << " tasks wait";
   }
 }
 
@@ -50,8 +50,9 @@ void ThreadPool::Run() {
     if (queue_.empty()) {
       if (stopping_) break;
       ++idle_;
-      const bool woken =
-          cv_.wait_for(*lock.native(), keep_idle_, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !queue_.empty() || stopping_; });
+      const bool woken = cv_.wait_for(
+          *lock.native(), keep_idle_,
+          [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !queue_.empty() || stopping_; });
       --idle_;
       if (!woken) break;  // nothing to do for keep_idle
       continue;

@@ -84,7 +84,8 @@ Status UseCertificateAndKey(SSL_CTX* ctx, const TlsFiles& files) {
   }
   openssl::Bio bio = MemoryBio(files.key_pem);
   openssl::Pkey key(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
-  if (key == nullptr) return InvalidArgument("--tls_key: " + OpenSslErrors("no PEM private key in it"));
+  if (key == nullptr)
+    return InvalidArgument("--tls_key: " + OpenSslErrors("no PEM private key in it"));
   if (X509_check_private_key(chain[0].get(), key.get()) != 1) {
     ERR_clear_error();
     return InvalidArgument("--tls_key does not belong to --tls_cert");

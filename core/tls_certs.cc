@@ -81,8 +81,10 @@ StatusOr<CertAndKey> MakeCa(const std::string& name) {
   PS_ASSIGN_OR_RETURN(Pkey key, NewKey());
   PS_ASSIGN_OR_RETURN(X509Ptr cert, NewCert(key.get(), name, -60, 10L * 365 * 24 * 3600));
   X509_set_issuer_name(cert.get(), X509_get_subject_name(cert.get()));
-  PS_RETURN_IF_ERROR(AddExtension(cert.get(), cert.get(), NID_basic_constraints, "critical,CA:TRUE"));
-  PS_RETURN_IF_ERROR(AddExtension(cert.get(), cert.get(), NID_key_usage, "critical,keyCertSign,cRLSign"));
+  PS_RETURN_IF_ERROR(
+      AddExtension(cert.get(), cert.get(), NID_basic_constraints, "critical,CA:TRUE"));
+  PS_RETURN_IF_ERROR(
+      AddExtension(cert.get(), cert.get(), NID_key_usage, "critical,keyCertSign,cRLSign"));
   PS_RETURN_IF_ERROR(AddExtension(cert.get(), cert.get(), NID_subject_key_identifier, "hash"));
   if (X509_sign(cert.get(), key.get(), EVP_sha256()) == 0) {
     return Internal(OpenSslErrors("signing the CA failed"));
@@ -93,8 +95,8 @@ StatusOr<CertAndKey> MakeCa(const std::string& name) {
 StatusOr<CertAndKey> MakeCert(const CertAndKey& ca, const CertOptions& options) {
   X509Ptr ca_cert(
       PEM_read_bio_X509(openssl::MemoryBio(ca.cert_pem).get(), nullptr, nullptr, nullptr));
-  Pkey ca_key(PEM_read_bio_PrivateKey(openssl::MemoryBio(ca.key_pem).get(), nullptr, nullptr,
-                                      nullptr));
+  Pkey ca_key(
+      PEM_read_bio_PrivateKey(openssl::MemoryBio(ca.key_pem).get(), nullptr, nullptr, nullptr));
   if (ca_cert == nullptr || ca_key == nullptr) return InvalidArgument("MakeCert: not a CA's PEM");
 
   PS_ASSIGN_OR_RETURN(Pkey key, NewKey());
@@ -104,8 +106,8 @@ StatusOr<CertAndKey> MakeCert(const CertAndKey& ca, const CertOptions& options) 
   std::string sans;
   for (const std::string& host : options.hosts) {
     unsigned char addr[16];
-    const bool ip = inet_pton(AF_INET, host.c_str(), addr) == 1 ||
-                    inet_pton(AF_INET6, host.c_str(), addr) == 1;
+    const bool ip =
+        inet_pton(AF_INET, host.c_str(), addr) == 1 || inet_pton(AF_INET6, host.c_str(), addr) == 1;
     sans += (sans.empty() ? "" : ",") + std::string(ip ? "IP:" : "DNS:") + host;
   }
   PS_RETURN_IF_ERROR(AddExtension(cert.get(), ca_cert.get(), NID_basic_constraints, "CA:FALSE"));

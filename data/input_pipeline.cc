@@ -80,8 +80,7 @@ StatusOr<std::unique_ptr<InputPipeline>> InputPipeline::Create(const ImageDatase
   }
   PS_RETURN_IF_ERROR(CheckNotNegative("epochs", opts.epochs, "for ever"));
   InputPipelineOptions resolved = opts;
-  PS_RETURN_IF_ERROR(
-      CheckOutputShape(*ds, opts.preprocessing, &resolved.height, &resolved.width));
+  PS_RETURN_IF_ERROR(CheckOutputShape(*ds, opts.preprocessing, &resolved.height, &resolved.width));
   if (resolved.height > ds->rows || resolved.width > ds->cols) {
     return InvalidArgument("output height x width " + Size(resolved.height, resolved.width) +
                            " is larger than the images' " + Size(ds->rows, ds->cols));

@@ -88,9 +88,8 @@ InputPipelineOptions Options(int batch_size, int64_t epochs, int64_t min_after_d
 // The examples that an unbuffered pipeline over shard `shard_index` of
 // `num_shards` of IndexedDataset(count) gives, in batches of 8, in order, one
 // vector per epoch; checks that the epochs follow one another.
-std::vector<std::vector<int64_t>> UnbufferedEpochs(int64_t count, int shard_index,
-                                                   int num_shards, uint64_t seed,
-                                                   int64_t epochs_to_run) {
+std::vector<std::vector<int64_t>> UnbufferedEpochs(int64_t count, int shard_index, int num_shards,
+                                                   uint64_t seed, int64_t epochs_to_run) {
   const ImageDataset ds = IndexedDataset(count);
   InputPipelineOptions opts = Options(/*batch_size=*/8, epochs_to_run);
   opts.shard_index = shard_index;

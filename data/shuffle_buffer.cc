@@ -45,7 +45,8 @@ int ShuffleBuffer::blocked() const {
 
 Status ShuffleBuffer::Enqueue(Example example) {
   std::unique_lock<std::mutex> lock(mu_);
-  WaitLocked(&not_full_, &lock, [this] { return closed_ || cancelled_ || HeldLocked() < capacity_; });
+  WaitLocked(&not_full_, &lock,
+             [this] { return closed_ || cancelled_ || HeldLocked() < capacity_; });
   if (cancelled_) return Status(Code::kCancelled, "shuffle buffer cancelled");
   if (closed_) return Status(Code::kCancelled, "shuffle buffer closed");
   if (static_cast<int64_t>(pool_.size()) <= min_after_dequeue_) {

@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "core/tensor.h"
-#include "ps/ps_core.h"
-#include "ps/variable_store.h"
 #include "proto/ps.pb.h"
+#include "ps/ps_core.h"
 #include "ps/tcp/tensor_frames.h"
 #include "ps/tensor_chunks.h"
+#include "ps/variable_store.h"
 
 namespace pstrain {
 namespace fuzz {

@@ -39,12 +39,12 @@ grpc::ByteBuffer ToBuffer(const std::string& bytes, size_t split) {
 template <typename Request, typename Header>
 NextPart<Header> FromMessages(const std::vector<std::string>& messages, size_t split) {
   auto pos = std::make_shared<size_t>(0);
-  return [messages, pos, split](Header* header,
-                                TensorAssembler* assembler) -> StatusOr<StreamPart> {
-    if (*pos >= messages.size()) return StreamPart::kEnd;
-    grpc::ByteBuffer buffer = ToBuffer(messages[(*pos)++], split);
-    return DecodeStreamPart<Request>(&buffer, header, assembler);
-  };
+  return
+      [messages, pos, split](Header* header, TensorAssembler* assembler) -> StatusOr<StreamPart> {
+        if (*pos >= messages.size()) return StreamPart::kEnd;
+        grpc::ByteBuffer buffer = ToBuffer(messages[(*pos)++], split);
+        return DecodeStreamPart<Request>(&buffer, header, assembler);
+      };
 }
 
 // Pull's reply, decoded as PsClient decodes it.
@@ -81,11 +81,11 @@ void Serve(Parts* in, PsCore* core, PsService* service) {
     const size_t split = in->Byte();
     for (std::string& m : messages) m = in->Next();
     if (op == kInit) {
-      (void)HandleInitStream(
-          core, FromMessages<proto::InitRequest, proto::InitHeader>(messages, split));
+      (void)HandleInitStream(core,
+                             FromMessages<proto::InitRequest, proto::InitHeader>(messages, split));
     } else {
-      (void)HandlePushStream(
-          core, FromMessages<proto::PushRequest, proto::PushHeader>(messages, split));
+      (void)HandlePushStream(core,
+                             FromMessages<proto::PushRequest, proto::PushHeader>(messages, split));
     }
     return;
   }

@@ -8,9 +8,9 @@
 #include <numeric>
 #include <random>
 
+#include "nn/cpu/lrn.h"
 #include "nn/grad_check.h"
 #include "nn/graph_model.h"
-#include "nn/cpu/lrn.h"
 #include "nn/model_spec.h"
 #include "nn/reference_ops.h"
 
@@ -82,7 +82,8 @@ TEST(Cifar10Network, LogitsMatchReference) {
   ASSERT_TRUE(logits.ok()) << logits.status().ToString();
 
   cpu::Lrn lrn = *cpu::Lrn::Create({4, 1.0f, 0.001f / 9.0f, 0.75f});
-  Tensor x = ReferenceMaxPool(ReferenceRelu(ReferenceConv2D(images, p[0], p[1], 1, true)), 3, 2, true);
+  Tensor x =
+      ReferenceMaxPool(ReferenceRelu(ReferenceConv2D(images, p[0], p[1], 1, true)), 3, 2, true);
   Tensor n;
   ASSERT_TRUE(lrn.Forward(x, &n).ok());  // LRN itself is checked in cpu/lrn_test.cc
   x = ReferenceRelu(ReferenceConv2D(n, p[2], p[3], 1, true));

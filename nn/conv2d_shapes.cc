@@ -13,8 +13,8 @@ Shape Conv2DOutputShape(const Conv2DConfig& c, const Shape& x) {
   return {x[0], h.out, w.out, c.out_channels};
 }
 
-Status CheckConv2DOperands(const Conv2DConfig& c, const Tensor& x, const Tensor& w,
-                           const Tensor* b, const Tensor* dy) {
+Status CheckConv2DOperands(const Conv2DConfig& c, const Tensor& x, const Tensor& w, const Tensor* b,
+                           const Tensor* dy) {
   if (x.rank() != 4 || x.dim(3) != c.in_channels) {
     return InvalidArgument("conv2d: input " + ShapeString(x.shape()) + " is not [N,H,W," +
                            std::to_string(c.in_channels) + "]");

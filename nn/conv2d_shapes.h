@@ -17,8 +17,8 @@ Shape Conv2DOutputShape(const Conv2DConfig& c, const Shape& x);
 // InvalidArgument unless x is [N,H,W,cin], w is [kh,kw,cin,cout] and the
 // output has at least one pixel; b (when not null) must be [cout] and dy
 // (when not null) the output's shape.
-Status CheckConv2DOperands(const Conv2DConfig& c, const Tensor& x, const Tensor& w,
-                           const Tensor* b, const Tensor* dy);
+Status CheckConv2DOperands(const Conv2DConfig& c, const Tensor& x, const Tensor& w, const Tensor* b,
+                           const Tensor* dy);
 
 }  // namespace nn
 }  // namespace pstrain

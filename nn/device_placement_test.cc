@@ -17,25 +17,53 @@ namespace {
 
 // Every kind of layer, with a convolution without bias and weight decay.
 const char* const kEveryLayer = R"pb(
-  name: "every" input_shape: [9, 9, 3] num_classes: 4
+  name: "every"
+  input_shape: [ 9, 9, 3 ]
+  num_classes: 4
   layer {
     name: "conv"
     conv2d {
-      filters: 6 kernel_size: 3 relu: true no_bias: true weight_decay: 0.01
+      filters: 6
+      kernel_size: 3
+      relu: true
+      no_bias: true
+      weight_decay: 0.01
       weights_initializer { truncated_normal_stddev: 0.2 }
     }
   }
-  layer { name: "maxpool" max_pool { window: 3 stride: 2 } }
-  layer { name: "norm" lrn { depth_radius: 2 bias: 1 alpha: 0.1 beta: 0.75 } }
-  layer { name: "avgpool" avg_pool { window: 2 stride: 1 } }
-  layer { name: "bn" batch_norm {} }
-  layer { name: "relu" relu {} }
-  layer { name: "drop" dropout { keep_prob: 0.7 } }
-  layer { name: "flat" flatten {} }
+  layer {
+    name: "maxpool"
+    max_pool { window: 3 stride: 2 }
+  }
+  layer {
+    name: "norm"
+    lrn { depth_radius: 2 bias: 1 alpha: 0.1 beta: 0.75 }
+  }
+  layer {
+    name: "avgpool"
+    avg_pool { window: 2 stride: 1 }
+  }
+  layer {
+    name: "bn"
+    batch_norm {}
+  }
+  layer {
+    name: "relu"
+    relu {}
+  }
+  layer {
+    name: "drop"
+    dropout { keep_prob: 0.7 }
+  }
+  layer {
+    name: "flat"
+    flatten {}
+  }
   layer {
     name: "logits"
     dense {
-      units: 4 weight_decay: 0.02
+      units: 4
+      weight_decay: 0.02
       weights_initializer { truncated_normal_stddev: 0.2 }
       biases_initializer { constant: 0.1 }
     }
@@ -73,7 +101,8 @@ TEST_P(DevicePlacement, MatchesTheHostAndMovesEachTensorOnce) {
     std::normal_distribution<float> pixel;
     for (int64_t i = 0; i < images.size(); ++i) images[i] = pixel(rng);
     std::vector<int32_t> labels;
-    for (int i = 0; i < 6; ++i) labels.push_back(static_cast<int32_t>(rng() % (*host)->num_classes()));
+    for (int i = 0; i < 6; ++i)
+      labels.push_back(static_cast<int32_t>(rng() % (*host)->num_classes()));
 
     const int64_t num_vars = static_cast<int64_t>(params.size());
     for (int step = 0; step < 2; ++step) {  // the second reuses the device buffers

@@ -16,7 +16,9 @@ namespace {
 class FakeDeviceMemory : public DeviceMemory {
  public:
   explicit FakeDeviceMemory(FakeDeviceCounters* counters) : counters_(counters) {}
-  ~FakeDeviceMemory() override { for (float* p : live_) std::free(p); }
+  ~FakeDeviceMemory() override {
+    for (float* p : live_) std::free(p);
+  }
 
   float* Allocate(size_t bytes) override {
     auto* p = static_cast<float*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
@@ -219,7 +221,8 @@ class FakeDeviceBackend : public Backend {
   DeviceMemory* memory() override { return device_.memory(); }
 
   Status Upload(const Tensor& host, Tensor* device) override {
-    if (host.device() != nullptr) return FailedPrecondition("upload: the source is not on the host");
+    if (host.device() != nullptr)
+      return FailedPrecondition("upload: the source is not on the host");
     ++counters_->uploads;
     return device_.Place(host, device);
   }
@@ -305,8 +308,8 @@ class FakeDeviceBackend : public Backend {
 StatusOr<std::unique_ptr<Backend>> CreateFakeDeviceBackend(FakeDeviceCounters* counters) {
   static FakeDeviceCounters unused;
   PS_ASSIGN_OR_RETURN(std::unique_ptr<Backend> cpu, cpu::CreateCpuBackend());
-  return std::unique_ptr<Backend>(
-      std::make_unique<FakeDeviceBackend>(std::move(cpu), counters != nullptr ? counters : &unused));
+  return std::unique_ptr<Backend>(std::make_unique<FakeDeviceBackend>(
+      std::move(cpu), counters != nullptr ? counters : &unused));
 }
 
 }  // namespace nn

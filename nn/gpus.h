@@ -1,6 +1,6 @@
 // The CUDA devices this process can use, or why it has none: what a worker
-// logs before it picks its backend; and the backend on one of them. Built from nn/cuda/gpus.cc when CMake's
-// PSTRAIN_CUDA is on, else from nn/gpus_none.cc.
+// logs before it picks its backend; and the backend on one of them. Built from nn/cuda/gpus.cc when
+// CMake's PSTRAIN_CUDA is on, else from nn/gpus_none.cc.
 #ifndef PSTRAIN_NN_GPUS_H_
 #define PSTRAIN_NN_GPUS_H_
 

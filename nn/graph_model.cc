@@ -132,8 +132,8 @@ StatusOr<const Tensor*> GraphModel::PlaceImages(const Tensor& images) {
 
 Status GraphModel::PlaceParam(size_t v, const std::vector<Tensor>& params) {
   if (backend_->memory() == nullptr) return OkStatus();
-  return backend_->Upload(params[v], &device_params_[v]).Annotate(name_ + ": " +
-                                                                   variables_[v].name);
+  return backend_->Upload(params[v], &device_params_[v])
+      .Annotate(name_ + ": " + variables_[v].name);
 }
 
 Status GraphModel::Forward(Mode mode, const std::vector<Tensor>& params, const Tensor& images,
@@ -201,8 +201,8 @@ StatusOr<float> GraphModel::LossAndGradients(const std::vector<Tensor>& params,
         decay_loss += term;
       }
       if (&placed_g != &g && !keep_gradients_on_device_) {
-        PS_RETURN_IF_ERROR(backend_->Download(placed_g[v], &g[v]).Annotate(
-            name_ + ": gradient of " + variables_[v].name));
+        PS_RETURN_IF_ERROR(backend_->Download(placed_g[v], &g[v])
+                               .Annotate(name_ + ": gradient of " + variables_[v].name));
       }
       if (hooks != nullptr) PS_RETURN_IF_ERROR(hooks->GradientReady(v));
     }

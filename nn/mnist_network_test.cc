@@ -5,10 +5,10 @@
 #include <numeric>
 #include <random>
 
+#include "nn/cpu/softmax_xent.h"
 #include "nn/grad_check.h"
 #include "nn/model.h"
 #include "nn/reference_ops.h"
-#include "nn/cpu/softmax_xent.h"
 
 namespace pstrain {
 namespace nn {

@@ -18,8 +18,8 @@ StatusOr<std::unique_ptr<Model>> CreateModel(const proto::ModelSpec& spec) {
 
 Status CheckParam(const std::string& model, const VariableSpec& variable, const Tensor& param) {
   if (param.shape() == variable.shape) return OkStatus();
-  return InvalidArgument(model + ": " + variable.name + " has shape " +
-                         ShapeString(param.shape()) + ", want " + ShapeString(variable.shape));
+  return InvalidArgument(model + ": " + variable.name + " has shape " + ShapeString(param.shape()) +
+                         ", want " + ShapeString(variable.shape));
 }
 
 Status CheckImages(const std::string& model, const Shape& example_shape, const Tensor& images) {

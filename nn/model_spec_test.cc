@@ -15,25 +15,43 @@ namespace {
 
 const char* const kTinyNet = R"pb(
   name: "tiny"
-  input_shape: [8, 8, 2]
+  input_shape: [ 8, 8, 2 ]
   num_classes: 3
   layer {
     name: "conv"
     conv2d {
-      filters: 4 kernel_size: 3 relu: true
+      filters: 4
+      kernel_size: 3
+      relu: true
       weights_initializer { truncated_normal_stddev: 0.1 }
       biases_initializer { constant: 0 }
     }
   }
-  layer { name: "pool" avg_pool { window: 2 } }
-  layer { name: "norm" lrn { depth_radius: 1 bias: 1 alpha: 0.1 beta: 0.75 } }
-  layer { name: "drop" dropout { keep_prob: 0.5 } }
-  layer { name: "bn" batch_norm {} }
-  layer { name: "flat" flatten {} }
+  layer {
+    name: "pool"
+    avg_pool { window: 2 }
+  }
+  layer {
+    name: "norm"
+    lrn { depth_radius: 1 bias: 1 alpha: 0.1 beta: 0.75 }
+  }
+  layer {
+    name: "drop"
+    dropout { keep_prob: 0.5 }
+  }
+  layer {
+    name: "bn"
+    batch_norm {}
+  }
+  layer {
+    name: "flat"
+    flatten {}
+  }
   layer {
     name: "logits"
     dense {
-      units: 3 weight_decay: 0.01
+      units: 3
+      weight_decay: 0.01
       weights_initializer { truncated_normal_stddev: 0.1 }
       biases_initializer { constant: 0 }
     }
@@ -77,11 +95,13 @@ TEST(ModelSpec, EveryKindOfBadSpecIsRefusedNamingTheProblem) {
        head + "layer { name: \"p\" max_pool { window: 9 padding: VALID } }" + logits,
        Code::kInvalidArgument, "layer p (max_pool): input [8,8,2] is smaller than the window"},
       {"zero filters",
-       head + "layer { name: \"c\" conv2d { kernel_size: 3 weights_initializer { constant: 1 } "
-              "biases_initializer { constant: 0 } } }" + logits,
+       head +
+           "layer { name: \"c\" conv2d { kernel_size: 3 weights_initializer { constant: 1 } "
+           "biases_initializer { constant: 0 } } }" +
+           logits,
        Code::kInvalidArgument, "layer c (conv2d): filters and kernel_size must be > 0"},
-      {"no initializer", head + "layer { name: \"d\" dense { units: 3 } }",
-       Code::kInvalidArgument, "layer d (dense): weights_initializer: no initializer"},
+      {"no initializer", head + "layer { name: \"d\" dense { units: 3 } }", Code::kInvalidArgument,
+       "layer d (dense): weights_initializer: no initializer"},
       {"bad keep_prob", head + "layer { name: \"d\" dropout { keep_prob: 2 } }" + logits,
        Code::kInvalidArgument, "layer d (dropout): dropout: keep_prob must be in (0, 1]"},
       {"duplicate variable", head + logits + logits, Code::kInvalidArgument,
@@ -90,16 +110,20 @@ TEST(ModelSpec, EveryKindOfBadSpecIsRefusedNamingTheProblem) {
        head + "layer { name: \"d\" dense { units: 4 weights_initializer { constant: 0 } "
               "biases_initializer { constant: 0 } } }",
        Code::kInvalidArgument, "the last layer gives [4], the logits must be [3]"},
-      {"lrn after flatten", head + "layer { name: \"f\" flatten {} } layer { name: \"n\" lrn { "
-                                   "bias: 1 } }" + logits,
+      {"lrn after flatten",
+       head +
+           "layer { name: \"f\" flatten {} } layer { name: \"n\" lrn { "
+           "bias: 1 } }" +
+           logits,
        Code::kInvalidArgument, "layer n (lrn): input [128] is not HWC"},
       {"no layers", head, Code::kInvalidArgument, "no layers"},
       // Found by the model_spec fuzz target: SAME padding takes any kernel
       // size, and counting its FLOPs overflowed before the weights were
       // checked.
       {"an absurd kernel under SAME padding",
-       head + "layer { name: \"c\" conv2d { filters: 8 kernel_size: 2222222222222223 "
-              "weights_initializer { constant: 1 } biases_initializer { constant: 0 } } }" +
+       head +
+           "layer { name: \"c\" conv2d { filters: 8 kernel_size: 2222222222222223 "
+           "weights_initializer { constant: 1 } biases_initializer { constant: 0 } } }" +
            logits,
        Code::kInvalidArgument,
        "layer c (conv2d): weights [2222222222222223,2222222222222223,2,8] are too large"},
@@ -107,7 +131,8 @@ TEST(ModelSpec, EveryKindOfBadSpecIsRefusedNamingTheProblem) {
        "input_shape must be three positive sizes"},
       // Found by the model_spec fuzz target: the sizes were multiplied
       // before they were checked.
-      {"negative input sizes", "input_shape: [444443, -2, -444444444444443] num_classes: 3 " + logits,
+      {"negative input sizes",
+       "input_shape: [444443, -2, -444444444444443] num_classes: 3 " + logits,
        Code::kInvalidArgument, "input_shape must be three positive sizes"},
   };
   for (const Case& c : cases) {

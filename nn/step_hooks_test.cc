@@ -97,10 +97,10 @@ TEST(StepHooks, EachLayerWaitsForItsOwnVariablesAndGradientsGoOutLastLayerFirst)
 
   // mnist: conv1, conv2, local3, local4, softmax_linear, weights then
   // biases: variables 0..9 asked for in order, gradients back layer by layer.
-  const std::vector<std::string> want = {
-      "param 0", "param 1", "param 2", "param 3", "param 4", "param 5", "param 6",
-      "param 7", "param 8", "param 9", "grad 8",  "grad 9",  "grad 6",  "grad 7",
-      "grad 4",  "grad 5",  "grad 2",  "grad 3",  "grad 0",  "grad 1"};
+  const std::vector<std::string> want = {"param 0", "param 1", "param 2", "param 3", "param 4",
+                                         "param 5", "param 6", "param 7", "param 8", "param 9",
+                                         "grad 8",  "grad 9",  "grad 6",  "grad 7",  "grad 4",
+                                         "grad 5",  "grad 2",  "grad 3",  "grad 0",  "grad 1"};
   EXPECT_EQ(hooks.events, want);
   for (size_t v = 0; v < expected.size(); ++v) {
     EXPECT_TRUE(SameBits(hooks.handed_on[v], expected[v])) << (*model)->variables()[v].name;

@@ -46,8 +46,10 @@ StatusOr<std::unique_ptr<Towers>> Towers::Create(const proto::ModelSpec& spec, i
 
 Towers::Towers(std::vector<std::unique_ptr<GraphModel>> towers,
                std::unique_ptr<GpuAllReduce> all_reduce)
-    : towers_(std::move(towers)), all_reduce_(std::move(all_reduce)),
-      tower_grads_(towers_.size()), slices_(towers_.size()) {}
+    : towers_(std::move(towers)),
+      all_reduce_(std::move(all_reduce)),
+      tower_grads_(towers_.size()),
+      slices_(towers_.size()) {}
 
 std::string Towers::backend() const {
   if (num_towers() == 1) return towers_[0]->backend();
@@ -86,7 +88,8 @@ StatusOr<float> Towers::LossAndGradients(const std::vector<Tensor>& params, cons
   for (int t = 0; t < k; ++t) {
     runs.push_back(std::async(std::launch::async, [&, t]() -> StatusOr<float> {
       omp_set_num_threads(threads);
-      if (slices_[t].shape() != slice_shape) slices_[t] = Tensor(slice_shape, Tensor::kUninitialized);
+      if (slices_[t].shape() != slice_shape)
+        slices_[t] = Tensor(slice_shape, Tensor::kUninitialized);
       std::memcpy(slices_[t].data(), images.data() + t * slice_size, slices_[t].bytes());
       const std::vector<int32_t> slice_labels(labels.begin() + t * per,
                                               labels.begin() + (t + 1) * per);

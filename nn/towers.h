@@ -58,14 +58,13 @@ class Towers : public Model {
   }
 
  private:
-  Towers(std::vector<std::unique_ptr<GraphModel>> towers,
-         std::unique_ptr<GpuAllReduce> all_reduce);
+  Towers(std::vector<std::unique_ptr<GraphModel>> towers, std::unique_ptr<GpuAllReduce> all_reduce);
   // The towers' mean gradient into *grads: on the devices, or on the host.
   Status AverageOnDevices(std::vector<Tensor>* grads);
   void AverageOnHost(std::vector<Tensor>* grads);
 
   std::vector<std::unique_ptr<GraphModel>> towers_;
-  std::unique_ptr<GpuAllReduce> all_reduce_;  // set for towers on GPUs
+  std::unique_ptr<GpuAllReduce> all_reduce_;      // set for towers on GPUs
   std::vector<std::vector<Tensor>> tower_grads_;  // per tower, reused across steps
   std::vector<Tensor> slices_;                    // per tower, reused across steps
 };

@@ -16,7 +16,7 @@ class GradientDescent : public Optimizer {
   std::vector<std::string> slot_names() const override { return {}; }
   void Apply(float* var, const std::vector<float*>&, const float* grad, int64_t n, float lr,
              int64_t) const override {
-    #pragma omp simd
+#pragma omp simd
     for (int64_t i = 0; i < n; ++i) GradientDescentUpdate(&var[i], grad[i], lr);
   }
 };
@@ -29,7 +29,7 @@ class Momentum : public Optimizer {
   void Apply(float* var, const std::vector<float*>& slots, const float* grad, int64_t n, float lr,
              int64_t) const override {
     float* accum = slots[0];
-    #pragma omp simd
+#pragma omp simd
     for (int64_t i = 0; i < n; ++i) {
       MomentumUpdate(&var[i], &accum[i], grad[i], lr, momentum_, nesterov_);
     }
@@ -49,7 +49,7 @@ class Adagrad : public Optimizer {
   void Apply(float* var, const std::vector<float*>& slots, const float* grad, int64_t n, float lr,
              int64_t) const override {
     float* accum = slots[0];
-    #pragma omp simd
+#pragma omp simd
     for (int64_t i = 0; i < n; ++i) AdagradUpdate(&var[i], &accum[i], grad[i], lr);
   }
 
@@ -65,7 +65,7 @@ class Adadelta : public Optimizer {
   void Apply(float* var, const std::vector<float*>& slots, const float* grad, int64_t n, float lr,
              int64_t) const override {
     float *accum = slots[0], *accum_update = slots[1];
-    #pragma omp simd
+#pragma omp simd
     for (int64_t i = 0; i < n; ++i) {
       AdadeltaUpdate(&var[i], &accum[i], &accum_update[i], grad[i], lr, rho_, epsilon_);
     }
@@ -88,7 +88,7 @@ class Adam : public Optimizer {
     const float lr_t = AdamStepSize(lr, static_cast<float>(std::pow(double{beta1_}, t)),
                                     static_cast<float>(std::pow(double{beta2_}, t)));
     float *m = slots[0], *v = slots[1];
-    #pragma omp simd
+#pragma omp simd
     for (int64_t i = 0; i < n; ++i) {
       AdamUpdate(&var[i], &m[i], &v[i], grad[i], lr_t, beta1_, beta2_, epsilon_);
     }
@@ -117,13 +117,13 @@ class RMSProp : public Optimizer {
     float *ms = slots[0], *mom = slots[1];
     if (centered_) {
       float* mg = slots[2];
-      #pragma omp simd
+#pragma omp simd
       for (int64_t i = 0; i < n; ++i) {
         CenteredRMSPropUpdate(&var[i], &ms[i], &mom[i], &mg[i], grad[i], lr, decay_, momentum_,
                               epsilon_);
       }
     } else {
-      #pragma omp simd
+#pragma omp simd
       for (int64_t i = 0; i < n; ++i) {
         RMSPropUpdate(&var[i], &ms[i], &mom[i], grad[i], lr, decay_, momentum_, epsilon_);
       }
@@ -148,7 +148,7 @@ class Ftrl : public Optimizer {
   void Apply(float* var, const std::vector<float*>& slots, const float* grad, int64_t n, float lr,
              int64_t) const override {
     float *accum = slots[0], *linear = slots[1];
-    #pragma omp simd
+#pragma omp simd
     for (int64_t i = 0; i < n; ++i) {
       FtrlUpdate(&var[i], &accum[i], &linear[i], grad[i], lr, p_.l1, p_.l2, p_.l2_shrinkage,
                  p_.learning_rate_power);

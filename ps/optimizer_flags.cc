@@ -143,9 +143,8 @@ StatusOr<proto::OptimizerConfig> OptimizerConfigFromFlags(const proto::TrainingR
   c.set_l2_regularization_strength(static_cast<float>(FLAGS_l2_regularization_strength));
   c.set_l2_shrinkage_regularization_strength(
       static_cast<float>(FLAGS_l2_shrinkage_regularization_strength));
-  const bool schedule_given = Given("lr_schedule") || Given("decay_steps") ||
-                              Given("decay_rate") || Given("staircase") ||
-                              Given("lr_boundaries") || Given("lr_values");
+  const bool schedule_given = Given("lr_schedule") || Given("decay_steps") || Given("decay_rate") ||
+                              Given("staircase") || Given("lr_boundaries") || Given("lr_values");
   if (schedule_given || !recipe.has_lr_schedule()) {
     PS_ASSIGN_OR_RETURN(*c.mutable_lr_schedule(), LrScheduleFromFlags());
   } else {

@@ -54,7 +54,7 @@ Status PsCore::CheckInitHeader(const proto::InitHeader& header) const {
 TensorAssembler::Limits PsCore::InitLimits(const proto::InitHeader& header) const {
   std::set<std::string> expected(header.variables().begin(), header.variables().end());
   auto declared = [expected = std::move(expected)](const std::string& name,
-                                                  const Shape&) -> Status {
+                                                   const Shape&) -> Status {
     if (expected.count(name)) return OkStatus();
     for (size_t slash = name.rfind('/'); slash != std::string::npos && slash > 0;
          slash = name.rfind('/', slash - 1)) {
@@ -103,8 +103,8 @@ Status PsCore::Init(const proto::InitHeader& header, std::map<std::string, Tenso
 }
 
 StatusOr<PsCore::PullResult> PsCore::Pull(uint64_t placement_fingerprint,
-                                          const std::vector<std::string>& names,
-                                          bool include_state, int64_t min_step,
+                                          const std::vector<std::string>& names, bool include_state,
+                                          int64_t min_step,
                                           std::chrono::system_clock::time_point deadline,
                                           const std::function<bool()>& cancelled) {
   PS_RETURN_IF_ERROR(store_->CheckPlacement(placement_fingerprint));
@@ -182,9 +182,9 @@ StatusOr<proto::PushResponse> PsCore::Push(const proto::PushHeader& header,
     for (auto& [name, grad] : grads) {
       if (!grad.owns_data()) grad = Tensor(grad);
     }
-    PS_ASSIGN_OR_RETURN(VariableStore::SyncPushResult r,
-                        store_->OfferSyncGradients(header.worker(), header.computed_at_step(),
-                                                   std::move(grads)));
+    PS_ASSIGN_OR_RETURN(
+        VariableStore::SyncPushResult r,
+        store_->OfferSyncGradients(header.worker(), header.computed_at_step(), std::move(grads)));
     response.set_outcome(r.outcome);
     response.set_global_step(r.step);
     if (header.local_step() > 0) workers_.Heartbeat(header.worker(), header.local_step());

@@ -7,10 +7,14 @@ namespace pstrain {
 
 const char* OutcomeName(SyncAccumulator::Outcome outcome) {
   switch (outcome) {
-    case SyncAccumulator::Outcome::kAccepted: return "accepted";
-    case SyncAccumulator::Outcome::kStepComplete: return "step complete";
-    case SyncAccumulator::Outcome::kStale: return "stale";
-    case SyncAccumulator::Outcome::kDuplicate: return "duplicate";
+    case SyncAccumulator::Outcome::kAccepted:
+      return "accepted";
+    case SyncAccumulator::Outcome::kStepComplete:
+      return "step complete";
+    case SyncAccumulator::Outcome::kStale:
+      return "stale";
+    case SyncAccumulator::Outcome::kDuplicate:
+      return "duplicate";
   }
   return "?";
 }
@@ -22,8 +26,8 @@ StatusOr<SyncAccumulator::Outcome> SyncAccumulator::Offer(int worker, int64_t co
                                                           std::map<std::string, Tensor> grads) {
   if (computed_at > step_) {
     return Aborted("worker:" + std::to_string(worker) + " sent a gradient computed at step " +
-                           std::to_string(computed_at) + ", but this ps is at step " +
-                           std::to_string(step_) + " (was this ps restored?); retry the step");
+                   std::to_string(computed_at) + ", but this ps is at step " +
+                   std::to_string(step_) + " (was this ps restored?); retry the step");
   }
   if (computed_at < step_) {
     ++stale_dropped_;

@@ -14,8 +14,7 @@ DEFINE_double(step_timeout_secs, 30,
 DEFINE_int32(staleness, -1,
              "Async: keep every worker within this many steps of the slowest live worker "
              "(-1: unbounded)");
-DEFINE_double(heartbeat_timeout_secs, 10,
-              "A worker silent for this long is declared dead");
+DEFINE_double(heartbeat_timeout_secs, 10, "A worker silent for this long is declared dead");
 
 namespace pstrain {
 
@@ -30,8 +29,9 @@ StatusOr<proto::SyncConfig> SyncConfigFromFlags(int num_workers) {
     return c;
   }
   if (FLAGS_staleness >= 0) {
-    return InvalidArgument("--staleness bounds asynchronous training; it does not combine with "
-                           "--sync_replicas");
+    return InvalidArgument(
+        "--staleness bounds asynchronous training; it does not combine with "
+        "--sync_replicas");
   }
   const int total = FLAGS_total_num_replicas > 0 ? FLAGS_total_num_replicas : num_workers;
   const int replicas = FLAGS_replicas_to_aggregate > 0 ? FLAGS_replicas_to_aggregate : total;
@@ -40,8 +40,7 @@ StatusOr<proto::SyncConfig> SyncConfigFromFlags(int num_workers) {
   }
   if (total != num_workers) {
     return InvalidArgument("--total_num_replicas=" + std::to_string(total) +
-                           " but the cluster spec has " + std::to_string(num_workers) +
-                           " workers");
+                           " but the cluster spec has " + std::to_string(num_workers) + " workers");
   }
   if (replicas > total) {
     return InvalidArgument("--replicas_to_aggregate=" + std::to_string(replicas) +

@@ -87,17 +87,16 @@ StatusOr<TensorAssembler::Pending*> TensorAssembler::Accept(const proto::TensorC
     if (cost > limits_.max_bytes - held_bytes_) {
       return ResourceExhausted("tensor " + name + " " + ShapeString(shape) + ": " +
                                std::to_string(expected_bytes) + " bytes would take this request " +
-                               "past its limit of " + std::to_string(limits_.max_bytes) +
-                               " bytes");
+                               "past its limit of " + std::to_string(limits_.max_bytes) + " bytes");
     }
     if (view != nullptr && data_bytes != expected_bytes) {
       return InvalidArgument("tensor " + name + ": a chunk in place must hold the whole tensor");
     }
     held_bytes_ += cost;
     it = pending_
-             .emplace(name, Pending{view != nullptr ? Tensor::View(shape, view)
-                                                    : TakeBuffer(name, shape),
-                                    0, wire})
+             .emplace(name,
+                      Pending{view != nullptr ? Tensor::View(shape, view) : TakeBuffer(name, shape),
+                              0, wire})
              .first;
   }
   Pending& p = it->second;

@@ -58,10 +58,9 @@ class TensorAssembler {
   explicit TensorAssembler(Limits limits) : limits_(std::move(limits)) {}
 
   // Adds one chunk. InvalidArgument, naming the tensor, for a chunk that does
-  // not fit: wrong dtype (or one other than its first chunk's), a shape whose size overflows, shape and size
-  // disagreeing, a gap or overlap, data past the end, or a second stream of
-  // a tensor already whole; ResourceExhausted past limits.max_bytes; the
-  // error of limits.check.
+  // not fit: wrong dtype (or one other than its first chunk's), a shape whose size overflows, shape
+  // and size disagreeing, a gap or overlap, data past the end, or a second stream of a tensor
+  // already whole; ResourceExhausted past limits.max_bytes; the error of limits.check.
   Status Add(const proto::TensorChunk& chunk);
   // As Add for a chunk whose `data_bytes` of data are not in `head` (its
   // data field is ignored): after the same checks, returns where the data

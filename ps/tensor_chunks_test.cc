@@ -115,7 +115,8 @@ TEST(TensorChunks, RefusesWhatPassesTheByteLimitBeforeAllocating) {
   // Many empty tensors cost their bookkeeping: the limit holds for them too.
   TensorAssembler b(TensorAssembler::Limits{1000, {}});
   Status last;
-  for (int i = 0; i < 100 && last.ok(); ++i) last = b.Add(Split("e" + std::to_string(i), Tensor({0}), 64)[0]);
+  for (int i = 0; i < 100 && last.ok(); ++i)
+    last = b.Add(Split("e" + std::to_string(i), Tensor({0}), 64)[0]);
   EXPECT_EQ(last.code(), Code::kResourceExhausted);
 }
 

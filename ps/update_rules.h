@@ -121,7 +121,8 @@ PSTRAIN_HD inline void EmaUpdate(float* shadow, float value, float decay) {
 
 // TF's decay with num_updates: min(decay, (1 + n) / (10 + n)).
 PSTRAIN_HD inline float EmaDecay(float decay, long long num_updates) {
-  const float warm = (1.0f + static_cast<float>(num_updates)) / (10.0f + static_cast<float>(num_updates));
+  const float warm =
+      (1.0f + static_cast<float>(num_updates)) / (10.0f + static_cast<float>(num_updates));
   return decay < warm ? decay : warm;
 }
 

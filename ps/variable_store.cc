@@ -1,7 +1,7 @@
 #include "ps/variable_store.h"
 
-#include <cinttypes>
 #include <algorithm>
+#include <cinttypes>
 #include <cstdio>
 
 #include "core/flush_denormals.h"
@@ -19,8 +19,7 @@ std::string Hex(uint64_t v) {
 
 }  // namespace
 
-Status VariableStore::Initialize(const InitOptions& options,
-                                 std::unique_ptr<Optimizer> optimizer,
+Status VariableStore::Initialize(const InitOptions& options, std::unique_ptr<Optimizer> optimizer,
                                  std::map<std::string, Tensor> values,
                                  std::map<std::string, Tensor> state) {
   std::map<std::string, std::unique_ptr<Variable>> vars;
@@ -212,8 +211,7 @@ void VariableStore::ApplyLocked(const std::vector<std::pair<Variable*, const Ten
       ScopedFlushDenormals flush_here;  // on the second thread too
       std::vector<float*> slots;
       for (Tensor& s : *var_slots) slots.push_back(s.data() + begin);
-      optimizer->Apply(updated.data() + begin, slots, grad->data() + begin, end - begin, lr,
-                       count);
+      optimizer->Apply(updated.data() + begin, slots, grad->data() + begin, end - begin, lr, count);
       if (shadow != nullptr) {
         const float* value = updated.data();
         for (int64_t i = begin; i < end; ++i) EmaUpdate(&shadow[i], value[i], decay);
@@ -317,13 +315,14 @@ Status VariableStore::WaitForStep(int64_t min_step, std::chrono::system_clock::t
       std::string detail;
       if (accumulator_) {
         detail = " (" + std::to_string(accumulator_->pending()) + " of " +
-                 std::to_string(accumulator_->required()) +
-                 " gradients for step " + std::to_string(accumulator_->step()) + ")";
+                 std::to_string(accumulator_->required()) + " gradients for step " +
+                 std::to_string(accumulator_->step()) + ")";
       }
       return DeadlineExceeded("at step " + std::to_string(global_step_.load()) +
                               ", still waiting for step " + std::to_string(min_step) + detail);
     }
-    step_advanced_.wait_until(*slock.native(), std::min(deadline, now + std::chrono::milliseconds(100)));
+    step_advanced_.wait_until(*slock.native(),
+                              std::min(deadline, now + std::chrono::milliseconds(100)));
   }
 }
 

@@ -28,9 +28,9 @@
 #include "core/mutex.h"
 #include "core/status.h"
 #include "core/tensor.h"
+#include "proto/ps.pb.h"
 #include "ps/optimizer.h"
 #include "ps/sync_accumulator.h"
-#include "proto/ps.pb.h"
 
 namespace pstrain {
 
@@ -156,7 +156,7 @@ class VariableStore {
     // place only when no reader does (Writable).
     std::shared_ptr<Tensor> value ABSL_GUARDED_BY(mu);
     std::vector<Tensor> slots ABSL_GUARDED_BY(mu);
-    Tensor ema ABSL_GUARDED_BY(mu);  // the shadow, when options_.ema_decay > 0
+    Tensor ema ABSL_GUARDED_BY(mu);                // the shadow, when options_.ema_decay > 0
     int64_t update_count ABSL_GUARDED_BY(mu) = 0;  // gradients applied, Optimizer::Apply's count
   };
 

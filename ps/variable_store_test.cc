@@ -309,8 +309,8 @@ TEST(VariableStore, FewerLiveWorkersCompleteTheHeldStep) {
   ASSERT_EQ(store.OfferSyncGradients(0, 0, g)->outcome, proto::ACCEPTED);
   Status waited;
   std::thread waiter([&] {
-    waited = store.WaitForStep(1, std::chrono::system_clock::now() + std::chrono::seconds(30),
-                               nullptr);
+    waited =
+        store.WaitForStep(1, std::chrono::system_clock::now() + std::chrono::seconds(30), nullptr);
   });
   auto step = store.SetLiveReplicas(1);
   waiter.join();

@@ -101,7 +101,8 @@ int Run() {
                 Human(static_cast<double>(s.bytes)).c_str());
   }
   for (int ps = 0; ps < FLAGS_ps; ++ps) {
-    std::printf("ps:%d holds %s\n", ps, Human(static_cast<double>(placement->bytes_per_ps[ps])).c_str());
+    std::printf("ps:%d holds %s\n", ps,
+                Human(static_cast<double>(placement->bytes_per_ps[ps])).c_str());
   }
   return 0;
 }

@@ -61,7 +61,7 @@ StatusOr<int> TrainableIndex(const std::vector<std::string>& names,
 }  // namespace
 
 StatusOr<std::map<std::string, float>> ParseVariableFloats(const std::string& flag,
-                                                          const std::string& text) {
+                                                           const std::string& text) {
   std::map<std::string, float> out;
   std::stringstream in(text);
   std::string entry;

@@ -23,15 +23,15 @@ namespace pstrain {
 struct GradientOptions {
   std::map<std::string, float> weight_decay;  // variable -> wd
   std::map<std::string, float> multipliers;   // variable -> factor
-  float clip_value = 0;        // > 0: clip each element to [-v, v]
-  float clip_norm = 0;         // > 0: scale each gradient to L2 norm <= this
-  float clip_global_norm = 0;  // > 0: scale all gradients to global norm <= this
+  float clip_value = 0;                       // > 0: clip each element to [-v, v]
+  float clip_norm = 0;                        // > 0: scale each gradient to L2 norm <= this
+  float clip_global_norm = 0;                 // > 0: scale all gradients to global norm <= this
 };
 
 // "local3/weights=0.004,local4/weights=0.004" -> map. InvalidArgument naming
 // the flag for a malformed entry.
 StatusOr<std::map<std::string, float>> ParseVariableFloats(const std::string& flag,
-                                                          const std::string& text);
+                                                           const std::string& text);
 
 // InvalidArgument when a weight decay or multiplier names a variable that
 // `names` lacks, or one that is not trainable.

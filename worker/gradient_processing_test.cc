@@ -98,8 +98,8 @@ TEST(GradientProcessing, NonFiniteAnywhereInALargeGradientIsFound) {
   const std::vector<Tensor> params = {Tensor({1027})};
   float loss = 0;
   for (int64_t at : {int64_t{0}, int64_t{500}, int64_t{1026}}) {
-    for (float bad : {std::numeric_limits<float>::quiet_NaN(),
-                      -std::numeric_limits<float>::infinity()}) {
+    for (float bad :
+         {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::infinity()}) {
       std::vector<Tensor> g = {Tensor({1027})};
       g[0][at] = bad;
       Status s = ProcessGradients(GradientOptions(), names, trainable, params, 7, &g, &loss);

@@ -22,7 +22,8 @@ void HeartbeatSender::Stop() {
 }
 
 StatusOr<int64_t> HeartbeatSender::Refresh() {
-  PS_ASSIGN_OR_RETURN(auto response, coordinator_->Heartbeat(worker_, local_step_.load(), loss_.load()));
+  PS_ASSIGN_OR_RETURN(auto response,
+                      coordinator_->Heartbeat(worker_, local_step_.load(), loss_.load()));
   if (!response.training_ended().empty()) {
     MutexLock lock(&mu_);
     ended_reason_ = response.training_ended();

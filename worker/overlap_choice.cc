@@ -18,8 +18,9 @@ StatusOr<OverlapChoice> ChooseOverlap(const std::string& flag, int compute_threa
                              (compute_threads == 1 ? " thread" : " threads") + " each, " +
                              std::to_string(usable) + " usable CPUs";
   if (busy < usable) return OverlapChoice{true, counts + ": a CPU is left for the transfers"};
-  return OverlapChoice{false, counts + ": no CPU is left for the transfers "
-                                       "(--overlap_transfers=on overlaps them anyway)"};
+  return OverlapChoice{false, counts +
+                                  ": no CPU is left for the transfers "
+                                  "(--overlap_transfers=on overlaps them anyway)"};
 }
 
 }  // namespace pstrain

@@ -6,8 +6,8 @@ StatusOr<TowerChoice> ChooseTowers(int num_towers, int num_gpus, const nn::GpuPr
   if (num_towers < 1 || num_towers > 64) return InvalidArgument("--num_towers must be in [1, 64]");
   if (num_gpus < 0 || num_gpus > 64) return InvalidArgument("--num_gpus must be in [0, 64]");
   if (num_gpus > 0 && num_towers > 1) {
-    return InvalidArgument("--num_gpus=" + std::to_string(num_gpus) + " and --num_towers=" +
-                           std::to_string(num_towers) +
+    return InvalidArgument("--num_gpus=" + std::to_string(num_gpus) +
+                           " and --num_towers=" + std::to_string(num_towers) +
                            ": give one of them (a tower per GPU, or towers on the CPU)");
   }
   TowerChoice choice;
@@ -20,15 +20,15 @@ StatusOr<TowerChoice> ChooseTowers(int num_towers, int num_gpus, const nn::GpuPr
   const int found = static_cast<int>(probe.devices.size());
   if (found == 0) {
     choice.towers = num_gpus;
-    choice.why = "--num_gpus=" + std::to_string(num_gpus) + " but no GPU here (" +
-                 probe.why_none + "): " + std::to_string(num_gpus) +
-                 (num_gpus == 1 ? " tower" : " towers") + " on the CPU instead";
+    choice.why = "--num_gpus=" + std::to_string(num_gpus) + " but no GPU here (" + probe.why_none +
+                 "): " + std::to_string(num_gpus) + (num_gpus == 1 ? " tower" : " towers") +
+                 " on the CPU instead";
     return choice;
   }
   if (num_gpus > found) {
     return InvalidArgument("--num_gpus=" + std::to_string(num_gpus) + " but this host has " +
-                           std::to_string(found) + " GPU" + (found == 1 ? "" : "s") +
-                           " (first " + probe.devices[0] + ")");
+                           std::to_string(found) + " GPU" + (found == 1 ? "" : "s") + " (first " +
+                           probe.devices[0] + ")");
   }
   choice.towers = num_gpus;
   choice.devices = nn::TowerDevices::kGpus;

@@ -2,33 +2,32 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
-#include <thread>
-#include <algorithm>
 #include <functional>
 #include <memory>
+#include <thread>
 
 #include "ps/client/ps_fleet_streams.h"
 
 namespace pstrain {
 
-std::string ProgressLine(int64_t step, float loss, double examples_per_sec,
-                         double sec_per_batch) {
+std::string ProgressLine(int64_t step, float loss, double examples_per_sec, double sec_per_batch) {
   const auto now = std::chrono::system_clock::now();
   const std::time_t t = std::chrono::system_clock::to_time_t(now);
   const int ms = static_cast<int>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() %
-      1000);
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000);
   std::tm tm;
   localtime_r(&t, &tm);
   char when[32];
   std::strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
   char line[160];
-  std::snprintf(line, sizeof(line), "%s.%03d: step %lld, loss = %.2f (%.1f examples/sec; %.3f sec/batch)",
-                when, ms, static_cast<long long>(step), loss, examples_per_sec, sec_per_batch);
+  std::snprintf(line, sizeof(line),
+                "%s.%03d: step %lld, loss = %.2f (%.1f examples/sec; %.3f sec/batch)", when, ms,
+                static_cast<long long>(step), loss, examples_per_sec, sec_per_batch);
   return line;
 }
 
@@ -40,9 +39,9 @@ namespace {
 class StepStreams : public nn::StepHooks {
  public:
   StepStreams(StreamedPull* pull, std::function<std::unique_ptr<StreamedPush>()> start_push,
-                 const GradientOptions& options, const std::vector<std::string>& names,
-                 const std::vector<bool>& trainable, const std::vector<Tensor>& params,
-                 int64_t step, std::vector<Tensor>* grads)
+              const GradientOptions& options, const std::vector<std::string>& names,
+              const std::vector<bool>& trainable, const std::vector<Tensor>& params, int64_t step,
+              std::vector<Tensor>* grads)
       : pull_(pull),
         start_push_(std::move(start_push)),
         options_(options),
@@ -114,8 +113,7 @@ class StepStreams : public nn::StepHooks {
 }  // namespace
 
 Trainer::Trainer(nn::Model* model, PsFleet* fleet, data::BatchSource* input,
-                 HeartbeatSender* heartbeat, const StopNotice* stop,
-                 const TrainerOptions& options)
+                 HeartbeatSender* heartbeat, const StopNotice* stop, const TrainerOptions& options)
     : model_(model),
       fleet_(fleet),
       input_(input),
@@ -192,8 +190,8 @@ Status Trainer::WaitWithinStaleness(int64_t local_step) {
       return OkStatus();
     }
     if (std::chrono::steady_clock::now() - last_log > std::chrono::seconds(5)) {
-      LOG(INFO) << "worker:" << options_.worker_index << " is at local step " << local_step
-                << ", " << local_step - slowest << " ahead of the slowest live worker; waiting";
+      LOG(INFO) << "worker:" << options_.worker_index << " is at local step " << local_step << ", "
+                << local_step - slowest << " ahead of the slowest live worker; waiting";
       last_log = std::chrono::steady_clock::now();
     }
     if (stop_ != nullptr && stop_->requested()) return Aborted("stopped: " + stop_->reason());
@@ -203,8 +201,8 @@ Status Trainer::WaitWithinStaleness(int64_t local_step) {
 
 Status Trainer::RetryAfter(const Status& error, int64_t* min_step) {
   if (!IsRetryable(error)) return error;
-  LOG(WARNING) << "worker:" << options_.worker_index << ": " << error.ToString()
-               << "; retrying in " << backoff_.next_wait().count() << " ms";
+  LOG(WARNING) << "worker:" << options_.worker_index << ": " << error.ToString() << "; retrying in "
+               << backoff_.next_wait().count() << " ms";
   if (!backoff_.Wait(stop_)) {
     if (stop_ != nullptr && stop_->requested()) return Aborted("stopped: " + stop_->reason());
     return error.Annotate("gave up retrying");
@@ -229,8 +227,8 @@ Status Trainer::SerialStep(int64_t min_step, int64_t local_step, StepRecord* rec
   const auto t1 = Clock::now();
   PS_ASSIGN_OR_RETURN(record->loss, model_->LossAndGradients(params_, record->batch.images,
                                                              record->batch.labels, &grads_));
-  PS_RETURN_IF_ERROR(ProcessGradients(options_.gradients, names_, trainable_, params_,
-                                      steps_[0], &grads_, &record->loss));
+  PS_RETURN_IF_ERROR(ProcessGradients(options_.gradients, names_, trainable_, params_, steps_[0],
+                                      &grads_, &record->loss));
   PS_RETURN_IF_ERROR(CheckLoss(record->loss));
   if (options_.step_delay.count() > 0) std::this_thread::sleep_for(options_.step_delay);
   const auto t2 = Clock::now();
@@ -250,9 +248,7 @@ Status Trainer::OverlappedStep(int64_t min_step, int64_t local_step, StepRecord*
   const auto t1 = Clock::now();
   StepStreams streams(
       pull.get(),
-      [&] {
-        return fleet_->StartPush(options_.worker_index, local_step, steps_, options_.sync);
-      },
+      [&] { return fleet_->StartPush(options_.worker_index, local_step, steps_, options_.sync); },
       options_.gradients, names_, trainable_, params_, steps_[0], &grads_);
   auto computed = model_->LossAndGradients(params_, record->batch.images, record->batch.labels,
                                            &grads_, &streams);
@@ -290,9 +286,9 @@ bool Trainer::NextBatch(StepRecord* record) {
 
 Status Trainer::CheckLoss(float loss) const {
   if (std::isfinite(loss)) return OkStatus();
-  return InvalidArgument("loss is " + std::to_string(loss) + " at step " +
-                         std::to_string(steps_[0]) + " on worker:" +
-                         std::to_string(options_.worker_index) + "; nothing was pushed");
+  return InvalidArgument(
+      "loss is " + std::to_string(loss) + " at step " + std::to_string(steps_[0]) +
+      " on worker:" + std::to_string(options_.worker_index) + "; nothing was pushed");
 }
 
 StatusOr<TrainerResult> Trainer::Run() {
@@ -361,8 +357,8 @@ StatusOr<TrainerResult> Trainer::Run() {
                                 secs / window_steps);
       VLOG(1) << "per step: pull " << 1e3 * pull_secs / window_steps << " ms, waiting for "
               << "variables " << 1e3 * wait_secs / window_steps << " ms, compute "
-              << 1e3 * compute_secs / window_steps << " ms, push "
-              << 1e3 * push_secs / window_steps << " ms";
+              << 1e3 * compute_secs / window_steps << " ms, push " << 1e3 * push_secs / window_steps
+              << " ms";
       window_examples = window_steps = 0;
       pull_secs = wait_secs = compute_secs = push_secs = 0;
       window_start = Clock::now();

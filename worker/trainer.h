@@ -43,7 +43,7 @@ struct TrainerOptions {
   int log_frequency = 10;
   bool sync = false;
   std::chrono::milliseconds step_timeout{30000};
-  int staleness = -1;                      // async only; -1: unbounded
+  int staleness = -1;                       // async only; -1: unbounded
   std::chrono::milliseconds step_delay{0};  // test only: a deliberately slow worker
   // How long to keep retrying a step whose pull or push failed with a
   // retryable error (a ps restarting) before giving up.

@@ -32,8 +32,8 @@ class TrainerTest : public ::testing::Test {
       infos.push_back({v.name, v.shape, 0});
       initial_.push_back(nn::InitialValue(v, /*seed=*/3));
     }
-    auto placement = cluster::ComputePlacement(infos, 1, cluster::PlacementStrategy::kGreedy,
-                                               1 << 20);
+    auto placement =
+        cluster::ComputePlacement(infos, 1, cluster::PlacementStrategy::kGreedy, 1 << 20);
     ASSERT_TRUE(placement.ok());
     std::vector<std::unique_ptr<PsConnection>> ps;
     ps.push_back(std::make_unique<InProcessPs>(0));
@@ -159,7 +159,8 @@ class TwoLayerTrainerTest : public TrainerTest {
       layer { name: "logits" dense { units: 10
                                      weights_initializer { truncated_normal_stddev: 0.1 }
                                      biases_initializer { constant: 0 } } }
-    )pbtxt", "the two-layer net");
+    )pbtxt",
+                                   "the two-layer net");
     ASSERT_TRUE(spec.ok()) << spec.status().ToString();
     auto model = nn::CreateModel(*spec);
     ASSERT_TRUE(model.ok()) << model.status().ToString();
@@ -170,8 +171,8 @@ class TwoLayerTrainerTest : public TrainerTest {
       initial_.push_back(nn::InitialValue(v, /*seed=*/3));
     }
     // hidden/weights is 16 x 32 floats (2 KB with its slot): cut in two.
-    auto placement = cluster::ComputePlacement(infos_, 2, cluster::PlacementStrategy::kGreedy,
-                                               1024);
+    auto placement =
+        cluster::ComputePlacement(infos_, 2, cluster::PlacementStrategy::kGreedy, 1024);
     ASSERT_TRUE(placement.ok()) << placement.status().ToString();
     ASSERT_EQ(placement->ShardsOfVariable("hidden/weights").size(), 2u);
     placement_ = *placement;

@@ -17,8 +17,8 @@
 #include "nn/model.h"
 #include "nn/model_spec.h"
 #include "nn/towers.h"
-#include "ps/optimizer_flags.h"
 #include "ps/client/ps_fleet.h"
+#include "ps/optimizer_flags.h"
 #include "ps/rpc/ps_connections.h"
 #include "ps/sync_flags.h"
 #include "worker/heartbeat_sender.h"
@@ -160,7 +160,7 @@ int main(int argc, char** argv) {
             << ")";
 
   pstrain::Status ready = fleet->WaitForPs(/*require_ready=*/true, &stop,
-                                              std::chrono::seconds(FLAGS_ready_timeout_secs));
+                                           std::chrono::seconds(FLAGS_ready_timeout_secs));
   if (!ready.ok()) {
     if (stop.requested()) return pstrain::ExitStopped(stop);
     return pstrain::ExitWith(ready, ready.code() == pstrain::Code::kFailedPrecondition
@@ -197,7 +197,8 @@ int main(int argc, char** argv) {
     names.push_back(var.name);
     trainable.push_back(var.trainable);
   }
-  const pstrain::Status options_fit = pstrain::CheckGradientOptions(topts.gradients, names, trainable);
+  const pstrain::Status options_fit =
+      pstrain::CheckGradientOptions(topts.gradients, names, trainable);
   if (!options_fit.ok()) {
     return pstrain::ExitWith(options_fit.Annotate("model " + FLAGS_model), pstrain::kExitBadInput);
   }

@@ -97,8 +97,8 @@ std::vector<long long> ParseSizes(const std::string& text) {
 }
 
 void RunWorker(int argc, char** argv) {
-  const std::vector<long long> sizes = ParseSizes(
-      argc > 1 ? argv[1] : "4096,65536,1048576,4382720,16777216,67108864,268435456");
+  const std::vector<long long> sizes =
+      ParseSizes(argc > 1 ? argv[1] : "4096,65536,1048576,4382720,16777216,67108864,268435456");
   const double seconds = argc > 2 ? std::atof(argv[2]) : 2.0;
   const int min_rounds = argc > 3 ? std::atoi(argv[3]) : 5;
   const int warmup_rounds = argc > 4 ? std::atoi(argv[4]) : 2;
@@ -106,8 +106,9 @@ void RunWorker(int argc, char** argv) {
   CHECK(server_pid) << "set PSLITE_BENCH_SERVER_PID to the server process's pid";
 
   ps::KVWorker<float> kv(0, 0);
-  std::printf("| bytes | rounds | median ms | min ms | GB/s each way | worker CPU ms/MB "
-              "| server CPU ms/MB |\n|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "| bytes | rounds | median ms | min ms | GB/s each way | worker CPU ms/MB "
+      "| server CPU ms/MB |\n|---|---|---|---|---|---|---|\n");
   std::fflush(stdout);
 
   ps::Key next_key = 0;
@@ -139,8 +140,8 @@ void RunWorker(int argc, char** argv) {
     const double median_ms = ms[ms.size() / 2];
     const double mb_moved = 2.0 * bytes * rounds / 1e6;  // both directions
     std::printf("| %lld | %d | %.3f | %.3f | %.2f | %.3f | %.3f |\n", bytes, rounds, median_ms,
-                ms.front(), 2.0 * bytes / (median_ms * 1e-3) / 1e9,
-                (w1 - w0) * 1e3 / mb_moved, (s1 - s0) * 1e3 / mb_moved);
+                ms.front(), 2.0 * bytes / (median_ms * 1e-3) / 1e9, (w1 - w0) * 1e3 / mb_moved,
+                (s1 - s0) * 1e3 / mb_moved);
     std::fflush(stdout);
   }
 }

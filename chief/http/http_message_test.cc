@@ -6,7 +6,8 @@ namespace pstrain {
 namespace {
 
 TEST(ParseRequestHead, AcceptsGetWithHeadersAndQuery) {
-  StatusOr<HttpRequest> r = ParseRequestHead("GET /metrics?x=1 HTTP/1.1\r\nHost: a\r\nAccept: */*\r\n\r\n");
+  StatusOr<HttpRequest> r =
+      ParseRequestHead("GET /metrics?x=1 HTTP/1.1\r\nHost: a\r\nAccept: */*\r\n\r\n");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->method, "GET");
   EXPECT_EQ(r->target, "/metrics?x=1");
@@ -24,18 +25,18 @@ TEST(ParseRequestHead, AcceptsHttp10WithoutHeaders) {
 TEST(ParseRequestHead, RejectsMalformedHeads) {
   const char* kCases[] = {
       "",
-      "GET / HTTP/1.1",                        // no CRLF
-      "GET / HTTP/1.1\r\n",                    // no blank line
-      "GET /\r\n\r\n",                         // two parts
-      "GET  / HTTP/1.1\r\n\r\n",               // empty target
-      "GET / HTTP/1.1 extra\r\n\r\n",          // four parts
-      "G(T / HTTP/1.1\r\n\r\n",                // bad method
-      "GET metrics HTTP/1.1\r\n\r\n",          // not origin-form
-      "GET http://x/ HTTP/1.1\r\n\r\n",        // absolute-form
-      "GET / HTTP/2\r\n\r\n",                  // version
-      "GET / HTTP/1.1\r\nno colon\r\n\r\n",    // header line
-      "GET / HTTP/1.1\r\n: empty\r\n\r\n",     // header name
-      "GET /\x01 HTTP/1.1\r\n\r\n",            // control character
+      "GET / HTTP/1.1",                      // no CRLF
+      "GET / HTTP/1.1\r\n",                  // no blank line
+      "GET /\r\n\r\n",                       // two parts
+      "GET  / HTTP/1.1\r\n\r\n",             // empty target
+      "GET / HTTP/1.1 extra\r\n\r\n",        // four parts
+      "G(T / HTTP/1.1\r\n\r\n",              // bad method
+      "GET metrics HTTP/1.1\r\n\r\n",        // not origin-form
+      "GET http://x/ HTTP/1.1\r\n\r\n",      // absolute-form
+      "GET / HTTP/2\r\n\r\n",                // version
+      "GET / HTTP/1.1\r\nno colon\r\n\r\n",  // header line
+      "GET / HTTP/1.1\r\n: empty\r\n\r\n",   // header name
+      "GET /\x01 HTTP/1.1\r\n\r\n",          // control character
   };
   for (const char* head : kCases) {
     StatusOr<HttpRequest> r = ParseRequestHead(head);

@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <utility>
 
+#include <glog/logging.h>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl/stream.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -14,7 +15,6 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
-#include <glog/logging.h>
 
 #include "chief/http/http_message.h"
 #include "chief/http/status_routes.h"
@@ -53,8 +53,8 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       stream_.async_handshake(ssl::stream_base::server,
                               [self = this->shared_from_this()](const error_code& ec) {
                                 if (ec) {
-                                  LOG(WARNING) << "https: refused a connection from "
-                                               << self->peer_ << ": " << ec.message();
+                                  LOG(WARNING) << "https: refused a connection from " << self->peer_
+                                               << ": " << ec.message();
                                   self->Close();
                                 } else {
                                   self->Read();
@@ -71,19 +71,19 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   void Read() {
     parser_.header_limit(HttpServer::kMaxRequestBytes);
     parser_.body_limit(HttpServer::kMaxRequestBytes);
-    http::async_read(stream_, buffer_, parser_,
-                     [self = this->shared_from_this()](const error_code& ec, size_t) {
-                       self->OnRead(ec);
-                     });
+    http::async_read(
+        stream_, buffer_, parser_,
+        [self = this->shared_from_this()](const error_code& ec, size_t) { self->OnRead(ec); });
   }
 
   void OnRead(const error_code& ec) {
     if (ec == http::error::header_limit || ec == http::error::buffer_overflow) {
-      Respond(TextResponse(431, "request head over " +
-                                    std::to_string(HttpServer::kMaxRequestBytes) + " bytes"));
+      Respond(TextResponse(
+          431, "request head over " + std::to_string(HttpServer::kMaxRequestBytes) + " bytes"));
     } else if (ec == http::error::partial_message) {
       Respond(TextResponse(400, "connection closed inside the request"));
-    } else if (ec && ec.category() == http::make_error_code(http::error::end_of_stream).category() &&
+    } else if (ec &&
+               ec.category() == http::make_error_code(http::error::end_of_stream).category() &&
                ec != http::error::end_of_stream) {
       Respond(TextResponse(400, "bad request: " + ec.message()));  // Beast's parser refused it
     } else if (ec) {
@@ -95,8 +95,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
         return;
       }
       HttpResponse response = RouteStatusRequest(*request, *board_);
-      VLOG(1) << "http: " << request->method << " " << request->target << " -> "
-              << response.status;
+      VLOG(1) << "http: " << request->method << " " << request->target << " -> " << response.status;
       Respond(response);
     }
   }
@@ -121,7 +120,8 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   void Finish() {
     Lowest().expires_after(kLingerTimeout);
     if constexpr (kTls) {
-      stream_.async_shutdown([self = this->shared_from_this()](const error_code&) { self->Close(); });
+      stream_.async_shutdown(
+          [self = this->shared_from_this()](const error_code&) { self->Close(); });
     } else {
       error_code ignored;
       stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
@@ -173,10 +173,11 @@ StatusOr<std::unique_ptr<ssl::context>> SslContext(const TlsFiles& tls) {
 }  // namespace
 
 StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& host, int port,
-                                                         const MetricsBoard* board,
-                                                         const TlsFiles* tls) {
+                                                        const MetricsBoard* board,
+                                                        const TlsFiles* tls) {
   CHECK(board != nullptr);
-  if (port < 0 || port > 65535) return InvalidArgument("http: port " + std::to_string(port) + " out of range");
+  if (port < 0 || port > 65535)
+    return InvalidArgument("http: port " + std::to_string(port) + " out of range");
   std::unique_ptr<HttpServer> server(new HttpServer(board));
   if (tls != nullptr) {
     PS_ASSIGN_OR_RETURN(server->ssl_, SslContext(*tls));
@@ -202,8 +203,8 @@ Status HttpServer::Listen(const std::string& host, int port) {
   const std::string name = host.empty() ? "0.0.0.0" : host;
   error_code ec;
   tcp::resolver resolver(*io_);
-  const auto results = resolver.resolve(name, std::to_string(port),
-                                        tcp::resolver::passive | tcp::resolver::numeric_service, ec);
+  const auto results = resolver.resolve(
+      name, std::to_string(port), tcp::resolver::passive | tcp::resolver::numeric_service, ec);
   if (ec) return Unavailable("http: cannot resolve " + name + ": " + ec.message());
 
   std::string error = "no address";

@@ -129,7 +129,8 @@ TEST_F(HttpServerTest, MetricsInPrometheusFormat) {
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.Header("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
   EXPECT_NE(r.body.find("\npstrain_global_step 42\n"), std::string::npos);
-  EXPECT_NE(r.body.find("\npstrain_task_up{task=\"worker:0\",state=\"dead\"} 0\n"), std::string::npos);
+  EXPECT_NE(r.body.find("\npstrain_task_up{task=\"worker:0\",state=\"dead\"} 0\n"),
+            std::string::npos);
 }
 
 TEST_F(HttpServerTest, StatusAsJsonFollowsThePublishedSnapshot) {
@@ -161,7 +162,9 @@ TEST_F(HttpServerTest, UnknownPathIs404) {
 
 TEST_F(HttpServerTest, OtherMethodsAre405) {
   for (const char* method : {"POST", "PUT", "DELETE", "HEAD"}) {
-    Response r = Exchange(server_->port(), std::string(method) + " /metrics HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello");
+    Response r =
+        Exchange(server_->port(),
+                 std::string(method) + " /metrics HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello");
     EXPECT_EQ(r.status, 405) << method;
     EXPECT_EQ(r.Header("Allow"), "GET") << method;
   }
@@ -200,7 +203,8 @@ TEST_F(HttpServerTest, SilentConnectionIsClosedWithoutAnswer) {
   ASSERT_TRUE(c.connected());
   const auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(c.ReadAll(), "");  // returns when the server gives up
-  EXPECT_GE(std::chrono::steady_clock::now() - start, HttpServer::kRequestTimeout - std::chrono::milliseconds(100));
+  EXPECT_GE(std::chrono::steady_clock::now() - start,
+            HttpServer::kRequestTimeout - std::chrono::milliseconds(100));
 }
 
 TEST_F(HttpServerTest, ConcurrentRequestsFromSeveralThreads) {
@@ -240,7 +244,8 @@ TEST_F(HttpServerTest, StopDoesNotWaitLongForIdleConnections) {
   EXPECT_EQ(Get(server_->port(), "/healthz").status, 200);  // the idle one has been accepted
   const auto start = std::chrono::steady_clock::now();
   server_->Stop();
-  EXPECT_LT(std::chrono::steady_clock::now() - start, HttpServer::kDrainTimeout + std::chrono::milliseconds(500));
+  EXPECT_LT(std::chrono::steady_clock::now() - start,
+            HttpServer::kDrainTimeout + std::chrono::milliseconds(500));
   EXPECT_EQ(idle.ReadAll(), "");  // closed without an answer
 }
 
@@ -262,7 +267,8 @@ TEST(HttpServerStart, BusyPortIsUnavailable) {
   MetricsBoard board;
   StatusOr<std::unique_ptr<HttpServer>> first = HttpServer::Start("127.0.0.1", 0, &board);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
-  StatusOr<std::unique_ptr<HttpServer>> second = HttpServer::Start("127.0.0.1", (*first)->port(), &board);
+  StatusOr<std::unique_ptr<HttpServer>> second =
+      HttpServer::Start("127.0.0.1", (*first)->port(), &board);
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), Code::kUnavailable);
 }

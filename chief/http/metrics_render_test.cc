@@ -26,8 +26,10 @@ ChiefMetrics Sample() {
   m.model = "mnist";
   m.train_dir = "runs/x";
   m.uptime_secs = 100;
-  m.tasks = {{"ps:0", "running", ""}, {"ps:1", "restoring", "from step 12000"},
-             {"worker:0", "dead", "no heartbeat"}, {"worker:1", "done", ""}};
+  m.tasks = {{"ps:0", "running", ""},
+             {"ps:1", "restoring", "from step 12000"},
+             {"worker:0", "dead", "no heartbeat"},
+             {"worker:1", "done", ""}};
   m.loss_history = {{100, 2.3}, {200, 1.5}, {300, 0.6931}};
   return m;
 }
@@ -132,7 +134,8 @@ TEST(RenderStatusPage, ShowsFiguresAndTasksAndLoadsNothingElse) {
   EXPECT_NE(page.find(">0.6931<"), std::string::npos);
   EXPECT_NE(page.find(">20.5<"), std::string::npos);
   EXPECT_NE(page.find(">sync 2/3<"), std::string::npos);
-  EXPECT_NE(page.find("<tr class=\"task state-dead\"><td class=\"name\">worker:0</td>"), std::string::npos);
+  EXPECT_NE(page.find("<tr class=\"task state-dead\"><td class=\"name\">worker:0</td>"),
+            std::string::npos);
   EXPECT_NE(page.find("<svg id=\"plot\""), std::string::npos);
   EXPECT_NE(page.find("setInterval(refresh, 2000)"), std::string::npos);
   // No external resources: no src= or href= at all, no stylesheet links.
@@ -150,7 +153,8 @@ TEST(RenderStatusPage, EscapesEverythingItWasGiven) {
   EXPECT_EQ(page.find("<b>m</b>"), std::string::npos);
   EXPECT_NE(page.find("&lt;b&gt;m&lt;/b&gt;"), std::string::npos);
   EXPECT_NE(page.find("a&amp;b"), std::string::npos);
-  EXPECT_EQ(page.find("alert(1)</script>"), std::string::npos);  // neither in HTML nor in the embedded JSON
+  EXPECT_EQ(page.find("alert(1)</script>"),
+            std::string::npos);  // neither in HTML nor in the embedded JSON
   EXPECT_NE(page.find("state-other"), std::string::npos);
 }
 

@@ -21,10 +21,14 @@ std::string FormatValue(double v) {
 std::string EscapeLabel(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -63,8 +67,8 @@ std::string RenderPrometheus(const ChiefMetrics& m) {
   Single(&out, "pstrain_learning_rate", "gauge", "Current learning rate.", m.learning_rate);
   Single(&out, "pstrain_steps_per_second", "gauge", "Global steps per second, recent average.",
          m.steps_per_sec);
-  Single(&out, "pstrain_examples_per_second", "gauge", "Training examples per second, recent average.",
-         m.examples_per_sec);
+  Single(&out, "pstrain_examples_per_second", "gauge",
+         "Training examples per second, recent average.", m.examples_per_sec);
   Single(&out, "pstrain_stale_gradients_dropped_total", "counter",
          "Gradients dropped because they were computed at an old step.",
          static_cast<double>(m.stale_gradients_dropped));
@@ -75,7 +79,8 @@ std::string RenderPrometheus(const ChiefMetrics& m) {
   }
   Single(&out, "pstrain_restores_total", "counter", "Parameter servers restored from a checkpoint.",
          static_cast<double>(m.restores));
-  Single(&out, "pstrain_uptime_seconds", "gauge", "Seconds since the chief started.", m.uptime_secs);
+  Single(&out, "pstrain_uptime_seconds", "gauge", "Seconds since the chief started.",
+         m.uptime_secs);
 
   Family(&out, "pstrain_run_info", "gauge", "The job's model and training mode; always 1.");
   out += "pstrain_run_info{model=\"" + EscapeLabel(m.model) + "\",mode=\"" + EscapeLabel(m.mode) +

@@ -18,12 +18,23 @@ std::string HtmlEscape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -81,12 +92,14 @@ std::string StateClass(const std::string& state) {
 }
 
 std::string Stat(const char* label, const char* id, const std::string& value, bool minor) {
-  return std::string("<div class=\"stat") + (minor ? " minor" : "") + "\"><div class=\"label\">" + label +
-         "</div><div class=\"value\" id=\"" + id + "\">" + HtmlEscape(value) + "</div></div>\n";
+  return std::string("<div class=\"stat") + (minor ? " minor" : "") + "\"><div class=\"label\">" +
+         label + "</div><div class=\"value\" id=\"" + id + "\">" + HtmlEscape(value) +
+         "</div></div>\n";
 }
 
 std::string TaskRows(const ChiefMetrics& m) {
-  if (m.tasks.empty()) return "<tr><td colspan=\"3\" class=\"none\">No tasks reported yet.</td></tr>\n";
+  if (m.tasks.empty())
+    return "<tr><td colspan=\"3\" class=\"none\">No tasks reported yet.</td></tr>\n";
   std::string out;
   for (const TaskHealth& t : m.tasks) {
     const std::string cls = StateClass(t.state);
@@ -100,8 +113,8 @@ std::string TaskRows(const ChiefMetrics& m) {
 std::string TaskSummary(const ChiefMetrics& m) {
   size_t up = 0;
   for (const TaskHealth& t : m.tasks) up += TaskIsUp(t.state) ? 1 : 0;
-  return std::to_string(m.tasks.size()) + " tasks \xc2\xb7 " + std::to_string(up) + " up \xc2\xb7 " +
-         std::to_string(m.tasks.size() - up) + " not up";
+  return std::to_string(m.tasks.size()) + " tasks \xc2\xb7 " + std::to_string(up) +
+         " up \xc2\xb7 " + std::to_string(m.tasks.size() - up) + " not up";
 }
 
 // JSON inside <script>: "<" only occurs within strings, where \u003c is the
@@ -109,8 +122,10 @@ std::string TaskSummary(const ChiefMetrics& m) {
 std::string ScriptSafeJson(const std::string& json) {
   std::string out;
   for (char c : json) {
-    if (c == '<') out += "\\u003c";
-    else out += c;
+    if (c == '<')
+      out += "\\u003c";
+    else
+      out += c;
   }
   return out;
 }
@@ -124,14 +139,17 @@ std::string RenderStatusPage(const ChiefMetrics& m) {
   std::string page =
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-      "<title>pstrain \xc2\xb7 " + HtmlEscape(model) + "</title>\n<style>" + kStatusPageStyle +
+      "<title>pstrain \xc2\xb7 " +
+      HtmlEscape(model) + "</title>\n<style>" + kStatusPageStyle +
       "</style>\n</head>\n<body>\n<header>\n"
-      "<h1><span class=\"brand\">pstrain \xc2\xb7</span> <span id=\"v-model\">" + HtmlEscape(model) +
-      "</span></h1>\n<span class=\"badge\" id=\"v-mode\">" + HtmlEscape(m.mode.empty() ? kDash : m.mode) +
+      "<h1><span class=\"brand\">pstrain \xc2\xb7</span> <span id=\"v-model\">" +
+      HtmlEscape(model) + "</span></h1>\n<span class=\"badge\" id=\"v-mode\">" +
+      HtmlEscape(m.mode.empty() ? kDash : m.mode) +
       "</span>\n<span class=\"meta\">train dir <code id=\"v-train_dir\">" +
       HtmlEscape(m.train_dir.empty() ? kDash : m.train_dir) +
       "</code> \xc2\xb7 up <span id=\"v-uptime\">" + Duration(m.uptime_secs) +
-      "</span></span>\n<span class=\"live\" id=\"live\">snapshot at page load</span>\n</header>\n<main>\n"
+      "</span></span>\n<span class=\"live\" id=\"live\">snapshot at page "
+      "load</span>\n</header>\n<main>\n"
       "<div class=\"stats\">\n" +
       Stat("Global step", "v-global_step", Grouped(static_cast<double>(m.global_step)), false) +
       Stat("Loss", "v-loss", Sig(m.loss, 4), false) +
@@ -140,18 +158,28 @@ std::string RenderStatusPage(const ChiefMetrics& m) {
       Stat("Learning rate", "v-learning_rate", Sig(m.learning_rate, 3), true) +
       Stat("Last checkpoint", "v-checkpoint", checkpoint, true) +
       Stat("Restores", "v-restores", Grouped(static_cast<double>(m.restores)), true) +
-      Stat("Stale gradients dropped", "v-stale", Grouped(static_cast<double>(m.stale_gradients_dropped)), true) +
-      "</div>\n<div class=\"panels\">\n<section class=\"card\">\n<div class=\"card-head\"><h2>Loss</h2>"
-      "<span class=\"aside\"><span class=\"legend\"><i style=\"background:var(--raw)\"></i>raw</span>"
-      "<span class=\"legend\"><i style=\"background:var(--smooth)\"></i>smoothed</span></span></div>\n"
+      Stat("Stale gradients dropped", "v-stale",
+           Grouped(static_cast<double>(m.stale_gradients_dropped)), true) +
+      "</div>\n<div class=\"panels\">\n<section class=\"card\">\n<div "
+      "class=\"card-head\"><h2>Loss</h2>"
+      "<span class=\"aside\"><span class=\"legend\"><i "
+      "style=\"background:var(--raw)\"></i>raw</span>"
+      "<span class=\"legend\"><i "
+      "style=\"background:var(--smooth)\"></i>smoothed</span></span></div>\n"
       "<svg id=\"plot\" role=\"img\" aria-label=\"training loss over global steps\"></svg>\n"
-      "<noscript><p>The loss plot needs JavaScript; the figures on this page are as of loading it.</p></noscript>\n"
+      "<noscript><p>The loss plot needs JavaScript; the figures on this page are as of loading "
+      "it.</p></noscript>\n"
       "</section>\n<section class=\"card\">\n<div class=\"card-head\"><h2>Cluster</h2>"
-      "<span class=\"aside\" id=\"tasks-summary\">" + TaskSummary(m) + "</span></div>\n"
+      "<span class=\"aside\" id=\"tasks-summary\">" +
+      TaskSummary(m) +
+      "</span></div>\n"
       "<table id=\"tasks\">\n<thead><tr><th>Task</th><th>State</th><th>Detail</th></tr></thead>\n"
-      "<tbody id=\"tasks-body\">\n" + TaskRows(m) + "</tbody>\n</table>\n</section>\n</div>\n</main>\n"
-      "<script type=\"application/json\" id=\"initial-status\">" + ScriptSafeJson(RenderStatusJson(m)) +
-      "</script>\n<script>" + kStatusPageScript + "</script>\n</body>\n</html>\n";
+      "<tbody id=\"tasks-body\">\n" +
+      TaskRows(m) +
+      "</tbody>\n</table>\n</section>\n</div>\n</main>\n"
+      "<script type=\"application/json\" id=\"initial-status\">" +
+      ScriptSafeJson(RenderStatusJson(m)) + "</script>\n<script>" + kStatusPageScript +
+      "</script>\n</body>\n</html>\n";
   return page;
 }
 

@@ -22,7 +22,8 @@ HttpResponse RouteStatusRequest(const HttpRequest& request, const MetricsBoard& 
     return r;
   }
   if (path == "/healthz") return TextResponse(200, "ok");
-  if (path == "/metrics") return Ok("text/plain; version=0.0.4; charset=utf-8", RenderPrometheus(board.Read()));
+  if (path == "/metrics")
+    return Ok("text/plain; version=0.0.4; charset=utf-8", RenderPrometheus(board.Read()));
   if (path == "/status") return Ok("application/json", RenderStatusJson(board.Read()));
   return Ok("text/html; charset=utf-8", RenderStatusPage(board.Read()));
 }

@@ -127,7 +127,8 @@ class Cluster {
                                        "--task=" + std::to_string(index)};
       argv.insert(argv.end(), o_.passthrough.begin(), o_.passthrough.end());
       if (o_.tls) {
-        for (std::string& f : pstrain::LocalTlsFlags(dir_.string(), job + ":" + std::to_string(index))) {
+        for (std::string& f :
+             pstrain::LocalTlsFlags(dir_.string(), job + ":" + std::to_string(index))) {
           argv.push_back(std::move(f));
         }
       }
@@ -158,7 +159,8 @@ class Cluster {
     pstrain::cluster::ClusterSpec spec;
     auto list = [&](int begin, int n) {
       std::vector<std::string> addresses;
-      for (int i = 0; i < n; ++i) addresses.push_back(o_.host + ":" + std::to_string(ports[begin + i]));
+      for (int i = 0; i < n; ++i)
+        addresses.push_back(o_.host + ":" + std::to_string(ports[begin + i]));
       return addresses;
     };
     spec.jobs["chief"] = list(0, 1);

@@ -49,7 +49,8 @@ Status WriteLocalCerts(const std::string& dir, const std::string& host,
 
 std::vector<std::string> LocalTlsFlags(const std::string& dir, const std::string& task) {
   const std::string stem = dir + "/" + FileStem(task);
-  return {"--tls_cert=" + stem + ".crt", "--tls_key=" + stem + ".key", "--tls_ca=" + dir + "/ca.crt"};
+  return {"--tls_cert=" + stem + ".crt", "--tls_key=" + stem + ".key",
+          "--tls_ca=" + dir + "/ca.crt"};
 }
 
 StatusOr<TlsFiles> LoadLocalCerts(const std::string& dir, const std::string& task) {

@@ -15,7 +15,8 @@ StatusOr<std::unique_ptr<TaskProcess>> TaskProcess::Spawn(const std::string& nam
                                                           const std::vector<std::string>& argv,
                                                           const std::vector<std::string>& env) {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return Unavailable(std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    return Unavailable(std::string("pipe: ") + std::strerror(errno));
   const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) return Unavailable(std::string("fork: ") + std::strerror(errno));

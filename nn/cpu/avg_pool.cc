@@ -26,7 +26,8 @@ Shape AvgPool::OutputShape(const Shape& x) const {
 }
 
 Status AvgPool::Forward(const Tensor& x, Tensor* y) {
-  if (x.rank() != 4) return InvalidArgument("avg_pool: x must be NHWC, got " + ShapeString(x.shape()));
+  if (x.rank() != 4)
+    return InvalidArgument("avg_pool: x must be NHWC, got " + ShapeString(x.shape()));
   const Shape out = OutputShape(x.shape());
   if (y->shape() != out) *y = Tensor(out, Tensor::kUninitialized);
   const int64_t n = x.dim(0), hi = x.dim(1), wi = x.dim(2), c = x.dim(3);
@@ -46,7 +47,8 @@ Status AvgPool::Forward(const Tensor& x, Tensor* y) {
             for (int64_t k = 0; k < c; ++k) yp[k] += xp[k];
           }
         }
-        const float inv = 1.0f / static_cast<float>((rows.end - rows.begin) * (cols.end - cols.begin));
+        const float inv =
+            1.0f / static_cast<float>((rows.end - rows.begin) * (cols.end - cols.begin));
         for (int64_t k = 0; k < c; ++k) yp[k] *= inv;
       }
     }
@@ -73,7 +75,8 @@ Status AvgPool::Backward(const Shape& x_shape, const Tensor& dy, Tensor* dx) {
       for (int64_t ow = 0; ow < wd.out; ++ow) {
         const Span cols = Covered(ow, wd, config_.window, config_.stride, wi);
         const float* dyp = dy.data() + ((b * hd.out + oh) * wd.out + ow) * c;
-        const float inv = 1.0f / static_cast<float>((rows.end - rows.begin) * (cols.end - cols.begin));
+        const float inv =
+            1.0f / static_cast<float>((rows.end - rows.begin) * (cols.end - cols.begin));
         for (int64_t r = rows.begin; r < rows.end; ++r) {
           for (int64_t q = cols.begin; q < cols.end; ++q) {
             float* dxp = dx->data() + ((b * hi + r) * wi + q) * c;

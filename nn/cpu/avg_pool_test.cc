@@ -24,7 +24,9 @@ TEST(AvgPool, SamePaddingDividesByRealCells) {
   EXPECT_FLOAT_EQ(y[2], (7 + 8) / 2.0f);
   EXPECT_FLOAT_EQ(y[3], 9.0f);
   Tensor dx;
-  ASSERT_TRUE(AvgPool({2, 2, Padding::kSame}).Backward(x.shape(), Tensor({1, 2, 2, 1}, {4, 2, 2, 1}), &dx).ok());
+  ASSERT_TRUE(AvgPool({2, 2, Padding::kSame})
+                  .Backward(x.shape(), Tensor({1, 2, 2, 1}, {4, 2, 2, 1}), &dx)
+                  .ok());
   // Each dy spreads evenly over its real cells: 1 each everywhere.
   for (int i = 0; i < 9; ++i) EXPECT_FLOAT_EQ(dx[i], 1.0f) << i;
 }
@@ -32,7 +34,7 @@ TEST(AvgPool, SamePaddingDividesByRealCells) {
 TEST(AvgPool, BackwardMatchesNumericalGradient) {
   std::mt19937 rng(8);
   for (const PoolConfig& c : {PoolConfig{3, 2, Padding::kSame}, PoolConfig{2, 1, Padding::kValid},
-                                 PoolConfig{3, 3, Padding::kSame}}) {
+                              PoolConfig{3, 3, Padding::kSame}}) {
     AvgPool pool(c);
     Tensor x = RandomTensor({2, 7, 5, 3}, &rng);
     Tensor y;

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <string>
 
-#include "nn/elementwise.h"
 #include "nn/cpu/tensor_util.h"
+#include "nn/elementwise.h"
 
 namespace pstrain {
 namespace nn {

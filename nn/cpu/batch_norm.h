@@ -36,15 +36,18 @@ class BatchNorm : public BatchNormKernel {
 
   // Normalizes x [..., channels] with its own statistics; y is resized and
   // may be x. gamma and beta: [channels]. InvalidArgument on shape mismatch.
-  Status ForwardTraining(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor* y) override;
+  Status ForwardTraining(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                         Tensor* y) override;
   // Normalizes x with moving_mean and moving_variance ([channels]); keeps
   // nothing. y is resized and may be x. InvalidArgument on shape mismatch.
   Status ForwardInference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                          const Tensor& moving_mean, const Tensor& moving_variance, Tensor* y) override;
+                          const Tensor& moving_mean, const Tensor& moving_variance,
+                          Tensor* y) override;
   // From dy (shaped like the latest ForwardTraining's x), writes dx, dgamma
   // and dbeta, resizing them; dx may be dy. FailedPrecondition without a
   // training forward of that shape before.
-  Status Backward(const Tensor& gamma, const Tensor& dy, Tensor* dx, Tensor* dgamma, Tensor* dbeta) override;
+  Status Backward(const Tensor& gamma, const Tensor& dy, Tensor* dx, Tensor* dgamma,
+                  Tensor* dbeta) override;
   // The assign_sub deltas that move the moving statistics toward the latest
   // training forward's batch statistics: delta = (1 - momentum) *
   // (moving - batch), so moving - delta is TF's updated value. Resizes the

@@ -77,8 +77,8 @@ class CpuBackend : public Backend {
   }
   StatusOr<double> AddWeightDecay(const Tensor& w, float wd, Tensor* dw) override {
     if (w.shape() != dw->shape()) {
-      return InvalidArgument("weight decay: variable " + ShapeString(w.shape()) +
-                             " but gradient " + ShapeString(dw->shape()));
+      return InvalidArgument("weight decay: variable " + ShapeString(w.shape()) + " but gradient " +
+                             ShapeString(dw->shape()));
     }
     const float* wp = w.data();
     float* dwp = dw->data();

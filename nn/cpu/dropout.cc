@@ -8,7 +8,8 @@ namespace cpu {
 
 StatusOr<Dropout> Dropout::Create(float keep_prob, uint64_t seed) {
   if (!(keep_prob > 0.0f && keep_prob <= 1.0f)) {
-    return InvalidArgument("dropout: keep_prob must be in (0, 1], got " + std::to_string(keep_prob));
+    return InvalidArgument("dropout: keep_prob must be in (0, 1], got " +
+                           std::to_string(keep_prob));
   }
   return Dropout(keep_prob, seed);
 }

@@ -95,7 +95,7 @@ Status Lrn::Forward(const Tensor& x, Tensor* y) {
   const float* in = x.data();
   float* out = y->data();
   const LrnConfig c = config_;
-const int64_t r = c.depth_radius;
+  const int64_t r = c.depth_radius;
 #pragma omp parallel
   {
     std::vector<float> sq(channels + 2 * r, 0.0f), n(channels), scale(channels);
@@ -118,14 +118,14 @@ Status Lrn::Backward(const Tensor& x, const Tensor& dy, Tensor* dx) {
   const int64_t channels = x.dim(3);
   const int64_t pixels = channels == 0 ? 0 : x.size() / channels;
   const LrnConfig c = config_;
-const int64_t r = c.depth_radius;
+  const int64_t r = c.depth_radius;
 #pragma omp parallel
   {
     std::vector<float> buf(channels + 2 * r, 0.0f), sums(channels), scale(channels);
 #pragma omp for schedule(static)
     for (int64_t p = 0; p < pixels; ++p) {
-      BackwardPixel(c, x.data() + p * channels, dy.data() + p * channels, channels,
-                    buf.data() + r, sums.data(), scale.data(), dx->data() + p * channels);
+      BackwardPixel(c, x.data() + p * channels, dy.data() + p * channels, channels, buf.data() + r,
+                    sums.data(), scale.data(), dx->data() + p * channels);
     }
   }
   return OkStatus();

@@ -47,9 +47,8 @@ TEST(Lrn, ForwardByHand) {
 
 TEST(Lrn, ForwardMatchesTheDefinition) {
   std::mt19937 rng(3);
-  for (const LrnConfig& c :
-       {Cifar10Lrn(), LrnConfig{0, 2.0f, 0.5f, 1.0f}, LrnConfig{2, 1.0f, 1e-4f, 0.75f},
-        LrnConfig{40, 0.5f, 0.3f, 0.6f}}) {
+  for (const LrnConfig& c : {Cifar10Lrn(), LrnConfig{0, 2.0f, 0.5f, 1.0f},
+                             LrnConfig{2, 1.0f, 1e-4f, 0.75f}, LrnConfig{40, 0.5f, 0.3f, 0.6f}}) {
     Lrn lrn = *Lrn::Create(c);
     // Large and small values side by side: what leaves the sliding window
     // must not spoil the small sums after it.

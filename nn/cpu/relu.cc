@@ -2,8 +2,8 @@
 
 #include <cassert>
 
-#include "nn/elementwise.h"
 #include "nn/cpu/tensor_util.h"
+#include "nn/elementwise.h"
 
 namespace pstrain {
 namespace nn {

@@ -31,7 +31,10 @@ constexpr int kPad = (kKernel - 1) / 2;  // SAME padding of a 5x5 kernel at stri
 // The 4x4 output tiles of a batch, numbered image by image, row by row.
 struct TileGrid {
   explicit TileGrid(const Shape& x)
-      : n(x[0]), h(x[1]), w(x[2]), tiles_h((h + kOutTile - 1) / kOutTile),
+      : n(x[0]),
+        h(x[1]),
+        w(x[2]),
+        tiles_h((h + kOutTile - 1) / kOutTile),
         tiles_w((w + kOutTile - 1) / kOutTile) {}
   int64_t tiles() const { return n * tiles_h * tiles_w; }
   int64_t blocks() const { return (tiles() + kTilesPerBlock - 1) / kTilesPerBlock; }
@@ -197,7 +200,8 @@ Status WinogradConv2D::Backward(const Tensor& x, const Tensor& w, const Tensor& 
     flipped_.resize(kKernel * kKernel * in * out);
     for (int ky = 0; ky < kKernel; ++ky) {
       for (int kx = 0; kx < kKernel; ++kx) {
-        const float* src = w.data() + ((kKernel - 1 - ky) * kKernel + (kKernel - 1 - kx)) * in * out;
+        const float* src =
+            w.data() + ((kKernel - 1 - ky) * kKernel + (kKernel - 1 - kx)) * in * out;
         float* dst = flipped_.data() + (ky * kKernel + kx) * out * in;
         for (int64_t i = 0; i < in; ++i) {
           for (int64_t o = 0; o < out; ++o) dst[o * in + i] = src[i * out + o];

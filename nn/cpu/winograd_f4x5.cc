@@ -30,14 +30,14 @@ constexpr float kAt[kOutTile * kTile] = {
     0, 1, -1, 8, -8, 1.f / 8, -1.f / 8, 1,
 };
 constexpr float kG[kTile * kKernel] = {
-    -1,         0,          0,         0,          0,          //
-    -2.f / 9,   -2.f / 9,   -2.f / 9,  -2.f / 9,   -2.f / 9,   //
-    -2.f / 9,   2.f / 9,    -2.f / 9,  2.f / 9,    -2.f / 9,   //
-    1.f / 90,   1.f / 45,   2.f / 45,  4.f / 45,   8.f / 45,   //
-    1.f / 90,   -1.f / 45,  2.f / 45,  -4.f / 45,  8.f / 45,   //
-    32.f / 45,  16.f / 45,  8.f / 45,  4.f / 45,   2.f / 45,   //
-    32.f / 45,  -16.f / 45, 8.f / 45,  -4.f / 45,  2.f / 45,   //
-    0,          0,          0,         0,          1,
+    -1,        0,          0,        0,         0,         //
+    -2.f / 9,  -2.f / 9,   -2.f / 9, -2.f / 9,  -2.f / 9,  //
+    -2.f / 9,  2.f / 9,    -2.f / 9, 2.f / 9,   -2.f / 9,  //
+    1.f / 90,  1.f / 45,   2.f / 45, 4.f / 45,  8.f / 45,  //
+    1.f / 90,  -1.f / 45,  2.f / 45, -4.f / 45, 8.f / 45,  //
+    32.f / 45, 16.f / 45,  8.f / 45, 4.f / 45,  2.f / 45,  //
+    32.f / 45, -16.f / 45, 8.f / 45, -4.f / 45, 2.f / 45,  //
+    0,         0,          0,        0,         1,
 };
 
 // o[k][c] = sum_j M(k, j) a[j][c] (+ bias[c]) for c < n, where M is O x I,
@@ -47,8 +47,7 @@ constexpr float kG[kTile * kKernel] = {
 // by one, and vectorizes across c.
 template <int O, int I, bool kTransposed, bool kBias = false>
 __attribute__((always_inline)) inline void MatVec(const float* m, const float* const* a,
-                                                  float* const* o, const float* bias,
-                                                  int64_t n) {
+                                                  float* const* o, const float* bias, int64_t n) {
 #pragma omp simd
   for (int64_t c = 0; c < n; ++c) {
     float x[I];
@@ -92,9 +91,8 @@ PSTRAIN_CLONES void InputTransform(const PixelTile& d, int64_t channels, float* 
 }
 
 PSTRAIN_CLONES void OutputTransform(const float* m, int64_t m_stride, int64_t channels,
-                                    const float* bias, float* tmp, float* out,
-                                    int64_t row_stride, int64_t pixel_stride, int rows,
-                                    int cols) {
+                                    const float* bias, float* tmp, float* out, int64_t row_stride,
+                                    int64_t pixel_stride, int rows, int cols) {
   const float* in[kTile];
   float* f[kOutTile];
   // Along each row: f[a][j] = sum_b A^T[j][b] m[a][b].
@@ -120,9 +118,8 @@ PSTRAIN_CLONES void OutputTransform(const float* m, int64_t m_stride, int64_t ch
   }
 }
 
-PSTRAIN_CLONES void OutputGradTransform(const PixelTile& dy, int rows, int cols,
-                                        int64_t channels, float* tmp, float* z,
-                                        int64_t z_stride) {
+PSTRAIN_CLONES void OutputGradTransform(const PixelTile& dy, int rows, int cols, int64_t channels,
+                                        float* tmp, float* z, int64_t z_stride) {
   float* zeros = tmp + kOutTile * kTile * channels;
   std::fill(zeros, zeros + channels, 0.0f);
   const float* in[kOutTile];
@@ -143,8 +140,7 @@ PSTRAIN_CLONES void OutputGradTransform(const PixelTile& dy, int rows, int cols,
   }
 }
 
-PSTRAIN_CLONES void WeightTransform(const float* w, int64_t in, int64_t out, float* tmp,
-                                    float* u) {
+PSTRAIN_CLONES void WeightTransform(const float* w, int64_t in, int64_t out, float* tmp, float* u) {
   const float* src[kKernel];
   float* dst[kTile];
   for (int64_t i = 0; i < in; ++i) {

@@ -43,8 +43,7 @@ struct PixelTile {
 };
 
 // V = B^T d B for an 8x8 input tile. tmp holds 64 * channels floats.
-void InputTransform(const PixelTile& d, int64_t channels, float* tmp, float* v,
-                    int64_t v_stride);
+void InputTransform(const PixelTile& d, int64_t channels, float* tmp, float* v, int64_t v_stride);
 
 // Y = A^T M A (+ bias when not null) for the 64 points of m, written to the
 // first `rows` x `cols` pixels of the 4x4 output tile at out (row and pixel

@@ -42,8 +42,8 @@ class CudaBatchNorm : public BatchNormKernel {
                           const Tensor& moving_mean, const Tensor& moving_variance,
                           Tensor* y) override {
     PS_RETURN_IF_ERROR(Describe(x, {&gamma, &beta, &moving_mean, &moving_variance}));
-    PS_RETURN_IF_ERROR(CheckOnDevice(d_, "batch norm", {&x, &gamma, &beta, &moving_mean,
-                                                        &moving_variance}));
+    PS_RETURN_IF_ERROR(
+        CheckOnDevice(d_, "batch norm", {&x, &gamma, &beta, &moving_mean, &moving_variance}));
     PS_RETURN_IF_ERROR(d_->Ensure(y, x.shape()));
     PS_CUDNN(cudnnBatchNormalizationForwardInference(
         d_->cudnn(), kMode, &kOne, &kZero, desc_.get(), x.data(), desc_.get(), y->data(),
@@ -77,7 +77,8 @@ class CudaBatchNorm : public BatchNormKernel {
   Status MovingAverageDeltas(const Tensor& moving_mean, const Tensor& moving_variance,
                              Tensor* mean_delta, Tensor* variance_delta) override {
     if (per_channel_ == 0) return FailedPrecondition("batch norm: no training forward yet");
-    if (moving_mean.shape() != Shape{c_.channels} || moving_variance.shape() != Shape{c_.channels}) {
+    if (moving_mean.shape() != Shape{c_.channels} ||
+        moving_variance.shape() != Shape{c_.channels}) {
       return InvalidArgument("batch norm: moving statistics " + ShapeString(moving_mean.shape()) +
                              " and " + ShapeString(moving_variance.shape()));
     }
@@ -86,10 +87,9 @@ class CudaBatchNorm : public BatchNormKernel {
     PS_RETURN_IF_ERROR(d_->Ensure(variance_delta, {c_.channels}));
     const double m = static_cast<double>(per_channel_);
     const double bessel = per_channel_ > 1 ? m / (m - 1) : 1.0;
-    return cuda::MovingAverageDeltas(moving_mean.data(), moving_variance.data(), mean_.data(),
-                                     inv_std_.data(), c_.epsilon, bessel, c_.momentum,
-                                     mean_delta->data(), variance_delta->data(), c_.channels,
-                                     d_->stream());
+    return cuda::MovingAverageDeltas(
+        moving_mean.data(), moving_variance.data(), mean_.data(), inv_std_.data(), c_.epsilon,
+        bessel, c_.momentum, mean_delta->data(), variance_delta->data(), c_.channels, d_->stream());
   }
 
  private:

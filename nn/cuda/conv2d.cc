@@ -34,8 +34,8 @@ class CudaConv2D : public AffineKernel {
     PS_CUDNN(cudnnConvolutionForward(d_->cudnn(), &kOne, in_desc_.get(), in, filter_desc_.get(),
                                      ohwi_.data(), conv_desc_.get(), plan_.forward, ws,
                                      plan_.forward_bytes, &kZero, out_desc_.get(), y->data()));
-    PS_CUDNN(cudnnAddTensor(d_->cudnn(), &kOne, bias_desc_.get(), b.data(), &kOne,
-                            out_desc_.get(), y->data()));
+    PS_CUDNN(cudnnAddTensor(d_->cudnn(), &kOne, bias_desc_.get(), b.data(), &kOne, out_desc_.get(),
+                            y->data()));
     return OkStatus();
   }
 
@@ -53,13 +53,12 @@ class CudaConv2D : public AffineKernel {
 
     PS_RETURN_IF_ERROR(d_->Ensure(&grad_ohwi_, ohwi_.shape()));
     PS_ASSIGN_OR_RETURN(void* ws, d_->Workspace(plan_.filter_bytes));
-    PS_CUDNN(cudnnConvolutionBackwardFilter(d_->cudnn(), &kOne, in_desc_.get(), in,
-                                            out_desc_.get(), dy.data(), conv_desc_.get(),
-                                            plan_.filter, ws, plan_.filter_bytes, &kZero,
-                                            filter_desc_.get(), grad_ohwi_.data()));
+    PS_CUDNN(cudnnConvolutionBackwardFilter(
+        d_->cudnn(), &kOne, in_desc_.get(), in, out_desc_.get(), dy.data(), conv_desc_.get(),
+        plan_.filter, ws, plan_.filter_bytes, &kZero, filter_desc_.get(), grad_ohwi_.data()));
     PS_RETURN_IF_ERROR(d_->Ensure(dw, w.shape()));
-    PS_RETURN_IF_ERROR(Transpose2D(grad_ohwi_.data(), c_.out_channels, FilterRows(), dw->data(),
-                                   d_->stream()));
+    PS_RETURN_IF_ERROR(
+        Transpose2D(grad_ohwi_.data(), c_.out_channels, FilterRows(), dw->data(), d_->stream()));
 
     if (dx == nullptr) return OkStatus();
     Tensor* target = dx;
@@ -71,9 +70,9 @@ class CudaConv2D : public AffineKernel {
     }
     PS_ASSIGN_OR_RETURN(ws, d_->Workspace(plan_.data_bytes));
     PS_CUDNN(cudnnConvolutionBackwardData(d_->cudnn(), &kOne, filter_desc_.get(), ohwi_.data(),
-                                          out_desc_.get(), dy.data(), conv_desc_.get(),
-                                          plan_.data, ws, plan_.data_bytes, &kZero,
-                                          in_desc_.get(), target->data()));
+                                          out_desc_.get(), dy.data(), conv_desc_.get(), plan_.data,
+                                          ws, plan_.data_bytes, &kZero, in_desc_.get(),
+                                          target->data()));
     if (!plan_.explicit_padding) return OkStatus();
     PS_RETURN_IF_ERROR(d_->Ensure(dx, x.shape()));
     const Shape& p = padded_.shape();
@@ -113,17 +112,14 @@ class CudaConv2D : public AffineKernel {
     PS_RETURN_IF_ERROR(SetNhwc(&out_desc_, x[0], p.h.out, p.w.out, c_.out_channels));
     PS_RETURN_IF_ERROR(SetNhwc(&bias_desc_, 1, 1, 1, c_.out_channels));
     PS_ASSIGN_OR_RETURN(cudnnFilterDescriptor_t f, filter_desc_.Get());
-    PS_CUDNN(cudnnSetFilter4dDescriptor(f, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC,
-                                        static_cast<int>(c_.out_channels),
-                                        static_cast<int>(c_.in_channels),
-                                        static_cast<int>(c_.kernel_h),
-                                        static_cast<int>(c_.kernel_w)));
+    PS_CUDNN(cudnnSetFilter4dDescriptor(
+        f, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, static_cast<int>(c_.out_channels),
+        static_cast<int>(c_.in_channels), static_cast<int>(c_.kernel_h),
+        static_cast<int>(c_.kernel_w)));
     PS_ASSIGN_OR_RETURN(cudnnConvolutionDescriptor_t conv, conv_desc_.Get());
-    PS_CUDNN(cudnnSetConvolution2dDescriptor(conv, static_cast<int>(pad_h),
-                                             static_cast<int>(pad_w),
-                                             static_cast<int>(c_.stride),
-                                             static_cast<int>(c_.stride), 1, 1,
-                                             CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    PS_CUDNN(cudnnSetConvolution2dDescriptor(
+        conv, static_cast<int>(pad_h), static_cast<int>(pad_w), static_cast<int>(c_.stride),
+        static_cast<int>(c_.stride), 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     PS_CUDNN(cudnnSetConvolutionMathType(conv, CUDNN_FMA_MATH));
     PS_RETURN_IF_ERROR(ChooseAlgorithms(&p));
     plan_ = std::move(p);
@@ -142,8 +138,8 @@ class CudaConv2D : public AffineKernel {
     PS_ASSIGN_OR_RETURN(int i, FirstUsable(fwd, found, "forward"));
     p->forward = fwd[i].algo;
     PS_CUDNN(cudnnGetConvolutionForwardWorkspaceSize(h, in_desc_.get(), filter_desc_.get(),
-                                                     conv_desc_.get(), out_desc_.get(),
-                                                     p->forward, &p->forward_bytes));
+                                                     conv_desc_.get(), out_desc_.get(), p->forward,
+                                                     &p->forward_bytes));
     cudnnConvolutionBwdDataAlgoPerf_t data[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
     PS_CUDNN(cudnnGetConvolutionBackwardDataAlgorithm_v7(
         h, filter_desc_.get(), out_desc_.get(), conv_desc_.get(), in_desc_.get(),
@@ -151,17 +147,17 @@ class CudaConv2D : public AffineKernel {
     PS_ASSIGN_OR_RETURN(i, FirstUsable(data, found, "backward data"));
     p->data = data[i].algo;
     PS_CUDNN(cudnnGetConvolutionBackwardDataWorkspaceSize(h, filter_desc_.get(), out_desc_.get(),
-                                                          conv_desc_.get(), in_desc_.get(),
-                                                          p->data, &p->data_bytes));
+                                                          conv_desc_.get(), in_desc_.get(), p->data,
+                                                          &p->data_bytes));
     cudnnConvolutionBwdFilterAlgoPerf_t filter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
     PS_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
         h, in_desc_.get(), out_desc_.get(), conv_desc_.get(), filter_desc_.get(),
         CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &found, filter));
     PS_ASSIGN_OR_RETURN(i, FirstUsable(filter, found, "backward filter"));
     p->filter = filter[i].algo;
-    PS_CUDNN(cudnnGetConvolutionBackwardFilterWorkspaceSize(
-        h, in_desc_.get(), out_desc_.get(), conv_desc_.get(), filter_desc_.get(), p->filter,
-        &p->filter_bytes));
+    PS_CUDNN(cudnnGetConvolutionBackwardFilterWorkspaceSize(h, in_desc_.get(), out_desc_.get(),
+                                                            conv_desc_.get(), filter_desc_.get(),
+                                                            p->filter, &p->filter_bytes));
     return OkStatus();
   }
 
@@ -170,8 +166,7 @@ class CudaConv2D : public AffineKernel {
     for (int i = 0; i < found; ++i) {
       if (perf[i].status == CUDNN_STATUS_SUCCESS) return i;
     }
-    return Internal(std::string("cudnn: no convolution algorithm for the ") + direction +
-                    " pass");
+    return Internal(std::string("cudnn: no convolution algorithm for the ") + direction + " pass");
   }
 
   Status FilterToOhwi(const Tensor& w) {
@@ -183,9 +178,9 @@ class CudaConv2D : public AffineKernel {
   // The input as cuDNN reads it: x, or x padded explicitly.
   StatusOr<const float*> Input(const Tensor& x) {
     if (!plan_.explicit_padding) return x.data();
-    PS_RETURN_IF_ERROR(PadNhwc(x.data(), x.dim(0), x.dim(1), x.dim(2), x.dim(3),
-                               plan_.h.pad_before, plan_.h.pad_after, plan_.w.pad_before,
-                               plan_.w.pad_after, 0.0f, padded_.data(), d_->stream()));
+    PS_RETURN_IF_ERROR(PadNhwc(x.data(), x.dim(0), x.dim(1), x.dim(2), x.dim(3), plan_.h.pad_before,
+                               plan_.h.pad_after, plan_.w.pad_before, plan_.w.pad_after, 0.0f,
+                               padded_.data(), d_->stream()));
     return static_cast<const float*>(padded_.data());
   }
 

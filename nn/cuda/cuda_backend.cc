@@ -35,8 +35,8 @@ class CudaBackend : public Backend {
     int runtime = 0;
     cudaRuntimeGetVersion(&runtime);
     return "cuda:" + std::to_string(d_->ordinal()) + " " + d_->name() + " (CUDA " +
-           std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10) +
-           ", cuDNN " + std::to_string(cudnnGetVersion()) + ")";
+           std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10) + ", cuDNN " +
+           std::to_string(cudnnGetVersion()) + ")";
   }
 
   DeviceMemory* memory() override { return d_->memory(); }
@@ -54,8 +54,8 @@ class CudaBackend : public Backend {
     }
     PS_RETURN_IF_ERROR(d_->Ensure(y, shape));
     if (x.size() == 0 || y->data() == x.data()) return OkStatus();
-    PS_CUDA(cudaMemcpyAsync(y->data(), x.data(), x.bytes(), cudaMemcpyDeviceToDevice,
-                            d_->stream()));
+    PS_CUDA(
+        cudaMemcpyAsync(y->data(), x.data(), x.bytes(), cudaMemcpyDeviceToDevice, d_->stream()));
     return OkStatus();
   }
   Status Finish() override { return d_->Synchronize(); }
@@ -123,10 +123,9 @@ class CudaBackend : public Backend {
     if (dlogits != nullptr) PS_RETURN_IF_ERROR(d_->Ensure(dlogits, logits.shape()));
     PS_RETURN_IF_ERROR(d_->Ensure(&losses_, {2 * n}));  // n doubles
     auto* losses = reinterpret_cast<double*>(losses_.data());
-    PS_RETURN_IF_ERROR(SoftmaxCrossEntropyRows(logits.data(), device_labels, n, c,
-                                               1.0 / static_cast<double>(n),
-                                               dlogits != nullptr ? dlogits->data() : nullptr,
-                                               losses, d_->stream()));
+    PS_RETURN_IF_ERROR(SoftmaxCrossEntropyRows(
+        logits.data(), device_labels, n, c, 1.0 / static_cast<double>(n),
+        dlogits != nullptr ? dlogits->data() : nullptr, losses, d_->stream()));
     std::vector<double> host(n);
     PS_CUDA(cudaMemcpyAsync(host.data(), losses, n * sizeof(double), cudaMemcpyDeviceToHost,
                             d_->stream()));
@@ -138,8 +137,8 @@ class CudaBackend : public Backend {
 
   StatusOr<double> AddWeightDecay(const Tensor& w, float wd, Tensor* dw) override {
     if (w.shape() != dw->shape()) {
-      return InvalidArgument("weight decay: variable " + ShapeString(w.shape()) +
-                             " but gradient " + ShapeString(dw->shape()));
+      return InvalidArgument("weight decay: variable " + ShapeString(w.shape()) + " but gradient " +
+                             ShapeString(dw->shape()));
     }
     PS_RETURN_IF_ERROR(CheckOnDevice(d_.get(), "weight decay", {&w, dw}));
     PS_RETURN_IF_ERROR(d_->Ensure(&sum_, {2}));  // one double
@@ -152,7 +151,6 @@ class CudaBackend : public Backend {
   }
 
  private:
-
   const std::unique_ptr<CudaDevice> d_;
   Tensor losses_, sum_;
 };

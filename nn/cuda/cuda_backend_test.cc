@@ -123,21 +123,21 @@ class CudaBackendTest : public ::testing::Test {
 };
 
 TEST_F(CudaBackendTest, Conv2DEvenAndUnevenPaddingStrides) {
-  const Conv2DConfig configs[] = {{5, 5, 3, 64, 1, Padding::kSame},   // cifar10's conv1
-                                  {3, 3, 4, 8, 2, Padding::kSame},    // uneven SAME
-                                  {4, 4, 2, 5, 1, Padding::kSame},    // even kernel: uneven
+  const Conv2DConfig configs[] = {{5, 5, 3, 64, 1, Padding::kSame},  // cifar10's conv1
+                                  {3, 3, 4, 8, 2, Padding::kSame},   // uneven SAME
+                                  {4, 4, 2, 5, 1, Padding::kSame},   // even kernel: uneven
                                   {3, 3, 4, 6, 1, Padding::kValid}};
   for (const Conv2DConfig& config : configs) {
     auto g = gpu_->Conv2D(config);
     auto c = cpu_->Conv2D(config);
     ASSERT_TRUE(g.ok() && c.ok());
     const Tensor x = Random({4, 12, 11, config.in_channels}, 1);
-    const Tensor w = Random({config.kernel_h, config.kernel_w, config.in_channels,
-                             config.out_channels}, 2);
+    const Tensor w =
+        Random({config.kernel_h, config.kernel_w, config.in_channels, config.out_channels}, 2);
     const Tensor b = Random({config.out_channels}, 3);
-    CompareAffine(g->get(), c->get(), x, w, b,
-                  "conv " + std::to_string(config.kernel_h) + " stride " +
-                      std::to_string(config.stride));
+    CompareAffine(
+        g->get(), c->get(), x, w, b,
+        "conv " + std::to_string(config.kernel_h) + " stride " + std::to_string(config.stride));
   }
 }
 

@@ -53,8 +53,8 @@ StatusOr<std::unique_ptr<CudaDevice>> CudaDevice::Open(int ordinal) {
   PS_CUDNN(cudnnSetStream(d->cudnn_, d->stream_));
   PS_CUBLAS(cublasCreate(&d->cublas_));
   PS_CUBLAS(cublasSetStream(d->cublas_, d->stream_));
-  d->memory_ = std::make_unique<CachingAllocator>(
-      std::make_unique<CudaRawMemory>(ordinal, d->stream_));
+  d->memory_ =
+      std::make_unique<CachingAllocator>(std::make_unique<CudaRawMemory>(ordinal, d->stream_));
   return d;
 }
 
@@ -144,8 +144,8 @@ Status CudaDevice::Download(const Tensor& device, Tensor* host) {
     PS_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&download_), download_capacity_,
                           cudaHostAllocDefault));
   }
-  PS_CUDA(cudaMemcpyAsync(download_, device.data(), device.bytes(), cudaMemcpyDeviceToHost,
-                          stream_));
+  PS_CUDA(
+      cudaMemcpyAsync(download_, device.data(), device.bytes(), cudaMemcpyDeviceToHost, stream_));
   PS_CUDA(cudaStreamSynchronize(stream_));
   upload_used_ = 0;  // every upload queued before has run too
   std::memcpy(host->data(), download_, device.bytes());

@@ -45,9 +45,9 @@ using TensorDescriptor =
     Descriptor<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor, cudnnDestroyTensorDescriptor>;
 using FilterDescriptor =
     Descriptor<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor, cudnnDestroyFilterDescriptor>;
-using ConvolutionDescriptor = Descriptor<cudnnConvolutionDescriptor_t,
-                                         cudnnCreateConvolutionDescriptor,
-                                         cudnnDestroyConvolutionDescriptor>;
+using ConvolutionDescriptor =
+    Descriptor<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor,
+               cudnnDestroyConvolutionDescriptor>;
 using PoolingDescriptor = Descriptor<cudnnPoolingDescriptor_t, cudnnCreatePoolingDescriptor,
                                      cudnnDestroyPoolingDescriptor>;
 using LrnDescriptor =

@@ -50,8 +50,8 @@ class CudaDense : public AffineKernel {
     // db = dy' (out x n) times a column of ones.
     PS_RETURN_IF_ERROR(d_->Ensure(db, {out_}));
     PS_ASSIGN_OR_RETURN(const float* ones, d_->Ones(n));
-    PS_CUBLAS(cublasSgemv(d_->cublas(), CUBLAS_OP_N, Int(out_), Int(n), &kOne, dy.data(),
-                          Int(out_), ones, 1, &kZero, db->data(), 1));
+    PS_CUBLAS(cublasSgemv(d_->cublas(), CUBLAS_OP_N, Int(out_), Int(n), &kOne, dy.data(), Int(out_),
+                          ones, 1, &kZero, db->data(), 1));
     return OkStatus();
   }
 

@@ -20,8 +20,8 @@ class CudaDropout : public DropoutKernel {
     PS_RETURN_IF_ERROR(CheckOnDevice(d_, "dropout forward", {&x}));
     PS_RETURN_IF_ERROR(d_->Ensure(&mask_, x.shape()));
     PS_RETURN_IF_ERROR(d_->Ensure(y, x.shape()));
-    return DropoutForward(x.data(), mask_.data(), y->data(), x.size(), seed_, calls_++,
-                          keep_prob_, d_->stream());
+    return DropoutForward(x.data(), mask_.data(), y->data(), x.size(), seed_, calls_++, keep_prob_,
+                          d_->stream());
   }
 
   Status Backward(const Tensor& dy, Tensor* dx) override {
@@ -46,7 +46,8 @@ class CudaDropout : public DropoutKernel {
 StatusOr<std::unique_ptr<DropoutKernel>> MakeDropout(CudaDevice* device, float keep_prob,
                                                      uint64_t seed) {
   if (!(keep_prob > 0.0f && keep_prob <= 1.0f)) {
-    return InvalidArgument("dropout: keep_prob must be in (0, 1], got " + std::to_string(keep_prob));
+    return InvalidArgument("dropout: keep_prob must be in (0, 1], got " +
+                           std::to_string(keep_prob));
   }
   return std::unique_ptr<DropoutKernel>(std::make_unique<CudaDropout>(device, keep_prob, seed));
 }

@@ -17,13 +17,11 @@ int Blocks(int64_t n) {
 }
 
 // Each thread of the grid takes every grid-size-th element.
-#define GRID_LOOP(i, n)                                                          \
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; \
-       i < (n); i += static_cast<int64_t>(blockDim.x) * gridDim.x)
+#define GRID_LOOP(i, n)                                                                  \
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
+       i += static_cast<int64_t>(blockDim.x) * gridDim.x)
 
-__global__ void Fill(float* p, float value, int64_t n) {
-  GRID_LOOP(i, n) p[i] = value;
-}
+__global__ void Fill(float* p, float value, int64_t n) { GRID_LOOP(i, n) p[i] = value; }
 
 __global__ void ReluForwardK(const float* x, float* y, int64_t n) {
   GRID_LOOP(i, n) y[i] = Relu(x[i]);
@@ -73,7 +71,7 @@ __global__ void PadK(const float* x, int64_t n, int64_t h, int64_t w, int64_t c,
     const int64_t row = (i / (c * wp)) % hp - top;
     const int64_t img = i / (c * wp * hp);
     out[i] = row >= 0 && row < h && col >= 0 && col < w ? x[((img * h + row) * w + col) * c + ch]
-                                                         : value;
+                                                        : value;
   }
 }
 
@@ -215,8 +213,8 @@ Status SoftmaxCrossEntropyRows(const float* logits, const int32_t* labels, int64
                                int64_t classes, double scale, float* dlogits, double* losses,
                                cudaStream_t stream) {
   if (rows == 0) return OkStatus();
-  SoftmaxXentK<<<Blocks(rows), kThreads, 0, stream>>>(logits, labels, rows, classes, scale,
-                                                      dlogits, losses);
+  SoftmaxXentK<<<Blocks(rows), kThreads, 0, stream>>>(logits, labels, rows, classes, scale, dlogits,
+                                                      losses);
   return Launched("SoftmaxCrossEntropyRows");
 }
 
@@ -233,8 +231,7 @@ Status PadNhwc(const float* x, int64_t n, int64_t h, int64_t w, int64_t c, int64
 Status CropNhwc(const float* padded, int64_t n, int64_t hp, int64_t wp, int64_t c, int64_t top,
                 int64_t left, int64_t h, int64_t w, float* out, cudaStream_t stream) {
   if (n * h * w * c == 0) return OkStatus();
-  CropK<<<Blocks(n * h * w * c), kThreads, 0, stream>>>(padded, n, hp, wp, c, top, left, h, w,
-                                                        out);
+  CropK<<<Blocks(n * h * w * c), kThreads, 0, stream>>>(padded, n, hp, wp, c, top, left, h, w, out);
   return Launched("CropNhwc");
 }
 
@@ -249,13 +246,12 @@ Status WeightDecay(const float* w, float wd, float* dw, int64_t n, double* sum_s
 
 Status MovingAverageDeltas(const float* moving_mean, const float* moving_variance,
                            const float* batch_mean, const float* batch_inv_std, float epsilon,
-                           double bessel, float momentum, float* mean_delta,
-                           float* variance_delta, int64_t c, cudaStream_t stream) {
+                           double bessel, float momentum, float* mean_delta, float* variance_delta,
+                           int64_t c, cudaStream_t stream) {
   if (c == 0) return OkStatus();
-  MovingAverageDeltasK<<<Blocks(c), kThreads, 0, stream>>>(moving_mean, moving_variance,
-                                                           batch_mean, batch_inv_std, epsilon,
-                                                           bessel, momentum, mean_delta,
-                                                           variance_delta, c);
+  MovingAverageDeltasK<<<Blocks(c), kThreads, 0, stream>>>(moving_mean, moving_variance, batch_mean,
+                                                           batch_inv_std, epsilon, bessel, momentum,
+                                                           mean_delta, variance_delta, c);
   return Launched("MovingAverageDeltas");
 }
 

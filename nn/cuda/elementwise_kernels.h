@@ -52,8 +52,8 @@ Status WeightDecay(const float* w, float wd, float* dw, int64_t n, double* sum_s
 // `bessel` (m / (m - 1)) as TensorFlow's moving variance is.
 Status MovingAverageDeltas(const float* moving_mean, const float* moving_variance,
                            const float* batch_mean, const float* batch_inv_std, float epsilon,
-                           double bessel, float momentum, float* mean_delta,
-                           float* variance_delta, int64_t c, cudaStream_t stream);
+                           double bessel, float momentum, float* mean_delta, float* variance_delta,
+                           int64_t c, cudaStream_t stream);
 
 // Average pooling over [n, h, w, c] with a square window, TensorFlow's
 // padding (pad_top/left before; padded cells are not counted).

@@ -21,9 +21,9 @@ class CudaLrn : public LrnKernel {
   Status Forward(const Tensor& x, Tensor* y) override {
     PS_RETURN_IF_ERROR(Describe(x, "lrn forward"));
     PS_RETURN_IF_ERROR(d_->Ensure(y, x.shape()));
-    PS_CUDNN(cudnnLRNCrossChannelForward(d_->cudnn(), lrn_desc_.get(),
-                                         CUDNN_LRN_CROSS_CHANNEL_DIM1, &kOne, desc_.get(),
-                                         x.data(), &kZero, desc_.get(), y->data()));
+    PS_CUDNN(cudnnLRNCrossChannelForward(d_->cudnn(), lrn_desc_.get(), CUDNN_LRN_CROSS_CHANNEL_DIM1,
+                                         &kOne, desc_.get(), x.data(), &kZero, desc_.get(),
+                                         y->data()));
     y_ = *y;  // cuDNN's backward pass reads the output
     return OkStatus();
   }
@@ -35,10 +35,9 @@ class CudaLrn : public LrnKernel {
       return FailedPrecondition("lrn: no forward of " + ShapeString(dy.shape()));
     }
     PS_RETURN_IF_ERROR(d_->Ensure(dx, x.shape()));
-    PS_CUDNN(cudnnLRNCrossChannelBackward(d_->cudnn(), lrn_desc_.get(),
-                                          CUDNN_LRN_CROSS_CHANNEL_DIM1, &kOne, desc_.get(),
-                                          y_.data(), desc_.get(), dy.data(), desc_.get(),
-                                          x.data(), &kZero, desc_.get(), dx->data()));
+    PS_CUDNN(cudnnLRNCrossChannelBackward(
+        d_->cudnn(), lrn_desc_.get(), CUDNN_LRN_CROSS_CHANNEL_DIM1, &kOne, desc_.get(), y_.data(),
+        desc_.get(), dy.data(), desc_.get(), x.data(), &kZero, desc_.get(), dx->data()));
     return OkStatus();
   }
 
@@ -51,7 +50,8 @@ class CudaLrn : public LrnKernel {
 
  private:
   Status Describe(const Tensor& x, const char* op) {
-    if (x.rank() != 4) return InvalidArgument("lrn: input " + ShapeString(x.shape()) + " is not NHWC");
+    if (x.rank() != 4)
+      return InvalidArgument("lrn: input " + ShapeString(x.shape()) + " is not NHWC");
     PS_RETURN_IF_ERROR(CheckOnDevice(d_, op, {&x}));
     if (x.shape() == shape_) return OkStatus();
     PS_RETURN_IF_ERROR(SetNhwc(&desc_, x.shape()));

@@ -55,8 +55,8 @@ class NcclAllReduce : public GpuAllReduce {
       for (size_t v = 0; v < vars; ++v) {
         if ((*per_device[d])[v].shape() != (*per_device[0])[v].shape()) {
           return InvalidArgument("all-reduce: variable " + std::to_string(v) + " is " +
-                                 ShapeString((*per_device[d])[v].shape()) + " on cuda:" +
-                                 std::to_string(d) + " but " +
+                                 ShapeString((*per_device[d])[v].shape()) +
+                                 " on cuda:" + std::to_string(d) + " but " +
                                  ShapeString((*per_device[0])[v].shape()) + " on cuda:0");
         }
       }
@@ -66,8 +66,8 @@ class NcclAllReduce : public GpuAllReduce {
       for (size_t d = 0; d < k; ++d) {
         Tensor& t = (*per_device[d])[v];
         if (t.size() == 0) continue;
-        ncclResult_t r = ncclAllReduce(t.data(), t.data(), static_cast<size_t>(t.size()),
-                                       ncclFloat, ncclAvg, comms_[d], streams_[d]);
+        ncclResult_t r = ncclAllReduce(t.data(), t.data(), static_cast<size_t>(t.size()), ncclFloat,
+                                       ncclAvg, comms_[d], streams_[d]);
         if (r != ncclSuccess) {
           (void)ncclGroupEnd();
           return NcclStatus(r, "ncclAllReduce");

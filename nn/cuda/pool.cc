@@ -24,7 +24,8 @@ class CudaPool : public PoolKernel {
       : d_(device), c_(config), max_(max) {}
 
   Status Forward(const Tensor& x, Tensor* y) override {
-    if (x.rank() != 4) return InvalidArgument("pool: input " + ShapeString(x.shape()) + " is not NHWC");
+    if (x.rank() != 4)
+      return InvalidArgument("pool: input " + ShapeString(x.shape()) + " is not NHWC");
     PS_RETURN_IF_ERROR(CheckOnDevice(d_, "pool forward", {&x}));
     PS_RETURN_IF_ERROR(Plan(x.shape()));
     PS_RETURN_IF_ERROR(d_->Ensure(y, {x.dim(0), h_.out, w_.out, x.dim(3)}));
@@ -96,8 +97,8 @@ class CudaPool : public PoolKernel {
   }
 
   AvgPoolGeometry Geometry() const {
-    return {x_shape_[0], x_shape_[1], x_shape_[2], x_shape_[3], h_.out, w_.out,
-            c_.window,   c_.stride,   h_.pad_before, w_.pad_before};
+    return {x_shape_[0], x_shape_[1], x_shape_[2], x_shape_[3],   h_.out,
+            w_.out,      c_.window,   c_.stride,   h_.pad_before, w_.pad_before};
   }
 
   CudaDevice* const d_;

@@ -25,7 +25,8 @@ class BatchNormLayer : public Layer {
   }
 
   StatusOr<Shape> OutputShape(const Shape& in) override {
-    if (in.empty() || in.back() <= 0) return InvalidArgument("input " + ShapeString(in) + " has no channels");
+    if (in.empty() || in.back() <= 0)
+      return InvalidArgument("input " + ShapeString(in) + " has no channels");
     channels_ = in.back();
     PS_ASSIGN_OR_RETURN(bn_, backend_->BatchNorm({channels_, epsilon_, momentum_}));
     return in;
@@ -33,8 +34,7 @@ class BatchNormLayer : public Layer {
 
   Status Forward(Mode mode, const Tensor& x, const Params& p, Tensor* y) override {
     if (mode == Mode::kTraining) return bn_->ForwardTraining(x, *p[kGamma], *p[kBeta], y);
-    return bn_->ForwardInference(x, *p[kGamma], *p[kBeta], *p[kMovingMean], *p[kMovingVariance],
-                                 y);
+    return bn_->ForwardInference(x, *p[kGamma], *p[kBeta], *p[kMovingMean], *p[kMovingVariance], y);
   }
 
   Status Backward(const Tensor&, const Tensor&, const Params& p, const Tensor& dy, Tensor* dx,
@@ -63,7 +63,8 @@ StatusOr<std::unique_ptr<Layer>> CreateBatchNormLayer(const std::string& name,
   if (spec.epsilon() < 0 || !(momentum < 1)) {
     return InvalidArgument("epsilon must be >= 0 and momentum in [0, 1)");
   }
-  return std::unique_ptr<Layer>(std::make_unique<BatchNormLayer>(name, epsilon, momentum, context.backend));
+  return std::unique_ptr<Layer>(
+      std::make_unique<BatchNormLayer>(name, epsilon, momentum, context.backend));
 }
 
 }  // namespace nn

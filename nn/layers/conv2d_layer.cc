@@ -11,7 +11,10 @@ class Conv2DLayer : public Layer {
  public:
   Conv2DLayer(const std::string& name, const proto::Conv2DSpec& spec, Initializer weights_init,
               Initializer biases_init, Backend* backend)
-      : Layer(name), spec_(spec), weights_init_(weights_init), biases_init_(biases_init),
+      : Layer(name),
+        spec_(spec),
+        weights_init_(weights_init),
+        biases_init_(biases_init),
         backend_(backend) {}
 
   std::vector<VariableSpec> Variables() const override {
@@ -43,8 +46,7 @@ class Conv2DLayer : public Layer {
     if (!count.ok() || *count > kMaxVariableElements) {
       return InvalidArgument("weights " + ShapeString(weights) + " are too large");
     }
-    PS_ASSIGN_OR_RETURN(conv_,
-                        backend_->Conv2D({k, k, in[2], spec_.filters(), stride, padding}));
+    PS_ASSIGN_OR_RETURN(conv_, backend_->Conv2D({k, k, in[2], spec_.filters(), stride, padding}));
     if (spec_.no_bias()) {
       PS_ASSIGN_OR_RETURN(zero_bias_, backend_->Zeros({spec_.filters()}));
     }
@@ -81,7 +83,8 @@ StatusOr<std::unique_ptr<Layer>> CreateConv2DLayer(const std::string& name,
     return InvalidArgument("filters and kernel_size must be > 0, stride >= 0");
   }
   if (spec.weight_decay() < 0) return InvalidArgument("weight_decay must be >= 0");
-  PS_ASSIGN_OR_RETURN(Initializer w, InitializerFrom(spec.weights_initializer(), "weights_initializer"));
+  PS_ASSIGN_OR_RETURN(Initializer w,
+                      InitializerFrom(spec.weights_initializer(), "weights_initializer"));
   Initializer b{InitKind::kConstant, 0.0f};
   if (!spec.no_bias()) {
     PS_ASSIGN_OR_RETURN(b, InitializerFrom(spec.biases_initializer(), "biases_initializer"));

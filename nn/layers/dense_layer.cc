@@ -11,7 +11,10 @@ class DenseLayer : public Layer {
  public:
   DenseLayer(const std::string& name, const proto::DenseSpec& spec, Initializer weights_init,
              Initializer biases_init, Backend* backend)
-      : Layer(name), spec_(spec), weights_init_(weights_init), biases_init_(biases_init),
+      : Layer(name),
+        spec_(spec),
+        weights_init_(weights_init),
+        biases_init_(biases_init),
         backend_(backend) {}
 
   std::vector<VariableSpec> Variables() const override {
@@ -53,8 +56,10 @@ StatusOr<std::unique_ptr<Layer>> CreateDenseLayer(const std::string& name,
                                                   const LayerContext& context) {
   if (spec.units() <= 0) return InvalidArgument("units must be > 0");
   if (spec.weight_decay() < 0) return InvalidArgument("weight_decay must be >= 0");
-  PS_ASSIGN_OR_RETURN(Initializer w, InitializerFrom(spec.weights_initializer(), "weights_initializer"));
-  PS_ASSIGN_OR_RETURN(Initializer b, InitializerFrom(spec.biases_initializer(), "biases_initializer"));
+  PS_ASSIGN_OR_RETURN(Initializer w,
+                      InitializerFrom(spec.weights_initializer(), "weights_initializer"));
+  PS_ASSIGN_OR_RETURN(Initializer b,
+                      InitializerFrom(spec.biases_initializer(), "biases_initializer"));
   return std::unique_ptr<Layer>(std::make_unique<DenseLayer>(name, spec, w, b, context.backend));
 }
 

@@ -1,6 +1,5 @@
 #include "nn/layers/layers.h"
 
-
 namespace pstrain {
 namespace nn {
 
@@ -8,8 +7,8 @@ Status ApplyRelu(Backend* backend, bool relu, Tensor* y) {
   return relu ? backend->Relu(*y, y) : OkStatus();
 }
 
-StatusOr<const Tensor*> ReluGradient(Backend* backend, bool relu, const Tensor& y,
-                                     const Tensor& dy, Tensor* scratch) {
+StatusOr<const Tensor*> ReluGradient(Backend* backend, bool relu, const Tensor& y, const Tensor& dy,
+                                     Tensor* scratch) {
   if (!relu) return &dy;
   PS_RETURN_IF_ERROR(backend->ReluGrad(y, dy, scratch));
   return scratch;
@@ -34,19 +33,30 @@ StatusOr<std::unique_ptr<Layer>> CreateLayer(const proto::LayerSpec& spec,
                                              const LayerContext& context) {
   const std::string& name = spec.name();
   switch (spec.kind_case()) {
-    case proto::LayerSpec::kConv2D: return CreateConv2DLayer(name, spec.conv2d(), context);
-    case proto::LayerSpec::kDense: return CreateDenseLayer(name, spec.dense(), context);
-    case proto::LayerSpec::kMaxPool: return CreatePoolLayer(name, true, spec.max_pool(), context);
-    case proto::LayerSpec::kAvgPool: return CreatePoolLayer(name, false, spec.avg_pool(), context);
-    case proto::LayerSpec::kLrn: return CreateLrnLayer(name, spec.lrn(), context);
-    case proto::LayerSpec::kBatchNorm: return CreateBatchNormLayer(name, spec.batch_norm(), context);
-    case proto::LayerSpec::kRelu: return CreateReluLayer(name, context);
-    case proto::LayerSpec::kFlatten: return CreateFlattenLayer(name, context);
-    case proto::LayerSpec::kDropout: return CreateDropoutLayer(name, spec.dropout(), context);
-    case proto::LayerSpec::KIND_NOT_SET: break;
+    case proto::LayerSpec::kConv2D:
+      return CreateConv2DLayer(name, spec.conv2d(), context);
+    case proto::LayerSpec::kDense:
+      return CreateDenseLayer(name, spec.dense(), context);
+    case proto::LayerSpec::kMaxPool:
+      return CreatePoolLayer(name, true, spec.max_pool(), context);
+    case proto::LayerSpec::kAvgPool:
+      return CreatePoolLayer(name, false, spec.avg_pool(), context);
+    case proto::LayerSpec::kLrn:
+      return CreateLrnLayer(name, spec.lrn(), context);
+    case proto::LayerSpec::kBatchNorm:
+      return CreateBatchNormLayer(name, spec.batch_norm(), context);
+    case proto::LayerSpec::kRelu:
+      return CreateReluLayer(name, context);
+    case proto::LayerSpec::kFlatten:
+      return CreateFlattenLayer(name, context);
+    case proto::LayerSpec::kDropout:
+      return CreateDropoutLayer(name, spec.dropout(), context);
+    case proto::LayerSpec::KIND_NOT_SET:
+      break;
   }
-  return InvalidArgument("no kind (conv2d, max_pool, avg_pool, lrn, dense, relu, dropout, "
-                         "batch_norm or flatten)");
+  return InvalidArgument(
+      "no kind (conv2d, max_pool, avg_pool, lrn, dense, relu, dropout, "
+      "batch_norm or flatten)");
 }
 
 }  // namespace nn

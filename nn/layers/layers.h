@@ -35,8 +35,7 @@ StatusOr<std::unique_ptr<Layer>> CreateDenseLayer(const std::string& name,
 StatusOr<std::unique_ptr<Layer>> CreatePoolLayer(const std::string& name, bool max,
                                                  const proto::PoolSpec& spec,
                                                  const LayerContext& context);
-StatusOr<std::unique_ptr<Layer>> CreateLrnLayer(const std::string& name,
-                                                const proto::LrnSpec& spec,
+StatusOr<std::unique_ptr<Layer>> CreateLrnLayer(const std::string& name, const proto::LrnSpec& spec,
                                                 const LayerContext& context);
 StatusOr<std::unique_ptr<Layer>> CreateBatchNormLayer(const std::string& name,
                                                       const proto::BatchNormSpec& spec,
@@ -51,8 +50,8 @@ StatusOr<std::unique_ptr<Layer>> CreateDropoutLayer(const std::string& name,
 // place; ReluGradient gives d(loss)/d(pre-activation) from the output y and
 // dy, in *scratch when the ReLU is on, or dy itself when it is off.
 Status ApplyRelu(Backend* backend, bool relu, Tensor* y);
-StatusOr<const Tensor*> ReluGradient(Backend* backend, bool relu, const Tensor& y,
-                                     const Tensor& dy, Tensor* scratch);
+StatusOr<const Tensor*> ReluGradient(Backend* backend, bool relu, const Tensor& y, const Tensor& dy,
+                                     Tensor* scratch);
 
 // Initializer from its spec; InvalidArgument naming `what` when unset or
 // negative.

@@ -53,9 +53,8 @@ StatusOr<std::unique_ptr<Layer>> CreatePoolLayer(const std::string& name, bool m
   }
   const int64_t stride = spec.stride() > 0 ? spec.stride() : spec.window();
   const Padding padding = spec.padding() == proto::VALID ? Padding::kValid : Padding::kSame;
-  return std::unique_ptr<Layer>(
-      std::make_unique<PoolLayer>(name, max, PoolConfig{spec.window(), stride, padding},
-                                  context.backend));
+  return std::unique_ptr<Layer>(std::make_unique<PoolLayer>(
+      name, max, PoolConfig{spec.window(), stride, padding}, context.backend));
 }
 
 }  // namespace nn

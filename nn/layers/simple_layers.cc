@@ -62,8 +62,7 @@ class FlattenLayer : public Layer {
 
 class DropoutLayer : public Layer {
  public:
-  DropoutLayer(const std::string& name, std::unique_ptr<DropoutKernel> dropout,
-               Backend* backend)
+  DropoutLayer(const std::string& name, std::unique_ptr<DropoutKernel> dropout, Backend* backend)
       : Layer(name), dropout_(std::move(dropout)), backend_(backend) {}
   StatusOr<Shape> OutputShape(const Shape& in) override { return in; }
   Status Forward(Mode mode, const Tensor& x, const Params&, Tensor* y) override {
@@ -82,8 +81,7 @@ class DropoutLayer : public Layer {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Layer>> CreateLrnLayer(const std::string& name,
-                                                const proto::LrnSpec& spec,
+StatusOr<std::unique_ptr<Layer>> CreateLrnLayer(const std::string& name, const proto::LrnSpec& spec,
                                                 const LayerContext& context) {
   PS_ASSIGN_OR_RETURN(
       std::unique_ptr<LrnKernel> lrn,

@@ -16,8 +16,8 @@ StatusOr<PsFleet::Layout> PsFleet::PlaceFromFlags(int num_ps,
                                                   std::vector<cluster::VariableInfo> infos,
                                                   std::set<std::string> non_trainable) {
   PS_ASSIGN_OR_RETURN(auto strategy, cluster::ParsePlacementStrategy(FLAGS_placement));
-  PS_ASSIGN_OR_RETURN(auto placement, cluster::ComputePlacement(infos, num_ps, strategy,
-                                                                FLAGS_min_slice_bytes));
+  PS_ASSIGN_OR_RETURN(auto placement,
+                      cluster::ComputePlacement(infos, num_ps, strategy, FLAGS_min_slice_bytes));
   return Layout{std::move(infos), std::move(placement), std::move(non_trainable)};
 }
 
@@ -230,8 +230,7 @@ void PsFleet::Retire(std::vector<Tensor> tensors) {
   if (memory_ != nullptr) memory_->Retire(std::move(tensors));
 }
 
-void PsFleet::ReturnPullBuffers(std::vector<std::map<std::string, Tensor>>* buffers,
-                                bool failed) {
+void PsFleet::ReturnPullBuffers(std::vector<std::map<std::string, Tensor>>* buffers, bool failed) {
   // The views into the caller's variables go; the buffers of whole ones
   // stay for the next pull, unless the pull failed.
   std::vector<Tensor> used;

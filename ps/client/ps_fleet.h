@@ -114,7 +114,7 @@ class PsFleet {
                        std::chrono::milliseconds wait = std::chrono::milliseconds(0));
 
   struct PushResult {
-    PsSteps steps;                           // each ps's step after the push
+    PsSteps steps;                             // each ps's step after the push
     std::vector<proto::PushOutcome> outcomes;  // per ps
     int64_t global_step() const { return steps[0]; }
     bool any(proto::PushOutcome o) const;
@@ -129,9 +129,9 @@ class PsFleet {
   // run (ps/client/ps_fleet_streams.h): the same requests' effect as PullVariables
   // and PushGradients, variable by variable. The fleet must outlive them;
   // no other pull of this fleet may run beside a StreamedPull.
-  std::unique_ptr<StreamedPull> StartPull(std::vector<Tensor>* values, int64_t min_step = 0,
-                                          std::chrono::milliseconds wait =
-                                              std::chrono::milliseconds(0));
+  std::unique_ptr<StreamedPull> StartPull(
+      std::vector<Tensor>* values, int64_t min_step = 0,
+      std::chrono::milliseconds wait = std::chrono::milliseconds(0));
   std::unique_ptr<StreamedPush> StartPush(int worker, int64_t local_step, const PsSteps& pulled,
                                           bool sync);
   // The status of ps 0, which keeps global_step and the finished workers.

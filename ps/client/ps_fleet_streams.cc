@@ -22,7 +22,8 @@ StreamedPull::StreamedPull(PsFleet* fleet, std::vector<Tensor>* values, int64_t 
   }
   buffers_.resize(fleet_->num_ps());
   steps_.assign(fleet_->num_ps(), 0);
-  for (int ps = 0; ps < fleet_->num_ps(); ++ps) threads_.emplace_back(&StreamedPull::PullFromPs, this, ps);
+  for (int ps = 0; ps < fleet_->num_ps(); ++ps)
+    threads_.emplace_back(&StreamedPull::PullFromPs, this, ps);
 }
 
 StreamedPull::~StreamedPull() { Finish(); }
@@ -84,7 +85,9 @@ void StreamedPull::Fail(const Status& error) {
 
 Status StreamedPull::WaitSteps(PsFleet::PsSteps* steps) {
   MutexLock lock(&mu_);
-  changed_.wait(*lock.native(), [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !error_.ok() || steps_known_ == fleet_->num_ps(); });
+  changed_.wait(*lock.native(), [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return !error_.ok() || steps_known_ == fleet_->num_ps();
+  });
   PS_RETURN_IF_ERROR(error_);
   *steps = steps_;
   return OkStatus();
@@ -92,7 +95,9 @@ Status StreamedPull::WaitSteps(PsFleet::PsSteps* steps) {
 
 Status StreamedPull::Wait(size_t v) {
   MutexLock lock(&mu_);
-  changed_.wait(*lock.native(), [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !error_.ok() || shards_missing_[v] == 0; });
+  changed_.wait(*lock.native(), [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return !error_.ok() || shards_missing_[v] == 0;
+  });
   return shards_missing_[v] == 0 ? OkStatus() : error_;
 }
 
@@ -153,7 +158,9 @@ void StreamedPush::PushToPs(int ps, proto::PushHeader header) {
     Item item;
     {
       MutexLock lock(&mu_);
-      changed_.wait(*lock.native(), [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return aborting_ || ending_ || !queues_[ps].empty(); });
+      changed_.wait(*lock.native(), [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return aborting_ || ending_ || !queues_[ps].empty();
+      });
       if (aborting_) return;  // the stream goes unfinished: the ps drops it
       if (queues_[ps].empty()) break;
       item = queues_[ps].front();

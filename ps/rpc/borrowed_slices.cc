@@ -8,8 +8,8 @@ namespace pstrain {
 
 BorrowedSlices::~BorrowedSlices() {
   std::unique_lock<std::mutex> lock(mu_);
-  while (!released_.wait_for(lock, std::chrono::seconds(10),
-                             [this] { return outstanding_ == 0; })) {
+  while (
+      !released_.wait_for(lock, std::chrono::seconds(10), [this] { return outstanding_ == 0; })) {
     // Never expected: gRPC frees a slice once its bytes are written or the
     // call is gone. Freeing the memory under it would be worse than waiting.
     LOG(WARNING) << "still waiting for gRPC to release " << outstanding_ << " tensor slices";

@@ -108,8 +108,7 @@ grpc::ByteBuffer EncodeChunkMessage(const google::protobuf::MessageLite& rest, i
 }
 
 StatusOr<bool> DecodeChunkMessage(grpc::ByteBuffer* buffer, int chunk_field,
-                                  google::protobuf::MessageLite* rest,
-                                  TensorAssembler* assembler) {
+                                  google::protobuf::MessageLite* rest, TensorAssembler* assembler) {
   const auto invalid = [rest] { return NotValid(*rest, "malformed"); };
   grpc::ProtoBufferReader reader(buffer);
   CodedInputStream in(&reader);

@@ -37,8 +37,7 @@ grpc::ByteBuffer EncodeChunkMessage(const google::protobuf::MessageLite& rest, i
 // a chunk it refuses. After an error, the assembler may hold part of the
 // chunk: the caller drops the whole stream.
 StatusOr<bool> DecodeChunkMessage(grpc::ByteBuffer* buffer, int chunk_field,
-                                  google::protobuf::MessageLite* rest,
-                                  TensorAssembler* assembler);
+                                  google::protobuf::MessageLite* rest, TensorAssembler* assembler);
 
 }  // namespace pstrain
 

@@ -48,12 +48,12 @@ Tensor RoundTrip(const Tensor& t, uint32_t chunk_bytes, size_t pieces, int64_t* 
     BorrowedSlices borrowed;
     proto::PullResponse rest;
     rest.set_global_step(77);
-    ForEachChunkSpan("w", t, chunk_bytes, [&](const proto::TensorChunk& head, const char* data,
-                                              size_t n) {
-      wire.push_back(Flatten(EncodeChunkMessage(rest, proto::PullResponse::kChunkFieldNumber, head,
-                                                data, n, &borrowed)));
-      return true;
-    });
+    ForEachChunkSpan(
+        "w", t, chunk_bytes, [&](const proto::TensorChunk& head, const char* data, size_t n) {
+          wire.push_back(Flatten(EncodeChunkMessage(rest, proto::PullResponse::kChunkFieldNumber,
+                                                    head, data, n, &borrowed)));
+          return true;
+        });
   }
   TensorAssembler assembler;
   for (const std::string& bytes : wire) {
@@ -109,7 +109,7 @@ TEST(ChunkCodec, WritesPlainProtobuf) {
 // A chunk whose data is not its last field (another writer's order) is read
 // too, through a copy; the fields after the data still count.
 TEST(ChunkCodec, ReadsChunksInAnyFieldOrder) {
-  proto::TensorChunk first;  // the data, then the rest of the head
+  proto::TensorChunk first;                               // the data, then the rest of the head
   first.set_data("\x00\x00\x80\x3f\x00\x00\x00\x40", 8);  // 1.0f, 2.0f
   proto::TensorChunk head;
   head.set_name("v");
@@ -124,8 +124,8 @@ TEST(ChunkCodec, ReadsChunksInAnyFieldOrder) {
   bytes += chunk_bytes;
   grpc::ByteBuffer buffer = Sliced(bytes, 3);
   TensorAssembler assembler;
-  auto decoded = DecodeChunkMessage(&buffer, proto::PushRequest::kChunkFieldNumber, &request,
-                                    &assembler);
+  auto decoded =
+      DecodeChunkMessage(&buffer, proto::PushRequest::kChunkFieldNumber, &request, &assembler);
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   auto tensors = assembler.Finish();
   ASSERT_TRUE(tensors.ok());

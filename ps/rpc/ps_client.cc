@@ -23,8 +23,8 @@ PsClient::PsClient(int ps_index, const std::string& address, const PsClientOptio
     : name_("ps:" + std::to_string(ps_index) + " (" + address + ")"),
       host_(cluster::AddressHost(address)),
       chunk_bytes_(options.chunk_bytes),
-      channel_(grpc::CreateCustomChannel(address, PsChannelCredentials(),
-                                         DefaultChannelArguments())),
+      channel_(
+          grpc::CreateCustomChannel(address, PsChannelCredentials(), DefaultChannelArguments())),
       stub_(proto::Ps::NewStub(channel_)),
       generic_stub_(channel_),
       wire_dtype_(options.wire_dtype),
@@ -52,8 +52,8 @@ Status PsClient::SendTensors(const std::string& method, const Header& header,
   for (auto it = tensors.begin(); ok && it != tensors.end(); ++it) {
     ok = ForEachChunkSpan(it->first, *it->second, chunk_bytes_,
                           [&](const proto::TensorChunk& head, const char* data, size_t n) {
-                            return call.Write(EncodeChunkMessage(
-                                rest, Request::kChunkFieldNumber, head, data, n, &borrowed));
+                            return call.Write(EncodeChunkMessage(rest, Request::kChunkFieldNumber,
+                                                                 head, data, n, &borrowed));
                           });
   }
   ok = ok && call.WritesDone();
@@ -110,8 +110,8 @@ StatusOr<std::shared_ptr<tcp::TensorChannelClient>> PsClient::Channel() {
       auto tls = TaskClientSslCtx();  // the same certificates as gRPC's
       if (!tls.ok()) return tls.status().Annotate(name_);
       tensor_channel_ = std::make_shared<tcp::TensorChannelClient>(
-          host_, status.tensor_port(),
-          shared_memory_ && OnThisHost() ? status.tensor_socket() : "", *tls);
+          host_, status.tensor_port(), shared_memory_ && OnThisHost() ? status.tensor_socket() : "",
+          *tls);
       if (arena_ != nullptr) tensor_channel_->UseArena(arena_);
     }
     channel_known_ = true;
@@ -274,7 +274,7 @@ StatusOr<proto::StatusResponse> PsClient::GetStatus(std::chrono::milliseconds ti
 // The control calls: one unary request, a 10 s deadline, an empty reply.
 template <typename Request, typename Response>
 Status PsClient::Control(grpc::Status (proto::Ps::Stub::*method)(grpc::ClientContext*,
-                                                                  const Request&, Response*),
+                                                                 const Request&, Response*),
                          const Request& request) {
   grpc::ClientContext ctx;
   SetDeadline(&ctx, std::chrono::seconds(10));

@@ -20,10 +20,10 @@
 #include <utility>
 #include <vector>
 
+#include <grpcpp/generic/generic_stub.h>
 #include "core/mutex.h"
 #include "core/status.h"
 #include "core/tensor.h"
-#include <grpcpp/generic/generic_stub.h>
 
 #include "proto/ps.grpc.pb.h"
 #include "ps/client/ps_connection.h"
@@ -74,8 +74,7 @@ class PsClient : public PsConnection {
   // Over the tensor channel, each gradient goes out as it is written; over
   // gRPC, all of them at Finish.
   StatusOr<std::unique_ptr<PushStream>> StartPush(const proto::PushHeader& header) override;
-  StatusOr<proto::HeartbeatResponse> Heartbeat(int worker, int64_t local_step,
-                                               float loss) override;
+  StatusOr<proto::HeartbeatResponse> Heartbeat(int worker, int64_t local_step, float loss) override;
   StatusOr<proto::StatusResponse> GetStatus(std::chrono::milliseconds timeout) override;
   Status WorkerDone(int worker) override;
   Status SetLiveWorkers(const std::vector<int>& workers) override;
@@ -96,8 +95,8 @@ class PsClient : public PsConnection {
   // through `borrowed`, then reads the reply into *response and finishes
   // the call.
   template <typename Request, typename Header, typename Response>
-  Status SendTensors(const std::string& method, const Header& header,
-                     const NamedTensors& tensors, Response* response);
+  Status SendTensors(const std::string& method, const Header& header, const NamedTensors& tensors,
+                     Response* response);
   template <typename Request, typename Response>
   Status Control(grpc::Status (proto::Ps::Stub::*method)(grpc::ClientContext*, const Request&,
                                                          Response*),

@@ -1,9 +1,9 @@
 // The Ps protocol end to end over real gRPC on loopback (port 0).
-#include <gtest/gtest.h>
 #include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
 
-#include "ps/testing/loopback_ps.h"
 #include "ps/tensor_chunks.h"
+#include "ps/testing/loopback_ps.h"
 
 namespace pstrain {
 namespace {
@@ -130,7 +130,8 @@ TEST_F(PsRpcTest, PushStreamEndingShortOfItsGradientsAppliesNothing) {
   writer->WritesDone();
   grpc::Status status = writer->Finish();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(status.error_message().find("sent 1 of 2 gradients; nothing applied"), std::string::npos)
+  EXPECT_NE(status.error_message().find("sent 1 of 2 gradients; nothing applied"),
+            std::string::npos)
       << status.error_message();
 
   std::map<std::string, Tensor> out;

@@ -35,17 +35,17 @@ PsService::PsService(PsCore* core) : core_(core) {
   // Served as a bidi stream: the request, then the reply's messages as
   // bytes of their own making (ps/rpc/chunk_codec.h). On the wire a
   // server-streaming call is the same.
-  MarkMethodStreamed(kPullMethod,
-                     new grpc::internal::BidiStreamingHandler<PsService, proto::PullRequest,
-                                                              grpc::ByteBuffer>(
-                         std::mem_fn(&PsService::PullStream), this));
+  MarkMethodStreamed(
+      kPullMethod,
+      new grpc::internal::BidiStreamingHandler<PsService, proto::PullRequest, grpc::ByteBuffer>(
+          std::mem_fn(&PsService::PullStream), this));
 }
 
 template <typename Response>
 void PsService::ReadUnparsed(int method, UnparsedHandler<Response> handler) {
-  MarkMethodStreamed(method, new grpc::internal::ClientStreamingHandler<PsService, grpc::ByteBuffer,
-                                                                        Response>(
-                                 std::mem_fn(handler), this));
+  MarkMethodStreamed(
+      method, new grpc::internal::ClientStreamingHandler<PsService, grpc::ByteBuffer, Response>(
+                  std::mem_fn(handler), this));
 }
 
 grpc::Status PsService::InitStream(grpc::ServerContext* ctx,
@@ -92,8 +92,8 @@ grpc::Status PsService::Pull(grpc::ServerContext* ctx, const proto::PullRequest&
 grpc::Status PsService::PushStream(grpc::ServerContext* ctx,
                                    grpc::ServerReader<grpc::ByteBuffer>* reader,
                                    proto::PushResponse* response) {
-  auto pushed = HandlePushStream(
-      core_, ReadStreamParts<proto::PushRequest, proto::PushHeader>(ctx, reader));
+  auto pushed =
+      HandlePushStream(core_, ReadStreamParts<proto::PushRequest, proto::PushHeader>(ctx, reader));
   if (!pushed.ok()) return ToGrpcStatus(pushed.status());
   *response = std::move(pushed).value();
   return grpc::Status::OK;

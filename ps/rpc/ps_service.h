@@ -16,7 +16,6 @@
 #ifndef PSTRAIN_PS_RPC_PS_SERVICE_H_
 #define PSTRAIN_PS_RPC_PS_SERVICE_H_
 
-
 #include <atomic>
 
 #include "proto/ps.grpc.pb.h"
@@ -53,8 +52,7 @@ class PsService final : public proto::Ps::Service {
                          proto::StatusResponse* response) override;
   grpc::Status WorkerDone(grpc::ServerContext* ctx, const proto::WorkerDoneRequest* request,
                           proto::WorkerDoneResponse* response) override;
-  grpc::Status SetLiveWorkers(grpc::ServerContext* ctx,
-                              const proto::SetLiveWorkersRequest* request,
+  grpc::Status SetLiveWorkers(grpc::ServerContext* ctx, const proto::SetLiveWorkersRequest* request,
                               proto::SetLiveWorkersResponse* response) override;
   grpc::Status Heartbeat(grpc::ServerContext* ctx, const proto::HeartbeatRequest* request,
                          proto::HeartbeatResponse* response) override;

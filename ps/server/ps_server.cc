@@ -16,8 +16,7 @@ namespace pstrain {
 
 PsServer::PsServer(PsCore* core) : core_(core) {}
 
-StatusOr<std::unique_ptr<PsServer>> PsServer::Start(PsCore* core,
-                                                    const std::string& listen_address,
+StatusOr<std::unique_ptr<PsServer>> PsServer::Start(PsCore* core, const std::string& listen_address,
                                                     int tensor_port,
                                                     const tcp::ChannelLimits* limits) {
   const std::string task = "ps:" + std::to_string(core->task_index());

@@ -38,8 +38,7 @@ class PsServer {
   // none, tensors go over gRPC). `channel` bounds what the tensor channel's
   // clients may hold (null: the defaults). Unavailable when a port cannot
   // be bound.
-  static StatusOr<std::unique_ptr<PsServer>> Start(PsCore* core,
-                                                   const std::string& listen_address,
+  static StatusOr<std::unique_ptr<PsServer>> Start(PsCore* core, const std::string& listen_address,
                                                    int tensor_port = 0,
                                                    const tcp::ChannelLimits* channel = nullptr);
   // gRPC threads serving calls at once: bounds what concurrent requests can

@@ -127,7 +127,7 @@ TEST_F(SmallChannel, ANewConnectionTakesTheIdlestsPlace) {
   // socket_ is one of the fixture's; two more make three from 127.0.0.1.
   auto mine = OpenIdle(port, 2);
   ASSERT_TRUE(WaitUntil([&] { return ps_.server->channel()->counts().connections == 3; },
-                         std::chrono::seconds(5)));
+                        std::chrono::seconds(5)));
   auto fourth = OpenIdle(port, 1);
   EXPECT_TRUE(ClosedByPs(socket_.get(), std::chrono::seconds(5)));  // the idlest
   EXPECT_FALSE(mine[0]->ReadableNow());
@@ -138,7 +138,7 @@ TEST_F(SmallChannel, ANewConnectionTakesTheIdlestsPlace) {
       Socket::ConnectLocal(ps_.server->channel()->local_socket(), std::chrono::seconds(5));
   ASSERT_TRUE(local1.ok());
   ASSERT_TRUE(WaitUntil([&] { return ps_.server->channel()->counts().connections == 4; },
-                         std::chrono::seconds(5)));
+                        std::chrono::seconds(5)));
   auto local2 =
       Socket::ConnectLocal(ps_.server->channel()->local_socket(), std::chrono::seconds(5));
   ASSERT_TRUE(local2.ok());
@@ -161,8 +161,7 @@ TEST_F(SmallChannel, WhenAllAreBusyANewConnectionIsRefusedAndTheClientGoesOverGr
   far.set_min_step(int64_t{1} << 62);
   far.set_wait_deadline_ms(60000);
   for (auto& s : waiting) ASSERT_TRUE(WriteFrame(s.get(), FrameKind::kPullRequest, &far).ok());
-  ASSERT_TRUE(
-      WaitUntil([&] { return ps_.server->waiting_pulls() == 4; }, std::chrono::seconds(5)));
+  ASSERT_TRUE(WaitUntil([&] { return ps_.server->waiting_pulls() == 4; }, std::chrono::seconds(5)));
   auto refused = Socket::Connect("127.0.0.1", port, std::chrono::seconds(5));
   ASSERT_TRUE(refused.ok());
   (*refused)->SetTimeout(std::chrono::seconds(5));
@@ -194,16 +193,16 @@ TEST_F(AbandonedWaits, EndWithTheirClientsOnTheTensorChannel) {
   for (auto& s : sockets) ASSERT_TRUE(WriteFrame(s.get(), FrameKind::kPullRequest, &far).ok());
   const auto& channel = *ps_.server->channel();
   const int at_once = ChannelLimits().max_requests_per_peer;
-  ASSERT_TRUE(WaitUntil([&] { return ps_.server->waiting_pulls() == at_once; },
-                         std::chrono::seconds(20)));
+  ASSERT_TRUE(
+      WaitUntil([&] { return ps_.server->waiting_pulls() == at_once; }, std::chrono::seconds(20)));
   EXPECT_EQ(channel.counts().serving, at_once);
   EXPECT_EQ(channel.counts().connections, 257);
   sockets.clear();  // the clients hang up
   EXPECT_TRUE(
       WaitUntil([&] { return ps_.server->waiting_pulls() == 0 && channel.counts().serving == 0; },
-                 std::chrono::seconds(1)));
+                std::chrono::seconds(1)));
   EXPECT_TRUE(WaitUntil([&] { return channel.counts().connections == 1; },  // the fixture's
-                         std::chrono::seconds(1)));
+                        std::chrono::seconds(1)));
   ExpectUnchanged();
 }
 
@@ -232,8 +231,7 @@ TEST_F(AbandonedWaits, EndWithTheirClientsOverGrpc) {
   ASSERT_TRUE(
       WaitUntil([&] { return ps_.server->waiting_pulls() == kCalls; }, std::chrono::seconds(20)));
   for (auto& c : calls) c->TryCancel();
-  EXPECT_TRUE(
-      WaitUntil([&] { return ps_.server->waiting_pulls() == 0; }, std::chrono::seconds(1)));
+  EXPECT_TRUE(WaitUntil([&] { return ps_.server->waiting_pulls() == 0; }, std::chrono::seconds(1)));
   for (auto& t : threads) t.join();
 }
 
@@ -272,7 +270,7 @@ TEST_F(IdleChannel, AClientWhoseIdleConnectionWasClosedCarriesOn) {
   g.Fill(0.5f);
   ASSERT_TRUE(client.Push(PushOfW(), {{"w", &g}}).ok());
   ASSERT_TRUE(WaitUntil([&] { return ps_.server->channel()->counts().connections == 0; },
-                         std::chrono::seconds(5)));
+                        std::chrono::seconds(5)));
   EXPECT_TRUE(ClosedByPs(socket_.get(), std::chrono::seconds(5)));
   auto pushed = client.Push(PushOfW(), {{"w", &g}});
   ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
@@ -313,11 +311,11 @@ TEST_F(OneRequestPerPeer, ARequestWhoseClientLeftWhileItWaitedIsNotServed) {
   push.Add(FrameKind::kEnd, nullptr);
   ASSERT_TRUE(push.WriteTo(sockets[1].get()).ok());
   ASSERT_TRUE(WaitUntil([&] { return ps_.server->channel()->counts().waiting == 1; },
-                         std::chrono::seconds(5)));
+                        std::chrono::seconds(5)));
   sockets[1].reset();
   sockets[0].reset();  // the pull ends, and the push's turn comes
   ASSERT_TRUE(WaitUntil([&] { return ps_.server->channel()->counts().connections == 1; },
-                         std::chrono::seconds(5)));
+                        std::chrono::seconds(5)));
   ExpectUnchanged();
 }
 

@@ -15,10 +15,10 @@
 #include <thread>
 
 #include "core/testing/wait_until.h"
-#include "ps/testing/loopback_ps.h"
 #include "ps/tcp/shared_region.h"
 #include "ps/tcp/socket.h"
 #include "ps/tcp/tensor_frames.h"
+#include "ps/testing/loopback_ps.h"
 
 namespace pstrain {
 namespace tcp {

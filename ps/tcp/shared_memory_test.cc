@@ -29,9 +29,9 @@ namespace tcp {
 namespace {
 
 // Skips a test on a machine without memory files (memfd_create).
-#define SKIP_WITHOUT_SHARED_MEMORY()                              \
-  if (!SharedRegion::Create(4096).ok()) {                         \
-    GTEST_SKIP() << "no memory files (memfd) on this machine";    \
+#define SKIP_WITHOUT_SHARED_MEMORY()                           \
+  if (!SharedRegion::Create(4096).ok()) {                      \
+    GTEST_SKIP() << "no memory files (memfd) on this machine"; \
   }
 
 TEST(SharedRegion, TwoMappingsOfARegionShareItsBytes) {
@@ -45,7 +45,7 @@ TEST(SharedRegion, TwoMappingsOfARegionShareItsBytes) {
   EXPECT_TRUE((*adopted)->Holds(0, 1 << 16));
   EXPECT_FALSE((*adopted)->Holds(1, 1 << 16));
   EXPECT_FALSE((*adopted)->Holds(UINT64_MAX, 2));  // no overflow
-  EXPECT_EQ((*adopted)->fd(), -1);  // the mapping is all the ps keeps
+  EXPECT_EQ((*adopted)->fd(), -1);                 // the mapping is all the ps keeps
 }
 
 // What the ps maps can never become shorter, not even by its creator: the
@@ -309,7 +309,7 @@ TEST_F(SharedMemoryBudgetTest, OffersPastTheBudgetAreRefused) {
   // whole budget.
   ASSERT_NO_FATAL_FAILURE(UseLocalSocket());
   EXPECT_TRUE(WaitUntil([&] { return Offer((*region)->fd(), (*region)->bytes()).attached(); },
-                         std::chrono::seconds(5)));
+                        std::chrono::seconds(5)));
 }
 
 TEST_F(HostileSharedMemory, AShmChunkInAnArenaNeverOfferedIsRefused) {

@@ -58,8 +58,8 @@ StatusOr<std::unique_ptr<SharedRegion>> SharedRegion::Adopt(UniqueFd fd, uint64_
   struct stat st;
   if (fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 0 ||
       static_cast<uint64_t>(st.st_size) < bytes) {
-    return InvalidArgument(what + " holds " + std::to_string(st.st_size) + " bytes, fewer than the " +
-                           std::to_string(bytes) + " offered");
+    return InvalidArgument(what + " holds " + std::to_string(st.st_size) +
+                           " bytes, fewer than the " + std::to_string(bytes) + " offered");
   }
   // Its pages reserved by its maker (Create does): none of the memory the
   // ps writes into it is then charged to the ps.

@@ -34,7 +34,8 @@ int PollMillis(std::chrono::milliseconds timeout, Clock::time_point deadline) {
   int64_t ms = timeout.count() > 0 ? timeout.count() : -1;
   if (deadline != Clock::time_point::max()) {
     // Rounded up, so as not to wake just before the deadline; 0 once past.
-    const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - Clock::now()).count();
+    const int64_t ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - Clock::now()).count();
     const int64_t left = ns <= 0 ? 0 : (ns + 999999) / 1000000;
     ms = ms < 0 ? left : std::min(left, ms);
   }
@@ -80,8 +81,8 @@ Socket::Socket(int fd) : fd_(fd) {
   SetNonBlocking(fd_);
   struct sockaddr_storage self = {};
   socklen_t len = sizeof(self);
-  local_ = getsockname(fd_, reinterpret_cast<sockaddr*>(&self), &len) == 0 &&
-           self.ss_family == AF_UNIX;
+  local_ =
+      getsockname(fd_, reinterpret_cast<sockaddr*>(&self), &len) == 0 && self.ss_family == AF_UNIX;
   if (local_) return;
   int one = 1;
   setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -327,10 +328,9 @@ StatusOr<std::unique_ptr<Listener>> Listener::Listen(const std::string& host, in
   struct sockaddr_storage bound = {};
   socklen_t len = sizeof(bound);
   getsockname(fd, reinterpret_cast<struct sockaddr*>(&bound), &len);
-  const int bound_port =
-      bound.ss_family == AF_INET6
-          ? ntohs(reinterpret_cast<struct sockaddr_in6*>(&bound)->sin6_port)
-          : ntohs(reinterpret_cast<struct sockaddr_in*>(&bound)->sin_port);
+  const int bound_port = bound.ss_family == AF_INET6
+                             ? ntohs(reinterpret_cast<struct sockaddr_in6*>(&bound)->sin6_port)
+                             : ntohs(reinterpret_cast<struct sockaddr_in*>(&bound)->sin_port);
   return std::unique_ptr<Listener>(new Listener(fd, bound_port, ""));
 }
 

@@ -124,9 +124,8 @@ bool TensorChannelClient::InArena(const Connection& c, const Tensor& t, uint64_t
 Status TensorChannelClient::AttachArena(Connection* c, std::shared_ptr<const SharedRegion> arena) {
   auto replied = Attach(c, FrameKind::kShmAttachArena, *arena);
   if (replied.status().code() == Code::kInvalidArgument) {
-    LOG(INFO) << "tensor channel to " << host_ << ":" << port_
-              << ": the ps does not know arenas (" << replied.status().ToString()
-              << "); tensors go through the connection's region";
+    LOG(INFO) << "tensor channel to " << host_ << ":" << port_ << ": the ps does not know arenas ("
+              << replied.status().ToString() << "); tensors go through the connection's region";
     arena_refused_ = true;
   }
   PS_ASSIGN_OR_RETURN(proto::ShmAttachReply reply, std::move(replied));
@@ -142,7 +141,7 @@ Status TensorChannelClient::AttachArena(Connection* c, std::shared_ptr<const Sha
 }
 
 StatusOr<proto::ShmAttachReply> TensorChannelClient::Attach(Connection* c, FrameKind kind,
-                                                           const SharedRegion& region) {
+                                                            const SharedRegion& region) {
   proto::ShmAttach attach;
   attach.set_bytes(region.bytes());
   FrameBatch frame;

@@ -69,8 +69,8 @@ class TensorChannelClient {
   // Fills `out` as PsConnection::Pull does, assembling into the tensors
   // already there where names and shapes match; the values travel as
   // request.wire_dtype() says.
-  Status Pull(const proto::PullRequest& request, std::map<std::string, Tensor>* out,
-              int64_t* step, std::chrono::milliseconds timeout);
+  Status Pull(const proto::PullRequest& request, std::map<std::string, Tensor>* out, int64_t* step,
+              std::chrono::milliseconds timeout);
 
   // Whether the ps mapped this client's shared regions (false until one
   // was offered, and for good once the ps could not or none could be made).
@@ -90,8 +90,8 @@ class TensorChannelClient {
     ByteStream* stream() {
       return tls != nullptr ? static_cast<ByteStream*>(tls.get()) : socket.get();
     }
-    std::unique_ptr<SharedRegion> region;  // mapped by the ps too; null: none
-    uint64_t placed = 0;                   // bytes of this exchange placed in the region
+    std::unique_ptr<SharedRegion> region;       // mapped by the ps too; null: none
+    uint64_t placed = 0;                        // bytes of this exchange placed in the region
     std::shared_ptr<const SharedRegion> arena;  // the arena the ps mapped on it; null: none
   };
   class Pushing;
@@ -99,9 +99,8 @@ class TensorChannelClient {
   StatusOr<std::unique_ptr<Connection>> Take(std::chrono::milliseconds timeout);
   // Push and Pull on one connection; the public ones try once more when
   // the ps closed it idle as the request went out (ClosedWhileIdle).
-  StatusOr<proto::PushResponse> PushOnce(const proto::PushHeader& header,
-                                         const NamedTensors& grads, proto::DataType wire,
-                                         std::chrono::milliseconds timeout);
+  StatusOr<proto::PushResponse> PushOnce(const proto::PushHeader& header, const NamedTensors& grads,
+                                         proto::DataType wire, std::chrono::milliseconds timeout);
   Status PullOnce(const proto::PullRequest& request, std::map<std::string, Tensor>* out,
                   int64_t* step, std::chrono::milliseconds timeout);
   static bool ClosedWhileIdle(const Status& s);
@@ -115,8 +114,7 @@ class TensorChannelClient {
   // Sends `region`'s descriptor and size in a `kind` frame (ShmAttach or
   // ShmAttachArena) on `c` and reads the ps's answer; its Error frame's
   // status when it refused the frame (and closed the connection).
-  StatusOr<proto::ShmAttachReply> Attach(Connection* c, FrameKind kind,
-                                         const SharedRegion& region);
+  StatusOr<proto::ShmAttachReply> Attach(Connection* c, FrameKind kind, const SharedRegion& region);
   // A new connection, greeted by the ps: to the local socket where there is
   // one and it can be reached, else over TCP. Errors Unusable says are.
   StatusOr<std::unique_ptr<Connection>> Connect(std::chrono::milliseconds timeout);
@@ -141,14 +139,14 @@ class TensorChannelClient {
 
   const std::string host_;
   const int port_;
-  const std::string local_socket_;  // empty: none
-  const std::shared_ptr<SSL_CTX> tls_;  // null: plain TCP
+  const std::string local_socket_;         // empty: none
+  const std::shared_ptr<SSL_CTX> tls_;     // null: plain TCP
   std::atomic<uint64_t> wanted_{1 << 20};  // bytes of the largest exchange so far
   // The largest region there was room for, once one could not be made.
   std::atomic<uint64_t> region_cap_{SharedRegion::kMaxBytes};
-  std::atomic<bool> shared_{false};        // a region was mapped by the ps
-  std::atomic<bool> refused_{false};       // the ps could not map one
-  std::atomic<bool> arena_refused_{false};  // the ps could not map the arena
+  std::atomic<bool> shared_{false};             // a region was mapped by the ps
+  std::atomic<bool> refused_{false};            // the ps could not map one
+  std::atomic<bool> arena_refused_{false};      // the ps could not map the arena
   std::atomic<bool> local_unreachable_{false};  // the local socket is not here
   Mutex mu_;
   std::vector<std::unique_ptr<Connection>> idle_ ABSL_GUARDED_BY(mu_);

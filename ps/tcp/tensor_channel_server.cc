@@ -47,7 +47,9 @@ void WriteNow(Socket* socket, const Status& error) {
 struct TensorChannelServer::Connection {
   Connection(asio::io_context& io, std::unique_ptr<Socket> s, int ready_fd)
       : socket(std::move(s)), ready(io, ready_fd), timer(io) {}
-  ByteStream* stream() { return tls != nullptr ? static_cast<ByteStream*>(tls.get()) : socket.get(); }
+  ByteStream* stream() {
+    return tls != nullptr ? static_cast<ByteStream*>(tls.get()) : socket.get();
+  }
   // Whether the next request's first byte is already here (or the peer
   // hung up): asio's epoll waits for the next edge only, and this one may
   // have come while the connection was busy.
@@ -62,7 +64,7 @@ struct TensorChannelServer::Connection {
   asio::steady_timer timer;              // the handshake or idle limit
   std::string peer;                      // Socket::PeerKey
   Clock::time_point idle_since;
-  bool busy = false;       // a request is being served, or waits for its peer's turn
+  bool busy = false;  // a request is being served, or waits for its peer's turn
   bool closed = false;
   bool greeted = false;    // the Hello went out (with TLS: after the handshake)
   bool requested = false;  // has sent a request
@@ -138,10 +140,9 @@ void TensorChannelServer::Admit(std::unique_ptr<Socket> socket) {
   const std::string peer = socket->PeerKey();
   std::string refused;
   if (peers_[peer].connections >= limits_.max_per_peer && !EvictIdle(peer)) {
-    refused = "all " + std::to_string(limits_.max_per_peer) + " connections from " + peer +
-              " are busy";
-  } else if (static_cast<int>(connections_.size()) >= limits_.max_connections &&
-             !EvictIdle("")) {
+    refused =
+        "all " + std::to_string(limits_.max_per_peer) + " connections from " + peer + " are busy";
+  } else if (static_cast<int>(connections_.size()) >= limits_.max_connections && !EvictIdle("")) {
     refused = "all " + std::to_string(limits_.max_connections) + " connections are busy";
   }
   const int ready_fd = refused.empty() ? dup(socket->fd()) : -1;

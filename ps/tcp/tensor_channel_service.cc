@@ -65,9 +65,8 @@ Status ServePush(PsCore* core, ByteStream* stream, const Frame& first, SharedMem
   proto::PushHeader header;
   PS_RETURN_IF_ERROR(ParseMeta(first, &header).Annotate("Push"));
   PushFrames frames(stream, std::move(header), shared, timeouts);
-  auto pushed = HandlePushStream(core, [&frames](proto::PushHeader* h, TensorAssembler* a) {
-    return frames.Next(h, a);
-  });
+  auto pushed = HandlePushStream(
+      core, [&frames](proto::PushHeader* h, TensorAssembler* a) { return frames.Next(h, a); });
   if (!pushed.ok()) return pushed.status();
   stream->SetDeadline(timeouts.DeadlineFor(0));
   return WriteFrame(stream, FrameKind::kPushReply, &*pushed);
@@ -98,8 +97,8 @@ Status ServePull(PsCore* core, ByteStream* stream, const Frame& first, SharedMem
   // Each tensor straight from the variable's value (or rounded to
   // bfloat16), or copied into the shared region where it fits.
   const SharedRegion* const region = shared.region;
-  const bool in_region = request.reply_in_shared_memory() && region != nullptr &&
-                         wire == proto::DT_FLOAT;
+  const bool in_region =
+      request.reply_in_shared_memory() && region != nullptr && wire == proto::DT_FLOAT;
   // The client copies tensors out as their frames come while the next are
   // copied in; small ones go together, each write waking the client.
   constexpr uint64_t kFlushBytes = uint64_t{1} << 20;
@@ -107,9 +106,8 @@ Status ServePull(PsCore* core, ByteStream* stream, const Frame& first, SharedMem
   for (const auto& [name, tensor] : pulled->tensors) {
     // Straight to where the client keeps it, when it says where.
     const auto room = request.arena_rooms().find(name);
-    if (room != request.arena_rooms().end() && shared.arena != nullptr &&
-        wire == proto::DT_FLOAT && tensor->bytes() > 0 &&
-        room->second.bytes() == tensor->bytes() &&
+    if (room != request.arena_rooms().end() && shared.arena != nullptr && wire == proto::DT_FLOAT &&
+        tensor->bytes() > 0 && room->second.bytes() == tensor->bytes() &&
         shared.arena->Holds(room->second.offset(), tensor->bytes())) {
       const uint64_t at = room->second.offset();
       CopyInHalves(shared.arena->data() + at, tensor->data(), tensor->bytes());
@@ -177,10 +175,9 @@ Status ChannelConnection::Keep(std::unique_ptr<SharedRegion> mapped,
     // takes the ps past its budget.)
     if (budget->used.fetch_add(new_bytes) + new_bytes - old_bytes > budget->limit) {
       budget->used -= new_bytes;
-      return ResourceExhausted("shared memory of " + std::to_string(new_bytes) +
-                               " bytes would take the ps past the " +
-                               std::to_string(budget->limit) +
-                               " bytes its clients may have it map");
+      return ResourceExhausted(
+          "shared memory of " + std::to_string(new_bytes) + " bytes would take the ps past the " +
+          std::to_string(budget->limit) + " bytes its clients may have it map");
     }
     budget->used -= old_bytes;
   }

@@ -31,8 +31,8 @@ struct FrameTimeouts {
   std::chrono::milliseconds idle{300000};
   // The deadline of a frame with `bytes` of data begun at `begun`.
   std::chrono::steady_clock::time_point DeadlineFor(
-      uint64_t bytes, std::chrono::steady_clock::time_point begun =
-                          std::chrono::steady_clock::now()) const;
+      uint64_t bytes,
+      std::chrono::steady_clock::time_point begun = std::chrono::steady_clock::now()) const;
 };
 
 // The stream's next frame: its first byte within timeouts.idle, the rest by

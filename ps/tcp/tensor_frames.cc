@@ -144,8 +144,7 @@ Status ReadChunk(ByteStream* stream, const Frame& frame, TensorAssembler* assemb
   wide.mutable_meta()->set_dtype(proto::DT_FLOAT);
   wide.set_offset(head.offset() * 2);
   wide.set_total_bytes(head.total_bytes() * 2);
-  PS_ASSIGN_OR_RETURN(char* dest,
-                      assembler->Place(wide, frame.data_bytes * 2, proto::DT_BFLOAT16));
+  PS_ASSIGN_OR_RETURN(char* dest, assembler->Place(wide, frame.data_bytes * 2, proto::DT_BFLOAT16));
   std::vector<uint16_t> narrow(frame.data_bytes / 2);
   PS_RETURN_IF_ERROR(stream->ReadFull(narrow.data(), frame.data_bytes));
   FromBfloat16(narrow.data(), static_cast<int64_t>(narrow.size()), reinterpret_cast<float*>(dest));
@@ -197,10 +196,9 @@ StatusOr<uint64_t> ReadShmChunk(const Frame& frame, const SharedMemory& shared,
                            (chunk.in_arena() ? "an arena" : "a shared region"));
   }
   if (!region->Holds(chunk.region_offset(), chunk.bytes())) {
-    return InvalidArgument("tensor " + name + ": bytes [" +
-                           std::to_string(chunk.region_offset()) + ", +" +
-                           std::to_string(chunk.bytes()) + ") outside the " + what + " of " +
-                           std::to_string(region->bytes()));
+    return InvalidArgument("tensor " + name + ": bytes [" + std::to_string(chunk.region_offset()) +
+                           ", +" + std::to_string(chunk.bytes()) + ") outside the " + what +
+                           " of " + std::to_string(region->bytes()));
   }
   if (chunk.head().meta().dtype() != proto::DT_FLOAT) {
     return InvalidArgument("tensor " + name + ": a ShmChunk carries float32 only");

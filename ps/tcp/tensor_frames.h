@@ -154,7 +154,7 @@ class FrameBatch {
   // The ShmChunk frame of a whole float32 tensor at `offset`.
   void AddShmChunk(const std::string& name, const Tensor& tensor, uint64_t offset, bool in_arena);
 
-  std::deque<std::string> heads_;  // a deque: the iovecs point into them
+  std::deque<std::string> heads_;              // a deque: the iovecs point into them
   std::deque<std::vector<uint16_t>> rounded_;  // bfloat16 copies being sent
   std::vector<struct iovec> iov_;
 };

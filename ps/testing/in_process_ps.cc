@@ -51,8 +51,7 @@ Status InProcessPs::Init(const proto::InitHeader& header, const NamedTensors& va
 Status InProcessPs::PullInto(uint64_t fingerprint, const std::vector<std::string>& names,
                              bool state, int64_t min_step, std::chrono::milliseconds wait,
                              std::map<std::string, Tensor>* out, int64_t* step) {
-  const auto deadline =
-      std::chrono::system_clock::now() + (wait.count() > 0 ? wait : kDefaultWait);
+  const auto deadline = std::chrono::system_clock::now() + (wait.count() > 0 ? wait : kDefaultWait);
   auto pulled = core_.Pull(fingerprint, names, state, min_step, deadline, [] { return false; });
   if (!pulled.ok()) return pulled.status().Annotate(name_ + ": Pull");
   out->clear();

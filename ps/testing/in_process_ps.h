@@ -36,8 +36,7 @@ class InProcessPs : public PsConnection {
                    int64_t* step) override;
   StatusOr<proto::PushResponse> Push(const proto::PushHeader& header,
                                      const NamedTensors& grads) override;
-  StatusOr<proto::HeartbeatResponse> Heartbeat(int worker, int64_t local_step,
-                                               float loss) override;
+  StatusOr<proto::HeartbeatResponse> Heartbeat(int worker, int64_t local_step, float loss) override;
   StatusOr<proto::StatusResponse> GetStatus(std::chrono::milliseconds timeout) override;
   Status WorkerDone(int worker) override;
   Status SetLiveWorkers(const std::vector<int>& workers) override;
@@ -48,7 +47,7 @@ class InProcessPs : public PsConnection {
   // The tensors as a transport would deliver them: chunked and reassembled
   // under `limits` by the same TensorAssembler as the gRPC service's.
   static StatusOr<std::map<std::string, Tensor>> Deliver(const NamedTensors& tensors,
-                                                        const TensorAssembler::Limits& limits);
+                                                         const TensorAssembler::Limits& limits);
   Status PullInto(uint64_t fingerprint, const std::vector<std::string>& names, bool state,
                   int64_t min_step, std::chrono::milliseconds wait,
                   std::map<std::string, Tensor>* out, int64_t* step);

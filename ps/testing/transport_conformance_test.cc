@@ -3,8 +3,8 @@
 // and with a shared memory region (a ps on the same host). Each must carry tensors
 // bit for bit, of any size, lose nothing under concurrent pushes, and apply
 // nothing of a push that breaks off.
-#include <gtest/gtest.h>
 #include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
@@ -17,12 +17,12 @@
 #include "core/bfloat16.h"
 #include "core/testing/wait_until.h"
 #include "proto/ps.grpc.pb.h"
-#include "ps/testing/in_process_ps.h"
-#include "ps/testing/loopback_ps.h"
 #include "ps/tcp/shared_region.h"
 #include "ps/tcp/socket.h"
 #include "ps/tcp/tensor_frames.h"
 #include "ps/tensor_chunks.h"
+#include "ps/testing/in_process_ps.h"
+#include "ps/testing/loopback_ps.h"
 
 namespace pstrain {
 namespace {
@@ -124,8 +124,8 @@ TEST_P(TransportConformance, RoundTripsEveryFloatBitForBit) {
 TEST_P(TransportConformance, CarriesEmptyAndScalarTensors) {
   Tensor empty({0, 4});
   Tensor scalar(Shape{}, {2.5f});
-  ASSERT_TRUE(ps()->Init(Header({"empty", "scalar"}), {{"empty", &empty}, {"scalar", &scalar}})
-                  .ok());
+  ASSERT_TRUE(
+      ps()->Init(Header({"empty", "scalar"}), {{"empty", &empty}, {"scalar", &scalar}}).ok());
   Tensor g_empty({0, 4});
   Tensor g_scalar(Shape{}, {0.5f});
   auto pushed = ps()->Push(Push(), {{"empty", &g_empty}, {"scalar", &g_scalar}});
@@ -274,9 +274,9 @@ TEST_P(StreamConformance, AppliesNothingOfAPushCutInTheMiddle) {
     case Transport::kInProcess:
       FAIL() << "in process, a push has no stream to cut";
     case Transport::kGrpc: {
-      auto stub = proto::Ps::NewStub(grpc::CreateChannel(
-          "127.0.0.1:" + std::to_string(loopback_.server->port()),
-          grpc::InsecureChannelCredentials()));
+      auto stub = proto::Ps::NewStub(
+          grpc::CreateChannel("127.0.0.1:" + std::to_string(loopback_.server->port()),
+                              grpc::InsecureChannelCredentials()));
       grpc::ClientContext ctx;
       proto::PushResponse response;
       auto writer = stub->Push(&ctx, &response);

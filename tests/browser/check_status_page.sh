@@ -29,7 +29,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$BUILD_DIR/chief/http/status_page_demo" --port=0 --port_file="$WORK/port" >"$WORK/demo.log" 2>&1 &
+"$BUILD_DIR/tests/status_page_demo" --port=0 --port_file="$WORK/port" >"$WORK/demo.log" 2>&1 &
 DEMO_PID=$!
 for _ in $(seq 100); do
   [ -s "$WORK/port" ] && break

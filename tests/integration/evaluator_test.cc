@@ -12,8 +12,8 @@
 
 #include "chief/checkpoint_manager.h"
 #include "chief/evaluation.h"
-#include "chief/training_done.h"
 #include "chief/summary/event_reader.h"
+#include "chief/training_done.h"
 #include "data/mnist_dataset.h"
 #include "nn/model.h"
 #include "nn/model_spec.h"

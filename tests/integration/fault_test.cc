@@ -32,11 +32,21 @@ bool HaveFashionMnist() {
 }
 
 std::vector<std::string> Flags(const std::string& dir) {
-  return {"--sync_replicas", "--learning_rate=0.02", "--batch_size=64",
-          "--max_steps=" + std::to_string(kSteps), "--epochs=0", "--save_checkpoint_steps=50",
-          "--save_checkpoint_secs=0", "--log_frequency=100", "--train_dir=" + dir,
-          "--heartbeat_timeout_secs=3", "--save_summaries_steps=0", "--http_port=-1",
-          "--retry_timeout_secs=120", "--ema_decay=0.99", "--eval_use_moving_averages"};
+  return {"--sync_replicas",
+          "--learning_rate=0.02",
+          "--batch_size=64",
+          "--max_steps=" + std::to_string(kSteps),
+          "--epochs=0",
+          "--save_checkpoint_steps=50",
+          "--save_checkpoint_secs=0",
+          "--log_frequency=100",
+          "--train_dir=" + dir,
+          "--heartbeat_timeout_secs=3",
+          "--save_summaries_steps=0",
+          "--http_port=-1",
+          "--retry_timeout_secs=120",
+          "--ema_decay=0.99",
+          "--eval_use_moving_averages"};
 }
 
 double FinalAccuracy(const std::string& chief_output) {
@@ -66,7 +76,8 @@ double RunJob(const std::string& tag, const std::function<void(TestCluster&)>& d
   TestCluster cluster(dir.path(), 2, 2, Flags(dir.path()));
   cluster.StartAll();
   if (disturb) {
-    EXPECT_TRUE(cluster.WaitForStep(kDisturbAt, std::chrono::seconds(300))) << cluster.Output("chief:0");
+    EXPECT_TRUE(cluster.WaitForStep(kDisturbAt, std::chrono::seconds(300)))
+        << cluster.Output("chief:0");
     disturb(cluster);
   }
   EXPECT_TRUE(cluster.WaitForExit("chief:0", std::chrono::seconds(600))) << cluster.Tails();
@@ -102,8 +113,8 @@ TEST(FaultTest, KilledTasksRestartAndTrainingCompletesAsWell) {
       },
       &out);
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(
-      out, m, std::regex(R"(restored every ps from \S+ \(global_step (\d+)\))")))
+  ASSERT_TRUE(
+      std::regex_search(out, m, std::regex(R"(restored every ps from \S+ \(global_step (\d+)\))")))
       << out;
   // global_step went back to the last checkpoint saved before the crash (or
   // one saved between the crash and the chief noticing it), never further.
@@ -141,9 +152,10 @@ TEST(FaultTest, KilledTasksRestartAndTrainingCompletesAsWell) {
   EXPECT_NE(out.find("a restarted chief carries on"), std::string::npos) << out;
   EXPECT_NEAR(after_chief, baseline, 0.01) << out;
 
-  std::printf("final test accuracy after %lld steps: undisturbed %.4f, ps killed %.4f, "
-              "worker killed %.4f, chief killed %.4f\n",
-              static_cast<long long>(kSteps), baseline, after_ps, after_worker, after_chief);
+  std::printf(
+      "final test accuracy after %lld steps: undisturbed %.4f, ps killed %.4f, "
+      "worker killed %.4f, chief killed %.4f\n",
+      static_cast<long long>(kSteps), baseline, after_ps, after_worker, after_chief);
 }
 
 // SIGTERM before the end is an eviction: every task stops gracefully (a
@@ -156,8 +168,7 @@ TEST(GracefulStop, SigtermedPsWorkerAndChiefExit143AndTheJobCompletes) {
   TestCluster cluster(dir.path(), 1, 2,
                       {"--max_steps=300", "--epochs=0", "--save_checkpoint_secs=0",
                        "--save_checkpoint_steps=50", "--log_frequency=50",
-                       "--train_dir=" + dir.path(), "--http_port=-1",
-                       "--save_summaries_steps=0"});
+                       "--train_dir=" + dir.path(), "--http_port=-1", "--save_summaries_steps=0"});
   cluster.StartAll();
   ASSERT_TRUE(cluster.WaitForStep(100, std::chrono::seconds(300)));
   // The ps first: the chief restores it from a checkpoint once it is back.

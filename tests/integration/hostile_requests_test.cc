@@ -4,8 +4,8 @@
 // requests for every method. Each is refused with an error naming the
 // problem; the ps keeps serving, and every variable, slot, shadow and counter
 // is bit for bit what it was.
-#include <grpcpp/impl/client_unary_call.h>
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/impl/client_unary_call.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "ps/rpc/grpc_options.h"
 #include "ps/client/ps_fleet.h"
+#include "ps/rpc/grpc_options.h"
 #include "ps/rpc/ps_connections.h"
 #include "ps/tcp/socket.h"
 #include "ps/tcp/tensor_frames.h"
@@ -27,7 +27,7 @@ namespace {
 using testing::BuildDir;
 using testing::RunningTask;
 
-const char* const kMethods[] = {"Init",       "Pull",           "Push",      "GetStatus",
+const char* const kMethods[] = {"Init",       "Pull",           "Push",     "GetStatus",
                                 "WorkerDone", "SetLiveWorkers", "Heartbeat"};
 
 std::string Serialize(const google::protobuf::Message& m) { return m.SerializeAsString(); }
@@ -96,11 +96,10 @@ class HostileRequests : public ::testing::Test {
   void SetUp() override {
     spec_ = testing::MakeLocalSpec(dir_.path(), 1, 2);
     ps_ = std::make_unique<RunningTask>(
-        "ps:0", std::vector<std::string>{BuildDir() + "/ps/ps_server",
-                                         "--cluster_spec=" + spec_.path, "--job=ps", "--task=0",
-                                         "--max_memory_bytes=100000000"});
-    placement_ = *cluster::ComputePlacement(vars_, 1, cluster::PlacementStrategy::kGreedy,
-                                            1 << 20);
+        "ps:0",
+        std::vector<std::string>{BuildDir() + "/ps/ps_server", "--cluster_spec=" + spec_.path,
+                                 "--job=ps", "--task=0", "--max_memory_bytes=100000000"});
+    placement_ = *cluster::ComputePlacement(vars_, 1, cluster::PlacementStrategy::kGreedy, 1 << 20);
     fleet_ = ConnectFleet(spec_.spec, {vars_, placement_, {}});
     ASSERT_TRUE(fleet_->WaitForPs(false, nullptr, std::chrono::seconds(30)).ok());
     std::vector<Tensor> init = {Tensor({64, 32}), Tensor({32})};
@@ -380,12 +379,24 @@ TEST_F(HostileRequests, RandomAndMutatedRequestsChangeNothing) {
     ASSERT_TRUE(chunk.ParseFromString(stream[at]));
     proto::TensorChunk* c = chunk.mutable_chunk();
     switch (rng() % 6) {
-      case 0: c->mutable_meta()->set_shape(0, static_cast<int64_t>(rng())); break;
-      case 1: c->set_total_bytes(rng()); break;
-      case 2: c->set_offset(c->offset() + 1 + rng() % 100000); break;
-      case 3: c->set_name("v" + std::to_string(rng())); break;
-      case 4: c->mutable_meta()->set_dtype(proto::DT_INT64); break;
-      case 5: c->mutable_data()->append(1 + rng() % 64, 'z'); break;
+      case 0:
+        c->mutable_meta()->set_shape(0, static_cast<int64_t>(rng()));
+        break;
+      case 1:
+        c->set_total_bytes(rng());
+        break;
+      case 2:
+        c->set_offset(c->offset() + 1 + rng() % 100000);
+        break;
+      case 3:
+        c->set_name("v" + std::to_string(rng()));
+        break;
+      case 4:
+        c->mutable_meta()->set_dtype(proto::DT_INT64);
+        break;
+      case 5:
+        c->mutable_data()->append(1 + rng() % 64, 'z');
+        break;
     }
     stream[at] = Serialize(chunk);
     grpc::Status s = raw_->Stream("Push", stream);
@@ -432,8 +443,8 @@ class HostileChannelRequests : public HostileRequests {
   // and returns the ps's reply: an Error frame's Status, OK for any other
   // reply, or the connection's error (the ps closed it without a word).
   Status Send(const std::string& bytes) {
-    auto socket = tcp::Socket::Connect("127.0.0.1", status_before_.tensor_port(),
-                                       std::chrono::seconds(5));
+    auto socket =
+        tcp::Socket::Connect("127.0.0.1", status_before_.tensor_port(), std::chrono::seconds(5));
     if (!socket.ok()) return socket.status();
     (*socket)->SetTimeout(std::chrono::seconds(10));
     PS_RETURN_IF_ERROR(tcp::ReadHello(socket->get()));
@@ -499,15 +510,14 @@ TEST_F(HostileChannelRequests, FramesThatAreNotAPushOrAPullAreRefused) {
   // A whole push of one of two gradients, and one that ends in garbage.
   Tensor gb({32});
   gb.Fill(1.0f);
-  const std::string chunk_b =
-      Frame(tcp::FrameKind::kChunk, ChunkHead("b", {32}, 128), 128) +
-      std::string(reinterpret_cast<const char*>(gb.data()), 128);
+  const std::string chunk_b = Frame(tcp::FrameKind::kChunk, ChunkHead("b", {32}, 128), 128) +
+                              std::string(reinterpret_cast<const char*>(gb.data()), 128);
   proto::PushHeader two = ValidHeader();
   two.set_num_tensors(2);
-  ExpectRefused(Frame(tcp::FrameKind::kPushHeader, two) + chunk_b +
-                    RawFrame(tcp::kFrameMagic, static_cast<uint32_t>(tcp::FrameKind::kEnd), 0, 0,
-                             ""),
-                Code::kInvalidArgument, "sent 1 of 2 gradients; nothing applied");
+  ExpectRefused(
+      Frame(tcp::FrameKind::kPushHeader, two) + chunk_b +
+          RawFrame(tcp::kFrameMagic, static_cast<uint32_t>(tcp::FrameKind::kEnd), 0, 0, ""),
+      Code::kInvalidArgument, "sent 1 of 2 gradients; nothing applied");
   ExpectRefused(Frame(tcp::FrameKind::kPushHeader, two) + chunk_b + "garbage!garbage!garbage!",
                 Code::kInvalidArgument, "bad magic");
   proto::PullRequest pull;

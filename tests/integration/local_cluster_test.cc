@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
-#include <fstream>
 #include <cstdlib>
+#include <fstream>
 #include <regex>
 #include <set>
 #include <thread>
@@ -27,15 +27,16 @@ TEST(LocalCluster, TrainsBrieflyLossFallsAndFinalVariablesAreSaved) {
   if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   testing::TempDir dir("local_cluster");
   std::string out;
-  const std::string result = testing::RunToCompletion(
-      {BuildDir() + "/deploy/pstrain_local", "--ps=2", "--workers=2", "--model=mnist",
-       "--max_steps=100", "--log_frequency=10", "--save_summaries_steps=50",
-       "--train_dir=" + dir.path()},
-      std::chrono::seconds(600), &out);
+  const std::string result =
+      testing::RunToCompletion({BuildDir() + "/deploy/pstrain_local", "--ps=2", "--workers=2",
+                                "--model=mnist", "--max_steps=100", "--log_frequency=10",
+                                "--save_summaries_steps=50", "--train_dir=" + dir.path()},
+                               std::chrono::seconds(600), &out);
   ASSERT_EQ(result, "exit code 0") << out;
 
   // Each worker reports its first and last loss; both must have fallen.
-  std::regex done(R"(\[worker:(\d)\] .*done after (\d+) local steps, global_step (\d+), \d+ stale gradients dropped, loss ([0-9.]+) -> ([0-9.]+))");
+  std::regex done(
+      R"(\[worker:(\d)\] .*done after (\d+) local steps, global_step (\d+), \d+ stale gradients dropped, loss ([0-9.]+) -> ([0-9.]+))");
   int workers = 0;
   for (std::sregex_iterator it(out.begin(), out.end(), done), end; it != end; ++it) {
     ++workers;
@@ -47,7 +48,8 @@ TEST(LocalCluster, TrainsBrieflyLossFallsAndFinalVariablesAreSaved) {
 
   std::smatch final_line;
   ASSERT_TRUE(std::regex_search(
-      out, final_line, std::regex(R"(final: step (\d+), test accuracy (0\.\d{4}) \(10000 examples\))")))
+      out, final_line,
+      std::regex(R"(final: step (\d+), test accuracy (0\.\d{4}) \(10000 examples\))")))
       << out;
   const int64_t step = std::stoll(final_line[1]);
   EXPECT_GE(step, 100);
@@ -75,9 +77,9 @@ TEST(LocalCluster, TrainsBrieflyLossFallsAndFinalVariablesAreSaved) {
   for (const auto& e : *events) {
     for (const auto& v : e.summary().value()) tags.insert(v.tag());
   }
-  for (const char* tag : {"loss", "learning_rate", "global_step/sec", "examples/sec",
-                          "conv1/weights", "conv1/weights/gradient", "input/image/0",
-                          "eval/precision_at_1"}) {
+  for (const char* tag :
+       {"loss", "learning_rate", "global_step/sec", "examples/sec", "conv1/weights",
+        "conv1/weights/gradient", "input/image/0", "eval/precision_at_1"}) {
     EXPECT_TRUE(tags.count(tag)) << "no summary " << tag;
   }
   EXPECT_NE(out.find("status page: http://127.0.0.1:"), std::string::npos);
@@ -87,10 +89,10 @@ TEST(LocalCluster, AFailingTaskStopsEverythingAndIsNamed) {
   testing::TempDir dir("local_cluster_fail");
   std::string out;
   // Only the workers read --batch_size; a negative one makes them fail.
-  const std::string result = testing::RunToCompletion(
-      {BuildDir() + "/deploy/pstrain_local", "--ps=1", "--workers=1", "--batch_size=-1",
-       "--train_dir=" + dir.path(), "--grace_secs=5"},
-      std::chrono::seconds(120), &out);
+  const std::string result =
+      testing::RunToCompletion({BuildDir() + "/deploy/pstrain_local", "--ps=1", "--workers=1",
+                                "--batch_size=-1", "--train_dir=" + dir.path(), "--grace_secs=5"},
+                               std::chrono::seconds(120), &out);
   EXPECT_EQ(result, "exit code 1") << out;
   EXPECT_NE(out.find("pstrain_local: worker:0 failed (exit code 1)"), std::string::npos) << out;
   EXPECT_NE(out.find("--batch_size must be positive"), std::string::npos) << out;
@@ -162,9 +164,9 @@ TEST(LocalCluster, WorkerUnderAnotherPlacementIsRefused) {
   testing::RunningTask ps1("ps:1", task("/ps/ps_server", "ps", {"--task=1"}));
   testing::RunningTask chief("chief:0", task("/chief/chief", "chief", {}));
   std::string out;
-  const std::string result = testing::RunToCompletion(
-      task("/worker/worker", "worker", {"--min_slice_bytes=1000"}), std::chrono::seconds(120),
-      &out);
+  const std::string result =
+      testing::RunToCompletion(task("/worker/worker", "worker", {"--min_slice_bytes=1000"}),
+                               std::chrono::seconds(120), &out);
   EXPECT_EQ(result, "exit code 1") << out;
   EXPECT_NE(out.find("another placement"), std::string::npos) << out;
 }
@@ -215,8 +217,7 @@ TEST(LocalCluster, UserNetworkFromDocsTrains) {
       std::chrono::seconds(600), &out);
   ASSERT_EQ(result, "exit code 0") << out;
   std::smatch m;
-  ASSERT_TRUE(
-      std::regex_search(out, m, std::regex(R"(final: step (\d+), test accuracy (0\.\d+))")))
+  ASSERT_TRUE(std::regex_search(out, m, std::regex(R"(final: step (\d+), test accuracy (0\.\d+))")))
       << out;
   // 0.58 and 0.59 in two runs; two workers interleave differently each time.
   EXPECT_GT(std::stod(m[2]), 0.35) << "60 steps lift it well above chance (0.1)";
@@ -235,9 +236,9 @@ TEST(LocalCluster, TwoTowersPerWorkerTrain) {
   std::string out;
   const std::string result = testing::RunToCompletion(
       {BuildDir() + "/deploy/pstrain_local", "--ps=1", "--workers=1",
-       "--model=" + std::string(PSTRAIN_SOURCE_DIR) + "/docs/example_net.pbtxt",
-       "--num_towers=2", "--batch_size=32", "--max_steps=60", "--log_frequency=20",
-       "--http_port=-1", "--save_summaries_steps=0", "--train_dir=" + dir.path()},
+       "--model=" + std::string(PSTRAIN_SOURCE_DIR) + "/docs/example_net.pbtxt", "--num_towers=2",
+       "--batch_size=32", "--max_steps=60", "--log_frequency=20", "--http_port=-1",
+       "--save_summaries_steps=0", "--train_dir=" + dir.path()},
       std::chrono::seconds(600), &out);
   ASSERT_EQ(result, "exit code 0") << out;
   EXPECT_NE(out.find("runs " + std::string(PSTRAIN_SOURCE_DIR) +
@@ -245,8 +246,7 @@ TEST(LocalCluster, TwoTowersPerWorkerTrain) {
             std::string::npos)
       << out;
   std::smatch m;
-  ASSERT_TRUE(
-      std::regex_search(out, m, std::regex(R"(final: step (\d+), test accuracy (0\.\d+))")))
+  ASSERT_TRUE(std::regex_search(out, m, std::regex(R"(final: step (\d+), test accuracy (0\.\d+))")))
       << out;
   EXPECT_GT(std::stod(m[2]), 0.5) << "60 steps of 2 x 32 lift it well above chance (0.1)";
 }
@@ -275,7 +275,8 @@ TEST(LocalCluster, Cifar10TrainsOnFashionMnistInTheCifarLayout) {
   EXPECT_NE(out.find("optimizer GradientDescent, learning rate 0.1 decayed by 0.100000 every "
                      "136718 steps (staircase), moving averages with decay 0.999900"),
             std::string::npos)
-      << "cifar10's recipe\n" << out;
+      << "cifar10's recipe\n"
+      << out;
 }
 
 // A bad model spec stops a task at start: exit 1, one line naming the layer.
@@ -287,11 +288,11 @@ TEST(LocalCluster, BadModelSpecExits1NamingTheLayer) {
   auto spec = testing::MakeLocalSpec(dir.path(), 1, 1);
   for (const std::string job : {"worker", "chief"}) {
     std::string out;
-    const std::string result = testing::RunToCompletion(
-        {BuildDir() + "/" + job + "/" + job, "--cluster_spec=" + spec.path, "--job=" + job,
-         "--task=0", "--model=" + path, "--train_dir=" + dir.path() + "/train",
-         "--undefok=train_dir"},
-        std::chrono::seconds(60), &out);
+    const std::string result =
+        testing::RunToCompletion({BuildDir() + "/" + job + "/" + job, "--cluster_spec=" + spec.path,
+                                  "--job=" + job, "--task=0", "--model=" + path,
+                                  "--train_dir=" + dir.path() + "/train", "--undefok=train_dir"},
+                                 std::chrono::seconds(60), &out);
     EXPECT_EQ(result, "exit code 1") << job << out;
     EXPECT_NE(out.find("layer p (max_pool): input [28,28,1] is smaller than the window"),
               std::string::npos)

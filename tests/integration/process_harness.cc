@@ -22,9 +22,9 @@ std::string BuildDir() {
 }
 
 TempDir::TempDir(const std::string& tag) {
-  path_ = (std::filesystem::temp_directory_path() /
-           ("pstrain_" + tag + "_" + std::to_string(getpid())))
-              .string();
+  path_ =
+      (std::filesystem::temp_directory_path() / ("pstrain_" + tag + "_" + std::to_string(getpid())))
+          .string();
   std::filesystem::remove_all(path_);
   std::filesystem::create_directories(path_);
 }
@@ -94,13 +94,13 @@ std::vector<std::string> TestCluster::Argv(const std::string& task) const {
   const size_t colon = task.find(':');
   const std::string job = task.substr(0, colon);
   const std::string bin = job == "ps" ? "/ps/ps_server" : "/" + job + "/" + job;
-  std::vector<std::string> argv = {BuildDir() + bin, "--cluster_spec=" + spec_.path,
-                                   "--job=" + job, "--task=" + task.substr(colon + 1)};
+  std::vector<std::string> argv = {BuildDir() + bin, "--cluster_spec=" + spec_.path, "--job=" + job,
+                                   "--task=" + task.substr(colon + 1)};
   std::string undefok;
   for (const std::string& f : flags_) {
     argv.push_back(f);
-    std::string name = f.substr(2, f.find('=') == std::string::npos ? std::string::npos
-                                                                     : f.find('=') - 2);
+    std::string name =
+        f.substr(2, f.find('=') == std::string::npos ? std::string::npos : f.find('=') - 2);
     undefok += (undefok.empty() ? "" : ",") + name;
   }
   if (!undefok.empty()) argv.push_back("--undefok=" + undefok);

@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "ps/client/ps_fleet.h"
-#include "ps/rpc/ps_connections.h"
 #include "ps/rpc/ps_client.h"
+#include "ps/rpc/ps_connections.h"
 #include "tests/integration/process_harness.h"
 
 namespace pstrain {

@@ -25,12 +25,11 @@ bool HaveFashionMnist() {
 // Flags every task of these tests gets: small shards so that each run takes
 // seconds, and a short heartbeat timeout so that a killed worker is declared
 // dead soon.
-std::vector<std::string> CommonFlags(const std::string& train_dir,
-                                     std::vector<std::string> more) {
-  std::vector<std::string> flags = {"--sync_replicas",         "--batch_size=32",
+std::vector<std::string> CommonFlags(const std::string& train_dir, std::vector<std::string> more) {
+  std::vector<std::string> flags = {"--sync_replicas",          "--batch_size=32",
                                     "--train_dir=" + train_dir, "--http_port=-1",
                                     "--save_summaries_steps=0", "--heartbeat_timeout_secs=3",
-                                    "--log_frequency=10",      "--learning_rate=0.02"};
+                                    "--log_frequency=10",       "--learning_rate=0.02"};
   flags.insert(flags.end(), more.begin(), more.end());
   return flags;
 }
@@ -84,11 +83,13 @@ TEST_P(SyncEndsWithBackups, WhenWorkersFinishAtDifferentTimes) {
   cluster.Start("worker:2");
   ExpectEndsCleanly(&cluster, {"worker:0", "worker:1", "worker:2", "ps:0", "ps:1"});
   const std::string chief = cluster.Output("chief:0");
-  EXPECT_EQ(Count(chief, "1 of 3 workers can still push (worker:1; finished: worker:0, "
-                         "worker:2; dead: none): each step now averages the gradients of all 1 "
-                         "instead of 2"),
+  EXPECT_EQ(Count(chief,
+                  "1 of 3 workers can still push (worker:1; finished: worker:0, "
+                  "worker:2; dead: none): each step now averages the gradients of all 1 "
+                  "instead of 2"),
             1)
-      << "logged once\n" << chief;
+      << "logged once\n"
+      << chief;
   for (int w = 0; w < 3; ++w) {
     EXPECT_NE(cluster.Output("worker:" + std::to_string(w)).find("done after 64 local steps"),
               std::string::npos)

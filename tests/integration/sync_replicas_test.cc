@@ -45,7 +45,10 @@ TEST(SyncReplicas, BackupWorkersHideAStraggler) {
   }
   std::smatch m;
   const std::string slow = cluster.Output("worker:2");
-  ASSERT_TRUE(std::regex_search(slow, m, std::regex(R"(done after (\d+) local steps, global_step \d+, (\d+) stale gradients dropped)")))
+  ASSERT_TRUE(std::regex_search(
+      slow, m,
+      std::regex(
+          R"(done after (\d+) local steps, global_step \d+, (\d+) stale gradients dropped)")))
       << slow;
   EXPECT_GT(std::stoi(m[2]), 0) << "the straggler's late gradients were dropped and counted";
   const int slow_steps = std::stoi(m[1]);
@@ -70,11 +73,11 @@ TEST(SyncReplicas, BackupWorkersHideAStraggler) {
 TEST(SyncReplicas, DeadWorkerWithoutBackupsNoLongerHoldsTheStep) {
   if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   testing::TempDir dir("sync_dead");
-  TestCluster cluster(dir.path(), 1, 2,
-                      {"--sync_replicas", "--max_steps=80", "--epochs=0", "--batch_size=32",
-                       "--train_dir=" + dir.path(), "--step_timeout_secs=2",
-                       "--heartbeat_timeout_secs=2", "--log_frequency=10", "--http_port=-1",
-                       "--save_summaries_steps=0"});
+  TestCluster cluster(
+      dir.path(), 1, 2,
+      {"--sync_replicas", "--max_steps=80", "--epochs=0", "--batch_size=32",
+       "--train_dir=" + dir.path(), "--step_timeout_secs=2", "--heartbeat_timeout_secs=2",
+       "--log_frequency=10", "--http_port=-1", "--save_summaries_steps=0"});
   cluster.Start("ps:0");
   cluster.Start("chief:0");
   // A slow survivor, so that the run lasts until worker:1 is back.

@@ -18,8 +18,8 @@
 #include "core/tls_certs.h"
 #include "proto/ps.grpc.pb.h"
 #include "ps/client/ps_fleet.h"
-#include "ps/rpc/ps_connections.h"
 #include "ps/rpc/grpc_options.h"
+#include "ps/rpc/ps_connections.h"
 #include "ps/tcp/socket.h"
 #include "ps/tcp/tls_stream.h"
 #include "tests/integration/process_harness.h"
@@ -56,10 +56,10 @@ class TlsPs : public ::testing::Test {
 
     spec_ = testing::MakeLocalSpec(dir, 1, 1);
     ps_ = std::make_unique<RunningTask>(
-        "ps:0", std::vector<std::string>{BuildDir() + "/ps/ps_server", "--cluster_spec=" + spec_.path,
-                                         "--job=ps", "--task=0", "--tls_cert=" + dir + "/ps.crt",
-                                         "--tls_key=" + dir + "/ps.key",
-                                         "--tls_ca=" + dir + "/ca.crt"});
+        "ps:0",
+        std::vector<std::string>{BuildDir() + "/ps/ps_server", "--cluster_spec=" + spec_.path,
+                                 "--job=ps", "--task=0", "--tls_cert=" + dir + "/ps.crt",
+                                 "--tls_key=" + dir + "/ps.key", "--tls_ca=" + dir + "/ca.crt"});
     // This process is the worker, with the cluster's certificates.
     TlsFiles files{worker_.cert_pem, worker_.key_pem, ca_.cert_pem, ""};
     SetTaskTls(&files);
@@ -214,9 +214,9 @@ TEST(MakeCerts, MakesCertificatesTheTasksAcceptUnderOneCa) {
   testing::TempDir dir("make_certs");
   const std::string script = std::string(PSTRAIN_SOURCE_DIR) + "/scripts/make_certs.sh";
   std::string output;
-  ASSERT_EQ(testing::RunToCompletion({"/bin/bash", script, dir.path(), "ps=127.0.0.1,localhost",
-                                      "worker=10.0.0.7"},
-                                     std::chrono::seconds(60), &output),
+  ASSERT_EQ(testing::RunToCompletion(
+                {"/bin/bash", script, dir.path(), "ps=127.0.0.1,localhost", "worker=10.0.0.7"},
+                std::chrono::seconds(60), &output),
             "exit code 0")
       << output;
   // Again, with another name: the same CA signs it.

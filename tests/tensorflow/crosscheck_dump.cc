@@ -117,8 +117,8 @@ Status DumpDistortions() {
   const data::DistortionParams params;
   PS_RETURN_IF_ERROR(data::CheckDistortionParams(params, ds.rows, ds.cols));
 
-  const char* kStages[] = {"crop", "flip", "brightness", "contrast", "standardized", "fused",
-                           "eval"};
+  const char* kStages[] = {"crop",         "flip",  "brightness", "contrast",
+                           "standardized", "fused", "eval"};
   std::vector<std::vector<float>> stages(std::size(kStages));
   std::ostringstream m;
   m << "{\"count\": " << ds.count << ", \"height\": " << ds.rows << ", \"width\": " << ds.cols
@@ -134,8 +134,8 @@ Status DumpDistortions() {
                   d.contrast_factor);
     m << (i ? ", " : "") << draw;
     const data::FloatImage in = data::ToFloatImage(ds, i);
-    data::FloatImage img = data::Crop(in, d.crop_top, d.crop_left, params.crop_height,
-                                      params.crop_width);
+    data::FloatImage img =
+        data::Crop(in, d.crop_top, d.crop_left, params.crop_height, params.crop_width);
     auto keep = [&](int stage, const data::FloatImage& x) {
       stages[stage].insert(stages[stage].end(), x.values.begin(), x.values.end());
     };
