@@ -4,11 +4,11 @@
 # alone, gRPC), ps-lite (bench/pslite/README.md; its checkout under
 # PSLITE, never committed) and iperf3 over loopback, one after the other,
 # then 4.28 MB alone three times, taking turns.
-#   bash bench/run_data_plane_bench.sh [PSLITE_DIR]     (default /tmp/ps-lite)
+#   bash bench/run_data_plane_bench.sh [PSLITE_DIR]     (default /tmp/ps-lite; PSTRAIN_BUILD_DIR: build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PSLITE="${1:-/tmp/ps-lite}"
-BENCH=build/bench/transfer_bench
+BENCH="${PSTRAIN_BUILD_DIR:-build}/bench/transfer_bench"
 date -u
 echo "== arena"; "$BENCH" --seconds=2
 echo "== region"; "$BENCH" --seconds=2 --arena=false

@@ -3,7 +3,7 @@
 // assist of about a hundred cycles per operation: a momentum accumulator
 // whose gradient is zero decays by 0.9 a step into denormal range after some
 // 800 steps, and from then on the ps's Momentum update ran ten times slower
-// (the mnist step went from 0.047 to 0.100 s, docs/BENCHMARKS.md).
+// (the mnist step went from 0.047 to 0.100 s in mnist_step_bench).
 #ifndef PSTRAIN_CORE_FLUSH_DENORMALS_H_
 #define PSTRAIN_CORE_FLUSH_DENORMALS_H_
 

@@ -6,7 +6,7 @@
 // the ps processes on the same CPUs need it. overlap_bench, a worker with
 // two compute threads and a ps on two CPUs: 0.0336 s a step spinning,
 // 0.0294 s with 1,000 spins, and 10 ms less CPU per step; the step in one
-// process is the same either way (docs/BENCHMARKS.md). libgomp reads its
+// process is the same either way. libgomp reads its
 // environment once, as it loads, so a task that finds neither
 // GOMP_SPINCOUNT nor OMP_WAIT_POLICY set runs itself again with
 // GOMP_SPINCOUNT=1000 (the same process: exec keeps its pid); a user's own

@@ -3,7 +3,7 @@
 // where a CPU is left for them to run on: where the computation of the
 // host's workers already takes every usable CPU, the transfers preempt the
 // compute threads mid-layer and the step gets slower than doing one after
-// the other (docs/BENCHMARKS.md, overlap_bench: 1.70 against 1.59 times the
+// the other (overlap_bench: 1.70 against 1.59 times the
 // one-process step with two compute threads on two CPUs; 1.09 against 1.19
 // with one).
 #ifndef PSTRAIN_WORKER_OVERLAP_CHOICE_H_

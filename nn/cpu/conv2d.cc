@@ -18,7 +18,7 @@ using tag = dnnl::memory::format_tag;
 // oneDNN's AVX-512 kernels want blocked weights, and reordering 5x5xCxK
 // weights costs microseconds. Activations stay NHWC: letting oneDNN pick
 // blocked activations (with reorders at the layer boundary) measured no
-// faster for mnist (docs/BENCHMARKS.md).
+// faster for mnist (mnist_step_bench).
 struct Conv2D::Plan {
   Shape y_shape;
   dnnl::convolution_forward fwd;
