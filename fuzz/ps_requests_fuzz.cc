@@ -48,9 +48,9 @@ NextPart<Header> FromMessages(const std::vector<std::string>& messages, size_t s
 }
 
 // Pull's reply, decoded as PsClient decodes it.
-class DecodingWriter : public grpc::internal::WriterInterface<grpc::ByteBuffer> {
+class ReplyDecoder {
  public:
-  bool Write(const grpc::ByteBuffer& msg, grpc::WriteOptions) override {
+  bool Write(const grpc::ByteBuffer& msg) {
     grpc::ByteBuffer copy = msg;
     proto::PullResponse rest;
     if (!DecodeChunkMessage(&copy, proto::PullResponse::kChunkFieldNumber, &rest, &assembler_)
@@ -96,9 +96,10 @@ void Serve(Parts* in, PsCore* core, PsService* service) {
       if (!r.ParseFromString(bytes)) return;
       // Next to no waiting: one that asks for a later step gets the timeout.
       r.set_wait_deadline_ms(1);
-      grpc::ServerContext ctx;
-      DecodingWriter writer;
-      (void)service->Pull(&ctx, r, &writer);
+      ReplyDecoder decoder;
+      (void)service->ServePull(
+          r, std::chrono::system_clock::time_point::max(), [] { return false; },
+          [&decoder](const grpc::ByteBuffer& message) { return decoder.Write(message); });
       return;
     }
     case kHeartbeat:

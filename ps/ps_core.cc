@@ -110,9 +110,14 @@ StatusOr<PsCore::PullResult> PsCore::Pull(uint64_t placement_fingerprint,
   PS_RETURN_IF_ERROR(store_->CheckPlacement(placement_fingerprint));
   if (include_state && !names.empty()) return InvalidArgument("include_state takes no names");
   if (min_step > 0) {
-    deadline = std::min(deadline, std::chrono::system_clock::now() + kMaxStepWait);
+    // The transport's deadline is a wall-clock time; the store waits on its
+    // own clock for what is left of it.
+    const auto left = std::min<std::chrono::system_clock::duration>(
+        deadline - std::chrono::system_clock::now(), kMaxStepWait);
     ++waiting_pulls_;
-    Status s = store_->WaitForStep(min_step, deadline, cancelled);
+    Status s = store_->WaitForStep(
+        min_step, std::chrono::duration_cast<Clock::Duration>(std::max(left, left.zero())),
+        cancelled);
     --waiting_pulls_;
     if (!s.ok()) return s.Annotate("ps:" + std::to_string(task_index_));
   }

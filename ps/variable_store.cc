@@ -299,8 +299,9 @@ StatusOr<int64_t> VariableStore::SetLiveReplicas(int live) {
   return accumulator_->step();
 }
 
-Status VariableStore::WaitForStep(int64_t min_step, std::chrono::system_clock::time_point deadline,
+Status VariableStore::WaitForStep(int64_t min_step, Clock::Duration timeout,
                                   const std::function<bool()>& cancelled) {
+  const Clock::TimePoint deadline = clock_->Now() + timeout;
   MutexLock slock(&sync_mu_);
   const int64_t generation = generation_;
   for (;;) {
@@ -310,7 +311,7 @@ Status VariableStore::WaitForStep(int64_t min_step, std::chrono::system_clock::t
     }
     if (global_step_.load() >= min_step) return OkStatus();
     if (cancelled && cancelled()) return Status(Code::kCancelled, "the caller went away");
-    const auto now = std::chrono::system_clock::now();
+    const Clock::TimePoint now = clock_->Now();
     if (now >= deadline) {
       std::string detail;
       if (accumulator_) {
@@ -321,8 +322,10 @@ Status VariableStore::WaitForStep(int64_t min_step, std::chrono::system_clock::t
       return DeadlineExceeded("at step " + std::to_string(global_step_.load()) +
                               ", still waiting for step " + std::to_string(min_step) + detail);
     }
-    step_advanced_.wait_until(*slock.native(),
-                              std::min(deadline, now + std::chrono::milliseconds(100)));
+    clock_->WaitUntil(slock.native(), &step_advanced_, std::min(deadline, now + kCancelPoll),
+                      [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sync_mu_) {
+                        return generation_ != generation || global_step_.load() >= min_step;
+                      });
   }
 }
 

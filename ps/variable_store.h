@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/clock.h"
 #include "core/mutex.h"
 #include "core/status.h"
 #include "core/tensor.h"
@@ -37,7 +38,9 @@ namespace pstrain {
 class VariableStore {
  public:
   // max_bytes bounds what Initialize may hold: variables, slots and shadows.
-  explicit VariableStore(uint64_t max_bytes = UINT64_MAX) : max_bytes_(max_bytes) {}
+  // A wait for a step (WaitForStep) measures its timeout on `clock`.
+  explicit VariableStore(uint64_t max_bytes = UINT64_MAX, Clock* clock = Clock::Real())
+      : max_bytes_(max_bytes), clock_(clock) {}
 
   struct InitOptions {
     uint64_t placement_fingerprint = 0;
@@ -113,11 +116,13 @@ class VariableStore {
   StatusOr<SyncPushResult> OfferSyncGradients(int worker, int64_t computed_at,
                                               std::map<std::string, Tensor> grads);
   // Blocks until this ps's step is at least min_step. DeadlineExceeded
-  // (saying how many gradients the step still lacks) at `deadline`,
-  // Cancelled as soon as cancelled() says so (polled every 100 ms), Aborted
-  // when the ps is re-initialized meanwhile (a restore moved its step).
-  Status WaitForStep(int64_t min_step, std::chrono::system_clock::time_point deadline,
+  // (saying how many gradients the step still lacks) once `timeout` has
+  // passed on the store's clock, Cancelled as soon as cancelled() says so
+  // (polled every kCancelPoll), Aborted when the ps is re-initialized
+  // meanwhile (a restore moved its step).
+  Status WaitForStep(int64_t min_step, Clock::Duration timeout,
                      const std::function<bool()>& cancelled);
+  static constexpr std::chrono::milliseconds kCancelPoll{100};
   // Sync replicas: how many workers can still push (the chief's view:
   // neither finished nor declared dead). A step then needs min(R, live)
   // gradients; when the pending step already has that many it is applied
@@ -177,6 +182,7 @@ class VariableStore {
       const std::map<std::string, Tensor>& grads) ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   const uint64_t max_bytes_;
+  Clock* const clock_;
   mutable SharedMutex mu_;  // exclusive for Initialize, shared otherwise
   bool ready_ ABSL_GUARDED_BY(mu_) = false;
   InitOptions options_ ABSL_GUARDED_BY(mu_);

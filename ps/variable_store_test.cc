@@ -5,6 +5,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/testing/fake_clock.h"
+
 namespace pstrain {
 namespace {
 
@@ -308,10 +310,7 @@ TEST(VariableStore, FewerLiveWorkersCompleteTheHeldStep) {
   g.emplace("w", Tensor({1}, {0.25f}));
   ASSERT_EQ(store.OfferSyncGradients(0, 0, g)->outcome, proto::ACCEPTED);
   Status waited;
-  std::thread waiter([&] {
-    waited =
-        store.WaitForStep(1, std::chrono::system_clock::now() + std::chrono::seconds(30), nullptr);
-  });
+  std::thread waiter([&] { waited = store.WaitForStep(1, std::chrono::seconds(30), nullptr); });
   auto step = store.SetLiveReplicas(1);
   waiter.join();
   ASSERT_TRUE(step.ok());
@@ -325,6 +324,36 @@ TEST(VariableStore, FewerLiveWorkersCompleteTheHeldStep) {
   ASSERT_TRUE(store.Initialize(opts, Sgd(1.0f), std::move(again)).ok());
   EXPECT_EQ(store.sync_stats().required, 1);
   EXPECT_EQ(store.OfferSyncGradients(0, 0, g)->outcome, proto::STEP_COMPLETE);
+}
+
+// A wait for a sync step that never comes ends exactly at its timeout on
+// the store's clock, saying what the step lacks; a step that comes ends it
+// at once.
+TEST(VariableStore, AWaitForAStepEndsAtItsTimeoutOnTheStoresClock) {
+  FakeClock clock;
+  VariableStore store(UINT64_MAX, &clock);
+  std::map<std::string, Tensor> init;
+  init.emplace("w", Tensor({1}, {1}));
+  ASSERT_TRUE(store.Initialize(SyncOptions(2), Sgd(1.0f), std::move(init)).ok());
+  Status waited = Aborted("not waited");
+  std::thread waiter([&] { waited = store.WaitForStep(1, std::chrono::seconds(10), nullptr); });
+  ASSERT_TRUE(clock.AwaitSleepers(1));
+  clock.Advance(std::chrono::milliseconds(9900));
+  ASSERT_TRUE(clock.AwaitSleepers(1));  // still waiting, 100 ms before its timeout
+  clock.Advance(std::chrono::milliseconds(100));
+  waiter.join();
+  EXPECT_EQ(waited.code(), Code::kDeadlineExceeded) << waited.ToString();
+  EXPECT_NE(waited.message().find("still waiting for step 1 (0 of 2 gradients"), std::string::npos)
+      << waited.message();
+
+  std::thread second([&] { waited = store.WaitForStep(1, std::chrono::seconds(10), nullptr); });
+  ASSERT_TRUE(clock.AwaitSleepers(1));
+  std::map<std::string, Tensor> g;
+  g.emplace("w", Tensor({1}, {0.5f}));
+  ASSERT_EQ(store.OfferSyncGradients(0, 0, g)->outcome, proto::ACCEPTED);
+  ASSERT_EQ(store.OfferSyncGradients(1, 0, g)->outcome, proto::STEP_COMPLETE);
+  second.join();  // no time passed
+  EXPECT_TRUE(waited.ok()) << waited.ToString();
 }
 
 TEST(VariableStore, LiveWorkersAreForSyncOnly) {

@@ -6,6 +6,7 @@
 #include <functional>
 #include <utility>
 
+#include "ps/rpc/blocking_reactors.h"
 #include "ps/rpc/borrowed_slices.h"
 #include "ps/rpc/chunk_codec.h"
 #include "ps/rpc/grpc_status.h"
@@ -17,11 +18,6 @@ namespace pstrain {
 
 namespace {
 
-// Method indices in the order of proto/ps.proto's `service Ps`.
-constexpr int kInitMethod = 0;
-constexpr int kPullMethod = 1;
-constexpr int kPushMethod = 2;
-
 // Pull chunks: the client may choose their size within these bounds (tiny
 // chunks would only make the ps send millions of messages).
 constexpr uint32_t kMinChunkBytes = 4096;
@@ -29,45 +25,81 @@ constexpr uint32_t kMaxChunkBytes = 16 << 20;
 
 }  // namespace
 
-PsService::PsService(PsCore* core) : core_(core) {
-  ReadUnparsed(kInitMethod, &PsService::InitStream);
-  ReadUnparsed(kPushMethod, &PsService::PushStream);
-  // Served as a bidi stream: the request, then the reply's messages as
-  // bytes of their own making (ps/rpc/chunk_codec.h). On the wire a
-  // server-streaming call is the same.
-  MarkMethodStreamed(
-      kPullMethod,
-      new grpc::internal::BidiStreamingHandler<PsService, proto::PullRequest, grpc::ByteBuffer>(
-          std::mem_fn(&PsService::PullStream), this));
+PsService::PsService(PsCore* core) : core_(core) {}
+
+bool PsService::Admit() {
+  if (tensor_calls_.fetch_add(1) < kMaxTensorCalls) return true;
+  tensor_calls_.fetch_sub(1);
+  return false;
 }
 
-template <typename Response>
-void PsService::ReadUnparsed(int method, UnparsedHandler<Response> handler) {
-  MarkMethodStreamed(
-      method, new grpc::internal::ClientStreamingHandler<PsService, grpc::ByteBuffer, Response>(
-                  std::mem_fn(handler), this));
+namespace {
+
+grpc::Status Busy() {
+  return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                      "the ps serves " + std::to_string(PsService::kMaxTensorCalls) +
+                          " tensor calls already; retry");
 }
 
-grpc::Status PsService::InitStream(grpc::ServerContext* ctx,
-                                   grpc::ServerReader<grpc::ByteBuffer>* reader,
-                                   proto::InitResponse*) {
-  return ToGrpcStatus(
-      HandleInitStream(core_, ReadStreamParts<proto::InitRequest, proto::InitHeader>(ctx, reader)));
+template <typename Message>
+grpc::Status Reply(const Message& message, grpc::ByteBuffer* out) {
+  bool own_buffer = false;
+  return grpc::SerializationTraits<Message>::Serialize(message, out, &own_buffer);
 }
 
-grpc::Status PsService::PullStream(
-    grpc::ServerContext* ctx,
-    grpc::ServerReaderWriter<grpc::ByteBuffer, proto::PullRequest>* stream) {
-  proto::PullRequest request;
-  if (!stream->Read(&request)) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "Pull: no valid PullRequest");
-  }
-  return Pull(ctx, request, stream);
+}  // namespace
+
+grpc::ServerReadReactor<grpc::ByteBuffer>* PsService::Init(grpc::CallbackServerContext* ctx,
+                                                           grpc::ByteBuffer* response) {
+  if (!Admit()) return new BlockingReadReactor(Busy());
+  return new BlockingReadReactor(
+      &tensor_threads_, [this, ctx, response](BlockingReadReactor* call) {
+        const Status s = HandleInitStream(
+            core_, ReadStreamParts<proto::InitRequest, proto::InitHeader>(ctx, call));
+        tensor_calls_.fetch_sub(1);
+        if (!s.ok()) return ToGrpcStatus(s);
+        return Reply(proto::InitResponse(), response);
+      });
 }
 
-grpc::Status PsService::Pull(grpc::ServerContext* ctx, const proto::PullRequest& request,
-                             grpc::internal::WriterInterface<grpc::ByteBuffer>* writer) {
-  auto pulled = core_->Pull(request, ctx->deadline(), [ctx] { return ctx->IsCancelled(); });
+grpc::ServerReadReactor<grpc::ByteBuffer>* PsService::Push(grpc::CallbackServerContext* ctx,
+                                                           grpc::ByteBuffer* response) {
+  if (!Admit()) return new BlockingReadReactor(Busy());
+  return new BlockingReadReactor(
+      &tensor_threads_, [this, ctx, response](BlockingReadReactor* call) {
+        auto pushed = HandlePushStream(
+            core_, ReadStreamParts<proto::PushRequest, proto::PushHeader>(ctx, call));
+        tensor_calls_.fetch_sub(1);
+        if (!pushed.ok()) return ToGrpcStatus(pushed.status());
+        return Reply(*pushed, response);
+      });
+}
+
+grpc::ServerWriteReactor<grpc::ByteBuffer>* PsService::Pull(grpc::CallbackServerContext* ctx,
+                                                            const grpc::ByteBuffer* raw) {
+  if (!Admit()) return new BlockingWriteReactor(Busy());
+  grpc::ByteBuffer bytes = *raw;  // shares the request's slices
+  return new BlockingWriteReactor(&tensor_threads_, [this, ctx, bytes](BlockingWriteReactor* call) {
+    grpc::ByteBuffer mine = bytes;
+    proto::PullRequest request;
+    grpc::Status s;
+    if (!grpc::SerializationTraits<proto::PullRequest>::Deserialize(&mine, &request).ok()) {
+      s = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "Pull: no valid PullRequest");
+    } else {
+      s = ServePull(
+          request, ctx->deadline(), [ctx] { return ctx->IsCancelled(); },
+          [call](const grpc::ByteBuffer& message) { return call->Write(message); });
+    }
+    tensor_calls_.fetch_sub(1);
+    return s;
+  });
+}
+
+grpc::Status PsService::ServePull(const proto::PullRequest& request,
+                                  std::chrono::system_clock::time_point deadline,
+                                  const std::function<bool()>& cancelled,
+                                  const std::function<bool(const grpc::ByteBuffer&)>& write) {
+  auto pulled = core_->Pull(request, deadline, cancelled);
   if (!pulled.ok()) return ToGrpcStatus(pulled.status().Annotate("Pull"));
   const uint32_t chunk_bytes =
       request.chunk_bytes() == 0
@@ -81,21 +113,11 @@ grpc::Status PsService::Pull(grpc::ServerContext* ctx, const proto::PullRequest&
     bool sent = ForEachChunkSpan(
         name, *tensor, chunk_bytes,
         [&](const proto::TensorChunk& head, const char* data, size_t n) {
-          return writer->Write(EncodeChunkMessage(rest, proto::PullResponse::kChunkFieldNumber,
-                                                  head, data, n, &borrowed));
+          return write(EncodeChunkMessage(rest, proto::PullResponse::kChunkFieldNumber, head, data,
+                                          n, &borrowed));
         });
     if (!sent) return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
   }
-  return grpc::Status::OK;
-}
-
-grpc::Status PsService::PushStream(grpc::ServerContext* ctx,
-                                   grpc::ServerReader<grpc::ByteBuffer>* reader,
-                                   proto::PushResponse* response) {
-  auto pushed =
-      HandlePushStream(core_, ReadStreamParts<proto::PushRequest, proto::PushHeader>(ctx, reader));
-  if (!pushed.ok()) return ToGrpcStatus(pushed.status());
-  *response = std::move(pushed).value();
   return grpc::Status::OK;
 }
 

@@ -10,23 +10,39 @@
 // limits; a refusal is a gRPC error that names the problem. Tensors move
 // without protobuf copies (ps/rpc/chunk_codec.h).
 //
-// Handlers run on gRPC's threads, concurrently. The core's shutdown callback
-// runs on the thread of the Shutdown RPC; it must not block on the server
-// (the main thread stops the server).
+// The control calls run on gRPC's threads; Init, Pull and Push, which block,
+// on the service's own (ps/rpc/blocking_reactors.h), through gRPC's callback
+// API with raw messages. The core's shutdown callback runs on the thread of
+// the Shutdown RPC; it must not block on the server (the main thread stops
+// the server).
 #ifndef PSTRAIN_PS_RPC_PS_SERVICE_H_
 #define PSTRAIN_PS_RPC_PS_SERVICE_H_
 
 #include <atomic>
+#include <chrono>
+#include <functional>
+#include <string>
 
+#include "core/thread_pool.h"
 #include "proto/ps.grpc.pb.h"
 #include "ps/ps_core.h"
 
 namespace pstrain {
 
-class PsService final : public proto::Ps::Service {
+// Init, Pull and Push take raw messages through the callback API (the
+// generated WithRawCallbackMethod_ bases); the rest are ordinary handlers.
+using PsServiceBase = proto::Ps::WithRawCallbackMethod_Init<proto::Ps::WithRawCallbackMethod_Pull<
+    proto::Ps::WithRawCallbackMethod_Push<proto::Ps::Service>>>;
+
+class PsService final : public PsServiceBase {
  public:
   // Borrows core, which must outlive the service.
   explicit PsService(PsCore* core);
+
+  // Tensor calls served at once, a thread each: bounds what concurrent
+  // requests can make the ps hold (each push at most one copy of its
+  // variables). Past it a call is refused with RESOURCE_EXHAUSTED.
+  static constexpr int kMaxTensorCalls = 256;
 
   // Where the ps's tensor channel listens, which GetStatus reports. Call
   // before the service serves.
@@ -35,19 +51,20 @@ class PsService final : public proto::Ps::Service {
     tensor_socket_ = std::move(local_socket);
   }
 
-  // Init and Push, registered with unparsed messages in place of the
-  // generated handlers.
-  grpc::Status InitStream(grpc::ServerContext* ctx, grpc::ServerReader<grpc::ByteBuffer>* reader,
-                          proto::InitResponse* response);
-  grpc::Status PushStream(grpc::ServerContext* ctx, grpc::ServerReader<grpc::ByteBuffer>* reader,
-                          proto::PushResponse* response);
-  // Pull, registered to write its reply unparsed, its chunks' data straight
-  // from the pulled tensors.
-  grpc::Status PullStream(grpc::ServerContext* ctx,
-                          grpc::ServerReaderWriter<grpc::ByteBuffer, proto::PullRequest>* stream);
-  // The reply to one PullRequest, written to `writer`.
-  grpc::Status Pull(grpc::ServerContext* ctx, const proto::PullRequest& request,
-                    grpc::internal::WriterInterface<grpc::ByteBuffer>* writer);
+  grpc::ServerReadReactor<grpc::ByteBuffer>* Init(grpc::CallbackServerContext* ctx,
+                                                  grpc::ByteBuffer* response) override;
+  grpc::ServerReadReactor<grpc::ByteBuffer>* Push(grpc::CallbackServerContext* ctx,
+                                                  grpc::ByteBuffer* response) override;
+  // The reply's chunks, their data straight from the pulled tensors.
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* Pull(grpc::CallbackServerContext* ctx,
+                                                   const grpc::ByteBuffer* request) override;
+  // The reply to one PullRequest, each message handed to `write` (false:
+  // the client went away); waits at most until `deadline`, and ends when
+  // cancelled() says so.
+  grpc::Status ServePull(const proto::PullRequest& request,
+                         std::chrono::system_clock::time_point deadline,
+                         const std::function<bool()>& cancelled,
+                         const std::function<bool(const grpc::ByteBuffer&)>& write);
   grpc::Status GetStatus(grpc::ServerContext* ctx, const proto::StatusRequest* request,
                          proto::StatusResponse* response) override;
   grpc::Status WorkerDone(grpc::ServerContext* ctx, const proto::WorkerDoneRequest* request,
@@ -62,15 +79,11 @@ class PsService final : public proto::Ps::Service {
                         proto::ShutdownResponse* response) override;
 
  private:
-  template <typename Response>
-  using UnparsedHandler = grpc::Status (PsService::*)(grpc::ServerContext*,
-                                                      grpc::ServerReader<grpc::ByteBuffer>*,
-                                                      Response*);
-  // Serves client-streaming `method` (its index in proto/ps.proto's service)
-  // with `handler`, which gets the stream's messages unparsed.
-  template <typename Response>
-  void ReadUnparsed(int method, UnparsedHandler<Response> handler);
+  // Counts a tensor call in; false when kMaxTensorCalls are being served.
+  bool Admit();
 
+  ThreadPool tensor_threads_{kMaxTensorCalls, std::chrono::seconds(10)};
+  std::atomic<int> tensor_calls_{0};
   PsCore* const core_;
   int tensor_port_ = 0;
   std::string tensor_socket_;

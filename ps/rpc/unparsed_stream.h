@@ -1,11 +1,11 @@
 // Reading a client stream whose messages gRPC hands over unparsed.
 //
-// gRPC's synchronous ServerReader<Message> reports a message it cannot parse
-// exactly as it reports the end of the stream, so a stream that ends in
-// garbage would look whole. The Ps service therefore registers its
-// client-streaming methods with grpc::ByteBuffer messages and decodes each
-// one here (ps/rpc/chunk_codec.h), where garbage is an error and a chunk's
-// data goes straight into the tensor being assembled.
+// gRPC's generated readers report a message they cannot parse exactly as
+// they report the end of the stream, so a stream that ends in garbage would
+// look whole. The Ps service therefore takes its client-streaming methods'
+// messages as grpc::ByteBuffers and decodes each one here
+// (ps/rpc/chunk_codec.h), where garbage is an error and a chunk's data goes
+// straight into the tensor being assembled.
 #ifndef PSTRAIN_PS_RPC_UNPARSED_STREAM_H_
 #define PSTRAIN_PS_RPC_UNPARSED_STREAM_H_
 
@@ -34,11 +34,11 @@ StatusOr<StreamPart> DecodeStreamPart(grpc::ByteBuffer* buffer, Header* header,
   return StreamPart::kHeader;
 }
 
-// NextPart over a client stream: Aborted when the stream broke off (the
+// NextPart over a client stream, read with reader->Read(grpc::ByteBuffer*)
+// (ps/rpc/blocking_reactors.h): Aborted when the stream broke off (the
 // client went away, or a message was over the size limit).
-template <typename Request, typename Header>
-NextPart<Header> ReadStreamParts(grpc::ServerContext* ctx,
-                                 grpc::ServerReader<grpc::ByteBuffer>* reader) {
+template <typename Request, typename Header, typename Reader>
+NextPart<Header> ReadStreamParts(grpc::ServerContextBase* ctx, Reader* reader) {
   return [ctx, reader](Header* header, TensorAssembler* assembler) -> StatusOr<StreamPart> {
     grpc::ByteBuffer buffer;
     if (!reader->Read(&buffer)) {

@@ -41,8 +41,8 @@ class PsServer {
   static StatusOr<std::unique_ptr<PsServer>> Start(PsCore* core, const std::string& listen_address,
                                                    int tensor_port = 0,
                                                    const tcp::ChannelLimits* channel = nullptr);
-  // gRPC threads serving calls at once: bounds what concurrent requests can
-  // make the ps hold (each push at most one copy of its variables).
+  // gRPC threads serving the control calls (status, heartbeats) at once;
+  // the tensor calls have their own bound (PsService::kMaxTensorCalls).
   static constexpr int kMaxThreads = 256;
   ~PsServer();
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/descriptor_limit.h"
+#include "ps/rpc/ps_service.h"
 #include "ps/tcp/raw_channel_test_util.h"
 
 namespace pstrain {
@@ -176,7 +177,34 @@ TEST_F(SmallChannel, WhenAllAreBusyANewConnectionIsRefusedAndTheClientGoesOverGr
   EXPECT_EQ(*pushed, 1);
 }
 
-class AbandonedWaits : public RawChannelTest {};
+class AbandonedWaits : public RawChannelTest {
+ protected:
+  // A pull for a step that never comes.
+  static proto::PullRequest FarPull() {
+    proto::PullRequest far;
+    far.set_placement_fingerprint(7);
+    far.set_min_step(int64_t{1} << 62);
+    return far;
+  }
+  // `n` far pulls over gRPC, each on a thread of its own until its call
+  // ends; calls gets their contexts, to cancel them.
+  static void StartFarPulls(proto::Ps::Stub* stub, int n,
+                            std::vector<std::unique_ptr<grpc::ClientContext>>* calls,
+                            std::vector<std::thread>* threads) {
+    for (int i = 0; i < n; ++i) calls->push_back(std::make_unique<grpc::ClientContext>());
+    for (int i = 0; i < n; ++i) {
+      grpc::ClientContext* ctx = (*calls)[i].get();
+      threads->emplace_back([stub, ctx] {
+        ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(10));
+        auto reader = stub->Pull(ctx, FarPull());
+        proto::PullResponse reply;
+        while (reader->Read(&reply)) {
+        }
+        (void)reader->Finish();
+      });
+    }
+  }
+};
 
 // 256 pulls waiting for a far step whose clients hang up give their
 // threads and connections back within a second. One peer's requests are
@@ -214,25 +242,38 @@ TEST_F(AbandonedWaits, EndWithTheirClientsOverGrpc) {
   constexpr int kCalls = 16;
   std::vector<std::unique_ptr<grpc::ClientContext>> calls;
   std::vector<std::thread> threads;
-  for (int i = 0; i < kCalls; ++i) calls.push_back(std::make_unique<grpc::ClientContext>());
-  for (int i = 0; i < kCalls; ++i) {
-    threads.emplace_back([&, i] {
-      proto::PullRequest far;
-      far.set_placement_fingerprint(7);
-      far.set_min_step(int64_t{1} << 62);
-      calls[i]->set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(10));
-      auto reader = stub->Pull(calls[i].get(), far);
-      proto::PullResponse reply;
-      while (reader->Read(&reply)) {
-      }
-      (void)reader->Finish();
-    });
-  }
+  StartFarPulls(stub.get(), kCalls, &calls, &threads);
   ASSERT_TRUE(
       WaitUntil([&] { return ps_.server->waiting_pulls() == kCalls; }, std::chrono::seconds(20)));
   for (auto& c : calls) c->TryCancel();
   EXPECT_TRUE(WaitUntil([&] { return ps_.server->waiting_pulls() == 0; }, std::chrono::seconds(1)));
   for (auto& t : threads) t.join();
+}
+
+// Over gRPC, the ps serves at most PsService::kMaxTensorCalls tensor calls
+// at once, a thread each: one more is refused at once, and the ps goes on.
+TEST_F(AbandonedWaits, GrpcRefusesTensorCallsPastItsCap) {
+  auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(ps_.server->port()),
+                                     grpc::InsecureChannelCredentials());
+  auto stub = proto::Ps::NewStub(channel);
+  constexpr int kCalls = PsService::kMaxTensorCalls;
+  std::vector<std::unique_ptr<grpc::ClientContext>> calls;
+  std::vector<std::thread> threads;
+  StartFarPulls(stub.get(), kCalls, &calls, &threads);
+  ASSERT_TRUE(
+      WaitUntil([&] { return ps_.server->waiting_pulls() == kCalls; }, std::chrono::seconds(60)));
+  grpc::ClientContext extra;
+  extra.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  auto reader = stub->Pull(&extra, FarPull());
+  proto::PullResponse reply;
+  while (reader->Read(&reply)) {
+  }
+  const grpc::Status refused = reader->Finish();
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << refused.error_message();
+  for (auto& c : calls) c->TryCancel();
+  EXPECT_TRUE(WaitUntil([&] { return ps_.server->waiting_pulls() == 0; }, std::chrono::seconds(5)));
+  for (auto& t : threads) t.join();
+  ExpectUnchanged();
 }
 
 // Every wait has a deadline, and its client states it: the tensor channel

@@ -5,7 +5,6 @@
 // problem; the ps keeps serving, and every variable, slot, shadow and counter
 // is bit for bit what it was.
 #include <grpcpp/grpcpp.h>
-#include <grpcpp/impl/client_unary_call.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -15,6 +14,7 @@
 #include <vector>
 
 #include "ps/client/ps_fleet.h"
+#include "ps/rpc/generic_call.h"
 #include "ps/rpc/grpc_options.h"
 #include "ps/rpc/ps_connections.h"
 #include "ps/tcp/socket.h"
@@ -38,57 +38,44 @@ grpc::ByteBuffer Buffer(const std::string& bytes) {
 }
 
 // Talks the Ps protocol in raw bytes, so that a test can send what no
-// well-behaved client would.
+// well-behaved client would, through gRPC's public GenericStub
+// (ps/rpc/generic_call.h).
 class RawPs {
  public:
   explicit RawPs(const std::string& address)
-      : channel_(grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
-                                           DefaultChannelArguments())) {}
+      : stub_(grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
+                                        DefaultChannelArguments())) {}
 
   // A client stream of `messages` to a client-streaming method.
   grpc::Status Stream(const std::string& method, const std::vector<std::string>& messages) {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-    grpc::ByteBuffer response;
-    std::unique_ptr<grpc::ClientWriter<grpc::ByteBuffer>> writer(
-        grpc::internal::ClientWriterFactory<grpc::ByteBuffer>::Create(
-            channel_.get(),
-            grpc::internal::RpcMethod(Name(method).c_str(),
-                                      grpc::internal::RpcMethod::CLIENT_STREAMING),
-            &ctx, &response));
+    GenericCall call(&stub_, &ctx, Name(method));
     for (const std::string& m : messages) {
-      if (!writer->Write(Buffer(m))) break;
+      if (!call.Write(Buffer(m))) break;
     }
-    writer->WritesDone();
-    return writer->Finish();
+    call.WritesDone();
+    return ReadAll(&call);
   }
 
   // One request to a unary or server-streaming method; reads every reply.
   grpc::Status Call(const std::string& method, const std::string& request) {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-    if (method == "Pull") {
-      std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> reader(
-          grpc::internal::ClientReaderFactory<grpc::ByteBuffer>::Create(
-              channel_.get(),
-              grpc::internal::RpcMethod(Name(method).c_str(),
-                                        grpc::internal::RpcMethod::SERVER_STREAMING),
-              &ctx, Buffer(request)));
-      grpc::ByteBuffer reply;
-      while (reader->Read(&reply)) {
-      }
-      return reader->Finish();
-    }
-    grpc::ByteBuffer reply;
-    return grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
-        channel_.get(),
-        grpc::internal::RpcMethod(Name(method).c_str(), grpc::internal::RpcMethod::NORMAL_RPC),
-        &ctx, Buffer(request), &reply);
+    GenericCall call(&stub_, &ctx, Name(method));
+    if (call.Write(Buffer(request))) call.WritesDone();
+    return ReadAll(&call);
   }
 
  private:
   static std::string Name(const std::string& method) { return "/pstrain.proto.Ps/" + method; }
-  std::shared_ptr<grpc::Channel> channel_;
+  static grpc::Status ReadAll(GenericCall* call) {
+    grpc::ByteBuffer reply;
+    while (call->Read(&reply)) {
+    }
+    return call->Finish();
+  }
+  grpc::GenericStub stub_;
 };
 
 class HostileRequests : public ::testing::Test {
