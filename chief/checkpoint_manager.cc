@@ -18,9 +18,7 @@ int64_t StepOf(const std::string& base) {
 }  // namespace
 
 CheckpointManager::CheckpointManager(Options options)
-    : options_(std::move(options)),
-      last_save_(std::chrono::steady_clock::now()),
-      last_preserved_(std::chrono::system_clock::now()) {
+    : options_(std::move(options)), last_preserved_(std::chrono::system_clock::now()) {
   auto state = ReadCheckpointState(options_.dir);
   if (state.ok()) kept_ = state->kept;
 }
@@ -50,7 +48,6 @@ StatusOr<std::string> CheckpointManager::Save(int64_t step,
     DeleteCheckpoint(old);
   }
   latest_step_ = step;
-  last_save_ = std::chrono::steady_clock::now();
   return prefix;
 }
 

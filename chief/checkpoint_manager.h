@@ -40,7 +40,6 @@ class CheckpointManager {
 
   // Step of the newest checkpoint saved or loaded; -1 when none.
   int64_t latest_step() const { return latest_step_; }
-  std::chrono::steady_clock::time_point last_save_time() const { return last_save_; }
 
  private:
   // Checkpoint base names to try on load, newest first.
@@ -50,7 +49,6 @@ class CheckpointManager {
   const Options options_;
   std::vector<std::string> kept_;  // base names, oldest first
   int64_t latest_step_ = -1;
-  std::chrono::steady_clock::time_point last_save_;
   std::chrono::system_clock::time_point last_preserved_;
 };
 
