@@ -236,17 +236,17 @@ void Supervisor::LogStalledStep(const proto::StatusResponse& st) {
 }
 
 Status Supervisor::Monitor() {
-  last_contact_ = clock_->Now();
+  Clock::TimePoint last_contact = clock_->Now();  // ps 0's last answer
   for (;;) {
     PS_RETURN_IF_ERROR(RecoverLostPs());
     auto st = fleet_->CoordinatorStatus();
     if (st.ok() && FromAnEmptyPs(*st)) continue;  // the next poll restores it
     if (st.ok()) {
-      last_contact_ = clock_->Now();
+      last_contact = clock_->Now();
       if (ObserveWorkers(*st)) return OkStatus();
       RunSchedules(*st);
       ReportProgress(*st);
-    } else if (clock_->Now() - last_contact_ > options_.ps_lost_timeout) {
+    } else if (clock_->Now() - last_contact > options_.ps_lost_timeout) {
       return st.status().Annotate("lost the ps holding global_step");
     }
     if (stop_->WaitFor(options_.poll_interval, clock_)) {

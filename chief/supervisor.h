@@ -165,7 +165,6 @@ class Supervisor {
   Periodic eval_timer_;                // eval_secs
   Periodic progress_timer_;            // progress_interval
   Clock::TimePoint training_started_;  // when Start made the model ready
-  Clock::TimePoint last_contact_;      // ps 0's last answer
   std::string end_reason_;             // non-empty once this chief has ended training
   bool model_ready_ = false;           // Start made (or found) the model ready
 };

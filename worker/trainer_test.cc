@@ -2,6 +2,7 @@
 // real input pipeline over images in memory, the real ps logic; no network.
 // Whole clusters of processes: tests/integration/.
 #include "worker/trainer.h"
+#include "core/testing/wait_until.h"
 
 #include <gtest/gtest.h>
 
@@ -118,11 +119,12 @@ TEST_F(TrainerTest, StopsAfterItsStepWhenTheChiefEndsTraining) {
   options.log_frequency = 100000;
   // The chief's part: once training is under way, end it.
   std::thread chief([&] {
-    for (;;) {
-      auto st = fleet_->client(0)->GetStatus(std::chrono::seconds(1));
-      if (st.ok() && st->global_step() >= 20) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
+    EXPECT_TRUE(WaitUntil(
+        [&] {
+          auto st = fleet_->client(0)->GetStatus(std::chrono::seconds(1));
+          return st.ok() && st->global_step() >= 20;
+        },
+        std::chrono::minutes(5)));
     EXPECT_TRUE(fleet_->client(0)->EndTraining("target reached").ok());
   });
   Trainer trainer(model_.get(), fleet_.get(), input.get(), &heartbeat, &stop_, options);

@@ -40,19 +40,21 @@ void FakeClock::Advance(Duration d) {
   }
 }
 
-int FakeClock::sleepers() const {
-  MutexLock guard(&mu_);
+int FakeClock::SleepersLocked() const {
   int n = 0;
   for (const Waiter& w : waiters_) n += w.deadline > Now() ? 1 : 0;
   return n;
 }
 
+int FakeClock::sleepers() const {
+  MutexLock guard(&mu_);
+  return SleepersLocked();
+}
+
 bool FakeClock::AwaitSleepers(int n, std::chrono::seconds limit) {
   MutexLock lock(&mu_);
   return waiters_changed_.wait_for(*lock.native(), limit, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    int sleeping = 0;
-    for (const Waiter& w : waiters_) sleeping += w.deadline > Now() ? 1 : 0;
-    return sleeping >= n;
+    return SleepersLocked() >= n;
   });
 }
 

@@ -43,6 +43,8 @@ class FakeClock : public Clock {
     TimePoint deadline;
   };
 
+  int SleepersLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   // Lock order: mu_, then a waiter's mutex (Advance). A waiter never takes
   // mu_ while it holds its own.
   std::atomic<Duration> now_{std::chrono::hours(1)};

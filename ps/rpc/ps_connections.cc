@@ -20,8 +20,8 @@ PsConnections ConnectToPs(const cluster::ClusterSpec& spec, const PsClientOption
   if (trainer_variables != nullptr && any_local) {
     auto arena = tcp::ArenaMemory::Create(*trainer_variables, local);
     if (arena.ok()) {
-      for (auto& c : clients) {
-        if (c->CanUseArena()) c->set_arena((*arena)->region());
+      for (size_t i = 0; i < clients.size(); ++i) {
+        if (local[i]) clients[i]->set_arena((*arena)->region());
       }
       made.memory = std::move(arena).value();
     } else {

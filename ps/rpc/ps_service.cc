@@ -27,12 +27,6 @@ constexpr uint32_t kMaxChunkBytes = 16 << 20;
 
 PsService::PsService(PsCore* core) : core_(core) {}
 
-bool PsService::Admit() {
-  if (tensor_calls_.fetch_add(1) < kMaxTensorCalls) return true;
-  tensor_calls_.fetch_sub(1);
-  return false;
-}
-
 namespace {
 
 grpc::Status Busy() {
@@ -49,50 +43,52 @@ grpc::Status Reply(const Message& message, grpc::ByteBuffer* out) {
 
 }  // namespace
 
+template <typename Reactor>
+Reactor* PsService::StartTensorCall(std::function<grpc::Status(Reactor*)> handler) {
+  if (tensor_calls_.fetch_add(1) >= kMaxTensorCalls) {
+    tensor_calls_.fetch_sub(1);
+    return new Reactor(Busy());
+  }
+  return new Reactor(&tensor_threads_, [this, handler = std::move(handler)](Reactor* call) {
+    const grpc::Status s = handler(call);
+    tensor_calls_.fetch_sub(1);
+    return s;
+  });
+}
+
 grpc::ServerReadReactor<grpc::ByteBuffer>* PsService::Init(grpc::CallbackServerContext* ctx,
                                                            grpc::ByteBuffer* response) {
-  if (!Admit()) return new BlockingReadReactor(Busy());
-  return new BlockingReadReactor(
-      &tensor_threads_, [this, ctx, response](BlockingReadReactor* call) {
-        const Status s = HandleInitStream(
-            core_, ReadStreamParts<proto::InitRequest, proto::InitHeader>(ctx, call));
-        tensor_calls_.fetch_sub(1);
-        if (!s.ok()) return ToGrpcStatus(s);
-        return Reply(proto::InitResponse(), response);
-      });
+  return StartTensorCall<BlockingReadReactor>([this, ctx, response](BlockingReadReactor* call) {
+    const Status s =
+        HandleInitStream(core_, ReadStreamParts<proto::InitRequest, proto::InitHeader>(ctx, call));
+    if (!s.ok()) return ToGrpcStatus(s);
+    return Reply(proto::InitResponse(), response);
+  });
 }
 
 grpc::ServerReadReactor<grpc::ByteBuffer>* PsService::Push(grpc::CallbackServerContext* ctx,
                                                            grpc::ByteBuffer* response) {
-  if (!Admit()) return new BlockingReadReactor(Busy());
-  return new BlockingReadReactor(
-      &tensor_threads_, [this, ctx, response](BlockingReadReactor* call) {
-        auto pushed = HandlePushStream(
-            core_, ReadStreamParts<proto::PushRequest, proto::PushHeader>(ctx, call));
-        tensor_calls_.fetch_sub(1);
-        if (!pushed.ok()) return ToGrpcStatus(pushed.status());
-        return Reply(*pushed, response);
-      });
+  return StartTensorCall<BlockingReadReactor>([this, ctx, response](BlockingReadReactor* call) {
+    auto pushed =
+        HandlePushStream(core_, ReadStreamParts<proto::PushRequest, proto::PushHeader>(ctx, call));
+    if (!pushed.ok()) return ToGrpcStatus(pushed.status());
+    return Reply(*pushed, response);
+  });
 }
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>* PsService::Pull(grpc::CallbackServerContext* ctx,
                                                             const grpc::ByteBuffer* raw) {
-  if (!Admit()) return new BlockingWriteReactor(Busy());
-  grpc::ByteBuffer bytes = *raw;  // shares the request's slices
-  return new BlockingWriteReactor(&tensor_threads_, [this, ctx, bytes](BlockingWriteReactor* call) {
-    grpc::ByteBuffer mine = bytes;
-    proto::PullRequest request;
-    grpc::Status s;
-    if (!grpc::SerializationTraits<proto::PullRequest>::Deserialize(&mine, &request).ok()) {
-      s = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "Pull: no valid PullRequest");
-    } else {
-      s = ServePull(
-          request, ctx->deadline(), [ctx] { return ctx->IsCancelled(); },
-          [call](const grpc::ByteBuffer& message) { return call->Write(message); });
-    }
-    tensor_calls_.fetch_sub(1);
-    return s;
-  });
+  // A copy shares the request's slices; deserializing consumes it.
+  return StartTensorCall<BlockingWriteReactor>(
+      [this, ctx, bytes = *raw](BlockingWriteReactor* call) mutable {
+        proto::PullRequest request;
+        if (!grpc::SerializationTraits<proto::PullRequest>::Deserialize(&bytes, &request).ok()) {
+          return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "Pull: no valid PullRequest");
+        }
+        return ServePull(
+            request, ctx->deadline(), [ctx] { return ctx->IsCancelled(); },
+            [call](const grpc::ByteBuffer& message) { return call->Write(message); });
+      });
 }
 
 grpc::Status PsService::ServePull(const proto::PullRequest& request,

@@ -79,8 +79,10 @@ class PsService final : public PsServiceBase {
                         proto::ShutdownResponse* response) override;
 
  private:
-  // Counts a tensor call in; false when kMaxTensorCalls are being served.
-  bool Admit();
+  // Serves a tensor call with `handler` on the service's threads, counted
+  // against kMaxTensorCalls; past that, a reactor that refuses the call.
+  template <typename Reactor>
+  Reactor* StartTensorCall(std::function<grpc::Status(Reactor*)> handler);
 
   ThreadPool tensor_threads_{kMaxTensorCalls, std::chrono::seconds(10)};
   std::atomic<int> tensor_calls_{0};

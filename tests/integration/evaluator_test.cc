@@ -14,6 +14,7 @@
 #include "chief/evaluation.h"
 #include "chief/summary/event_reader.h"
 #include "chief/training_done.h"
+#include "core/testing/wait_until.h"
 #include "data/mnist_dataset.h"
 #include "nn/model.h"
 #include "nn/model_spec.h"
@@ -240,11 +241,12 @@ TEST(Evaluator, WatchingGivesUpAfterTimeoutWithoutCheckpoints) {
 
 // Sends SIGTERM once the evaluator watches the train dir; waits for its exit.
 void SigtermOnceWatching(testing::RunningTask* task) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (task->running() && task->output().find("evaluating checkpoints in") == std::string::npos &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  WaitUntil(
+      [&] {
+        return !task->running() ||
+               task->output().find("evaluating checkpoints in") != std::string::npos;
+      },
+      std::chrono::seconds(60), std::chrono::milliseconds(20));
   ASSERT_TRUE(task->running()) << task->output();
   task->process()->Signal(SIGTERM);
   ASSERT_TRUE(task->WaitForExit(std::chrono::seconds(30))) << task->output();

@@ -15,6 +15,7 @@
 #include <regex>
 #include <thread>
 
+#include "core/testing/wait_until.h"
 #include "tests/integration/process_harness.h"
 
 namespace pstrain {
@@ -129,11 +130,9 @@ TEST(FaultTest, KilledTasksRestartAndTrainingCompletesAsWell) {
         c.Kill9("worker:1");
         // Started again once the chief has declared it dead (its heartbeat
         // timeout passed), so that it rejoins rather than carries on.
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-        while (c.Output("chief:0").find("worker:1 declared dead") == std::string::npos &&
-               std::chrono::steady_clock::now() < deadline) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        }
+        WaitUntil(
+            [&] { return c.Output("chief:0").find("worker:1 declared dead") != std::string::npos; },
+            std::chrono::seconds(120), std::chrono::milliseconds(100));
         c.Start("worker:1");
       },
       &out);

@@ -12,6 +12,7 @@
 
 #include "chief/checkpoint.h"
 #include "chief/summary/event_reader.h"
+#include "core/testing/wait_until.h"
 #include "tests/integration/process_harness.h"
 
 namespace pstrain {
@@ -131,11 +132,11 @@ TEST(LocalCluster, CtrlCStopsEveryTask) {
   testing::RunningTask launcher(
       "launcher", {BuildDir() + "/deploy/pstrain_local", "--ps=1", "--workers=1", "--epochs=0",
                    "--train_dir=" + dir.path(), "--http_port=-1", "--grace_secs=10"});
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (launcher.running() && launcher.output().find("step 10,") == std::string::npos &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  WaitUntil(
+      [&] {
+        return !launcher.running() || launcher.output().find("step 10,") != std::string::npos;
+      },
+      std::chrono::seconds(60), std::chrono::milliseconds(100));
   ASSERT_NE(launcher.output().find("step 10,"), std::string::npos) << launcher.output();
   launcher.process()->Signal(SIGINT);
   ASSERT_TRUE(launcher.WaitForExit(std::chrono::seconds(60)));

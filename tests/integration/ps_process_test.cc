@@ -8,6 +8,7 @@
 #include <fstream>
 #include <thread>
 
+#include "core/testing/wait_until.h"
 #include "ps/client/ps_fleet.h"
 #include "ps/rpc/ps_client.h"
 #include "ps/rpc/ps_connections.h"
@@ -104,9 +105,9 @@ TEST(PsProcess, SigtermBeforeTheChiefsShutdownExits143) {
   auto spec = testing::MakeLocalSpec(dir.path(), 1, 0);
   RunningTask ps0("ps:0", PsArgv(spec.path, 0));
   PsClient client(0, spec.spec.Address("ps", 0));
-  for (int i = 0; i < 100 && !client.GetStatus(std::chrono::seconds(1)).ok(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  ASSERT_TRUE(WaitUntil([&] { return client.GetStatus(std::chrono::seconds(1)).ok(); },
+                        std::chrono::seconds(60), std::chrono::milliseconds(100)))
+      << ps0.output();
   ps0.process()->Signal(SIGTERM);
   ASSERT_TRUE(ps0.WaitForExit(std::chrono::seconds(20)));
   EXPECT_EQ(ps0.process()->exit_description(), "exit code 143") << ps0.output();
