@@ -303,30 +303,48 @@ TEST(CudaTowers, TwoGpusMatchOneCpuTowerOfTheWholeBatch) {
   ExpectSameStep(gpus->get(), cpu->get(), 4, 16);
 }
 
-TEST(CudaTraining, ShortRunLowersTheLoss) {
+// The losses of 30 plain SGD steps (lr 0.05) of mnist memorizing 32 random
+// images, on `backend`.
+std::vector<float> MemorizingLosses(std::unique_ptr<Backend> backend) {
   auto spec = LoadModelSpec("mnist");
-  ASSERT_TRUE(spec.ok());
-  auto backend = CreateGpuBackend(0);
-  ASSERT_TRUE(backend.ok());
-  auto model = GraphModel::Create(*spec, 1, std::move(backend).value());
-  ASSERT_TRUE(model.ok());
+  EXPECT_TRUE(spec.ok());
+  auto model = GraphModel::Create(*spec, 1, std::move(backend));
+  EXPECT_TRUE(model.ok());
+  if (!model.ok()) return {};
   std::vector<Tensor> params;
   for (const VariableSpec& v : (*model)->variables()) params.push_back(InitialValue(v, 1));
   const Tensor images = Random({32, 28, 28, 1}, 2);
   std::vector<int32_t> labels;
   for (int i = 0; i < 32; ++i) labels.push_back(i % 10);
-  float first = 0, last = 0;
+  std::vector<float> losses;
   for (int step = 0; step < 30; ++step) {
     std::vector<Tensor> grads;
     auto loss = (*model)->LossAndGradients(params, images, labels, &grads);
-    ASSERT_TRUE(loss.ok()) << loss.status().ToString();
-    if (step == 0) first = *loss;
-    last = *loss;
+    EXPECT_TRUE(loss.ok()) << loss.status().ToString();
+    if (!loss.ok()) return {};
+    losses.push_back(*loss);
     for (size_t v = 0; v < params.size(); ++v) {
       for (int64_t i = 0; i < params[v].size(); ++i) params[v][i] -= 0.05f * grads[v][i];
     }
   }
-  EXPECT_LT(last, 0.5f * first) << "memorizing 32 examples";
+  return losses;
+}
+
+// Training on the GPU follows the CPU's trajectory step by step, and learns:
+// the loss falls at every step (on the CPU, from 2.3026 to 2.2915).
+TEST(CudaTraining, ShortRunFollowsTheCpuTrajectory) {
+  auto gpu_backend = CreateGpuBackend(0);
+  ASSERT_TRUE(gpu_backend.ok()) << gpu_backend.status().ToString();
+  auto cpu_backend = cpu::CreateCpuBackend();
+  ASSERT_TRUE(cpu_backend.ok()) << cpu_backend.status().ToString();
+  const std::vector<float> gpu = MemorizingLosses(std::move(gpu_backend).value());
+  const std::vector<float> cpu = MemorizingLosses(std::move(cpu_backend).value());
+  ASSERT_EQ(gpu.size(), 30u);
+  ASSERT_EQ(cpu.size(), 30u);
+  for (size_t step = 0; step < gpu.size(); ++step) {
+    EXPECT_NEAR(gpu[step], cpu[step], 1e-5f * cpu[step]) << "step " << step;
+    if (step > 0) EXPECT_LT(gpu[step], gpu[step - 1]) << "step " << step;
+  }
 }
 
 }  // namespace
