@@ -79,9 +79,10 @@ class Adadelta : public Optimizer {
 // correction, as TF's beta1_power and beta2_power do.
 class Adam : public Optimizer {
  public:
-  Adam(LrSchedule s, float beta1, float beta2, float epsilon)
-      : Optimizer(std::move(s)), beta1_(beta1), beta2_(beta2), epsilon_(epsilon) {}
+  Adam(LrSchedule s, float beta1, float beta2, float epsilon, bool lazy)
+      : Optimizer(std::move(s)), beta1_(beta1), beta2_(beta2), epsilon_(epsilon), lazy_(lazy) {}
   std::vector<std::string> slot_names() const override { return {"m", "v"}; }
+  bool sparse_updates_every_row() const override { return !lazy_; }
   void Apply(float* var, const std::vector<float*>& slots, const float* grad, int64_t n, float lr,
              int64_t update_count) const override {
     const auto t = static_cast<double>(update_count);
@@ -96,6 +97,7 @@ class Adam : public Optimizer {
 
  private:
   const float beta1_, beta2_, epsilon_;
+  const bool lazy_;
 };
 
 // TF starts "rms" at 1 and the others at 0.
@@ -203,7 +205,8 @@ OptimizerOr MakeAdam(const proto::OptimizerConfig& c, LrSchedule s) {
   PS_RETURN_IF_ERROR(Check(Fraction(beta1), "Adam", "beta1", "in [0, 1)", beta1));
   PS_RETURN_IF_ERROR(Check(Fraction(beta2), "Adam", "beta2", "in [0, 1)", beta2));
   PS_RETURN_IF_ERROR(Check(NonNegative(epsilon), "Adam", "epsilon", ">= 0", epsilon));
-  return std::unique_ptr<Optimizer>(new Adam(std::move(s), beta1, beta2, epsilon));
+  return std::unique_ptr<Optimizer>(
+      new Adam(std::move(s), beta1, beta2, epsilon, c.name() == "LazyAdam"));
 }
 
 OptimizerOr MakeRMSProp(const proto::OptimizerConfig& c, LrSchedule s) {
@@ -258,6 +261,7 @@ const Kind kKinds[] = {
     {"Adagrad", std::nullopt, MakeAdagrad},
     {"Adadelta", 0.001f, MakeAdadelta},
     {"Adam", 0.001f, MakeAdam},
+    {"LazyAdam", 0.001f, MakeAdam},
     {"RMSProp", std::nullopt, MakeRMSProp},
     {"Ftrl", std::nullopt, MakeFtrl},
 };

@@ -7,6 +7,8 @@
 //   Adadelta         "accum", "accum_update"    (rho 0.95, epsilon 1e-8, lr 0.001)
 //   Adam             "m", "v"                   (beta1 0.9, beta2 0.999,
 //                                                epsilon 1e-8, lr 0.001)
+//   LazyAdam         as Adam; on an embedding table only the rows with a
+//                    gradient move (TF's LazyAdamOptimizer)
 //   RMSProp          "rms", "momentum", and "mg" when centered
 //                                               (decay 0.9, momentum 0,
 //                                                epsilon 1e-10; rms starts at 1)
@@ -53,6 +55,13 @@ class Optimizer {
   // updates (1 for the first); Adam's bias correction uses it as t.
   virtual void Apply(float* var, const std::vector<float*>& slots, const float* grad, int64_t n,
                      float lr, int64_t update_count) const = 0;
+
+  // Embedding tables (ps/embedding/embedding_table.h) apply a sparse
+  // gradient row by row with Apply, as TF's SparseApply* kernels do. True
+  // for TF's AdamOptimizer on IndexedSlices, which also decays m and v of
+  // every other row and moves it: the table then applies a zero gradient to
+  // each row the push did not touch.
+  virtual bool sparse_updates_every_row() const { return false; }
 
   // The learning rate as a function of global_step, from the config.
   const LrSchedule& lr_schedule() const { return lr_schedule_; }

@@ -15,9 +15,10 @@
 // --lr_schedule and its flags), or else is left out of the config, so the
 // optimizer takes TF's default for it (ps/optimizer.h); the defaults printed
 // here are the mnist recipe's and TF's.
-DEFINE_string(optimizer, "Momentum",
-              "GradientDescent, Momentum, Adagrad, Adadelta, Adam, RMSProp or Ftrl (default: "
-              "the model's recipe)");
+DEFINE_string(
+    optimizer, "Momentum",
+    "GradientDescent, Momentum, Adagrad, Adadelta, Adam, LazyAdam, RMSProp or Ftrl (default: "
+    "the model's recipe)");
 DEFINE_double(learning_rate, 0.01,
               "Learning rate (the base rate of --lr_schedule); when not given: the model's "
               "recipe for its optimizer (mnist: 0.01, with --sync_replicas 0.03; cifar10: 0.1), "

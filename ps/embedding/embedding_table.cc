@@ -1,0 +1,268 @@
+#include "ps/embedding/embedding_table.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "cluster/key_partition.h"
+#include "core/flush_denormals.h"
+
+namespace pstrain {
+namespace {
+
+// The step kept beside each row, saturating at 32 bits.
+uint32_t StepStamp(int64_t step) {
+  if (step <= 0) return 0;
+  return step >= std::numeric_limits<uint32_t>::max() ? std::numeric_limits<uint32_t>::max()
+                                                      : static_cast<uint32_t>(step);
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<EmbeddingTable>> EmbeddingTable::Create(
+    const proto::EmbeddingTableConfig& config, const proto::OptimizerConfig& optimizer,
+    std::string ps, MemoryBudget* budget) {
+  const std::string where = "embedding table " + config.name();
+  if (config.name().empty()) return InvalidArgument("embedding table with an empty name");
+  if (config.dim() < 1 || config.dim() > kMaxDim) {
+    return InvalidArgument(where + ": dim " + std::to_string(config.dim()) + " is not in [1, " +
+                           std::to_string(kMaxDim) + "]");
+  }
+  if (config.vocabulary_size() < 0) return InvalidArgument(where + ": vocabulary_size < 0");
+  if (config.min_count() < 0) return InvalidArgument(where + ": min_count < 0");
+  if (config.ttl_steps() < 0) return InvalidArgument(where + ": ttl_steps < 0");
+  if (config.num_shards() < 1 || config.shard() < 0 || config.shard() >= config.num_shards()) {
+    return InvalidArgument(where + ": shard " + std::to_string(config.shard()) + " of " +
+                           std::to_string(config.num_shards()));
+  }
+  if (config.has_initializer_stddev() &&
+      !(config.initializer_stddev() >= 0 && config.initializer_stddev() < 1e6f)) {
+    return InvalidArgument(where + ": initializer_stddev must be in [0, 1e6)");
+  }
+  auto made = Optimizer::Create(config.optimizer().name().empty() ? optimizer : config.optimizer());
+  if (!made.ok()) return made.status().Annotate(where);
+  return std::unique_ptr<EmbeddingTable>(
+      new EmbeddingTable(config, std::move(made).value(), std::move(ps), budget));
+}
+
+EmbeddingTable::EmbeddingTable(const proto::EmbeddingTableConfig& config,
+                               std::unique_ptr<Optimizer> optimizer, std::string ps,
+                               MemoryBudget* budget)
+    : config_(config),
+      optimizer_(std::move(optimizer)),
+      slot_names_(optimizer_->slot_names()),
+      ps_(std::move(ps)),
+      budget_(budget),
+      initializer_(config.name(), config.seed(), config.dim(),
+                   config.has_initializer_stddev() ? config.initializer_stddev()
+                                                   : DefaultEmbeddingStddev(config.dim())),
+      stride_(int64_t{config.dim()} * static_cast<int64_t>(1 + slot_names_.size())),
+      block_bytes_(static_cast<uint64_t>(kRowsPerBlock) *
+                   (stride_ * sizeof(float) + sizeof(uint32_t))) {}
+
+EmbeddingTable::~EmbeddingTable() {
+  WriterLock lock(&mu_);
+  budget_->Release(reserved_);
+}
+
+Status EmbeddingTable::CheckKeys(const std::vector<int64_t>& keys) const {
+  if (static_cast<int64_t>(keys.size()) > kMaxKeysPerRequest) {
+    return InvalidArgument("embedding table " + name() + ": " + std::to_string(keys.size()) +
+                           " keys in one request, more than " + std::to_string(kMaxKeysPerRequest));
+  }
+  const int64_t vocabulary = config_.vocabulary_size();
+  for (int64_t key : keys) {
+    if (vocabulary > 0 && (key < 0 || key >= vocabulary)) {
+      return InvalidArgument("embedding table " + name() + ": key " + std::to_string(key) +
+                             " is outside its vocabulary [0, " + std::to_string(vocabulary) + ")");
+    }
+    const int shard = KeyShard(key, config_.num_shards());
+    if (shard != config_.shard()) {
+      return InvalidArgument("embedding table " + name() + ": key " + std::to_string(key) +
+                             " belongs to shard " + std::to_string(shard) + ", not to " + ps_ +
+                             "'s shard " + std::to_string(config_.shard()) +
+                             " (do all tasks use the same cluster spec?)");
+    }
+  }
+  return OkStatus();
+}
+
+float* EmbeddingTable::RowData(uint32_t row) const {
+  return blocks_[row / kRowsPerBlock].get() + (row % kRowsPerBlock) * stride_;
+}
+
+void EmbeddingTable::Lookup(const std::vector<int64_t>& keys, float* out) const {
+  ReaderLock lock(&mu_);
+  const int64_t dim = config_.dim();
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const uint32_t row = index_.Find(keys[i]);
+    if (row == KeyIndex::kAbsent) {
+      initializer_.Fill(keys[i], out + i * dim);
+    } else {
+      std::memcpy(out + i * dim, RowData(row), dim * sizeof(float));
+    }
+  }
+}
+
+uint64_t EmbeddingTable::HeldBytesLocked() const {
+  return index_.bytes() + sightings_.bytes() + blocks_.size() * block_bytes_;
+}
+
+uint64_t EmbeddingTable::GrowthBytesLocked(int64_t new_rows, int64_t new_sightings) const {
+  // Rows beyond the free list and the blocks' unused rows need new blocks.
+  int64_t free_rows = 0;
+  for (uint32_t r = free_head_; r != KeyIndex::kAbsent && free_rows < new_rows; ++free_rows) {
+    std::memcpy(&r, RowData(r), sizeof(r));
+  }
+  const int64_t from_blocks = std::max<int64_t>(0, new_rows - free_rows);
+  const int64_t spare = static_cast<int64_t>(blocks_.size()) * kRowsPerBlock - used_rows_;
+  const int64_t new_blocks =
+      (std::max<int64_t>(0, from_blocks - spare) + kRowsPerBlock - 1) / kRowsPerBlock;
+  const uint64_t after = index_.BytesToInsert(new_rows) + sightings_.BytesToInsert(new_sightings) +
+                         (blocks_.size() + new_blocks) * block_bytes_;
+  const uint64_t held = HeldBytesLocked();
+  return after > held ? after - held : 0;
+}
+
+uint32_t EmbeddingTable::NewRowLocked() {
+  if (free_head_ != KeyIndex::kAbsent) {
+    const uint32_t row = free_head_;
+    std::memcpy(&free_head_, RowData(row), sizeof(free_head_));
+    return row;
+  }
+  if (used_rows_ == static_cast<int64_t>(blocks_.size()) * kRowsPerBlock) {
+    blocks_.emplace_back(new float[kRowsPerBlock * stride_]);
+    steps_.emplace_back(new uint32_t[kRowsPerBlock]);
+  }
+  return static_cast<uint32_t>(used_rows_++);
+}
+
+Status EmbeddingTable::Apply(const SparseRows& gradient, int64_t global_step) {
+  WriterLock lock(&mu_);
+  const int64_t n = static_cast<int64_t>(gradient.keys.size());
+  const int64_t dim = config_.dim();
+  const int min_count = std::max(1, config_.min_count());
+  // What this push makes, counted before anything changes.
+  int64_t new_rows = 0, new_sightings = 0;
+  for (int64_t key : gradient.keys) {
+    if (index_.Find(key) != KeyIndex::kAbsent) continue;
+    if (min_count == 1) {
+      ++new_rows;
+      continue;
+    }
+    const uint32_t seen = sightings_.Find(key);
+    if ((seen == KeyIndex::kAbsent ? 0 : seen) + 1 >= static_cast<uint32_t>(min_count)) {
+      ++new_rows;
+    } else if (seen == KeyIndex::kAbsent) {
+      ++new_sightings;
+    }
+  }
+  if (static_cast<uint64_t>(index_.size() + new_rows) >= KeyIndex::kAbsent) {
+    return ResourceExhausted("embedding table " + name() + " on " + ps_ +
+                             ": more rows than one shard can number");
+  }
+  const uint64_t growth = GrowthBytesLocked(new_rows, new_sightings);
+  if (growth > 0 && !budget_->TryReserve(growth)) {
+    return ResourceExhausted(
+        "embedding table " + name() + " on " + ps_ + ": " + std::to_string(new_rows) +
+        " new rows need " + std::to_string(growth) + " more bytes, past --max_memory_bytes (" +
+        std::to_string(budget_->used()) + " of " + std::to_string(budget_->max_bytes()) +
+        " bytes held); nothing applied");
+  }
+  reserved_ += growth;
+
+  ScopedFlushDenormals flush;  // as TensorFlow's update ops run
+  const float lr = optimizer_->lr_schedule().At(global_step);
+  const int64_t count = ++update_count_;
+  const uint32_t stamp = StepStamp(global_step);
+  std::vector<float*> slots(slot_names_.size());
+  auto apply_row = [&](uint32_t row, const float* grad) {
+    float* data = RowData(row);
+    for (size_t s = 0; s < slots.size(); ++s) slots[s] = data + (s + 1) * dim;
+    optimizer_->Apply(data, slots, grad, dim, lr, count);
+  };
+  std::vector<uint32_t> touched;
+  const bool every_row = optimizer_->sparse_updates_every_row();
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t key = gradient.keys[i];
+    uint32_t row = index_.Find(key);
+    if (row == KeyIndex::kAbsent) {
+      if (min_count > 1) {
+        uint32_t* seen = sightings_.FindMutable(key);
+        const uint32_t sightings = (seen == nullptr ? 0 : *seen) + 1;
+        if (sightings < static_cast<uint32_t>(min_count)) {
+          if (seen == nullptr) {
+            sightings_.Insert(key, sightings);
+          } else {
+            *seen = sightings;
+          }
+          ++dropped_gradients_;
+          continue;
+        }
+        if (seen != nullptr) sightings_.Erase(key);
+      }
+      row = NewRowLocked();
+      float* data = RowData(row);
+      initializer_.Fill(key, data);
+      for (size_t s = 0; s < slot_names_.size(); ++s) {
+        std::fill(data + (s + 1) * dim, data + (s + 2) * dim,
+                  optimizer_->slot_initial_value(static_cast<int>(s)));
+      }
+      index_.Insert(key, row);
+      ++admitted_;
+    }
+    steps_[row / kRowsPerBlock][row % kRowsPerBlock] = stamp;
+    apply_row(row, gradient.rows.data() + i * dim);
+    if (every_row) touched.push_back(row);
+  }
+  if (every_row) {
+    // TF's sparse Adam: every other row as with a zero gradient.
+    std::sort(touched.begin(), touched.end());
+    const std::vector<float> zero(dim, 0.0f);
+    index_.ForEach([&](int64_t, uint32_t row) {
+      if (!std::binary_search(touched.begin(), touched.end(), row)) apply_row(row, zero.data());
+    });
+  }
+  // The index's and the sightings' arrays settle at their new sizes: what
+  // growth reserved for the moves is given back.
+  const uint64_t held = HeldBytesLocked();
+  if (reserved_ > held) {
+    budget_->Release(reserved_ - held);
+    reserved_ = held;
+  }
+  return OkStatus();
+}
+
+int64_t EmbeddingTable::Expire(int64_t global_step) {
+  if (config_.ttl_steps() <= 0) return 0;
+  WriterLock lock(&mu_);
+  const int64_t ttl = config_.ttl_steps();
+  std::vector<std::pair<int64_t, uint32_t>> old;
+  index_.ForEach([&](int64_t key, uint32_t row) {
+    if (global_step - static_cast<int64_t>(steps_[row / kRowsPerBlock][row % kRowsPerBlock]) >
+        ttl) {
+      old.emplace_back(key, row);
+    }
+  });
+  for (const auto& [key, row] : old) {
+    index_.Erase(key);
+    std::memcpy(RowData(row), &free_head_, sizeof(free_head_));
+    free_head_ = row;
+  }
+  expired_ += static_cast<int64_t>(old.size());
+  return static_cast<int64_t>(old.size());
+}
+
+EmbeddingTable::Stats EmbeddingTable::stats() const {
+  ReaderLock lock(&mu_);
+  Stats s;
+  s.rows = index_.size();
+  s.bytes = static_cast<int64_t>(reserved_);
+  s.admitted = admitted_;
+  s.expired = expired_;
+  s.pending_keys = sightings_.size();
+  s.dropped_gradients = dropped_gradients_;
+  return s;
+}
+
+}  // namespace pstrain

@@ -1,0 +1,144 @@
+// EmbeddingTable: one ps task's shard of an embedding table. Rows of `dim`
+// floats, each with its optimizer slots beside it, found by int64 key in a
+// KeyIndex (open addressing, no collisions), made when a key's first
+// gradient arrives: a lookup of a key without a row answers its initial
+// value (RowInitializer), which no one needs to store.
+//
+// Updates follow TF's SparseApply* kernels: the touched rows only, each by
+// the optimizer's per-element rule (ps/optimizer.h), at the learning rate
+// of the table's schedule at the global step. The exception is TF's own
+// sparse Adam ("Adam"), which decays m and v of every row and moves every
+// row (Optimizer::sparse_updates_every_row); "LazyAdam" touches only the
+// rows with a gradient. Adam's t is the number of pushes this shard has
+// applied.
+//
+// Admission (min_count > 1): a key's sightings are counted, one per push
+// that carries it; the push that brings them to min_count makes its row and
+// applies its gradient; earlier ones are dropped. Expiry (ttl_steps > 0):
+// Expire drops the rows whose last gradient came more than ttl_steps global
+// steps ago (the step each row last had a gradient at is kept in 32 bits,
+// saturating); an expired key starts again as a new one.
+//
+// Memory: every byte the table allocates is first reserved in the ps's
+// MemoryBudget; a push whose new rows do not fit is refused whole
+// (ResourceExhausted naming the table and the ps), nothing changed. A row
+// costs its values and slots, 4 bytes of step, and at most 25.7 bytes of
+// index (KeyIndex); rows are allocated in blocks of kRowsPerBlock, and the
+// rows of expired keys are reused.
+//
+// Thread-safe: lookups share the table's lock, pushes and expiry take it
+// alone.
+#ifndef PSTRAIN_PS_EMBEDDING_EMBEDDING_TABLE_H_
+#define PSTRAIN_PS_EMBEDDING_EMBEDDING_TABLE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/mutex.h"
+#include "core/status.h"
+#include "proto/ps.pb.h"
+#include "ps/embedding/key_index.h"
+#include "ps/embedding/row_initializer.h"
+#include "ps/embedding/sparse_rows.h"
+#include "ps/memory_budget.h"
+#include "ps/optimizer.h"
+
+namespace pstrain {
+
+class EmbeddingTable {
+ public:
+  static constexpr int64_t kRowsPerBlock = 1024;
+  // The most keys one request may carry for one table, and the widest row:
+  // bounds that keep every size computed from a request in range.
+  static constexpr int64_t kMaxKeysPerRequest = int64_t{1} << 24;
+  static constexpr int kMaxDim = 1 << 16;
+
+  // InvalidArgument, naming the table, for a bad config (empty name, dim
+  // out of [1, kMaxDim], a negative count, a shard outside [0, num_shards))
+  // or optimizer. `ps` names this ps in errors ("ps:1"). Borrows budget,
+  // which must outlive the table.
+  static StatusOr<std::unique_ptr<EmbeddingTable>> Create(const proto::EmbeddingTableConfig& config,
+                                                          const proto::OptimizerConfig& optimizer,
+                                                          std::string ps, MemoryBudget* budget);
+  ~EmbeddingTable();
+
+  const std::string& name() const { return config_.name(); }
+  int dim() const { return config_.dim(); }
+  const proto::EmbeddingTableConfig& config() const { return config_; }
+  const std::vector<std::string>& slot_names() const { return slot_names_; }
+
+  // OK when every key may be asked of this shard: within the vocabulary
+  // and this shard's by KeyShard. InvalidArgument naming the first that is
+  // not.
+  Status CheckKeys(const std::vector<int64_t>& keys) const;
+
+  // The rows of `keys` (checked), their initial values for keys without
+  // one, into out[i * dim].
+  void Lookup(const std::vector<int64_t>& keys, float* out) const;
+
+  // Applies a gradient (checked keys, unique) at the learning rate of the
+  // table's schedule at `global_step`, stamping the touched rows with it.
+  // ResourceExhausted when the rows it would make do not fit the budget:
+  // nothing applied, no sighting counted.
+  Status Apply(const SparseRows& gradient, int64_t global_step);
+
+  // Drops the rows whose last gradient is more than ttl_steps before
+  // `global_step`; returns how many. Nothing when ttl_steps is 0.
+  int64_t Expire(int64_t global_step);
+
+  struct Stats {
+    int64_t rows = 0;
+    int64_t bytes = 0;              // reserved in the budget: index, row blocks, sightings
+    int64_t admitted = 0;           // rows made, ever
+    int64_t expired = 0;            // rows dropped by Expire, ever
+    int64_t pending_keys = 0;       // keys seen fewer than min_count times
+    int64_t dropped_gradients = 0;  // rows of gradients dropped before admission
+  };
+  Stats stats() const;
+
+ private:
+  EmbeddingTable(const proto::EmbeddingTableConfig& config, std::unique_ptr<Optimizer> optimizer,
+                 std::string ps, MemoryBudget* budget);
+
+  // Where row `row` lives: its values, then each slot's, dim floats each.
+  float* RowData(uint32_t row) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // A row for a new key: a free one, or the next of the blocks (allocated,
+  // with its bytes already reserved).
+  uint32_t NewRowLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The bytes Apply must reserve to make `new_rows` rows and count
+  // `new_sightings` keys it has never seen.
+  uint64_t GrowthBytesLocked(int64_t new_rows, int64_t new_sightings) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Bytes held by the index, the sightings and the blocks now.
+  uint64_t HeldBytesLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+
+  const proto::EmbeddingTableConfig config_;
+  const std::unique_ptr<Optimizer> optimizer_;
+  const std::vector<std::string> slot_names_;
+  const std::string ps_;
+  MemoryBudget* const budget_;
+  const RowInitializer initializer_;
+  const int64_t stride_;  // floats a row takes with its slots
+  const uint64_t block_bytes_;
+
+  mutable SharedMutex mu_;
+  KeyIndex index_ ABSL_GUARDED_BY(mu_);      // key -> row
+  KeyIndex sightings_ ABSL_GUARDED_BY(mu_);  // key -> pushes seen, before admission
+  std::vector<std::unique_ptr<float[]>> blocks_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<uint32_t[]>> steps_ ABSL_GUARDED_BY(mu_);  // per block
+  int64_t used_rows_ ABSL_GUARDED_BY(mu_) = 0;  // rows handed out from the blocks
+  // Rows of expired keys, each holding the next one's number in its first
+  // value (KeyIndex::kAbsent ends the list): a free list that costs nothing.
+  uint32_t free_head_ ABSL_GUARDED_BY(mu_) = KeyIndex::kAbsent;
+  uint64_t reserved_ ABSL_GUARDED_BY(mu_) = 0;  // bytes taken from budget_
+  int64_t update_count_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t admitted_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t expired_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t dropped_gradients_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_PS_EMBEDDING_EMBEDDING_TABLE_H_

@@ -1,0 +1,82 @@
+// KeyIndex: an open-addressing hash map from int64 keys to uint32 values
+// (a row number, a sighting count), with linear probing and no collisions:
+// two keys never share an entry.
+//
+// Memory: 12 bytes an entry (a key and a value, in two arrays), at most
+// kMaxLoad of the entries used; a full index grows by half (capacities need
+// not be powers of two), so at least kMaxLoad / 1.5 are used afterwards: at
+// most 12 / 0.466 = 25.7 bytes a key. Erase shifts later entries back
+// (no tombstones), so lookups stay short after many erasures.
+//
+// Keys are placed by SplitMix64 of the key with a seed of the index's own:
+// the ps tasks choose keys' shards by SplitMix64 of the key itself
+// (cluster/key_partition.h), so the keys of one shard share its top bits,
+// which must not choose the entry too.
+//
+// Thread-compatible: the owner locks.
+#ifndef PSTRAIN_PS_EMBEDDING_KEY_INDEX_H_
+#define PSTRAIN_PS_EMBEDDING_KEY_INDEX_H_
+
+#include <cstdint>
+#include <memory>
+
+namespace pstrain {
+
+class KeyIndex {
+ public:
+  static constexpr uint32_t kAbsent = UINT32_MAX;  // no value is this
+  static constexpr double kMaxLoad = 0.7;
+  static constexpr uint64_t kBytesPerEntry = sizeof(int64_t) + sizeof(uint32_t);
+
+  KeyIndex() = default;
+  KeyIndex(KeyIndex&&) = default;
+  KeyIndex& operator=(KeyIndex&&) = default;
+
+  // The key's value, or kAbsent.
+  uint32_t Find(int64_t key) const;
+  // The key's value, to change in place; null when absent. Valid until the
+  // next Insert or Erase.
+  uint32_t* FindMutable(int64_t key);
+  // Adds key -> value (value != kAbsent); the key must be absent. Grows
+  // first when the index is full (see BytesToInsert).
+  void Insert(int64_t key, uint32_t value);
+  // Removes the key; false when it was absent.
+  bool Erase(int64_t key);
+  void Clear();
+
+  int64_t size() const { return size_; }
+  uint64_t capacity() const { return capacity_; }
+  // What the index holds now.
+  uint64_t bytes() const { return capacity_ * kBytesPerEntry; }
+  // The most the index holds while `more` new keys are inserted: its
+  // arrays after the growth they need, and the old ones beside them while
+  // the entries move. bytes() when they fit as it is.
+  uint64_t BytesToInsert(int64_t more) const;
+
+  // Calls f(key, value) for every entry, in no particular order. f must not
+  // change the index.
+  template <typename F>
+  void ForEach(F f) const {
+    for (uint64_t i = 0; i < capacity_; ++i) {
+      if (values_[i] != kAbsent) f(keys_[i], values_[i]);
+    }
+  }
+
+ private:
+  uint64_t Home(int64_t key) const;
+  // The entry holding `key`, or the empty one where it would go.
+  uint64_t Probe(int64_t key) const;
+  // The capacity that holds `keys` within kMaxLoad after growing by half
+  // as often as needed.
+  uint64_t CapacityFor(int64_t keys) const;
+  void Rehash(uint64_t capacity);
+
+  uint64_t capacity_ = 0;
+  int64_t size_ = 0;
+  std::unique_ptr<int64_t[]> keys_;
+  std::unique_ptr<uint32_t[]> values_;  // kAbsent: an empty entry
+};
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_PS_EMBEDDING_KEY_INDEX_H_

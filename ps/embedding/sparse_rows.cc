@@ -1,0 +1,55 @@
+#include "ps/embedding/sparse_rows.h"
+
+#include <cstring>
+
+#include "ps/embedding/key_index.h"
+
+namespace pstrain {
+
+UniqueKeys Unique(const int64_t* keys, int64_t n) {
+  UniqueKeys out;
+  out.position.resize(n);
+  KeyIndex seen;
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t at = seen.Find(keys[i]);
+    if (at != KeyIndex::kAbsent) {
+      out.position[i] = static_cast<int32_t>(at);
+      continue;
+    }
+    const auto next = static_cast<uint32_t>(out.keys.size());
+    seen.Insert(keys[i], next);
+    out.keys.push_back(keys[i]);
+    out.position[i] = static_cast<int32_t>(next);
+  }
+  return out;
+}
+
+SparseRows SumDuplicates(const int64_t* keys, int64_t n, const float* rows, int64_t dim) {
+  UniqueKeys unique = Unique(keys, n);
+  SparseRows out;
+  out.rows = Tensor({static_cast<int64_t>(unique.keys.size()), dim});
+  float* sum = out.rows.data();
+  for (int64_t i = 0; i < n; ++i) {
+    float* into = sum + unique.position[i] * dim;
+    const float* from = rows + i * dim;
+    for (int64_t j = 0; j < dim; ++j) into[j] += from[j];
+  }
+  out.keys = std::move(unique.keys);
+  return out;
+}
+
+StatusOr<std::vector<int64_t>> DecodeKeys(const std::string& bytes, const std::string& what) {
+  if (bytes.size() % sizeof(int64_t) != 0) {
+    return InvalidArgument(what + ": " + std::to_string(bytes.size()) +
+                           " bytes of keys, not a multiple of 8");
+  }
+  std::vector<int64_t> keys(bytes.size() / sizeof(int64_t));
+  if (!keys.empty()) std::memcpy(keys.data(), bytes.data(), bytes.size());
+  return keys;
+}
+
+std::string EncodeKeys(const std::vector<int64_t>& keys) {
+  return std::string(reinterpret_cast<const char*>(keys.data()), keys.size() * sizeof(int64_t));
+}
+
+}  // namespace pstrain

@@ -1,0 +1,40 @@
+#include "ps/embedding/sparse_rows.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace pstrain {
+namespace {
+
+TEST(SparseRows, UniqueKeepsTheFirstSeenOrderAndWhereEachWent) {
+  const std::vector<int64_t> batch = {5, 9, 5, -1, 9, 5};
+  const UniqueKeys u = Unique(batch.data(), static_cast<int64_t>(batch.size()));
+  EXPECT_EQ(u.keys, (std::vector<int64_t>{5, 9, -1}));
+  EXPECT_EQ(u.position, (std::vector<int32_t>{0, 1, 0, 2, 1, 0}));
+}
+
+TEST(SparseRows, SumDuplicatesAddsTheRowsOfRepeatedKeys) {
+  const std::vector<int64_t> keys = {3, 1, 3, 3};
+  const std::vector<float> rows = {1, 2, 10, 20, 100, 200, 1000, 2000};
+  const SparseRows sum = SumDuplicates(keys.data(), 4, rows.data(), 2);
+  EXPECT_EQ(sum.keys, (std::vector<int64_t>{3, 1}));
+  ASSERT_EQ(sum.rows.shape(), (Shape{2, 2}));
+  EXPECT_EQ(sum.rows[0], 1101);
+  EXPECT_EQ(sum.rows[1], 2202);
+  EXPECT_EQ(sum.rows[2], 10);
+  EXPECT_EQ(sum.rows[3], 20);
+}
+
+TEST(SparseRows, KeysRoundTripAndAPartialKeyIsRefused) {
+  const std::vector<int64_t> keys = {0, -5, int64_t{1} << 40};
+  auto decoded = DecodeKeys(EncodeKeys(keys), "t");
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(*decoded, keys);
+  auto bad = DecodeKeys(std::string(12, 'x'), "table users");
+  EXPECT_EQ(bad.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("table users: 12 bytes"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pstrain
