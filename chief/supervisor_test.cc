@@ -179,10 +179,11 @@ class RestartingPs : public PsConnection {
   Status Init(const proto::InitHeader& header, const NamedTensors& values) override {
     return ps_->Init(header, values);
   }
-  Status Pull(uint64_t fingerprint, const std::vector<std::string>& names,
-              std::map<std::string, Tensor>* out, int64_t* step, int64_t min_step,
-              std::chrono::milliseconds wait) override {
-    return ps_->Pull(fingerprint, names, out, step, min_step, wait);
+  Status PullWithRows(uint64_t fingerprint, const std::vector<std::string>& names,
+                      const std::vector<proto::TableKeys>& lookups,
+                      std::map<std::string, Tensor>* out, int64_t* step, int64_t min_step,
+                      std::chrono::milliseconds wait) override {
+    return ps_->PullWithRows(fingerprint, names, lookups, out, step, min_step, wait);
   }
   Status PullState(uint64_t fingerprint, std::map<std::string, Tensor>* out,
                    int64_t* step) override {

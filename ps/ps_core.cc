@@ -48,7 +48,37 @@ Status PsCore::CheckInitHeader(const proto::InitHeader& header) const {
         "num_workers and global_step must be >= 0, ema_decay in [0, 1) and "
         "heartbeat_timeout_secs in [0, 1e6)");
   }
-  return Optimizer::Create(header.optimizer()).status();
+  PS_RETURN_IF_ERROR(Optimizer::Create(header.optimizer()).status());
+  for (const proto::EmbeddingTableConfig& table : header.tables()) {
+    if (table.name().empty() || table.dim() < 1 || table.dim() > EmbeddingTable::kMaxDim) {
+      return InvalidArgument("embedding table '" + table.name() + "': dim " +
+                             std::to_string(table.dim()) + " is not in [1, " +
+                             std::to_string(EmbeddingTable::kMaxDim) + "]");
+    }
+  }
+  return OkStatus();
+}
+
+StatusOr<std::vector<PsCore::Lookup>> PsCore::DecodeTableKeys(
+    const google::protobuf::RepeatedPtrField<proto::TableKeys>& tables,
+    const std::string& what) const {
+  std::vector<Lookup> out;
+  std::set<std::string> seen;
+  for (const proto::TableKeys& t : tables) {
+    const std::string where = what + " of embedding table " + t.table();
+    if (!seen.insert(t.table()).second) return InvalidArgument(where + ": the table comes twice");
+    if (t.keys().size() / sizeof(int64_t) >
+        static_cast<uint64_t>(EmbeddingTable::kMaxKeysPerRequest)) {
+      return InvalidArgument(
+          where + ": " + std::to_string(t.keys().size() / sizeof(int64_t)) + " keys, more than " +
+          std::to_string(EmbeddingTable::kMaxKeysPerRequest) + " in one request");
+    }
+    PS_ASSIGN_OR_RETURN(std::vector<int64_t> keys, DecodeKeys(t.keys(), where));
+    Status checked = store_->CheckKeys(t.table(), keys);
+    if (!checked.ok()) return checked.Annotate(what + " on ps:" + std::to_string(task_index_));
+    out.emplace_back(t.table(), std::move(keys));
+  }
+  return out;
 }
 
 TensorAssembler::Limits PsCore::InitLimits(const proto::InitHeader& header) const {
@@ -89,6 +119,9 @@ Status PsCore::Init(const proto::InitHeader& header, std::map<std::string, Tenso
   options.sync = header.sync();
   options.ema_decay = header.ema_decay();
   options.non_trainable.insert(header.non_trainable().begin(), header.non_trainable().end());
+  options.tables.assign(header.tables().begin(), header.tables().end());
+  options.optimizer_config = header.optimizer();
+  options.ps_name = "ps:" + std::to_string(task_index_);
   const size_t restored = state.size();
   PS_RETURN_IF_ERROR(
       store_->Initialize(options, std::move(optimizer), std::move(values), std::move(state)));
@@ -106,7 +139,8 @@ StatusOr<PsCore::PullResult> PsCore::Pull(uint64_t placement_fingerprint,
                                           const std::vector<std::string>& names, bool include_state,
                                           int64_t min_step,
                                           std::chrono::system_clock::time_point deadline,
-                                          const std::function<bool()>& cancelled) {
+                                          const std::function<bool()>& cancelled,
+                                          const std::vector<Lookup>& lookups) {
   PS_RETURN_IF_ERROR(store_->CheckPlacement(placement_fingerprint));
   if (include_state && !names.empty()) return InvalidArgument("include_state takes no names");
   if (min_step > 0) {
@@ -125,6 +159,10 @@ StatusOr<PsCore::PullResult> PsCore::Pull(uint64_t placement_fingerprint,
   result.step = store_->global_step();
   if (!include_state) {
     PS_ASSIGN_OR_RETURN(result.tensors, store_->ReadShared(names));
+    for (const auto& [table, keys] : lookups) {
+      PS_ASSIGN_OR_RETURN(Tensor rows, store_->ReadRows(table, keys));
+      result.tensors.emplace_back(table, std::make_shared<const Tensor>(std::move(rows)));
+    }
     return result;
   }
   PS_ASSIGN_OR_RETURN(auto state, store_->ReadState());
@@ -151,24 +189,45 @@ StatusOr<PsCore::PullResult> PsCore::Pull(const proto::PullRequest& request,
         std::chrono::milliseconds(request.wait_deadline_ms()), kMaxStepWait);
     deadline = std::min(deadline, std::chrono::system_clock::now() + wait);
   }
+  if (request.include_state() && request.lookups_size() > 0) {
+    return InvalidArgument("Pull: include_state takes no lookups");
+  }
+  PS_ASSIGN_OR_RETURN(std::vector<Lookup> lookups, DecodeTableKeys(request.lookups(), "Pull"));
   return Pull(request.placement_fingerprint(), {request.names().begin(), request.names().end()},
-              request.include_state(), request.min_step(), deadline, cancelled);
+              request.include_state(), request.min_step(), deadline, cancelled, lookups);
 }
 
 Status PsCore::CheckPushHeader(const proto::PushHeader& header) const {
   PS_RETURN_IF_ERROR(store_->CheckPlacement(header.placement_fingerprint()));
   PS_RETURN_IF_ERROR(CheckWorker(header.worker()));
-  if (header.num_tensors() < 0 || header.num_tensors() > store_->num_variables()) {
+  if (header.num_tensors() < 0 ||
+      header.num_tensors() > store_->num_variables() + header.sparse_size()) {
     return InvalidArgument("num_tensors " + std::to_string(header.num_tensors()) +
                            ", but this ps holds " + std::to_string(store_->num_variables()) +
-                           " variables");
+                           " variables and the push names " + std::to_string(header.sparse_size()) +
+                           " tables");
   }
-  return OkStatus();
+  return DecodeTableKeys(header.sparse(), "Push").status();
 }
 
-TensorAssembler::Limits PsCore::PushLimits() const {
-  return {store_->max_bytes(), [this](const std::string& name, const Shape& shape) {
-            return store_->CheckGradient(name, shape);
+TensorAssembler::Limits PsCore::PushLimits(const proto::PushHeader& header) const {
+  // Each table's rows: as many as its keys (checked by CheckPushHeader).
+  std::map<std::string, int64_t> rows;
+  for (const proto::TableKeys& t : header.sparse()) {
+    rows[t.table()] = static_cast<int64_t>(t.keys().size() / sizeof(int64_t));
+  }
+  return {store_->max_bytes(),
+          [this, rows = std::move(rows)](const std::string& name, const Shape& shape) -> Status {
+            auto it = rows.find(name);
+            if (it == rows.end()) return store_->CheckGradient(name, shape);
+            PS_ASSIGN_OR_RETURN(int dim, store_->TableDim(name));
+            if (shape != Shape{it->second, dim}) {
+              return InvalidArgument("rows for embedding table " + name + " have shape " +
+                                     ShapeString(shape) + ", but " + std::to_string(it->second) +
+                                     " keys of dim " + std::to_string(dim) + " need " +
+                                     ShapeString({it->second, dim}));
+            }
+            return OkStatus();
           }};
 }
 
@@ -180,6 +239,27 @@ StatusOr<proto::PushResponse> PsCore::Push(const proto::PushHeader& header,
                            std::to_string(grads.size()) + " of " +
                            std::to_string(header.num_tensors()) + " gradients; nothing applied");
   }
+  // The tables' rows, each with its keys, repeated keys summed (TF's
+  // optimizers deduplicate an IndexedSlices gradient so).
+  PS_ASSIGN_OR_RETURN(std::vector<Lookup> tables, DecodeTableKeys(header.sparse(), "Push"));
+  std::map<std::string, SparseRows> sparse;
+  for (auto& [table, keys] : tables) {
+    auto it = grads.find(table);
+    if (it == grads.end()) {
+      return InvalidArgument("worker:" + std::to_string(header.worker()) +
+                             " sent keys but no rows for embedding table " + table +
+                             "; nothing applied");
+    }
+    SparseRows& rows = sparse[table];
+    if (Unique(keys.data(), static_cast<int64_t>(keys.size())).keys.size() != keys.size()) {
+      const int64_t dim = it->second.rank() == 2 ? it->second.dim(1) : 0;
+      rows = SumDuplicates(keys.data(), static_cast<int64_t>(keys.size()), it->second.data(), dim);
+    } else {
+      rows.keys = std::move(keys);
+      rows.rows = std::move(it->second);
+    }
+    grads.erase(it);
+  }
   proto::PushResponse response;
   if (store_->sync_enabled()) {
     // The accumulator keeps them past this call: views of a transport's
@@ -187,9 +267,12 @@ StatusOr<proto::PushResponse> PsCore::Push(const proto::PushHeader& header,
     for (auto& [name, grad] : grads) {
       if (!grad.owns_data()) grad = Tensor(grad);
     }
-    PS_ASSIGN_OR_RETURN(
-        VariableStore::SyncPushResult r,
-        store_->OfferSyncGradients(header.worker(), header.computed_at_step(), std::move(grads)));
+    for (auto& [name, rows] : sparse) {
+      if (!rows.rows.owns_data()) rows.rows = Tensor(rows.rows);
+    }
+    PS_ASSIGN_OR_RETURN(VariableStore::SyncPushResult r,
+                        store_->OfferSyncGradients(header.worker(), header.computed_at_step(),
+                                                   std::move(grads), std::move(sparse)));
     response.set_outcome(r.outcome);
     response.set_global_step(r.step);
     if (header.local_step() > 0) workers_.Heartbeat(header.worker(), header.local_step());
@@ -197,7 +280,7 @@ StatusOr<proto::PushResponse> PsCore::Push(const proto::PushHeader& header,
   }
   if (header.local_step() > 0) workers_.Heartbeat(header.worker(), header.local_step());
   PS_ASSIGN_OR_RETURN(int64_t step, store_->ApplyGradients(grads, header.increment_global_step(),
-                                                           header.computed_at_step()));
+                                                           header.computed_at_step(), sparse));
   response.set_outcome(proto::APPLIED);
   response.set_global_step(step);
   return response;
@@ -223,6 +306,16 @@ proto::StatusResponse PsCore::GetStatus() const {
   response.set_required_gradients(sync.required);
   response.set_stale_dropped(sync.stale_dropped);
   response.set_duplicates_dropped(sync.duplicates_dropped);
+  for (const VariableStore::TableStats& t : store_->table_stats()) {
+    proto::TableState* ts = response.add_tables();
+    ts->set_name(t.name);
+    ts->set_rows(t.stats.rows);
+    ts->set_bytes(t.stats.bytes);
+    ts->set_admitted(t.stats.admitted);
+    ts->set_expired(t.stats.expired);
+    ts->set_pending_keys(t.stats.pending_keys);
+  }
+  response.set_rows_refused(store_->rows_refused());
   for (const WorkerRegistry::WorkerState& w : workers_.Snapshot()) {
     proto::WorkerState* ws = response.add_workers();
     ws->set_worker(w.worker);

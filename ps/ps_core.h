@@ -61,13 +61,17 @@ class PsCore {
     std::vector<std::pair<std::string, VariableStore::SharedTensor>> tensors;
   };
   // The named variables (every one when names is empty), or with
-  // include_state every variable, slot and shadow. min_step > 0 waits until
-  // the store reaches that step (sync replicas), at most until `deadline`
-  // and 10 minutes, giving up when `cancelled` says so.
+  // include_state every variable, slot and shadow; and for each lookup
+  // the table's rows of its keys, [keys, dim], named by the table, read
+  // once the wait is over. min_step > 0 waits until the store reaches that
+  // step (sync replicas), at most until `deadline` and 10 minutes, giving
+  // up when `cancelled` says so.
+  using Lookup = std::pair<std::string, std::vector<int64_t>>;  // table, keys
   StatusOr<PullResult> Pull(uint64_t placement_fingerprint, const std::vector<std::string>& names,
                             bool include_state, int64_t min_step,
                             std::chrono::system_clock::time_point deadline,
-                            const std::function<bool()>& cancelled);
+                            const std::function<bool()>& cancelled,
+                            const std::vector<Lookup>& lookups = {});
   // Pulls waiting for a step now, on every transport.
   int waiting_pulls() const { return waiting_pulls_.load(); }
   // Push streams refused, or broken off, before anything of them was
@@ -78,19 +82,27 @@ class PsCore {
   // wait_deadline_ms (when set) and the transport's own deadline (max: the
   // transport has none). A wait for a step must have one of the two:
   // InvalidArgument otherwise. `cancelled` is asked every 100 ms at most.
+  // Lookups are checked before any wait: a table named twice, keys not a
+  // whole number of int64s or more than EmbeddingTable::kMaxKeysPerRequest,
+  // an unknown table or a key not this ps's is refused.
   StatusOr<PullResult> Pull(const proto::PullRequest& request,
                             std::chrono::system_clock::time_point transport_deadline,
                             const std::function<bool()>& cancelled);
 
-  // InvalidArgument for another placement, an unknown worker or more
-  // tensors than this ps holds.
+  // InvalidArgument for another placement, an unknown worker, more
+  // tensors than this ps holds variables and the header names tables, or
+  // sparse keys that are malformed (a table twice, a partial key, too
+  // many), for a table this ps does not hold (NotFound) or not this ps's.
   Status CheckPushHeader(const proto::PushHeader& header) const;
   // A Push's tensors: gradients of this ps's variables, each of its
-  // variable's shape.
-  TensorAssembler::Limits PushLimits() const;
+  // variable's shape, and the rows of the tables the header names,
+  // [its keys, dim].
+  TensorAssembler::Limits PushLimits(const proto::PushHeader& header) const;
   // Applies (async) or offers (sync) the gradients; grads must be the
-  // header's num_tensors. They may be views of a transport's memory
-  // (Tensor::View): none is held once Push returns.
+  // header's num_tensors, the rows of each table the header names under
+  // the table's name (repeated keys are summed first). They may be views
+  // of a transport's memory (Tensor::View): none is held once Push
+  // returns. A push is applied whole or not at all.
   StatusOr<proto::PushResponse> Push(const proto::PushHeader& header,
                                      std::map<std::string, Tensor> grads);
 
@@ -109,6 +121,12 @@ class PsCore {
   // InvalidArgument unless 0 <= worker < the cluster's worker count (once
   // Init told it).
   Status CheckWorker(int worker) const;
+  // The keys of each table in `tables` (a request's lookups or sparse
+  // gradients), checked: a table named once, known here, a whole number of
+  // keys within the limit, each this ps's.
+  StatusOr<std::vector<Lookup>> DecodeTableKeys(
+      const google::protobuf::RepeatedPtrField<proto::TableKeys>& tables,
+      const std::string& what) const;
 
   const int task_index_;
   const uint64_t incarnation_;

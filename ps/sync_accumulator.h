@@ -19,7 +19,13 @@
 //    the gradients of all L that remain, min(R, L), at least 1. Lowering L
 //    may complete the step at once (it holds enough already); with L = 0 a
 //    step completes with whatever it holds, so no computed gradient is lost.
-//    TensorFlow waits for ever here: its end-of-training hang.
+//    TensorFlow waits for ever here: its end-of-training hang;
+//  - embedding rows (sparse gradients: keys and a row per key, per table)
+//    are averaged as TF's SparseConditionalAccumulator averages them: each
+//    key's rows summed over the step's gradients in worker order, then
+//    divided by the number of gradients that carry that key, not by the
+//    number of gradients. The average's keys come in the order first seen
+//    in worker order; a gradient may carry any tables and keys.
 //
 // Not thread-safe: the owner (VariableStore) serializes calls.
 #ifndef PSTRAIN_PS_SYNC_ACCUMULATOR_H_
@@ -33,6 +39,7 @@
 
 #include "core/status.h"
 #include "core/tensor.h"
+#include "ps/embedding/sparse_rows.h"
 
 namespace pstrain {
 
@@ -46,14 +53,20 @@ class SyncAccumulator {
 
   SyncAccumulator(const Options& options, int64_t step);
 
-  // Offers one worker's gradients computed at `computed_at`. On
+  // Offers one worker's gradients computed at `computed_at`: whole
+  // variables, and embedding rows by table (unique keys). On
   // kStepComplete, call TakeAverage before the next Offer. Aborted for a
-  // gradient from the future; InvalidArgument for one whose names or shapes
-  // differ from the first gradient of the step.
-  StatusOr<Outcome> Offer(int worker, int64_t computed_at, std::map<std::string, Tensor> grads);
+  // gradient from the future; InvalidArgument for one whose variables or
+  // shapes differ from the first gradient of the step.
+  StatusOr<Outcome> Offer(int worker, int64_t computed_at, std::map<std::string, Tensor> grads,
+                          std::map<std::string, SparseRows> sparse = {});
 
+  struct Average {
+    std::map<std::string, Tensor> dense;
+    std::map<std::string, SparseRows> sparse;
+  };
   // The average of the step's gradients; moves to the next step.
-  std::map<std::string, Tensor> TakeAverage();
+  Average TakeAverage();
 
   // How many workers can still push (a negative count: all of them, the
   // start state). Returns true when the step is now complete: call
@@ -76,7 +89,15 @@ class SyncAccumulator {
   const Options options_;
   int64_t step_;
   int live_replicas_ = -1;  // < 0: every worker
-  std::vector<std::pair<int, std::map<std::string, Tensor>>> received_;
+  struct Received {
+    int worker;
+    std::map<std::string, Tensor> dense;
+    std::map<std::string, SparseRows> sparse;
+  };
+  // The sparse half of TakeAverage.
+  std::map<std::string, SparseRows> AverageRows() const;
+
+  std::vector<Received> received_;
   int64_t stale_dropped_ = 0;
   int64_t duplicates_dropped_ = 0;
 };

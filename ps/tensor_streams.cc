@@ -55,7 +55,7 @@ StatusOr<proto::PushResponse> ReadAndPush(PsCore* core, const NextPart<proto::Pu
   PS_RETURN_IF_ERROR(core->CheckPushHeader(header).Annotate("Push"));
   // Only gradients of this ps's variables, each of its variable's shape, are
   // ever allocated.
-  TensorAssembler assembler(core->PushLimits());
+  TensorAssembler assembler(core->PushLimits(header));
   Status read = ReadChunks(next, &assembler);
   if (!read.ok()) {
     return read.Annotate("Push from worker:" + std::to_string(header.worker()) +

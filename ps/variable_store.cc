@@ -1,5 +1,7 @@
 #include "ps/variable_store.h"
 
+#include <glog/logging.h>
+
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
@@ -82,7 +84,29 @@ Status VariableStore::Initialize(const InitOptions& options, std::unique_ptr<Opt
   if (options.sync.enabled() && options.sync.replicas_to_aggregate() < 1) {
     return InvalidArgument("replicas_to_aggregate must be >= 1");
   }
+  std::map<std::string, std::unique_ptr<EmbeddingTable>> tables;
+  for (const proto::EmbeddingTableConfig& config : options.tables) {
+    if (vars.count(config.name()) || tables.count(config.name())) {
+      return InvalidArgument("embedding table " + config.name() +
+                             " is named as a variable or another table");
+    }
+    PS_ASSIGN_OR_RETURN(
+        std::unique_ptr<EmbeddingTable> table,
+        EmbeddingTable::Create(config, options.optimizer_config, options.ps_name, &budget_));
+    tables.emplace(config.name(), std::move(table));
+  }
   WriterLock lock(&mu_);
+  // What the store held goes first: its tables give their bytes back as
+  // they go.
+  tables_.clear();
+  budget_.Release(variables_reserved_);
+  variables_reserved_ = 0;
+  if (!budget_.TryReserve(footprint)) {
+    return ResourceExhausted("the variables need " + std::to_string(footprint) + " bytes, but " +
+                             std::to_string(budget_.used()) + " of this ps's " +
+                             std::to_string(max_bytes_) + " are held");
+  }
+  variables_reserved_ = footprint;
   {
     MutexLock slock(&sync_mu_);
     ++generation_;
@@ -98,6 +122,11 @@ Status VariableStore::Initialize(const InitOptions& options, std::unique_ptr<Opt
     }
   }
   variables_ = std::move(vars);
+  tables_ = std::move(tables);
+  {
+    MutexLock sparse_lock(&sparse_mu_);
+    last_expiry_.clear();
+  }
   optimizer_ = std::move(optimizer);
   options_ = options;
   global_step_.store(options.global_step);
@@ -160,6 +189,41 @@ VariableStore::ReadShared(const std::vector<std::string>& names) const {
     if (it == variables_.end()) return NotFound("no variable " + name + " on this ps");
     copy(name, *it->second);
   }
+  return out;
+}
+
+Status VariableStore::CheckKeys(const std::string& table, const std::vector<int64_t>& keys) const {
+  ReaderLock lock(&mu_);
+  if (!ready_) return Unavailable("variables are not initialized (is this ps restarting?)");
+  auto it = tables_.find(table);
+  if (it == tables_.end()) return NotFound("no embedding table " + table + " on this ps");
+  return it->second->CheckKeys(keys);
+}
+
+StatusOr<int> VariableStore::TableDim(const std::string& table) const {
+  ReaderLock lock(&mu_);
+  if (!ready_) return Unavailable("variables are not initialized (is this ps restarting?)");
+  auto it = tables_.find(table);
+  if (it == tables_.end()) return NotFound("no embedding table " + table + " on this ps");
+  return it->second->dim();
+}
+
+StatusOr<Tensor> VariableStore::ReadRows(const std::string& table,
+                                         const std::vector<int64_t>& keys) const {
+  ReaderLock lock(&mu_);
+  if (!ready_) return Unavailable("variables are not initialized (is this ps restarting?)");
+  auto it = tables_.find(table);
+  if (it == tables_.end()) return NotFound("no embedding table " + table + " on this ps");
+  PS_RETURN_IF_ERROR(it->second->CheckKeys(keys));
+  Tensor rows({static_cast<int64_t>(keys.size()), it->second->dim()}, Tensor::kUninitialized);
+  it->second->Lookup(keys, rows.data());
+  return rows;
+}
+
+std::vector<VariableStore::TableStats> VariableStore::table_stats() const {
+  ReaderLock lock(&mu_);
+  std::vector<TableStats> out;
+  for (const auto& [name, table] : tables_) out.push_back({name, table->dim(), table->stats()});
   return out;
 }
 
@@ -242,29 +306,94 @@ StatusOr<std::vector<std::pair<std::string, Tensor>>> VariableStore::ReadState()
 
 StatusOr<int64_t> VariableStore::ApplyGradients(const std::map<std::string, Tensor>& grads,
                                                 bool increment_global_step,
-                                                int64_t global_step_hint) {
+                                                int64_t global_step_hint,
+                                                const std::map<std::string, SparseRows>& sparse) {
   ReaderLock lock(&mu_);
   if (!ready_) return Unavailable("variables are not initialized (is this ps restarting?)");
   PS_ASSIGN_OR_RETURN(auto work, ResolveLocked(grads));
+  PS_RETURN_IF_ERROR(CheckSparseLocked(sparse));
   if (!options_.holds_global_step) {
     int64_t seen = global_step_.load();
     while (global_step_hint > seen && !global_step_.compare_exchange_weak(seen, global_step_hint)) {
     }
   }
-  ApplyLocked(work);
+  if (sparse.empty()) {
+    ApplyLocked(work);
+  } else {
+    MutexLock sparse_lock(&sparse_mu_);
+    PS_ASSIGN_OR_RETURN(auto reserved, ReserveRowsLocked(sparse));
+    ApplyLocked(work);
+    ApplyRowsLocked(sparse, reserved, global_step_.load());
+  }
   if (increment_global_step && options_.holds_global_step) return ++global_step_;
   return global_step_.load();
 }
 
+Status VariableStore::CheckSparseLocked(const std::map<std::string, SparseRows>& sparse) const {
+  for (const auto& [name, rows] : sparse) {
+    auto it = tables_.find(name);
+    if (it == tables_.end()) return NotFound("rows for unknown embedding table " + name);
+    const Shape expected = {static_cast<int64_t>(rows.keys.size()), it->second->dim()};
+    if (rows.rows.shape() != expected) {
+      return InvalidArgument("rows for embedding table " + name + " have shape " +
+                             ShapeString(rows.rows.shape()) + ", " +
+                             std::to_string(rows.keys.size()) + " keys of dim " +
+                             std::to_string(it->second->dim()) + " need " + ShapeString(expected));
+    }
+    PS_RETURN_IF_ERROR(it->second->CheckKeys(rows.keys));
+  }
+  return OkStatus();
+}
+
+StatusOr<std::map<std::string, uint64_t>> VariableStore::ReserveRowsLocked(
+    const std::map<std::string, SparseRows>& sparse) {
+  std::map<std::string, uint64_t> reserved;
+  for (const auto& [name, rows] : sparse) {
+    const EmbeddingTable& table = *tables_.at(name);
+    const uint64_t bytes = table.GrowthBytes(rows);
+    if (bytes > 0 && !budget_.TryReserve(bytes)) {
+      for (const auto& [done, b] : reserved) budget_.Release(b);
+      return table.OverBudget(rows, bytes);
+    }
+    reserved[name] = bytes;
+  }
+  return reserved;
+}
+
+void VariableStore::ApplyRowsLocked(const std::map<std::string, SparseRows>& sparse,
+                                    const std::map<std::string, uint64_t>& reserved, int64_t step) {
+  for (const auto& [name, rows] : sparse) {
+    tables_.at(name)->ApplyReserved(rows, step, reserved.at(name));
+  }
+  for (const auto& [name, table] : tables_) {
+    const int64_t ttl = table->config().ttl_steps();
+    if (ttl <= 0) continue;
+    int64_t& last = last_expiry_[name];
+    if (step - last < std::max<int64_t>(1, ttl / 8)) continue;
+    last = step;
+    table->Expire(step);
+  }
+}
+
 StatusOr<VariableStore::SyncPushResult> VariableStore::OfferSyncGradients(
-    int worker, int64_t computed_at, std::map<std::string, Tensor> grads) {
+    int worker, int64_t computed_at, std::map<std::string, Tensor> grads,
+    std::map<std::string, SparseRows> sparse) {
   ReaderLock lock(&mu_);
   if (!ready_) return Unavailable("variables are not initialized (is this ps restarting?)");
   PS_RETURN_IF_ERROR(ResolveLocked(grads).status());
+  PS_RETURN_IF_ERROR(CheckSparseLocked(sparse));
   MutexLock slock(&sync_mu_);
   if (!accumulator_) return FailedPrecondition("this ps trains asynchronously");
-  PS_ASSIGN_OR_RETURN(SyncAccumulator::Outcome outcome,
-                      accumulator_->Offer(worker, computed_at, std::move(grads)));
+  if (!sparse.empty()) {
+    // A worker's rows that could never fit are refused now, not at the
+    // step's end.
+    MutexLock sparse_lock(&sparse_mu_);
+    PS_ASSIGN_OR_RETURN(auto reserved, ReserveRowsLocked(sparse));
+    for (const auto& [name, bytes] : reserved) budget_.Release(bytes);
+  }
+  PS_ASSIGN_OR_RETURN(
+      SyncAccumulator::Outcome outcome,
+      accumulator_->Offer(worker, computed_at, std::move(grads), std::move(sparse)));
   SyncPushResult result{proto::ACCEPTED, 0};
   switch (outcome) {
     case SyncAccumulator::Outcome::kAccepted:
@@ -285,8 +414,26 @@ StatusOr<VariableStore::SyncPushResult> VariableStore::OfferSyncGradients(
 }
 
 void VariableStore::CompleteStepLocked() {
-  const std::map<std::string, Tensor> average = accumulator_->TakeAverage();
-  ApplyLocked(*ResolveLocked(average));  // same names and shapes as checked on offer
+  SyncAccumulator::Average average = accumulator_->TakeAverage();
+  ApplyLocked(*ResolveLocked(average.dense));  // same names and shapes as checked on offer
+  if (!average.sparse.empty()) {
+    MutexLock sparse_lock(&sparse_mu_);
+    std::map<std::string, uint64_t> reserved;
+    for (auto it = average.sparse.begin(); it != average.sparse.end();) {
+      auto one = ReserveRowsLocked({{it->first, it->second}});
+      if (one.ok()) {
+        reserved[it->first] = one->at(it->first);
+        ++it;
+        continue;
+      }
+      ++rows_refused_;
+      LOG(ERROR) << one.status().ToString() << " (sync step " << accumulator_->step() - 1
+                 << "'s rows of this table are dropped)";
+      it = average.sparse.erase(it);
+    }
+    // The step's rows update at the step they were computed at.
+    ApplyRowsLocked(average.sparse, reserved, accumulator_->step() - 1);
+  }
   global_step_.store(accumulator_->step());
   step_advanced_.notify_all();
 }
@@ -378,6 +525,7 @@ int64_t VariableStore::num_bytes() const {
     MutexLock vlock(&v->mu);
     n += v->value->bytes() * (1 + v->slots.size());
   }
+  for (const auto& [name, table] : tables_) n += table->stats().bytes;
   return n;
 }
 

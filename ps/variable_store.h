@@ -5,10 +5,24 @@
 // no moving-average shadow; what is pushed for it is an assign_sub delta,
 // applied as var -= delta without the optimizer (sync: the average delta).
 //
+// Beside the variables, the store holds this ps's shard of each embedding
+// table (ps/embedding/embedding_table.h): rows looked up by key (ReadRows)
+// and updated where a push's sparse gradients touch them. A push applies
+// its variables and its rows all or none: the rows it would make are
+// reserved in the ps's MemoryBudget (--max_memory_bytes, shared with the
+// variables) before anything changes. Under sync replicas the rows are
+// averaged as TF's SparseConditionalAccumulator does (ps/sync_accumulator.h);
+// a completed step whose new rows do not fit the budget is applied without
+// that table's rows, which are counted (rows_refused) and logged. Expiry
+// (a table's ttl_steps) runs as the step advances, every ttl_steps / 8
+// steps at least, so a row outlives its last gradient by at most
+// ttl_steps + ttl_steps / 8 steps.
+//
 // Thread-safe. Pulls and pushes run concurrently on gRPC threads; each
 // variable has its own lock, so pushes to different variables proceed in
 // parallel and concurrent pushes to one variable are serialized (no update
-// is ever lost). Initialize replaces everything and excludes all else.
+// is ever lost). Updates of embedding tables are serialized per ps; lookups
+// run beside them. Initialize replaces everything and excludes all else.
 #ifndef PSTRAIN_PS_VARIABLE_STORE_H_
 #define PSTRAIN_PS_VARIABLE_STORE_H_
 
@@ -30,6 +44,9 @@
 #include "core/status.h"
 #include "core/tensor.h"
 #include "proto/ps.pb.h"
+#include "ps/embedding/embedding_table.h"
+#include "ps/embedding/sparse_rows.h"
+#include "ps/memory_budget.h"
 #include "ps/optimizer.h"
 #include "ps/sync_accumulator.h"
 
@@ -40,7 +57,7 @@ class VariableStore {
   // max_bytes bounds what Initialize may hold: variables, slots and shadows.
   // A wait for a step (WaitForStep) measures its timeout on `clock`.
   explicit VariableStore(uint64_t max_bytes = UINT64_MAX, Clock* clock = Clock::Real())
-      : max_bytes_(max_bytes), clock_(clock) {}
+      : max_bytes_(max_bytes), clock_(clock), budget_(max_bytes) {}
 
   struct InitOptions {
     uint64_t placement_fingerprint = 0;
@@ -53,6 +70,11 @@ class VariableStore {
     float ema_decay = 0;
     // Names of the non-trainable variables among Initialize's `values`.
     std::set<std::string> non_trainable;
+    // This ps's shards of the embedding tables, which start empty, and the
+    // optimizer they train with unless one names its own.
+    std::vector<proto::EmbeddingTableConfig> tables;
+    proto::OptimizerConfig optimizer_config;
+    std::string ps_name = "ps";  // in errors: "ps:1"
   };
 
   // Name suffix of a variable's moving-average shadow ("conv1/weights/" +).
@@ -94,15 +116,36 @@ class VariableStore {
   StatusOr<std::vector<std::pair<std::string, SharedTensor>>> ReadShared(
       const std::vector<std::string>& names) const;
 
-  // Checks every gradient first (known variable, same shape) and applies none
-  // when one is wrong; then applies each under its variable's lock, at the
-  // learning rate of the optimizer's schedule at the current global_step.
-  // Returns global_step afterwards (incremented once when asked and held
-  // here).
+  // Embedding tables. NotFound for a table this ps does not hold;
+  // InvalidArgument for a key outside its vocabulary or this ps's shard.
+  Status CheckKeys(const std::string& table, const std::vector<int64_t>& keys) const;
+  // A table's row length; NotFound for an unknown table.
+  StatusOr<int> TableDim(const std::string& table) const;
+  // The rows of `keys` (checked as CheckKeys does), [keys.size(), dim]:
+  // each key's row, or its initial value when it has none.
+  StatusOr<Tensor> ReadRows(const std::string& table, const std::vector<int64_t>& keys) const;
+  struct TableStats {
+    std::string name;
+    int dim = 0;
+    EmbeddingTable::Stats stats;
+  };
+  std::vector<TableStats> table_stats() const;
+  // Sync steps whose new rows of a table did not fit the budget.
+  int64_t rows_refused() const { return rows_refused_.load(); }
+
+  // Checks every gradient first (known variable, same shape; known table,
+  // [keys, dim] rows, keys this shard's) and applies none when one is
+  // wrong, nor when the rows it would make do not fit the budget
+  // (ResourceExhausted naming the table and the ps); then applies each
+  // under its variable's lock, at the learning rate of the optimizer's
+  // schedule at the current global_step, and the rows (unique keys) of
+  // each table. Returns global_step afterwards (incremented once when asked
+  // and held here).
   // Async: a ps that does not hold global_step learns it from the pushes
   // (global_step_hint, the step the worker last saw), for the schedule.
   StatusOr<int64_t> ApplyGradients(const std::map<std::string, Tensor>& grads,
-                                   bool increment_global_step, int64_t global_step_hint = 0);
+                                   bool increment_global_step, int64_t global_step_hint = 0,
+                                   const std::map<std::string, SparseRows>& sparse = {});
 
   // Sync replicas: offers one worker's gradients computed at step
   // `computed_at` to this ps's accumulator (ps/sync_accumulator.h). When they
@@ -113,8 +156,11 @@ class VariableStore {
     proto::PushOutcome outcome;
     int64_t step;
   };
+  // ResourceExhausted, nothing offered, when this worker's rows alone do
+  // not fit the budget.
   StatusOr<SyncPushResult> OfferSyncGradients(int worker, int64_t computed_at,
-                                              std::map<std::string, Tensor> grads);
+                                              std::map<std::string, Tensor> grads,
+                                              std::map<std::string, SparseRows> sparse = {});
   // Blocks until this ps's step is at least min_step. DeadlineExceeded
   // (saying how many gradients the step still lacks) once `timeout` has
   // passed on the store's clock, Cancelled as soon as cancelled() says so
@@ -174,6 +220,19 @@ class VariableStore {
   // subtracts them from the non-trainable ones.
   void ApplyLocked(const std::vector<std::pair<Variable*, const Tensor*>>& work)
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Checks sparse gradients as ApplyGradients does.
+  Status CheckSparseLocked(const std::map<std::string, SparseRows>& sparse) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Reserves the bytes each table's rows need, all or none: the reserved
+  // bytes per table, or ResourceExhausted naming the table that does not
+  // fit.
+  StatusOr<std::map<std::string, uint64_t>> ReserveRowsLocked(
+      const std::map<std::string, SparseRows>& sparse) ABSL_SHARED_LOCKS_REQUIRED(mu_)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(sparse_mu_);
+  // Applies reserved rows at `step`, then lets expiry run.
+  void ApplyRowsLocked(const std::map<std::string, SparseRows>& sparse,
+                       const std::map<std::string, uint64_t>& reserved, int64_t step)
+      ABSL_SHARED_LOCKS_REQUIRED(mu_) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sparse_mu_);
   // Applies the accumulator's average, advances the step and wakes the
   // waiters.
   void CompleteStepLocked() ABSL_SHARED_LOCKS_REQUIRED(mu_) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sync_mu_);
@@ -190,8 +249,17 @@ class VariableStore {
   std::map<std::string, std::unique_ptr<Variable>> variables_ ABSL_GUARDED_BY(mu_);
   std::atomic<int64_t> global_step_{0};
 
+  // What the variables and the tables hold, against max_bytes.
+  MemoryBudget budget_;
+  uint64_t variables_reserved_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<std::string, std::unique_ptr<EmbeddingTable>> tables_ ABSL_GUARDED_BY(mu_);
+  // Serializes the tables' updates and expiry.
+  mutable Mutex sparse_mu_ ABSL_ACQUIRED_AFTER(mu_);
+  std::map<std::string, int64_t> last_expiry_ ABSL_GUARDED_BY(sparse_mu_);  // table -> step
+  std::atomic<int64_t> rows_refused_{0};
+
   // Sync replicas: the accumulator, and waiters for the step to advance.
-  mutable Mutex sync_mu_ ABSL_ACQUIRED_AFTER(mu_);
+  mutable Mutex sync_mu_ ABSL_ACQUIRED_AFTER(mu_) ABSL_ACQUIRED_BEFORE(sparse_mu_);
   std::condition_variable step_advanced_;
   std::unique_ptr<SyncAccumulator> accumulator_ ABSL_GUARDED_BY(sync_mu_);
   int64_t generation_ ABSL_GUARDED_BY(sync_mu_) = 0;  // counts Initialize calls

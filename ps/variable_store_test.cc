@@ -362,5 +362,79 @@ TEST(VariableStore, LiveWorkersAreForSyncOnly) {
   EXPECT_EQ(store.SetLiveReplicas(1).status().code(), Code::kFailedPrecondition);
 }
 
+// A store with dense "w" and a table "emb" of dim 4 trained by SGD at 1.
+VariableStore::InitOptions WithTable(int64_t ttl_steps = 0) {
+  VariableStore::InitOptions opts;
+  opts.holds_global_step = true;
+  opts.ps_name = "ps:3";
+  opts.optimizer_config.set_name("GradientDescent");
+  opts.optimizer_config.set_learning_rate(1.0f);
+  proto::EmbeddingTableConfig t;
+  t.set_name("emb");
+  t.set_dim(4);
+  t.set_num_shards(1);
+  t.set_ttl_steps(ttl_steps);
+  opts.tables.push_back(t);
+  return opts;
+}
+
+std::map<std::string, SparseRows> Rows(std::vector<int64_t> keys) {
+  std::map<std::string, SparseRows> sparse;
+  sparse["emb"].rows = Tensor({static_cast<int64_t>(keys.size()), 4});
+  sparse["emb"].rows.Fill(1.0f);
+  sparse["emb"].keys = std::move(keys);
+  return sparse;
+}
+
+// The variables and the rows share --max_memory_bytes; a push whose rows
+// do not fit applies nothing, its variables' gradients neither.
+TEST(VariableStore, APushWhoseRowsDoNotFitAppliesNothing) {
+  VariableStore store(/*max_bytes=*/64 * 1024);
+  std::map<std::string, Tensor> init;
+  init.emplace("w", Tensor({1000}));  // 4000 bytes with no slots
+  ASSERT_TRUE(store.Initialize(WithTable(), Sgd(1.0f), std::move(init)).ok());
+  std::map<std::string, Tensor> g;
+  g.emplace("w", Tensor({1000}));
+  g.at("w").Fill(1.0f);
+  ASSERT_TRUE(store.ApplyGradients(g, true, 0, Rows({1, 2, 3})).ok());
+  std::vector<int64_t> many;
+  for (int64_t k = 100; k < 5000; ++k) many.push_back(k);
+  auto refused = store.ApplyGradients(g, true, 0, Rows(many));
+  EXPECT_EQ(refused.status().code(), Code::kResourceExhausted);
+  EXPECT_NE(refused.status().message().find("embedding table emb on ps:3"), std::string::npos)
+      << refused.status().ToString();
+  EXPECT_EQ(store.global_step(), 1);
+  EXPECT_EQ((*store.Read({"w"}))[0].second[0], -1.0f);
+  EXPECT_EQ(store.table_stats().at(0).stats.rows, 3);
+}
+
+TEST(VariableStore, RowsExpireAsTheStepAdvances) {
+  VariableStore store;
+  std::map<std::string, Tensor> init;
+  init.emplace("w", Tensor({1}));
+  ASSERT_TRUE(store.Initialize(WithTable(/*ttl_steps=*/8), Sgd(1.0f), std::move(init)).ok());
+  std::map<std::string, Tensor> none;
+  ASSERT_TRUE(store.ApplyGradients(none, true, 0, Rows({1})).ok());  // key 1 at step 0
+  int64_t steps = 0;
+  while (store.table_stats().at(0).stats.expired == 0 && steps < 100) {
+    ASSERT_TRUE(store.ApplyGradients(none, true, 0, Rows({2})).ok());
+    ++steps;
+  }
+  // Swept every ttl/8 = 1 step: key 1 goes at the first step past 8.
+  EXPECT_EQ(store.global_step(), 10);
+  const auto stats = store.table_stats().at(0).stats;
+  EXPECT_EQ(stats.rows, 1);
+  EXPECT_EQ(stats.expired, 1);
+}
+
+TEST(VariableStore, ATableNamedAsAVariableIsRefused) {
+  VariableStore store;
+  std::map<std::string, Tensor> init;
+  init.emplace("emb", Tensor({1}));
+  const Status s = store.Initialize(WithTable(), Sgd(1.0f), std::move(init));
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_FALSE(store.ready());
+}
+
 }  // namespace
 }  // namespace pstrain

@@ -343,7 +343,9 @@ TEST(CudaTraining, ShortRunFollowsTheCpuTrajectory) {
   ASSERT_EQ(cpu.size(), 30u);
   for (size_t step = 0; step < gpu.size(); ++step) {
     EXPECT_NEAR(gpu[step], cpu[step], 1e-5f * cpu[step]) << "step " << step;
-    if (step > 0) EXPECT_LT(gpu[step], gpu[step - 1]) << "step " << step;
+    if (step > 0) {
+      EXPECT_LT(gpu[step], gpu[step - 1]) << "step " << step;
+    }
   }
 }
 

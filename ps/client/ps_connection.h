@@ -71,12 +71,22 @@ class PsConnection {
   // header's placement (and any saved slots and shadows).
   virtual Status Init(const proto::InitHeader& header, const NamedTensors& values) = 0;
   // Fills `out` with the named variables (all the ps holds when names is
-  // empty); `step` (may be null) gets the ps's step. With min_step > 0 the
-  // ps answers once it is at that step (sync replicas), or fails with
-  // DEADLINE_EXCEEDED after `wait` (0: the transfer timeout).
-  virtual Status Pull(uint64_t fingerprint, const std::vector<std::string>& names,
-                      std::map<std::string, Tensor>* out, int64_t* step, int64_t min_step = 0,
-                      std::chrono::milliseconds wait = std::chrono::milliseconds(0)) = 0;
+  // empty) and, in the same request, for each table of `lookups` the rows
+  // of its keys (each key once, each this ps's) as out[table], [keys,
+  // dim], a key without a row answered with its initial value; `step` (may
+  // be null) gets the ps's step. With min_step > 0 the ps answers once it
+  // is at that step (sync replicas), or fails with DEADLINE_EXCEEDED after
+  // `wait` (0: the transfer timeout).
+  virtual Status PullWithRows(uint64_t fingerprint, const std::vector<std::string>& names,
+                              const std::vector<proto::TableKeys>& lookups,
+                              std::map<std::string, Tensor>* out, int64_t* step, int64_t min_step,
+                              std::chrono::milliseconds wait) = 0;
+  // PullWithRows with no rows.
+  Status Pull(uint64_t fingerprint, const std::vector<std::string>& names,
+              std::map<std::string, Tensor>* out, int64_t* step, int64_t min_step = 0,
+              std::chrono::milliseconds wait = std::chrono::milliseconds(0)) {
+    return PullWithRows(fingerprint, names, {}, out, step, min_step, wait);
+  }
   // Every tensor the ps holds: variables, slots and shadows (a checkpoint).
   virtual Status PullState(uint64_t fingerprint, std::map<std::string, Tensor>* out,
                            int64_t* step) = 0;

@@ -108,20 +108,68 @@ uint64_t EmbeddingTable::HeldBytesLocked() const {
   return index_.bytes() + sightings_.bytes() + blocks_.size() * block_bytes_;
 }
 
-uint64_t EmbeddingTable::GrowthBytesLocked(int64_t new_rows, int64_t new_sightings) const {
+EmbeddingTable::Growth EmbeddingTable::CountGrowthLocked(const SparseRows& gradient) const {
+  Growth growth;
+  const int min_count = std::max(1, config_.min_count());
+  for (int64_t key : gradient.keys) {
+    if (index_.Find(key) != KeyIndex::kAbsent) continue;
+    if (min_count == 1) {
+      ++growth.new_rows;
+      continue;
+    }
+    const uint32_t seen = sightings_.Find(key);
+    if ((seen == KeyIndex::kAbsent ? 0 : seen) + 1 >= static_cast<uint32_t>(min_count)) {
+      ++growth.new_rows;
+    } else if (seen == KeyIndex::kAbsent) {
+      ++growth.new_sightings;
+    }
+  }
+  return growth;
+}
+
+uint64_t EmbeddingTable::GrowthBytesLocked(const Growth& growth) const {
+  // Rows are numbered in 32 bits: more than that never fit.
+  if (index_.size() + growth.new_rows >= int64_t{KeyIndex::kAbsent}) return UINT64_MAX;
   // Rows beyond the free list and the blocks' unused rows need new blocks.
   int64_t free_rows = 0;
-  for (uint32_t r = free_head_; r != KeyIndex::kAbsent && free_rows < new_rows; ++free_rows) {
+  for (uint32_t r = free_head_; r != KeyIndex::kAbsent && free_rows < growth.new_rows;
+       ++free_rows) {
     std::memcpy(&r, RowData(r), sizeof(r));
   }
-  const int64_t from_blocks = std::max<int64_t>(0, new_rows - free_rows);
+  const int64_t from_blocks = std::max<int64_t>(0, growth.new_rows - free_rows);
   const int64_t spare = static_cast<int64_t>(blocks_.size()) * kRowsPerBlock - used_rows_;
   const int64_t new_blocks =
       (std::max<int64_t>(0, from_blocks - spare) + kRowsPerBlock - 1) / kRowsPerBlock;
-  const uint64_t after = index_.BytesToInsert(new_rows) + sightings_.BytesToInsert(new_sightings) +
+  const uint64_t after = index_.BytesToInsert(growth.new_rows) +
+                         sightings_.BytesToInsert(growth.new_sightings) +
                          (blocks_.size() + new_blocks) * block_bytes_;
   const uint64_t held = HeldBytesLocked();
   return after > held ? after - held : 0;
+}
+
+uint64_t EmbeddingTable::GrowthBytes(const SparseRows& gradient) const {
+  ReaderLock lock(&mu_);
+  return GrowthBytesLocked(CountGrowthLocked(gradient));
+}
+
+Status EmbeddingTable::OverBudget(const SparseRows& gradient, uint64_t bytes) const {
+  int64_t new_rows;
+  {
+    ReaderLock lock(&mu_);
+    new_rows = CountGrowthLocked(gradient).new_rows;
+  }
+  return ResourceExhausted("embedding table " + name() + " on " + ps_ + ": " +
+                           std::to_string(new_rows) + " new rows need " + std::to_string(bytes) +
+                           " more bytes, past --max_memory_bytes (" +
+                           std::to_string(budget_->used()) + " of " +
+                           std::to_string(budget_->max_bytes()) + " bytes held); nothing applied");
+}
+
+Status EmbeddingTable::Apply(const SparseRows& gradient, int64_t global_step) {
+  const uint64_t growth = GrowthBytes(gradient);
+  if (growth > 0 && !budget_->TryReserve(growth)) return OverBudget(gradient, growth);
+  ApplyReserved(gradient, global_step, growth);
+  return OkStatus();
 }
 
 uint32_t EmbeddingTable::NewRowLocked() {
@@ -137,40 +185,13 @@ uint32_t EmbeddingTable::NewRowLocked() {
   return static_cast<uint32_t>(used_rows_++);
 }
 
-Status EmbeddingTable::Apply(const SparseRows& gradient, int64_t global_step) {
+void EmbeddingTable::ApplyReserved(const SparseRows& gradient, int64_t global_step,
+                                   uint64_t reserved) {
   WriterLock lock(&mu_);
+  reserved_ += reserved;
   const int64_t n = static_cast<int64_t>(gradient.keys.size());
   const int64_t dim = config_.dim();
   const int min_count = std::max(1, config_.min_count());
-  // What this push makes, counted before anything changes.
-  int64_t new_rows = 0, new_sightings = 0;
-  for (int64_t key : gradient.keys) {
-    if (index_.Find(key) != KeyIndex::kAbsent) continue;
-    if (min_count == 1) {
-      ++new_rows;
-      continue;
-    }
-    const uint32_t seen = sightings_.Find(key);
-    if ((seen == KeyIndex::kAbsent ? 0 : seen) + 1 >= static_cast<uint32_t>(min_count)) {
-      ++new_rows;
-    } else if (seen == KeyIndex::kAbsent) {
-      ++new_sightings;
-    }
-  }
-  if (static_cast<uint64_t>(index_.size() + new_rows) >= KeyIndex::kAbsent) {
-    return ResourceExhausted("embedding table " + name() + " on " + ps_ +
-                             ": more rows than one shard can number");
-  }
-  const uint64_t growth = GrowthBytesLocked(new_rows, new_sightings);
-  if (growth > 0 && !budget_->TryReserve(growth)) {
-    return ResourceExhausted(
-        "embedding table " + name() + " on " + ps_ + ": " + std::to_string(new_rows) +
-        " new rows need " + std::to_string(growth) + " more bytes, past --max_memory_bytes (" +
-        std::to_string(budget_->used()) + " of " + std::to_string(budget_->max_bytes()) +
-        " bytes held); nothing applied");
-  }
-  reserved_ += growth;
-
   ScopedFlushDenormals flush;  // as TensorFlow's update ops run
   const float lr = optimizer_->lr_schedule().At(global_step);
   const int64_t count = ++update_count_;
@@ -230,7 +251,6 @@ Status EmbeddingTable::Apply(const SparseRows& gradient, int64_t global_step) {
     budget_->Release(reserved_ - held);
     reserved_ = held;
   }
-  return OkStatus();
 }
 
 int64_t EmbeddingTable::Expire(int64_t global_step) {

@@ -26,8 +26,9 @@
 // index (KeyIndex); rows are allocated in blocks of kRowsPerBlock, and the
 // rows of expired keys are reused.
 //
-// Thread-safe: lookups share the table's lock, pushes and expiry take it
-// alone.
+// Thread-safe: lookups share the table's lock, updates and expiry take it
+// alone. Updates (Apply, ApplyReserved) and Expire are made by one thread
+// at a time: the owner serializes them.
 #ifndef PSTRAIN_PS_EMBEDDING_EMBEDDING_TABLE_H_
 #define PSTRAIN_PS_EMBEDDING_EMBEDDING_TABLE_H_
 
@@ -80,9 +81,18 @@ class EmbeddingTable {
 
   // Applies a gradient (checked keys, unique) at the learning rate of the
   // table's schedule at `global_step`, stamping the touched rows with it.
-  // ResourceExhausted when the rows it would make do not fit the budget:
-  // nothing applied, no sighting counted.
+  // ResourceExhausted, naming the table and the ps, when the rows it would
+  // make do not fit the budget: nothing applied, no sighting counted.
   Status Apply(const SparseRows& gradient, int64_t global_step);
+
+  // Apply in two halves, for an owner that applies several tables' rows
+  // all or none: the bytes the gradient would take from the budget, then
+  // the update, with those bytes already reserved by the caller. No Apply,
+  // ApplyReserved or Expire may run between the two.
+  uint64_t GrowthBytes(const SparseRows& gradient) const;
+  void ApplyReserved(const SparseRows& gradient, int64_t global_step, uint64_t reserved);
+  // The refusal Apply returns when `bytes` do not fit.
+  Status OverBudget(const SparseRows& gradient, uint64_t bytes) const;
 
   // Drops the rows whose last gradient is more than ttl_steps before
   // `global_step`; returns how many. Nothing when ttl_steps is 0.
@@ -107,10 +117,14 @@ class EmbeddingTable {
   // A row for a new key: a free one, or the next of the blocks (allocated,
   // with its bytes already reserved).
   uint32_t NewRowLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The bytes Apply must reserve to make `new_rows` rows and count
-  // `new_sightings` keys it has never seen.
-  uint64_t GrowthBytesLocked(int64_t new_rows, int64_t new_sightings) const
-      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // The rows `gradient` makes and the keys it sees for the first time.
+  struct Growth {
+    int64_t new_rows = 0;
+    int64_t new_sightings = 0;
+  };
+  Growth CountGrowthLocked(const SparseRows& gradient) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // The bytes to reserve for that growth.
+  uint64_t GrowthBytesLocked(const Growth& growth) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Bytes held by the index, the sightings and the blocks now.
   uint64_t HeldBytesLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 

@@ -71,12 +71,14 @@ Status PsClient::Init(const proto::InitHeader& header, const NamedTensors& value
   return SendTensors<proto::InitRequest>(kInitMethod, header, values, &response);
 }
 
-Status PsClient::Pull(uint64_t fingerprint, const std::vector<std::string>& names,
-                      std::map<std::string, Tensor>* out, int64_t* step, int64_t min_step,
-                      std::chrono::milliseconds wait) {
+Status PsClient::PullWithRows(uint64_t fingerprint, const std::vector<std::string>& names,
+                              const std::vector<proto::TableKeys>& lookups,
+                              std::map<std::string, Tensor>* out, int64_t* step, int64_t min_step,
+                              std::chrono::milliseconds wait) {
   proto::PullRequest request;
   request.set_placement_fingerprint(fingerprint);
   for (const std::string& n : names) request.add_names(n);
+  for (const proto::TableKeys& t : lookups) *request.add_lookups() = t;
   request.set_min_step(min_step);
   request.set_wire_dtype(wire_dtype_);
   if (min_step > 0) {

@@ -64,9 +64,10 @@ class PsClient : public PsConnection {
   // The task's arena, to push from and pull into where the tensors lie.
   void set_arena(std::shared_ptr<const tcp::SharedRegion> arena);
   Status Init(const proto::InitHeader& header, const NamedTensors& values) override;
-  Status Pull(uint64_t fingerprint, const std::vector<std::string>& names,
-              std::map<std::string, Tensor>* out, int64_t* step, int64_t min_step = 0,
-              std::chrono::milliseconds wait = std::chrono::milliseconds(0)) override;
+  Status PullWithRows(uint64_t fingerprint, const std::vector<std::string>& names,
+                      const std::vector<proto::TableKeys>& lookups,
+                      std::map<std::string, Tensor>* out, int64_t* step, int64_t min_step,
+                      std::chrono::milliseconds wait) override;
   Status PullState(uint64_t fingerprint, std::map<std::string, Tensor>* out,
                    int64_t* step) override;
   StatusOr<proto::PushResponse> Push(const proto::PushHeader& header,

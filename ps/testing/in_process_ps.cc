@@ -48,11 +48,8 @@ Status InProcessPs::Init(const proto::InitHeader& header, const NamedTensors& va
   return core_.Init(header, std::move(delivered).value()).Annotate(name_ + ": Init");
 }
 
-Status InProcessPs::PullInto(uint64_t fingerprint, const std::vector<std::string>& names,
-                             bool state, int64_t min_step, std::chrono::milliseconds wait,
-                             std::map<std::string, Tensor>* out, int64_t* step) {
-  const auto deadline = std::chrono::system_clock::now() + (wait.count() > 0 ? wait : kDefaultWait);
-  auto pulled = core_.Pull(fingerprint, names, state, min_step, deadline, [] { return false; });
+Status InProcessPs::Received(StatusOr<PsCore::PullResult> pulled,
+                             std::map<std::string, Tensor>* out, int64_t* step) const {
   if (!pulled.ok()) return pulled.status().Annotate(name_ + ": Pull");
   out->clear();
   for (auto& [name, tensor] : pulled->tensors) out->emplace(name, *tensor);  // a copy, as sent
@@ -60,15 +57,29 @@ Status InProcessPs::PullInto(uint64_t fingerprint, const std::vector<std::string
   return OkStatus();
 }
 
-Status InProcessPs::Pull(uint64_t fingerprint, const std::vector<std::string>& names,
-                         std::map<std::string, Tensor>* out, int64_t* step, int64_t min_step,
-                         std::chrono::milliseconds wait) {
-  return PullInto(fingerprint, names, false, min_step, wait, out, step);
+Status InProcessPs::PullWithRows(uint64_t fingerprint, const std::vector<std::string>& names,
+                                 const std::vector<proto::TableKeys>& lookups,
+                                 std::map<std::string, Tensor>* out, int64_t* step,
+                                 int64_t min_step, std::chrono::milliseconds wait) {
+  // As a transport hands the core what it received.
+  proto::PullRequest request;
+  request.set_placement_fingerprint(fingerprint);
+  for (const std::string& n : names) request.add_names(n);
+  for (const proto::TableKeys& t : lookups) *request.add_lookups() = t;
+  request.set_min_step(min_step);
+  request.set_wait_deadline_ms(
+      (wait.count() > 0 ? wait
+                        : std::chrono::duration_cast<std::chrono::milliseconds>(kDefaultWait))
+          .count());
+  auto pulled =
+      core_.Pull(request, std::chrono::system_clock::time_point::max(), [] { return false; });
+  return Received(std::move(pulled), out, step);
 }
 
 Status InProcessPs::PullState(uint64_t fingerprint, std::map<std::string, Tensor>* out,
                               int64_t* step) {
-  return PullInto(fingerprint, {}, true, 0, std::chrono::milliseconds(0), out, step);
+  const auto deadline = std::chrono::system_clock::now() + kDefaultWait;
+  return Received(core_.Pull(fingerprint, {}, true, 0, deadline, [] { return false; }), out, step);
 }
 
 StatusOr<proto::PushResponse> InProcessPs::Push(const proto::PushHeader& request,
@@ -77,7 +88,7 @@ StatusOr<proto::PushResponse> InProcessPs::Push(const proto::PushHeader& request
   header.set_num_tensors(static_cast<int32_t>(grads.size()));
   Status s = core_.CheckPushHeader(header);
   if (!s.ok()) return s.Annotate(name_ + ": Push");
-  auto delivered = Deliver(grads, core_.PushLimits());
+  auto delivered = Deliver(grads, core_.PushLimits(header));
   if (!delivered.ok()) return delivered.status().Annotate(name_ + ": Push");
   auto pushed = core_.Push(header, std::move(delivered).value());
   if (!pushed.ok()) return pushed.status().Annotate(name_ + ": Push");

@@ -29,9 +29,10 @@ class InProcessPs : public PsConnection {
 
   const std::string& name() const override { return name_; }
   Status Init(const proto::InitHeader& header, const NamedTensors& values) override;
-  Status Pull(uint64_t fingerprint, const std::vector<std::string>& names,
-              std::map<std::string, Tensor>* out, int64_t* step, int64_t min_step = 0,
-              std::chrono::milliseconds wait = std::chrono::milliseconds(0)) override;
+  Status PullWithRows(uint64_t fingerprint, const std::vector<std::string>& names,
+                      const std::vector<proto::TableKeys>& lookups,
+                      std::map<std::string, Tensor>* out, int64_t* step, int64_t min_step,
+                      std::chrono::milliseconds wait) override;
   Status PullState(uint64_t fingerprint, std::map<std::string, Tensor>* out,
                    int64_t* step) override;
   StatusOr<proto::PushResponse> Push(const proto::PushHeader& header,
@@ -48,9 +49,9 @@ class InProcessPs : public PsConnection {
   // under `limits` by the same TensorAssembler as the gRPC service's.
   static StatusOr<std::map<std::string, Tensor>> Deliver(const NamedTensors& tensors,
                                                          const TensorAssembler::Limits& limits);
-  Status PullInto(uint64_t fingerprint, const std::vector<std::string>& names, bool state,
-                  int64_t min_step, std::chrono::milliseconds wait,
-                  std::map<std::string, Tensor>* out, int64_t* step);
+  // A pull's answer into `out` (copies, as a transport delivers them).
+  Status Received(StatusOr<PsCore::PullResult> pulled, std::map<std::string, Tensor>* out,
+                  int64_t* step) const;
 
   const std::string name_;
   VariableStore store_;

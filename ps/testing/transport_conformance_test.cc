@@ -17,6 +17,8 @@
 #include "core/bfloat16.h"
 #include "core/testing/wait_until.h"
 #include "proto/ps.grpc.pb.h"
+#include "ps/embedding/row_initializer.h"
+#include "ps/embedding/sparse_rows.h"
 #include "ps/tcp/shared_region.h"
 #include "ps/tcp/socket.h"
 #include "ps/tcp/tensor_frames.h"
@@ -253,6 +255,173 @@ TEST_P(TransportConformance, KeepsASyncGradientUnchangedUntilItsStepIsApplied) {
   EXPECT_EQ(second->outcome(), proto::STEP_COMPLETE);
   auto out = PullAll();
   for (int64_t i = 0; i < (1 << 10); i += 97) ASSERT_EQ(out["w"][i], 5.0f - 2.0f) << i;
+}
+
+// Embedding rows travel beside the variables: looked up by key in the
+// pull's request, pushed as a gradient per key with the keys in the push's
+// header, repeated keys summed, nothing dense.
+constexpr int kDim = 4;
+
+proto::EmbeddingTableConfig Table(const std::string& name) {
+  proto::EmbeddingTableConfig t;
+  t.set_name(name);
+  t.set_dim(kDim);
+  t.set_seed(3);
+  t.set_num_shards(1);
+  return t;
+}
+
+proto::TableKeys Keys(const std::string& table, const std::vector<int64_t>& keys) {
+  proto::TableKeys t;
+  t.set_table(table);
+  t.set_keys(EncodeKeys(keys));
+  return t;
+}
+
+std::vector<float> InitialRow(const std::string& table, int64_t key) {
+  std::vector<float> row(kDim);
+  RowInitializer(table, 3, kDim, DefaultEmbeddingStddev(kDim)).Fill(key, row.data());
+  return row;
+}
+
+TEST_P(TransportConformance, PullsAndPushesEmbeddingRowsByKey) {
+  proto::InitHeader init = Header({"w"});
+  *init.add_tables() = Table("emb");
+  Tensor w({2});
+  ASSERT_TRUE(ps()->Init(init, {{"w", &w}}).ok());
+  const std::vector<int64_t> keys = {5, -3, int64_t{1} << 40};
+  std::map<std::string, Tensor> out;
+  Status pulled = ps()->PullWithRows(kFingerprint, {}, {Keys("emb", keys)}, &out, nullptr, 0,
+                                     std::chrono::milliseconds(0));
+  ASSERT_TRUE(pulled.ok()) << pulled.ToString();
+  ASSERT_EQ(out.count("w"), 1u);
+  ASSERT_EQ(out["emb"].shape(), (Shape{3, kDim}));
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const std::vector<float> expected = InitialRow("emb", keys[i]);
+    EXPECT_EQ(std::memcmp(out["emb"].data() + i * kDim, expected.data(), kDim * sizeof(float)), 0)
+        << "key " << keys[i];
+  }
+  // Key 5 twice: its two rows are summed.
+  proto::PushHeader push = Push();
+  *push.add_sparse() = Keys("emb", {5, 7, 5});
+  Tensor gw({2}, {1, 1});
+  Tensor rows({3, kDim}, {1, 2, 3, 4, 10, 10, 10, 10, 0.5f, 0.5f, 0.5f, 0.5f});
+  auto pushed = ps()->Push(push, {{"w", &gw}, {"emb", &rows}});
+  ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
+  EXPECT_EQ(pushed->global_step(), 1);
+  ASSERT_TRUE(ps()->PullWithRows(kFingerprint, {}, {Keys("emb", {7, 5})}, &out, nullptr, 0,
+                                 std::chrono::milliseconds(0))
+                  .ok());
+  const std::vector<float> five = InitialRow("emb", 5), seven = InitialRow("emb", 7);
+  for (int j = 0; j < kDim; ++j) {
+    EXPECT_EQ(out["emb"][j], seven[j] - 10.0f);
+    EXPECT_EQ(out["emb"][kDim + j], five[j] - (j + 1 + 0.5f));
+  }
+  EXPECT_EQ(out["w"][0], -1.0f);
+  auto status = ps()->GetStatus(std::chrono::seconds(5));
+  ASSERT_TRUE(status.ok());
+  ASSERT_EQ(status->tables_size(), 1);
+  EXPECT_EQ(status->tables(0).name(), "emb");
+  EXPECT_EQ(status->tables(0).rows(), 2);
+  EXPECT_EQ(status->tables(0).admitted(), 2);
+}
+
+// A malformed sparse request is refused naming the problem, and nothing
+// of it is applied.
+TEST_P(TransportConformance, RefusesMalformedSparseRequestsAndAppliesNothing) {
+  proto::InitHeader init = Header({"w"});
+  *init.add_tables() = Table("emb");
+  Tensor w({2});
+  ASSERT_TRUE(ps()->Init(init, {{"w", &w}}).ok());
+  Tensor gw({2}, {1, 1});
+  Tensor rows2({2, kDim});
+  rows2.Fill(1.0f);
+  struct Case {
+    const char* what;
+    std::vector<proto::TableKeys> sparse;
+    Shape rows;
+    Code code;
+    const char* says;
+  };
+  proto::TableKeys partial = Keys("emb", {1, 2});
+  partial.mutable_keys()->resize(12);
+  const std::vector<Case> cases = {
+      {"a partial key", {partial}, {2, kDim}, Code::kInvalidArgument, "not a multiple of 8"},
+      {"an unknown table", {Keys("nope", {1, 2})}, {2, kDim}, Code::kNotFound, "nope"},
+      {"fewer rows than keys",
+       {Keys("emb", {1, 2, 3})},
+       {2, kDim},
+       Code::kInvalidArgument,
+       "3 keys of dim 4"},
+      {"rows of another dim",
+       {Keys("emb", {1, 2})},
+       {2, kDim + 1},
+       Code::kInvalidArgument,
+       "[2,5]"},
+      {"a table twice",
+       {Keys("emb", {1}), Keys("emb", {2})},
+       {2, kDim},
+       Code::kInvalidArgument,
+       "twice"},
+  };
+  for (const Case& c : cases) {
+    proto::PushHeader push = Push();
+    for (const proto::TableKeys& t : c.sparse) *push.add_sparse() = t;
+    Tensor rows(c.rows);
+    const std::string table = c.sparse.front().table();
+    auto pushed = ps()->Push(push, {{"w", &gw}, {table, &rows}});
+    ASSERT_FALSE(pushed.ok()) << c.what;
+    EXPECT_EQ(pushed.status().code(), c.code) << c.what << ": " << pushed.status().ToString();
+    EXPECT_NE(pushed.status().message().find(c.says), std::string::npos)
+        << c.what << ": " << pushed.status().ToString();
+  }
+  std::map<std::string, Tensor> out;
+  Status bad_pull = ps()->PullWithRows(kFingerprint, {}, {partial}, &out, nullptr, 0,
+                                       std::chrono::milliseconds(0));
+  EXPECT_EQ(bad_pull.code(), Code::kInvalidArgument) << bad_pull.ToString();
+  int64_t step = -1;
+  out = PullAll(&step);
+  EXPECT_EQ(step, 0);
+  EXPECT_EQ(out["w"][0], 0.0f);
+  auto status = ps()->GetStatus(std::chrono::seconds(5));
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(status->tables(0).rows(), 0);
+}
+
+// Sync replicas average a row over the workers whose gradients carry its
+// key (TF's SparseConditionalAccumulator).
+TEST_P(TransportConformance, AveragesSyncRowsOverTheWorkersThatTouchThem) {
+  proto::InitHeader init = Header({"w"});
+  *init.add_tables() = Table("emb");
+  init.mutable_sync()->set_enabled(true);
+  init.mutable_sync()->set_replicas_to_aggregate(2);
+  Tensor w({1});
+  ASSERT_TRUE(ps()->Init(init, {{"w", &w}}).ok());
+  Tensor gw({1}, {1});
+  proto::PushHeader from0 = Push(), from1 = Push();
+  from0.set_worker(0);
+  from1.set_worker(1);
+  *from0.add_sparse() = Keys("emb", {1, 2});
+  *from1.add_sparse() = Keys("emb", {2, 3});
+  Tensor rows0({2, kDim}, {1, 1, 1, 1, 2, 2, 2, 2});
+  Tensor rows1({2, kDim}, {4, 4, 4, 4, 8, 8, 8, 8});
+  auto first = ps()->Push(from0, {{"w", &gw}, {"emb", &rows0}});
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->outcome(), proto::ACCEPTED);
+  auto second = ps()->Push(from1, {{"w", &gw}, {"emb", &rows1}});
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(second->outcome(), proto::STEP_COMPLETE);
+  std::map<std::string, Tensor> out;
+  ASSERT_TRUE(ps()->PullWithRows(kFingerprint, {}, {Keys("emb", {1, 2, 3})}, &out, nullptr, 0,
+                                 std::chrono::milliseconds(0))
+                  .ok());
+  const float expected[3] = {1, (2 + 4) / 2.0f, 8};
+  for (int k = 0; k < 3; ++k) {
+    const std::vector<float> initial = InitialRow("emb", k + 1);
+    for (int j = 0; j < kDim; ++j) {
+      EXPECT_EQ(out["emb"][k * kDim + j], initial[j] - expected[k]) << "key " << k + 1;
+    }
+  }
 }
 
 // The transports with a stream to cut.

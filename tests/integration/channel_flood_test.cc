@@ -46,7 +46,9 @@ TEST(ChannelFlood, WorkersTrainThroughAThousandIdleConnectionsAndSlowSenders) {
                       {"--max_steps=400", "--epochs=0", "--log_frequency=10", "--batch_size=64",
                        "--learning_rate=0.01", "--save_checkpoint_secs=0", "--http_port=-1",
                        "--save_summaries_steps=0", "--train_dir=" + dir.path()});
-  cluster.Start("ps:0");
+  // Slow senders are cut off 2 s into a frame: well before the job ends,
+  // however fast this machine trains.
+  cluster.Start("ps:0", {"--tensor_frame_timeout_secs=2"});
   cluster.Start("chief:0");
   cluster.Start("worker:0");
   ASSERT_TRUE(cluster.WaitForStep(40, std::chrono::seconds(120))) << cluster.Tails();
