@@ -58,7 +58,7 @@ EmbeddingTable::EmbeddingTable(const proto::EmbeddingTableConfig& config,
                                                    : DefaultEmbeddingStddev(config.dim())),
       stride_(int64_t{config.dim()} * static_cast<int64_t>(1 + slot_names_.size())),
       block_bytes_(static_cast<uint64_t>(kRowsPerBlock) *
-                   (stride_ * sizeof(float) + sizeof(uint32_t))) {}
+                   (stride_ * sizeof(float) + sizeof(int64_t) + sizeof(uint32_t))) {}
 
 EmbeddingTable::~EmbeddingTable() {
   WriterLock lock(&mu_);
@@ -88,15 +88,29 @@ Status EmbeddingTable::CheckKeys(const std::vector<int64_t>& keys) const {
 }
 
 float* EmbeddingTable::RowData(uint32_t row) const {
-  return blocks_[row / kRowsPerBlock].get() + (row % kRowsPerBlock) * stride_;
+  return blocks_[row / kRowsPerBlock].data.get() + (row % kRowsPerBlock) * stride_;
+}
+
+int64_t& EmbeddingTable::KeyOf(uint32_t row) const {
+  return blocks_[row / kRowsPerBlock].keys[row % kRowsPerBlock];
+}
+
+uint32_t& EmbeddingTable::StepOf(uint32_t row) const {
+  return blocks_[row / kRowsPerBlock].steps[row % kRowsPerBlock];
+}
+
+uint32_t EmbeddingTable::FindLocked(int64_t key) const {
+  return index_.Find(key, [this](uint32_t row) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    return KeyOf(row);  // under mu_, held by the caller
+  });
 }
 
 void EmbeddingTable::Lookup(const std::vector<int64_t>& keys, float* out) const {
   ReaderLock lock(&mu_);
   const int64_t dim = config_.dim();
   for (size_t i = 0; i < keys.size(); ++i) {
-    const uint32_t row = index_.Find(keys[i]);
-    if (row == KeyIndex::kAbsent) {
+    const uint32_t row = FindLocked(keys[i]);
+    if (row == RowIndex::kAbsent) {
       initializer_.Fill(keys[i], out + i * dim);
     } else {
       std::memcpy(out + i * dim, RowData(row), dim * sizeof(float));
@@ -112,7 +126,7 @@ EmbeddingTable::Growth EmbeddingTable::CountGrowthLocked(const SparseRows& gradi
   Growth growth;
   const int min_count = std::max(1, config_.min_count());
   for (int64_t key : gradient.keys) {
-    if (index_.Find(key) != KeyIndex::kAbsent) continue;
+    if (FindLocked(key) != RowIndex::kAbsent) continue;
     if (min_count == 1) {
       ++growth.new_rows;
       continue;
@@ -129,10 +143,10 @@ EmbeddingTable::Growth EmbeddingTable::CountGrowthLocked(const SparseRows& gradi
 
 uint64_t EmbeddingTable::GrowthBytesLocked(const Growth& growth) const {
   // Rows are numbered in 32 bits: more than that never fit.
-  if (index_.size() + growth.new_rows >= int64_t{KeyIndex::kAbsent}) return UINT64_MAX;
+  if (index_.size() + growth.new_rows >= int64_t{RowIndex::kAbsent}) return UINT64_MAX;
   // Rows beyond the free list and the blocks' unused rows need new blocks.
   int64_t free_rows = 0;
-  for (uint32_t r = free_head_; r != KeyIndex::kAbsent && free_rows < growth.new_rows;
+  for (uint32_t r = free_head_; r != RowIndex::kAbsent && free_rows < growth.new_rows;
        ++free_rows) {
     std::memcpy(&r, RowData(r), sizeof(r));
   }
@@ -172,17 +186,31 @@ Status EmbeddingTable::Apply(const SparseRows& gradient, int64_t global_step) {
   return OkStatus();
 }
 
-uint32_t EmbeddingTable::NewRowLocked() {
-  if (free_head_ != KeyIndex::kAbsent) {
-    const uint32_t row = free_head_;
+uint32_t EmbeddingTable::NewRowLocked(int64_t key) {
+  uint32_t row;
+  if (free_head_ != RowIndex::kAbsent) {
+    row = free_head_;
     std::memcpy(&free_head_, RowData(row), sizeof(free_head_));
-    return row;
+  } else {
+    if (used_rows_ == static_cast<int64_t>(blocks_.size()) * kRowsPerBlock) {
+      Block block;
+      block.data.reset(new float[kRowsPerBlock * stride_]);
+      block.keys.reset(new int64_t[kRowsPerBlock]);
+      block.steps.reset(new uint32_t[kRowsPerBlock]);
+      blocks_.push_back(std::move(block));
+    }
+    row = static_cast<uint32_t>(used_rows_++);
   }
-  if (used_rows_ == static_cast<int64_t>(blocks_.size()) * kRowsPerBlock) {
-    blocks_.emplace_back(new float[kRowsPerBlock * stride_]);
-    steps_.emplace_back(new uint32_t[kRowsPerBlock]);
-  }
-  return static_cast<uint32_t>(used_rows_++);
+  KeyOf(row) = key;
+  index_.Insert(key, row);
+  return row;
+}
+
+void EmbeddingTable::FreeRowLocked(int64_t key, uint32_t row) {
+  index_.Erase(key, [this](uint32_t r) ABSL_NO_THREAD_SAFETY_ANALYSIS { return KeyOf(r); });
+  StepOf(row) = kFreeRow;
+  std::memcpy(RowData(row), &free_head_, sizeof(free_head_));
+  free_head_ = row;
 }
 
 void EmbeddingTable::ApplyReserved(const SparseRows& gradient, int64_t global_step,
@@ -206,8 +234,8 @@ void EmbeddingTable::ApplyReserved(const SparseRows& gradient, int64_t global_st
   const bool every_row = optimizer_->sparse_updates_every_row();
   for (int64_t i = 0; i < n; ++i) {
     const int64_t key = gradient.keys[i];
-    uint32_t row = index_.Find(key);
-    if (row == KeyIndex::kAbsent) {
+    uint32_t row = FindLocked(key);
+    if (row == RowIndex::kAbsent) {
       if (min_count > 1) {
         uint32_t* seen = sightings_.FindMutable(key);
         const uint32_t sightings = (seen == nullptr ? 0 : *seen) + 1;
@@ -222,17 +250,16 @@ void EmbeddingTable::ApplyReserved(const SparseRows& gradient, int64_t global_st
         }
         if (seen != nullptr) sightings_.Erase(key);
       }
-      row = NewRowLocked();
+      row = NewRowLocked(key);
       float* data = RowData(row);
       initializer_.Fill(key, data);
       for (size_t s = 0; s < slot_names_.size(); ++s) {
         std::fill(data + (s + 1) * dim, data + (s + 2) * dim,
                   optimizer_->slot_initial_value(static_cast<int>(s)));
       }
-      index_.Insert(key, row);
       ++admitted_;
     }
-    steps_[row / kRowsPerBlock][row % kRowsPerBlock] = stamp;
+    StepOf(row) = stamp;
     apply_row(row, gradient.rows.data() + i * dim);
     if (every_row) touched.push_back(row);
   }
@@ -240,9 +267,12 @@ void EmbeddingTable::ApplyReserved(const SparseRows& gradient, int64_t global_st
     // TF's sparse Adam: every other row as with a zero gradient.
     std::sort(touched.begin(), touched.end());
     const std::vector<float> zero(dim, 0.0f);
-    index_.ForEach([&](int64_t, uint32_t row) {
-      if (!std::binary_search(touched.begin(), touched.end(), row)) apply_row(row, zero.data());
-    });
+    for (int64_t r = 0; r < used_rows_; ++r) {
+      const auto row = static_cast<uint32_t>(r);
+      if (StepOf(row) != kFreeRow && !std::binary_search(touched.begin(), touched.end(), row)) {
+        apply_row(row, zero.data());
+      }
+    }
   }
   // The index's and the sightings' arrays settle at their new sizes: what
   // growth reserved for the moves is given back.
@@ -257,20 +287,87 @@ int64_t EmbeddingTable::Expire(int64_t global_step) {
   if (config_.ttl_steps() <= 0) return 0;
   WriterLock lock(&mu_);
   const int64_t ttl = config_.ttl_steps();
-  std::vector<std::pair<int64_t, uint32_t>> old;
-  index_.ForEach([&](int64_t key, uint32_t row) {
-    if (global_step - static_cast<int64_t>(steps_[row / kRowsPerBlock][row % kRowsPerBlock]) >
-        ttl) {
-      old.emplace_back(key, row);
+  int64_t dropped = 0;
+  for (int64_t r = 0; r < used_rows_; ++r) {
+    const auto row = static_cast<uint32_t>(r);
+    const uint32_t step = StepOf(row);
+    if (step != kFreeRow && global_step - static_cast<int64_t>(step) > ttl) {
+      FreeRowLocked(KeyOf(row), row);
+      ++dropped;
     }
-  });
-  for (const auto& [key, row] : old) {
-    index_.Erase(key);
-    std::memcpy(RowData(row), &free_head_, sizeof(free_head_));
-    free_head_ = row;
   }
-  expired_ += static_cast<int64_t>(old.size());
-  return static_cast<int64_t>(old.size());
+  expired_ += dropped;
+  return dropped;
+}
+
+int64_t EmbeddingTable::row_end() const {
+  ReaderLock lock(&mu_);
+  return used_rows_;
+}
+
+int64_t EmbeddingTable::ReadRows(int64_t first, int64_t count, int64_t changed_after,
+                                 RowBlock* out) const {
+  ReaderLock lock(&mu_);
+  const bool every_row_changes = optimizer_->sparse_updates_every_row();
+  const int64_t end = std::min(used_rows_, first + count);
+  for (int64_t r = std::max<int64_t>(first, 0); r < end; ++r) {
+    const auto row = static_cast<uint32_t>(r);
+    const uint32_t step = StepOf(row);
+    if (step == kFreeRow) continue;
+    if (changed_after >= 0 && !every_row_changes && static_cast<int64_t>(step) <= changed_after) {
+      continue;
+    }
+    out->keys.push_back(KeyOf(row));
+    const float* data = RowData(row);
+    out->values.insert(out->values.end(), data, data + stride_);
+  }
+  return end >= used_rows_ ? used_rows_ : end;
+}
+
+Status EmbeddingTable::WriteRows(const RowBlock& rows, int64_t global_step) {
+  const int64_t n = static_cast<int64_t>(rows.keys.size());
+  if (static_cast<int64_t>(rows.values.size()) != n * stride_) {
+    return InvalidArgument("embedding table " + name() + ": " + std::to_string(n) + " keys but " +
+                           std::to_string(rows.values.size()) + " values (" +
+                           std::to_string(stride_) + " a row with its slots)");
+  }
+  WriterLock lock(&mu_);
+  Growth growth;
+  for (int64_t key : rows.keys) growth.new_rows += FindLocked(key) == RowIndex::kAbsent;
+  const uint64_t bytes = GrowthBytesLocked(growth);
+  if (bytes > 0 && !budget_->TryReserve(bytes)) {
+    return ResourceExhausted("embedding table " + name() + " on " + ps_ + ": restoring " +
+                             std::to_string(growth.new_rows) + " rows needs " +
+                             std::to_string(bytes) + " more bytes, past --max_memory_bytes (" +
+                             std::to_string(budget_->used()) + " of " +
+                             std::to_string(budget_->max_bytes()) + " bytes held)");
+  }
+  reserved_ += bytes;
+  const uint32_t stamp = StepStamp(global_step);
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t row = FindLocked(rows.keys[i]);
+    if (row == RowIndex::kAbsent) row = NewRowLocked(rows.keys[i]);
+    std::memcpy(RowData(row), rows.values.data() + i * stride_, stride_ * sizeof(float));
+    StepOf(row) = stamp;
+  }
+  const uint64_t held = HeldBytesLocked();
+  if (reserved_ > held) {
+    budget_->Release(reserved_ - held);
+    reserved_ = held;
+  }
+  return OkStatus();
+}
+
+int64_t EmbeddingTable::EraseRows(const std::vector<int64_t>& keys) {
+  WriterLock lock(&mu_);
+  int64_t erased = 0;
+  for (int64_t key : keys) {
+    const uint32_t row = FindLocked(key);
+    if (row == RowIndex::kAbsent) continue;
+    FreeRowLocked(key, row);
+    ++erased;
+  }
+  return erased;
 }
 
 EmbeddingTable::Stats EmbeddingTable::stats() const {

@@ -1,8 +1,10 @@
 // EmbeddingTable: one ps task's shard of an embedding table. Rows of `dim`
-// floats, each with its optimizer slots beside it, found by int64 key in a
-// KeyIndex (open addressing, no collisions), made when a key's first
-// gradient arrives: a lookup of a key without a row answers its initial
-// value (RowInitializer), which no one needs to store.
+// floats, each with its optimizer slots beside it and its key, found by
+// int64 key in a RowIndex (open addressing, no collisions), made when a
+// key's first gradient arrives: a lookup of a key without a row answers its
+// initial value (RowInitializer), which no one needs to store. Rows never
+// move, so the table can be read out block by block while it trains
+// (ReadRows: a checkpoint) and written back (WriteRows: a restore).
 //
 // Updates follow TF's SparseApply* kernels: the touched rows only, each by
 // the optimizer's per-element rule (ps/optimizer.h), at the learning rate
@@ -22,9 +24,10 @@
 // Memory: every byte the table allocates is first reserved in the ps's
 // MemoryBudget; a push whose new rows do not fit is refused whole
 // (ResourceExhausted naming the table and the ps), nothing changed. A row
-// costs its values and slots, 4 bytes of step, and at most 25.7 bytes of
-// index (KeyIndex); rows are allocated in blocks of kRowsPerBlock, and the
-// rows of expired keys are reused.
+// costs its values and slots, its key (8 bytes), the step of its last
+// gradient (4), and at most 17.2 bytes of index (RowIndex): at most 29.2
+// bytes beside its floats. Rows are allocated in blocks of kRowsPerBlock,
+// and the rows of expired keys are reused.
 //
 // Thread-safe: lookups share the table's lock, updates and expiry take it
 // alone. Updates (Apply, ApplyReserved) and Expire are made by one thread
@@ -41,6 +44,7 @@
 #include "core/status.h"
 #include "proto/ps.pb.h"
 #include "ps/embedding/key_index.h"
+#include "ps/embedding/row_index.h"
 #include "ps/embedding/row_initializer.h"
 #include "ps/embedding/sparse_rows.h"
 #include "ps/memory_budget.h"
@@ -51,9 +55,10 @@ namespace pstrain {
 class EmbeddingTable {
  public:
   static constexpr int64_t kRowsPerBlock = 1024;
-  // The most keys one request may carry for one table, and the widest row:
-  // bounds that keep every size computed from a request in range.
-  static constexpr int64_t kMaxKeysPerRequest = int64_t{1} << 24;
+  // The most keys one request may carry for one table (512 KiB of them:
+  // a request's header travels in one frame of at most 1 MiB on the tensor
+  // channel), and the widest row.
+  static constexpr int64_t kMaxKeysPerRequest = int64_t{1} << 16;
   static constexpr int kMaxDim = 1 << 16;
 
   // InvalidArgument, naming the table, for a bad config (empty name, dim
@@ -98,6 +103,30 @@ class EmbeddingTable {
   // `global_step`; returns how many. Nothing when ttl_steps is 0.
   int64_t Expire(int64_t global_step);
 
+  // Rows as a checkpoint holds them: keys, and for each key its values
+  // then each slot's, dim floats each (row_floats() a key).
+  struct RowBlock {
+    std::vector<int64_t> keys;
+    std::vector<float> values;
+  };
+  int64_t row_floats() const { return stride_; }
+  // Appends to `out` the rows numbered [first, first + count) that hold a
+  // key (with changed_after >= 0: only those whose last gradient came
+  // after that step; every row for an optimizer that moves every row) and
+  // returns the number to start the next block at; row_end() when done.
+  // Rows made or dropped meanwhile may or may not be read: a block is
+  // consistent, the table as a whole is read as it trains (as TF's
+  // asynchronous checkpoints are).
+  int64_t ReadRows(int64_t first, int64_t count, int64_t changed_after, RowBlock* out) const;
+  int64_t row_end() const;
+  // Sets each key's row (values and slots) as given, making the rows it
+  // lacks, stamped with `global_step`; keys checked by the caller, unique.
+  // ResourceExhausted (nothing written) past the budget.
+  Status WriteRows(const RowBlock& rows, int64_t global_step);
+  // Removes the keys' rows (a delta checkpoint's expired keys); returns how
+  // many there were.
+  int64_t EraseRows(const std::vector<int64_t>& keys);
+
   struct Stats {
     int64_t rows = 0;
     int64_t bytes = 0;              // reserved in the budget: index, row blocks, sightings
@@ -112,11 +141,19 @@ class EmbeddingTable {
   EmbeddingTable(const proto::EmbeddingTableConfig& config, std::unique_ptr<Optimizer> optimizer,
                  std::string ps, MemoryBudget* budget);
 
-  // Where row `row` lives: its values, then each slot's, dim floats each.
+  // Where row `row` lives: its values, then each slot's, dim floats each;
+  // its key; the step of its last gradient (kFreeRow: no key).
   float* RowData(uint32_t row) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  // A row for a new key: a free one, or the next of the blocks (allocated,
-  // with its bytes already reserved).
-  uint32_t NewRowLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int64_t& KeyOf(uint32_t row) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  uint32_t& StepOf(uint32_t row) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  static constexpr uint32_t kFreeRow = UINT32_MAX;
+  // The row of `key`, or RowIndex::kAbsent.
+  uint32_t FindLocked(int64_t key) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // A row for `key`: a free one, or the next of the blocks (allocated,
+  // with its bytes already reserved), indexed.
+  uint32_t NewRowLocked(int64_t key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Gives the key's row back to the free list.
+  void FreeRowLocked(int64_t key, uint32_t row) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The rows `gradient` makes and the keys it sees for the first time.
   struct Growth {
     int64_t new_rows = 0;
@@ -137,15 +174,20 @@ class EmbeddingTable {
   const int64_t stride_;  // floats a row takes with its slots
   const uint64_t block_bytes_;
 
+  struct Block {
+    std::unique_ptr<float[]> data;  // kRowsPerBlock rows of stride_ floats
+    std::unique_ptr<int64_t[]> keys;
+    std::unique_ptr<uint32_t[]> steps;
+  };
+
   mutable SharedMutex mu_;
-  KeyIndex index_ ABSL_GUARDED_BY(mu_);      // key -> row
+  RowIndex index_ ABSL_GUARDED_BY(mu_);      // key -> row
   KeyIndex sightings_ ABSL_GUARDED_BY(mu_);  // key -> pushes seen, before admission
-  std::vector<std::unique_ptr<float[]>> blocks_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::unique_ptr<uint32_t[]>> steps_ ABSL_GUARDED_BY(mu_);  // per block
+  std::vector<Block> blocks_ ABSL_GUARDED_BY(mu_);
   int64_t used_rows_ ABSL_GUARDED_BY(mu_) = 0;  // rows handed out from the blocks
-  // Rows of expired keys, each holding the next one's number in its first
-  // value (KeyIndex::kAbsent ends the list): a free list that costs nothing.
-  uint32_t free_head_ ABSL_GUARDED_BY(mu_) = KeyIndex::kAbsent;
+  // Rows of dropped keys, each holding the next one's number in its first
+  // value (RowIndex::kAbsent ends the list): a free list that costs nothing.
+  uint32_t free_head_ ABSL_GUARDED_BY(mu_) = RowIndex::kAbsent;
   uint64_t reserved_ ABSL_GUARDED_BY(mu_) = 0;  // bytes taken from budget_
   int64_t update_count_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t admitted_ ABSL_GUARDED_BY(mu_) = 0;

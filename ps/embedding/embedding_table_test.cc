@@ -310,5 +310,47 @@ TEST(EmbeddingTable, ABadConfigIsRefusedNamingTheTable) {
   EXPECT_EQ((*own)->slot_names(), (std::vector<std::string>{"accumulator", "linear"}));
 }
 
+// Rows read out block by block and written into another table come back
+// whole: values and slots; a delta read takes only rows changed since.
+TEST(EmbeddingTable, RowsReadInBlocksWriteBackWholeAndDeltasTakeTheChanged) {
+  MemoryBudget budget(1 << 24);
+  auto table = Make(Config(), Opt("Adagrad", 0.1f), &budget);
+  std::vector<int64_t> keys;
+  for (int64_t k = 0; k < 3000; ++k) keys.push_back(k * 31 - 500);
+  ASSERT_TRUE(
+      table->Apply(Grad(keys, std::vector<float>(keys.size() * kDim, 0.5f)), /*step=*/4).ok());
+  ASSERT_TRUE(
+      table->Apply(Grad({keys[7], keys[2999]}, std::vector<float>(2 * kDim, 1.0f)), 9).ok());
+  ASSERT_EQ(table->row_floats(), 2 * kDim);
+  EmbeddingTable::RowBlock all, changed;
+  int blocks = 0;
+  for (int64_t next = 0; next < table->row_end(); ++blocks) {
+    next = table->ReadRows(next, 1000, -1, &all);
+  }
+  EXPECT_EQ(blocks, 3);
+  EXPECT_EQ(all.keys.size(), keys.size());
+  for (int64_t next = 0; next < table->row_end();) next = table->ReadRows(next, 700, 4, &changed);
+  EXPECT_EQ(changed.keys, (std::vector<int64_t>{keys[7], keys[2999]}));
+
+  auto copy = Make(Config(), Opt("Adagrad", 0.1f), &budget);
+  ASSERT_TRUE(copy->WriteRows(all, 9).ok());
+  EXPECT_EQ(copy->stats().rows, 3000);
+  for (int64_t key : {keys[0], keys[7], keys[2999]})
+    EXPECT_EQ(Lookup(*copy, key), Lookup(*table, key));
+  // The slots came too: one more identical push moves both alike.
+  ASSERT_TRUE(table->Apply(Grad({keys[7]}, {1, 2, 3}), 10).ok());
+  ASSERT_TRUE(copy->Apply(Grad({keys[7]}, {1, 2, 3}), 10).ok());
+  EXPECT_EQ(Lookup(*copy, keys[7]), Lookup(*table, keys[7]));
+
+  EXPECT_EQ(copy->EraseRows({keys[0], 123456789}), 1);
+  EXPECT_EQ(copy->stats().rows, 2999);
+  EXPECT_NE(Lookup(*copy, keys[0]), Lookup(*table, keys[0]));  // its initial value again
+
+  EmbeddingTable::RowBlock bad;
+  bad.keys = {1};
+  bad.values = {1, 2};
+  EXPECT_EQ(copy->WriteRows(bad, 1).code(), Code::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace pstrain
