@@ -193,6 +193,15 @@ class RestartingPs : public PsConnection {
                                      const NamedTensors& grads) override {
     return ps_->Push(header, grads);
   }
+  Status ExportRows(
+      uint64_t fingerprint, const std::string& table, int64_t changed_after,
+      const std::function<Status(const proto::ExportRowsResponse&)>& on_block) override {
+    return ps_->ExportRows(fingerprint, table, changed_after, on_block);
+  }
+  StatusOr<proto::ImportRowsResponse> ImportRows(
+      uint64_t fingerprint, const std::function<bool(proto::RowBlock*)>& next) override {
+    return ps_->ImportRows(fingerprint, next);
+  }
   StatusOr<proto::HeartbeatResponse> Heartbeat(int worker, int64_t local_step,
                                                float loss) override {
     return ps_->Heartbeat(worker, local_step, loss);

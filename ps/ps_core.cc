@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <cstring>
 #include <random>
 #include <set>
 #include <utility>
@@ -284,6 +285,69 @@ StatusOr<proto::PushResponse> PsCore::Push(const proto::PushHeader& header,
   response.set_outcome(proto::APPLIED);
   response.set_global_step(step);
   return response;
+}
+
+Status PsCore::ExportRows(
+    const proto::ExportRowsRequest& request,
+    const std::function<bool(const proto::ExportRowsResponse&)>& write) const {
+  PS_RETURN_IF_ERROR(store_->CheckPlacement(request.placement_fingerprint()));
+  PS_ASSIGN_OR_RETURN(std::vector<std::string> slots, store_->TableSlots(request.table()));
+  PS_ASSIGN_OR_RETURN(int dim, store_->TableDim(request.table()));
+  const int64_t row_floats = int64_t{dim} * static_cast<int64_t>(1 + slots.size());
+  const int64_t rows_per_block = std::max<int64_t>(1, kExportBlockBytes / (8 + 4 * row_floats));
+  const int64_t changed_after = request.has_changed_after() ? request.changed_after() : -1;
+  proto::ExportRowsResponse reply;
+  reply.set_dim(dim);
+  for (const std::string& s : slots) reply.add_slot_names(s);
+  reply.set_global_step(store_->global_step());
+  int64_t next = 0;
+  do {
+    EmbeddingTable::RowBlock rows;
+    PS_ASSIGN_OR_RETURN(
+        next, store_->ReadTableRows(request.table(), next, rows_per_block, changed_after, &rows));
+    PS_ASSIGN_OR_RETURN(const int64_t end, store_->TableRowEnd(request.table()));
+    proto::RowBlock* block = reply.mutable_block();
+    block->set_table(request.table());
+    block->set_keys(EncodeKeys(rows.keys));
+    block->set_values(std::string(reinterpret_cast<const char*>(rows.values.data()),
+                                  rows.values.size() * sizeof(float)));
+    if (!rows.keys.empty() || next >= end) {
+      if (!write(reply)) return Status(Code::kCancelled, "ExportRows: the caller went away");
+      reply.Clear();
+    }
+    if (next >= end) break;
+  } while (true);
+  return OkStatus();
+}
+
+Status PsCore::ImportRows(uint64_t placement_fingerprint, const proto::RowBlock& block,
+                          proto::ImportRowsResponse* response) {
+  PS_RETURN_IF_ERROR(store_->CheckPlacement(placement_fingerprint));
+  const std::string where = "ImportRows of embedding table " + block.table();
+  if (block.keys().size() / sizeof(int64_t) >
+      static_cast<uint64_t>(EmbeddingTable::kMaxKeysPerRequest)) {
+    return InvalidArgument(where + ": more than " +
+                           std::to_string(EmbeddingTable::kMaxKeysPerRequest) + " keys a block");
+  }
+  PS_ASSIGN_OR_RETURN(std::vector<int64_t> keys, DecodeKeys(block.keys(), where));
+  if (block.erase()) {
+    PS_ASSIGN_OR_RETURN(int64_t erased, store_->EraseTableRows(block.table(), keys));
+    response->set_erased(response->erased() + erased);
+    return OkStatus();
+  }
+  EmbeddingTable::RowBlock rows;
+  rows.keys = std::move(keys);
+  if (block.values().size() % sizeof(float) != 0) {
+    return InvalidArgument(where + ": values are not a whole number of floats");
+  }
+  rows.values.resize(block.values().size() / sizeof(float));
+  if (!rows.values.empty()) {
+    std::memcpy(rows.values.data(), block.values().data(), block.values().size());
+  }
+  PS_RETURN_IF_ERROR(store_->WriteTableRows(block.table(), rows)
+                         .Annotate(where + " on ps:" + std::to_string(task_index_)));
+  response->set_rows(response->rows() + static_cast<int64_t>(rows.keys.size()));
+  return OkStatus();
 }
 
 proto::StatusResponse PsCore::GetStatus() const {

@@ -106,6 +106,17 @@ class PsCore {
   StatusOr<proto::PushResponse> Push(const proto::PushHeader& header,
                                      std::map<std::string, Tensor> grads);
 
+  // A table's rows, in blocks of at most kExportBlockBytes handed to
+  // `write` (false: the caller went away), the first with the table's dim,
+  // slots and the ps's step. The table trains on meanwhile.
+  static constexpr int64_t kExportBlockBytes = 1 << 20;
+  Status ExportRows(const proto::ExportRowsRequest& request,
+                    const std::function<bool(const proto::ExportRowsResponse&)>& write) const;
+  // One block of a restore: its rows written (keys this ps's, whole rows)
+  // or, with erase, its keys' rows dropped. Adds what it did to *response.
+  Status ImportRows(uint64_t placement_fingerprint, const proto::RowBlock& block,
+                    proto::ImportRowsResponse* response);
+
   proto::StatusResponse GetStatus() const;
   Status WorkerDone(int worker);
   // Sync replicas: the workers that can still push. Returns the store's step.

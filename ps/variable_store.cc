@@ -220,6 +220,50 @@ StatusOr<Tensor> VariableStore::ReadRows(const std::string& table,
   return rows;
 }
 
+StatusOr<int64_t> VariableStore::ReadTableRows(const std::string& table, int64_t first,
+                                               int64_t count, int64_t changed_after,
+                                               EmbeddingTable::RowBlock* out) const {
+  ReaderLock lock(&mu_);
+  auto it = tables_.find(table);
+  if (it == tables_.end()) return NotFound("no embedding table " + table + " on this ps");
+  return it->second->ReadRows(first, count, changed_after, out);
+}
+
+StatusOr<int64_t> VariableStore::TableRowEnd(const std::string& table) const {
+  ReaderLock lock(&mu_);
+  auto it = tables_.find(table);
+  if (it == tables_.end()) return NotFound("no embedding table " + table + " on this ps");
+  return it->second->row_end();
+}
+
+StatusOr<std::vector<std::string>> VariableStore::TableSlots(const std::string& table) const {
+  ReaderLock lock(&mu_);
+  auto it = tables_.find(table);
+  if (it == tables_.end()) return NotFound("no embedding table " + table + " on this ps");
+  return it->second->slot_names();
+}
+
+Status VariableStore::WriteTableRows(const std::string& table,
+                                     const EmbeddingTable::RowBlock& rows) {
+  ReaderLock lock(&mu_);
+  if (!ready_) return Unavailable("variables are not initialized (is this ps restarting?)");
+  auto it = tables_.find(table);
+  if (it == tables_.end()) return NotFound("no embedding table " + table + " on this ps");
+  PS_RETURN_IF_ERROR(it->second->CheckKeys(rows.keys));
+  MutexLock sparse_lock(&sparse_mu_);
+  return it->second->WriteRows(rows, global_step_.load());
+}
+
+StatusOr<int64_t> VariableStore::EraseTableRows(const std::string& table,
+                                                const std::vector<int64_t>& keys) {
+  ReaderLock lock(&mu_);
+  if (!ready_) return Unavailable("variables are not initialized (is this ps restarting?)");
+  auto it = tables_.find(table);
+  if (it == tables_.end()) return NotFound("no embedding table " + table + " on this ps");
+  MutexLock sparse_lock(&sparse_mu_);
+  return it->second->EraseRows(keys);
+}
+
 std::vector<VariableStore::TableStats> VariableStore::table_stats() const {
   ReaderLock lock(&mu_);
   std::vector<TableStats> out;

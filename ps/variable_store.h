@@ -130,6 +130,17 @@ class VariableStore {
     EmbeddingTable::Stats stats;
   };
   std::vector<TableStats> table_stats() const;
+  // A table's rows in blocks (EmbeddingTable::ReadRows): NotFound for an
+  // unknown table.
+  StatusOr<int64_t> ReadTableRows(const std::string& table, int64_t first, int64_t count,
+                                  int64_t changed_after, EmbeddingTable::RowBlock* out) const;
+  StatusOr<int64_t> TableRowEnd(const std::string& table) const;
+  // The table's slot names and floats a row takes with them.
+  StatusOr<std::vector<std::string>> TableSlots(const std::string& table) const;
+  // Writes rows (keys checked as CheckKeys does) or erases keys, as a
+  // restore does; serialized with the tables' updates.
+  Status WriteTableRows(const std::string& table, const EmbeddingTable::RowBlock& rows);
+  StatusOr<int64_t> EraseTableRows(const std::string& table, const std::vector<int64_t>& keys);
   // Sync steps whose new rows of a table did not fit the budget.
   int64_t rows_refused() const { return rows_refused_.load(); }
 

@@ -30,6 +30,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -105,6 +106,18 @@ class PsConnection {
   virtual Status WorkerDone(int worker) = 0;
   // Sync replicas: the workers that can still push (the chief's view).
   virtual Status SetLiveWorkers(const std::vector<int>& workers) = 0;
+  // Embedding rows in blocks, for checkpoints and restores (gRPC on every
+  // transport that has a network). ExportRows hands each block of
+  // `table`'s rows on this ps (with changed_after >= 0 only those changed
+  // after that step) to `on_block` as it arrives, the first reply with the
+  // table's dim and slots; an error of on_block ends the call with it.
+  virtual Status ExportRows(
+      uint64_t fingerprint, const std::string& table, int64_t changed_after,
+      const std::function<Status(const proto::ExportRowsResponse&)>& on_block) = 0;
+  // Writes the blocks `next` gives (false: no more) into the ps's tables,
+  // each applied as it arrives; returns the rows written and erased.
+  virtual StatusOr<proto::ImportRowsResponse> ImportRows(
+      uint64_t fingerprint, const std::function<bool(proto::RowBlock*)>& next) = 0;
   // The chief ends training (PsCore::EndTraining).
   virtual Status EndTraining(const std::string& reason) = 0;
   virtual Status Shutdown(const std::string& reason) = 0;

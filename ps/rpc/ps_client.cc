@@ -273,6 +273,47 @@ StatusOr<proto::StatusResponse> PsClient::GetStatus(std::chrono::milliseconds ti
   return response;
 }
 
+Status PsClient::ExportRows(
+    uint64_t fingerprint, const std::string& table, int64_t changed_after,
+    const std::function<Status(const proto::ExportRowsResponse&)>& on_block) {
+  proto::ExportRowsRequest request;
+  request.set_placement_fingerprint(fingerprint);
+  request.set_table(table);
+  if (changed_after >= 0) request.set_changed_after(changed_after);
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, transfer_timeout_);
+  auto reader = stub_->ExportRows(&ctx, request);
+  proto::ExportRowsResponse reply;
+  Status handled = OkStatus();
+  while (handled.ok() && reader->Read(&reply)) handled = on_block(reply);
+  if (!handled.ok()) {
+    ctx.TryCancel();
+    reader->Finish().ok();  // the call is given up
+    return handled;
+  }
+  return FromGrpcStatus(reader->Finish(), name_).Annotate("ExportRows of " + table);
+}
+
+StatusOr<proto::ImportRowsResponse> PsClient::ImportRows(
+    uint64_t fingerprint, const std::function<bool(proto::RowBlock*)>& next) {
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, transfer_timeout_);
+  proto::ImportRowsResponse response;
+  auto writer = stub_->ImportRows(&ctx, &response);
+  proto::ImportRowsRequest part;
+  part.set_placement_fingerprint(fingerprint);
+  bool ok = writer->Write(part);
+  proto::RowBlock block;
+  while (ok && next(&block)) {
+    *part.mutable_block() = std::move(block);
+    ok = writer->Write(part);
+    block.Clear();
+  }
+  writer->WritesDone();
+  PS_RETURN_IF_ERROR(FromGrpcStatus(writer->Finish(), name_).Annotate("ImportRows"));
+  return response;
+}
+
 // The control calls: one unary request, a 10 s deadline, an empty reply.
 template <typename Request, typename Response>
 Status PsClient::Control(grpc::Status (proto::Ps::Stub::*method)(grpc::ClientContext*,

@@ -76,6 +76,11 @@ class PsClient : public PsConnection {
   // gRPC, all of them at Finish.
   StatusOr<std::unique_ptr<PushStream>> StartPush(const proto::PushHeader& header) override;
   StatusOr<proto::HeartbeatResponse> Heartbeat(int worker, int64_t local_step, float loss) override;
+  Status ExportRows(
+      uint64_t fingerprint, const std::string& table, int64_t changed_after,
+      const std::function<Status(const proto::ExportRowsResponse&)>& on_block) override;
+  StatusOr<proto::ImportRowsResponse> ImportRows(
+      uint64_t fingerprint, const std::function<bool(proto::RowBlock*)>& next) override;
   StatusOr<proto::StatusResponse> GetStatus(std::chrono::milliseconds timeout) override;
   Status WorkerDone(int worker) override;
   Status SetLiveWorkers(const std::vector<int>& workers) override;

@@ -117,6 +117,35 @@ grpc::Status PsService::ServePull(const proto::PullRequest& request,
   return grpc::Status::OK;
 }
 
+grpc::Status PsService::ExportRows(grpc::ServerContext* ctx,
+                                   const proto::ExportRowsRequest* request,
+                                   grpc::ServerWriter<proto::ExportRowsResponse>* writer) {
+  return ToGrpcStatus(core_
+                          ->ExportRows(*request,
+                                       [&](const proto::ExportRowsResponse& reply) {
+                                         return !ctx->IsCancelled() && writer->Write(reply);
+                                       })
+                          .Annotate("ExportRows"));
+}
+
+grpc::Status PsService::ImportRows(grpc::ServerContext*,
+                                   grpc::ServerReader<proto::ImportRowsRequest>* reader,
+                                   proto::ImportRowsResponse* response) {
+  proto::ImportRowsRequest part;
+  if (!reader->Read(&part) || part.part_case() != proto::ImportRowsRequest::kPlacementFingerprint) {
+    return ToGrpcStatus(InvalidArgument("ImportRows: the first message must be the placement"));
+  }
+  const uint64_t fingerprint = part.placement_fingerprint();
+  while (reader->Read(&part)) {
+    if (part.part_case() != proto::ImportRowsRequest::kBlock) {
+      return ToGrpcStatus(InvalidArgument("ImportRows: a second placement"));
+    }
+    Status s = core_->ImportRows(fingerprint, part.block(), response);
+    if (!s.ok()) return ToGrpcStatus(s);
+  }
+  return grpc::Status::OK;
+}
+
 grpc::Status PsService::GetStatus(grpc::ServerContext*, const proto::StatusRequest*,
                                   proto::StatusResponse* response) {
   *response = core_->GetStatus();

@@ -77,6 +77,12 @@ class PsService final : public PsServiceBase {
                            proto::EndTrainingResponse* response) override;
   grpc::Status Shutdown(grpc::ServerContext* ctx, const proto::ShutdownRequest* request,
                         proto::ShutdownResponse* response) override;
+  // Embedding rows out and in, in blocks (checkpoints and restores).
+  grpc::Status ExportRows(grpc::ServerContext* ctx, const proto::ExportRowsRequest* request,
+                          grpc::ServerWriter<proto::ExportRowsResponse>* writer) override;
+  grpc::Status ImportRows(grpc::ServerContext* ctx,
+                          grpc::ServerReader<proto::ImportRowsRequest>* reader,
+                          proto::ImportRowsResponse* response) override;
 
  private:
   // Serves a tensor call with `handler` on the service's threads, counted

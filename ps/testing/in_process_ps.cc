@@ -95,6 +95,34 @@ StatusOr<proto::PushResponse> InProcessPs::Push(const proto::PushHeader& request
   return pushed;
 }
 
+Status InProcessPs::ExportRows(
+    uint64_t fingerprint, const std::string& table, int64_t changed_after,
+    const std::function<Status(const proto::ExportRowsResponse&)>& on_block) {
+  proto::ExportRowsRequest request;
+  request.set_placement_fingerprint(fingerprint);
+  request.set_table(table);
+  if (changed_after >= 0) request.set_changed_after(changed_after);
+  Status handled = OkStatus();
+  Status exported = core_.ExportRows(request, [&](const proto::ExportRowsResponse& reply) {
+    handled = on_block(reply);
+    return handled.ok();
+  });
+  PS_RETURN_IF_ERROR(handled);
+  return exported.Annotate(name_ + ": ExportRows");
+}
+
+StatusOr<proto::ImportRowsResponse> InProcessPs::ImportRows(
+    uint64_t fingerprint, const std::function<bool(proto::RowBlock*)>& next) {
+  proto::ImportRowsResponse response;
+  proto::RowBlock block;
+  while (next(&block)) {
+    Status s = core_.ImportRows(fingerprint, block, &response);
+    if (!s.ok()) return s.Annotate(name_ + ": ImportRows");
+    block.Clear();
+  }
+  return response;
+}
+
 StatusOr<proto::HeartbeatResponse> InProcessPs::Heartbeat(int worker, int64_t local_step,
                                                           float loss) {
   auto beat = core_.Heartbeat(worker, local_step, loss);

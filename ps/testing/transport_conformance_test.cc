@@ -424,6 +424,103 @@ TEST_P(TransportConformance, AveragesSyncRowsOverTheWorkersThatTouchThem) {
   }
 }
 
+// A table streams out in blocks and back into another ps whole: values
+// and slots; a delta carries the rows changed since, and erase blocks drop
+// keys.
+TEST_P(TransportConformance, ExportsAndImportsATablesRowsInBlocks) {
+  proto::InitHeader init = Header({});
+  init.mutable_optimizer()->set_name("Adagrad");
+  init.mutable_optimizer()->set_learning_rate(0.1f);
+  proto::EmbeddingTableConfig table = Table("emb");
+  table.set_dim(64);  // 520 bytes a row with its slot: blocks of 2,016 rows
+  *init.add_tables() = table;
+  ASSERT_TRUE(ps()->Init(init, {}).ok());
+  std::vector<int64_t> keys;
+  for (int64_t k = 0; k < 5000; ++k) keys.push_back(k * 7 - 1000);
+  proto::PushHeader push = Push();
+  *push.add_sparse() = Keys("emb", keys);
+  Tensor rows({5000, 64});
+  rows.Fill(0.5f);
+  ASSERT_TRUE(ps()->Push(push, {{"emb", &rows}}).ok());  // at step 0
+  proto::PushHeader again = Push();
+  *again.add_sparse() = Keys("emb", {keys[10], keys[4000]});
+  Tensor two({2, 64});
+  two.Fill(1.0f);
+  ASSERT_TRUE(ps()->Push(again, {{"emb", &two}}).ok());  // at step 1
+
+  std::vector<proto::RowBlock> blocks;
+  int replies = 0;
+  Status exported = ps()->ExportRows(kFingerprint, "emb", -1, [&](const auto& reply) {
+    if (replies++ == 0) {
+      EXPECT_EQ(reply.dim(), 64);
+      EXPECT_EQ(std::vector<std::string>(reply.slot_names().begin(), reply.slot_names().end()),
+                std::vector<std::string>{"accumulator"});
+    }
+    blocks.push_back(reply.block());
+    return OkStatus();
+  });
+  ASSERT_TRUE(exported.ok()) << exported.ToString();
+  EXPECT_EQ(replies, 3);
+  std::vector<proto::RowBlock> delta;
+  ASSERT_TRUE(ps()->ExportRows(kFingerprint, "emb", 0,
+                               [&](const auto& reply) {
+                                 delta.push_back(reply.block());
+                                 return OkStatus();
+                               })
+                  .ok());
+  int64_t delta_rows = 0;
+  for (const proto::RowBlock& b : delta) delta_rows += b.keys().size() / 8;
+  EXPECT_EQ(delta_rows, 2);
+
+  // Into a fresh ps: the same rows, and pushes move them alike.
+  std::map<std::string, Tensor> before;
+  ASSERT_TRUE(ps()->PullWithRows(kFingerprint, {}, {Keys("emb", {keys[10], keys[77]})}, &before,
+                                 nullptr, 0, std::chrono::milliseconds(0))
+                  .ok());
+  ASSERT_TRUE(ps()->Init(init, {}).ok());
+  size_t next = 0;
+  proto::RowBlock erase;
+  erase.set_table("emb");
+  erase.set_keys(EncodeKeys({keys[77]}));
+  erase.set_erase(true);
+  blocks.push_back(erase);
+  auto imported = ps()->ImportRows(kFingerprint, [&](proto::RowBlock* b) {
+    if (next == blocks.size()) return false;
+    *b = blocks[next++];
+    return true;
+  });
+  ASSERT_TRUE(imported.ok()) << imported.status().ToString();
+  EXPECT_EQ(imported->rows(), 5000);
+  EXPECT_EQ(imported->erased(), 1);
+  std::map<std::string, Tensor> after;
+  ASSERT_TRUE(ps()->PullWithRows(kFingerprint, {}, {Keys("emb", {keys[10], keys[77]})}, &after,
+                                 nullptr, 0, std::chrono::milliseconds(0))
+                  .ok());
+  EXPECT_EQ(std::memcmp(after["emb"].data(), before["emb"].data(), 64 * sizeof(float)), 0);
+  // keys[77]'s row was erased: its initial value again.
+  const std::vector<float> initial = [&] {
+    std::vector<float> row(64);
+    RowInitializer("emb", 3, 64, DefaultEmbeddingStddev(64)).Fill(keys[77], row.data());
+    return row;
+  }();
+  EXPECT_EQ(std::memcmp(after["emb"].data() + 64, initial.data(), 64 * sizeof(float)), 0);
+  auto status = ps()->GetStatus(std::chrono::seconds(5));
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(status->tables(0).rows(), 4999);
+
+  // Rows for another table, or of a wrong length, are refused.
+  proto::RowBlock bad = blocks[0];
+  bad.set_values(bad.values().substr(4));
+  bool sent = false;
+  auto refused = ps()->ImportRows(kFingerprint, [&](proto::RowBlock* b) {
+    if (sent) return false;
+    *b = bad;
+    sent = true;
+    return true;
+  });
+  EXPECT_EQ(refused.status().code(), Code::kInvalidArgument) << refused.status().ToString();
+}
+
 // The transports with a stream to cut.
 class StreamConformance : public TransportConformance {};
 
