@@ -1,6 +1,8 @@
 #include "chief/checkpoint.h"
 
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <sstream>
 
 #include "core/atomic_file.h"
@@ -23,42 +25,151 @@ std::string Quote(const std::string& s) { return "\"" + s + "\""; }
 
 std::string CheckpointName(int64_t step) { return "model.ckpt-" + std::to_string(step); }
 
-StatusOr<std::string> WriteCheckpoint(
-    const std::string& dir, int64_t step,
-    const std::vector<std::pair<std::string, const Tensor*>>& tensors) {
+CheckpointWriter::CheckpointWriter(std::string prefix, std::unique_ptr<AtomicFile> data,
+                                   std::unique_ptr<AtomicFile> rows)
+    : prefix_(std::move(prefix)), data_(std::move(data)), rows_(std::move(rows)) {}
+
+StatusOr<std::unique_ptr<CheckpointWriter>> CheckpointWriter::Create(const std::string& dir,
+                                                                     int64_t step) {
   const std::string prefix = dir + "/" + CheckpointName(step);
-  proto::CheckpointIndex index;
-  index.set_global_step(step);
-  index.set_data_file(BaseName(prefix) + ".data");
-  {
-    PS_ASSIGN_OR_RETURN(auto data, AtomicFile::Create(prefix + ".data"));
-    uint64_t offset = 0;
-    for (const auto& [name, t] : tensors) {
-      PS_RETURN_IF_ERROR(data->Append(t->data(), t->bytes()));
-      proto::CheckpointEntry* e = index.add_entries();
-      e->set_name(name);
-      e->mutable_meta()->set_dtype(proto::DT_FLOAT);
-      for (int64_t d : t->shape()) e->mutable_meta()->add_shape(d);
-      e->set_offset(offset);
-      e->set_size(t->bytes());
-      e->set_crc32c(crc32c::Value(t->data(), t->bytes()));
-      offset += t->bytes();
-    }
-    index.set_data_bytes(offset);
-    PS_RETURN_IF_ERROR(data->Commit());
+  PS_ASSIGN_OR_RETURN(auto data, AtomicFile::Create(prefix + ".data"));
+  std::unique_ptr<CheckpointWriter> w(new CheckpointWriter(prefix, std::move(data), nullptr));
+  w->index_.set_global_step(step);
+  w->index_.set_data_file(BaseName(prefix) + ".data");
+  return w;
+}
+
+Status CheckpointWriter::AddTensor(const std::string& name, const Tensor& t) {
+  PS_RETURN_IF_ERROR(data_->Append(t.data(), t.bytes()));
+  proto::CheckpointEntry* e = index_.add_entries();
+  e->set_name(name);
+  e->mutable_meta()->set_dtype(proto::DT_FLOAT);
+  for (int64_t d : t.shape()) e->mutable_meta()->add_shape(d);
+  e->set_offset(data_bytes_);
+  e->set_size(t.bytes());
+  e->set_crc32c(crc32c::Value(t.data(), t.bytes()));
+  data_bytes_ += t.bytes();
+  return OkStatus();
+}
+
+void CheckpointWriter::BeginTable(const std::string& name, int dim,
+                                  const std::vector<std::string>& slot_names) {
+  proto::TableCheckpoint* t = index_.add_tables();
+  t->set_name(name);
+  t->set_dim(dim);
+  for (const std::string& s : slot_names) t->add_slot_names(s);
+}
+
+Status CheckpointWriter::AddRows(const proto::RowBlock& block) {
+  if (index_.tables_size() == 0) return InvalidArgument("rows before BeginTable");
+  proto::TableCheckpoint* t = index_.mutable_tables(index_.tables_size() - 1);
+  const uint64_t rows = block.keys().size() / sizeof(int64_t);
+  const uint64_t row_bytes = sizeof(float) * t->dim() * (1 + t->slot_names_size());
+  if (block.keys().size() % sizeof(int64_t) != 0 ||
+      (!block.erase() && block.values().size() != rows * row_bytes) ||
+      (block.erase() && !block.values().empty())) {
+    return InvalidArgument("rows of embedding table " + t->name() + ": " +
+                           std::to_string(block.keys().size()) + " bytes of keys, " +
+                           std::to_string(block.values().size()) + " of values");
   }
-  const std::string body = index.SerializeAsString();
+  if (rows == 0) return OkStatus();
+  if (rows_ == nullptr) {
+    PS_ASSIGN_OR_RETURN(rows_, AtomicFile::Create(prefix_ + ".rows"));
+    index_.set_rows_file(BaseName(prefix_) + ".rows");
+  }
+  PS_RETURN_IF_ERROR(rows_->Append(block.keys().data(), block.keys().size()));
+  PS_RETURN_IF_ERROR(rows_->Append(block.values().data(), block.values().size()));
+  proto::RowBlockEntry* e = t->add_blocks();
+  e->set_offset(rows_bytes_);
+  e->set_rows(static_cast<int64_t>(rows));
+  e->set_erase(block.erase());
+  e->set_crc32c(crc32c::Extend(crc32c::Value(block.keys().data(), block.keys().size()),
+                               block.values().data(), block.values().size()));
+  if (!block.erase()) t->set_num_rows(t->num_rows() + static_cast<int64_t>(rows));
+  rows_bytes_ += block.keys().size() + block.values().size();
+  return OkStatus();
+}
+
+StatusOr<std::string> CheckpointWriter::Finish() {
+  index_.set_data_bytes(data_bytes_);
+  index_.set_rows_bytes(rows_bytes_);
+  PS_RETURN_IF_ERROR(data_->Commit());
+  if (rows_ != nullptr) PS_RETURN_IF_ERROR(rows_->Commit());
+  const std::string body = index_.SerializeAsString();
   std::string file(kIndexMagic, sizeof(kIndexMagic));
   const uint64_t len = body.size();
   file.append(reinterpret_cast<const char*>(&len), sizeof(len));
   file += body;
   const uint32_t crc = crc32c::Mask(crc32c::Value(body.data(), body.size()));
   file.append(reinterpret_cast<const char*>(&crc), sizeof(crc));
-  PS_RETURN_IF_ERROR(WriteFileAtomically(prefix + ".index", file));
-  return prefix;
+  PS_RETURN_IF_ERROR(WriteFileAtomically(prefix_ + ".index", file));
+  return prefix_;
 }
 
-StatusOr<Checkpoint> ReadCheckpoint(const std::string& prefix) {
+StatusOr<std::string> WriteCheckpoint(
+    const std::string& dir, int64_t step,
+    const std::vector<std::pair<std::string, const Tensor*>>& tensors) {
+  PS_ASSIGN_OR_RETURN(auto writer, CheckpointWriter::Create(dir, step));
+  for (const auto& [name, t] : tensors) PS_RETURN_IF_ERROR(writer->AddTensor(name, *t));
+  return writer->Finish();
+}
+
+TableRowsReader::TableRowsReader(std::string path, const proto::TableCheckpoint& table,
+                                 uint64_t file_bytes)
+    : path_(std::move(path)),
+      table_(table),
+      file_bytes_(file_bytes),
+      in_(path_, std::ios::binary) {}
+
+StatusOr<std::unique_ptr<TableRowsReader>> TableRowsReader::Open(
+    const std::string& prefix, const proto::TableCheckpoint& table) {
+  const std::string path = prefix + ".rows";
+  std::error_code ec;
+  const uint64_t bytes = table.blocks().empty() ? 0 : std::filesystem::file_size(path, ec);
+  if (ec) return DataLoss(path + ": " + ec.message());
+  std::unique_ptr<TableRowsReader> r(new TableRowsReader(path, table, bytes));
+  if (!table.blocks().empty() && !r->in_) return DataLoss(path + ": cannot be opened");
+  return r;
+}
+
+StatusOr<bool> TableRowsReader::Next(proto::RowBlock* block) {
+  if (next_ == table_.blocks_size()) return false;
+  const proto::RowBlockEntry& e = table_.blocks(next_);
+  const std::string where =
+      path_ + ": block " + std::to_string(next_) + " of embedding table " + table_.name();
+  ++next_;
+  // Every number here comes from the file: checked before anything is
+  // allocated for it.
+  const uint64_t row_floats =
+      static_cast<uint64_t>(std::max(table_.dim(), 0)) * (1 + table_.slot_names_size());
+  constexpr uint64_t kMaxRows = uint64_t{1} << 24;
+  if (e.rows() < 0 || static_cast<uint64_t>(e.rows()) > kMaxRows || row_floats > (1u << 20)) {
+    return DataLoss(where + ": " + std::to_string(e.rows()) + " rows is out of range");
+  }
+  const uint64_t key_bytes = static_cast<uint64_t>(e.rows()) * sizeof(int64_t);
+  const uint64_t value_bytes =
+      e.erase() ? 0 : static_cast<uint64_t>(e.rows()) * row_floats * sizeof(float);
+  if (e.offset() > file_bytes_ || key_bytes + value_bytes > file_bytes_ - e.offset()) {
+    return DataLoss(where + " lies outside the file (truncated?)");
+  }
+  block->Clear();
+  block->set_table(table_.name());
+  block->set_erase(e.erase());
+  std::string* keys = block->mutable_keys();
+  std::string* values = block->mutable_values();
+  keys->resize(key_bytes);
+  values->resize(value_bytes);
+  in_.seekg(static_cast<std::streamoff>(e.offset()));
+  in_.read(keys->data(), static_cast<std::streamsize>(key_bytes));
+  in_.read(values->data(), static_cast<std::streamsize>(value_bytes));
+  if (!in_) return DataLoss(where + ": read failed");
+  const uint32_t crc =
+      crc32c::Extend(crc32c::Value(keys->data(), keys->size()), values->data(), values->size());
+  if (!crc32c::Matches(e.crc32c(), crc)) return DataLoss(where + ": CRC32C mismatch");
+  return true;
+}
+
+StatusOr<proto::CheckpointIndex> ReadCheckpointIndex(const std::string& prefix) {
   const std::string index_path = prefix + ".index";
   PS_ASSIGN_OR_RETURN(std::string file, ReadFileToString(index_path));
   if (file.size() < sizeof(kIndexMagic) + 12 ||
@@ -80,6 +191,12 @@ StatusOr<Checkpoint> ReadCheckpoint(const std::string& prefix) {
   if (!index.ParseFromArray(file.data() + 16, static_cast<int>(len))) {
     return DataLoss(index_path + ": index does not parse");
   }
+  return index;
+}
+
+StatusOr<Checkpoint> ReadCheckpoint(const std::string& prefix) {
+  const std::string index_path = prefix + ".index";
+  PS_ASSIGN_OR_RETURN(proto::CheckpointIndex index, ReadCheckpointIndex(prefix));
   const std::string data_path = prefix + ".data";
   PS_ASSIGN_OR_RETURN(std::string data, ReadFileToString(data_path));
   if (data.size() != index.data_bytes()) {
@@ -88,6 +205,18 @@ StatusOr<Checkpoint> ReadCheckpoint(const std::string& prefix) {
   }
   Checkpoint ckpt;
   ckpt.global_step = index.global_step();
+  ckpt.prefix = prefix;
+  ckpt.tables.assign(index.tables().begin(), index.tables().end());
+  if (index.has_delta_base_step()) ckpt.delta_base_step = index.delta_base_step();
+  if (index.tables_size() > 0 && !index.rows_file().empty()) {
+    const std::string rows_path = prefix + ".rows";
+    std::error_code ec;
+    const uint64_t rows_bytes = std::filesystem::file_size(rows_path, ec);
+    if (ec || rows_bytes != index.rows_bytes()) {
+      return DataLoss(rows_path + ": holds " + (ec ? ec.message() : std::to_string(rows_bytes)) +
+                      " bytes, index says " + std::to_string(index.rows_bytes()) + " (truncated?)");
+    }
+  }
   for (const proto::CheckpointEntry& e : index.entries()) {
     Shape shape(e.meta().shape().begin(), e.meta().shape().end());
     // Every number here comes from the file: the shape is checked before

@@ -1,30 +1,100 @@
 // Checkpoint files, written by the chief, read by the chief and the tools.
 //
-// A checkpoint "model.ckpt-STEP" in a train dir is two files:
+// A checkpoint "model.ckpt-STEP" in a train dir is two files, or three with
+// embedding tables:
 //   model.ckpt-STEP.data   every tensor's raw little-endian bytes, back to back
+//   model.ckpt-STEP.rows   the tables' rows in blocks (proto/checkpoint.proto:
+//                          RowBlockEntry), streamed in as the ps tasks send
+//                          them: no table is ever whole in the chief's memory
 //   model.ckpt-STEP.index  "PSCKPT01", u64 length L, L bytes of a
 //                          CheckpointIndex proto, u32 masked CRC32C of them
-// each tensor carrying its own CRC32C in the index. The data is written
-// first, then the index, then the "checkpoint" state file naming the latest
-// and the kept checkpoints, each through AtomicFile (temporary name, fsync,
-// rename): a crash at any instant leaves the previous checkpoint whole.
+// each tensor and each block of rows carrying its own CRC32C in the index.
+// The data and the rows are written first, then the index, then the
+// "checkpoint" state file naming the latest and the kept checkpoints, each
+// through AtomicFile (temporary name, fsync, rename): a crash at any
+// instant leaves the previous checkpoint whole.
+//
+// A delta checkpoint (delta_base_step set) holds whole variables but only
+// the rows changed since a full checkpoint, and the keys dropped since:
+// a restore reads the full one's tables, then the delta's.
 #ifndef PSTRAIN_CHIEF_CHECKPOINT_H_
 #define PSTRAIN_CHIEF_CHECKPOINT_H_
 
 #include <cstdint>
+#include <fstream>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "core/atomic_file.h"
 #include "core/status.h"
 #include "core/tensor.h"
+#include "proto/checkpoint.pb.h"
+#include "proto/ps.pb.h"
 
 namespace pstrain {
 
 struct Checkpoint {
   int64_t global_step = 0;
   std::map<std::string, Tensor> tensors;
+  // Embedding tables: what they are and where their blocks lie; the rows
+  // stay in the file until a TableRowsReader reads them.
+  std::string prefix;
+  std::vector<proto::TableCheckpoint> tables;
+  std::optional<int64_t> delta_base_step;
+};
+
+// Writes one checkpoint: tensors, then tables block by block. Nothing of it
+// is visible (every file has a temporary name) until Finish.
+//
+// Thread-compatible.
+class CheckpointWriter {
+ public:
+  static StatusOr<std::unique_ptr<CheckpointWriter>> Create(const std::string& dir, int64_t step);
+
+  Status AddTensor(const std::string& name, const Tensor& tensor);
+  // The following AddRows belong to this table (a row: dim x (1 + slots)
+  // floats).
+  void BeginTable(const std::string& name, int dim, const std::vector<std::string>& slot_names);
+  // One block of the current table as a ps sent it (proto::RowBlock's
+  // bytes): InvalidArgument when the values are not a whole row per key.
+  Status AddRows(const proto::RowBlock& block);
+  // Makes this a delta checkpoint of the full one at `step`.
+  void SetDeltaBase(int64_t step) { index_.set_delta_base_step(step); }
+  // Commits the data and the rows, then the index; returns the prefix.
+  StatusOr<std::string> Finish();
+
+ private:
+  CheckpointWriter(std::string prefix, std::unique_ptr<AtomicFile> data,
+                   std::unique_ptr<AtomicFile> rows);
+
+  const std::string prefix_;
+  std::unique_ptr<AtomicFile> data_, rows_;
+  proto::CheckpointIndex index_;
+  uint64_t data_bytes_ = 0, rows_bytes_ = 0;
+};
+
+// A table's blocks from a checkpoint's rows file, one at a time, each
+// checked against its CRC32C and its extent before it is returned.
+class TableRowsReader {
+ public:
+  static StatusOr<std::unique_ptr<TableRowsReader>> Open(const std::string& prefix,
+                                                         const proto::TableCheckpoint& table);
+  // The next block (its table set); false at the end. DataLoss naming the
+  // file, the table and the block.
+  StatusOr<bool> Next(proto::RowBlock* block);
+
+ private:
+  TableRowsReader(std::string path, const proto::TableCheckpoint& table, uint64_t file_bytes);
+
+  const std::string path_;
+  const proto::TableCheckpoint table_;
+  const uint64_t file_bytes_;
+  std::ifstream in_;
+  int next_ = 0;
 };
 
 // "model.ckpt-1200"
@@ -35,9 +105,13 @@ StatusOr<std::string> WriteCheckpoint(
     const std::string& dir, int64_t step,
     const std::vector<std::pair<std::string, const Tensor*>>& tensors);
 
-// Reads and verifies a checkpoint from its prefix path. DataLoss naming the
-// file (and the tensor) for a bad magic, a truncated file or a CRC mismatch.
+// Reads and verifies a checkpoint from its prefix path: its tensors, and of
+// its tables what they are (their rows file's length is checked, each
+// block's bytes when read). DataLoss naming the file (and the tensor) for a
+// bad magic, a truncated file or a CRC mismatch.
 StatusOr<Checkpoint> ReadCheckpoint(const std::string& prefix);
+// The index alone, verified.
+StatusOr<proto::CheckpointIndex> ReadCheckpointIndex(const std::string& prefix);
 
 // The "checkpoint" state file, in TensorFlow's text form:
 //   model_checkpoint_path: "model.ckpt-1200"

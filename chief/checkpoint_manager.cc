@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <regex>
+#include <set>
 
 namespace pstrain {
 namespace {
@@ -24,10 +25,14 @@ CheckpointManager::CheckpointManager(Options options)
 }
 
 StatusOr<std::string> CheckpointManager::Save(int64_t step,
-                                              const std::map<std::string, Tensor>& tensors) {
-  std::vector<std::pair<std::string, const Tensor*>> named;
-  for (const auto& [name, t] : tensors) named.emplace_back(name, &t);
-  PS_ASSIGN_OR_RETURN(std::string prefix, WriteCheckpoint(options_.dir, step, named));
+                                              const std::map<std::string, Tensor>& tensors,
+                                              const AddTables& add_tables,
+                                              std::optional<int64_t> delta_base) {
+  PS_ASSIGN_OR_RETURN(auto writer, CheckpointWriter::Create(options_.dir, step));
+  for (const auto& [name, t] : tensors) PS_RETURN_IF_ERROR(writer->AddTensor(name, t));
+  if (add_tables) PS_RETURN_IF_ERROR(add_tables(writer.get()));
+  if (delta_base) writer->SetDeltaBase(*delta_base);
+  PS_ASSIGN_OR_RETURN(std::string prefix, writer->Finish());
   const std::string base = CheckpointName(step);
   kept_.erase(std::remove(kept_.begin(), kept_.end(), base), kept_.end());
   kept_.push_back(base);
@@ -37,9 +42,21 @@ StatusOr<std::string> CheckpointManager::Save(int64_t step,
     kept_.erase(kept_.begin());
   }
   PS_RETURN_IF_ERROR(WriteCheckpointState(options_.dir, {base, kept_}));
-  // Only once the state file no longer names them are old checkpoints deleted.
+  // Only once the state file no longer names them are old checkpoints
+  // deleted, and a full one only once no kept delta needs it.
+  std::set<std::string> needed;
+  for (const std::string& kept : kept_) {
+    if (auto full = DeltaBaseOf(kept)) needed.insert(CheckpointName(*full));
+  }
+  dropped.insert(dropped.end(), needed_.begin(), needed_.end());
+  needed_.clear();
   const auto now = std::chrono::system_clock::now();
   for (const std::string& old : dropped) {
+    if (needed.count(old)) {
+      needed_.push_back(old);
+      continue;
+    }
+    if (std::find(kept_.begin(), kept_.end(), old) != kept_.end()) continue;
     if (now - last_preserved_ >=
         std::chrono::duration<double, std::ratio<3600>>(options_.keep_every_n_hours)) {
       last_preserved_ = now;  // kept for good, as TF's keep_checkpoint_every_n_hours
@@ -53,7 +70,7 @@ StatusOr<std::string> CheckpointManager::Save(int64_t step,
 
 void CheckpointManager::DeleteCheckpoint(const std::string& base) {
   std::error_code ec;
-  for (const char* ext : {".index", ".data"}) {
+  for (const char* ext : {".index", ".data", ".rows"}) {
     std::filesystem::remove(options_.dir + "/" + base + ext, ec);
   }
 }
@@ -77,9 +94,26 @@ std::vector<std::string> CheckpointManager::Candidates() const {
   return bases;
 }
 
-StatusOr<Checkpoint> CheckpointManager::LoadLatest() {
+std::optional<int64_t> CheckpointManager::DeltaBaseOf(const std::string& base) const {
+  // Only the index is read: the variables and rows are not needed here.
+  auto index = ReadCheckpointIndex(options_.dir + "/" + base);
+  if (!index.ok() || !index->has_delta_base_step()) return std::nullopt;
+  return index->delta_base_step();
+}
+
+StatusOr<Checkpoint> CheckpointManager::LoadLatest(Checkpoint* full) {
   for (const std::string& base : Candidates()) {
     auto ckpt = ReadCheckpoint(options_.dir + "/" + base);
+    if (ckpt.ok() && ckpt->delta_base_step) {
+      auto of = ReadCheckpoint(options_.dir + "/" + CheckpointName(*ckpt->delta_base_step));
+      if (!of.ok() || of->delta_base_step) {
+        LOG(ERROR) << "skipping delta checkpoint " << base << ": its full checkpoint "
+                   << CheckpointName(*ckpt->delta_base_step) << " does not read back ("
+                   << (of.ok() ? "a delta itself" : of.status().ToString()) << ")";
+        continue;
+      }
+      if (full != nullptr) *full = std::move(of).value();
+    }
     if (ckpt.ok()) {
       latest_step_ = ckpt->global_step;
       return ckpt;

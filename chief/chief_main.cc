@@ -38,6 +38,9 @@ DEFINE_int32(progress_secs, 15, "Log global_step and finished workers this often
 DEFINE_double(save_checkpoint_secs, 600, "Save a checkpoint this often (0: no timer)");
 DEFINE_int64(save_checkpoint_steps, 0, "Also save a checkpoint every this many steps (0: off)");
 DEFINE_int32(max_to_keep, 5, "Checkpoints kept; older ones are deleted");
+DEFINE_int32(delta_checkpoints, 0,
+             "Models with embedding tables: after each full checkpoint, this many checkpoints "
+             "save only the rows changed since it (0: every checkpoint is full)");
 DEFINE_double(keep_checkpoint_every_n_hours, 10000,
               "Keep one checkpoint for good every this many hours");
 DEFINE_int64(save_summaries_steps, 100,
@@ -93,6 +96,7 @@ int main(int argc, char** argv) {
   options.save_checkpoint_secs = FLAGS_save_checkpoint_secs;
   options.save_checkpoint_steps = FLAGS_save_checkpoint_steps;
   options.max_to_keep = FLAGS_max_to_keep;
+  options.delta_checkpoints = FLAGS_delta_checkpoints;
   options.keep_checkpoint_every_n_hours = FLAGS_keep_checkpoint_every_n_hours;
   options.save_summaries_steps = FLAGS_save_summaries_steps;
   options.eval_use_moving_averages = given("eval_use_moving_averages")
@@ -109,6 +113,10 @@ int main(int argc, char** argv) {
   options.eval_secs = FLAGS_eval_secs;
   options.target_accuracy = FLAGS_target_accuracy;
   const double ema_decay = given("ema_decay") ? FLAGS_ema_decay : recipe.ema_decay();
+  if (FLAGS_delta_checkpoints < 0) {
+    return pstrain::ExitWith(pstrain::InvalidArgument("--delta_checkpoints must be >= 0"),
+                             pstrain::kExitBadInput);
+  }
   if (ema_decay < 0 || ema_decay >= 1) {
     return pstrain::ExitWith(pstrain::InvalidArgument("--ema_decay must be in [0, 1)"),
                              pstrain::kExitBadInput);

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "chief/evaluation.h"
+#include "chief/table_checkpoints.h"
 #include "chief/training_done.h"
 #include "ps/variable_store.h"
 
@@ -53,10 +54,12 @@ Supervisor::Supervisor(nn::Model* model, PsFleet* fleet, const data::ImageDatase
 
 Status Supervisor::RestoreOrInitialize(const std::string& why) {
   proto::InitHeader header = options_.init;
-  auto ckpt = checkpoints_.LoadLatest();
+  Checkpoint full;
+  auto ckpt = checkpoints_.LoadLatest(&full);
   if (ckpt.ok()) {
     header.set_global_step(ckpt->global_step);
     PS_RETURN_IF_ERROR(fleet_->RestoreState(ckpt->tensors, header));
+    PS_RETURN_IF_ERROR(RestoreTables(fleet_, *ckpt, ckpt->delta_base_step ? &full : nullptr));
     last_saved_step_ = ckpt->global_step;
     LOG(INFO) << why << ": restored every ps from " << options_.train_dir << "/"
               << CheckpointName(ckpt->global_step) << " (global_step " << ckpt->global_step << ")";
@@ -173,10 +176,27 @@ Status Supervisor::SaveCheckpoint(const char* why) {
     return OkStatus();
   }
   const Clock::TimePoint start = clock_->Now();
-  PS_ASSIGN_OR_RETURN(std::string prefix, checkpoints_.Save(steps[0], state));
+  // Tables: a delta of the newest full checkpoint this process saved, while
+  // there are deltas to go; else a full one.
+  const bool tables = !fleet_->tables().empty();
+  const bool delta = tables && options_.delta_checkpoints > 0 && last_full_step_ >= 0 &&
+                     deltas_since_full_ < options_.delta_checkpoints;
+  const bool start_deltas = tables && options_.delta_checkpoints > 0 && !delta;
+  PS_ASSIGN_OR_RETURN(
+      std::string prefix,
+      checkpoints_.Save(
+          steps[0], state,
+          [&](CheckpointWriter* writer) { return SaveTables(fleet_, writer, delta, start_deltas); },
+          delta ? std::optional<int64_t>(last_full_step_) : std::nullopt));
+  if (delta) {
+    ++deltas_since_full_;
+  } else {
+    last_full_step_ = steps[0];
+    deltas_since_full_ = 0;
+  }
   last_saved_step_ = steps[0];
   checkpoint_timer_.Done();
-  LOG(INFO) << "saved checkpoint " << prefix << " (" << why << ", "
+  LOG(INFO) << "saved " << (delta ? "delta " : "") << "checkpoint " << prefix << " (" << why << ", "
             << std::chrono::duration_cast<std::chrono::milliseconds>(clock_->Now() - start).count()
             << " ms)";
   return OkStatus();

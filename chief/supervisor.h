@@ -76,6 +76,9 @@ struct SupervisorOptions {
   int64_t save_checkpoint_steps = 0;  // 0: not by steps
   int max_to_keep = 5;
   double keep_checkpoint_every_n_hours = 10000;
+  // Embedding tables: after each full checkpoint, this many checkpoints
+  // save only the rows changed since it (0: every checkpoint is full).
+  int delta_checkpoints = 0;
   int64_t save_summaries_steps = 100;  // 0: no summaries
   bool eval_use_moving_averages = false;
   double eval_secs = 0;        // evaluate while training this often (0: at the end only)
@@ -153,6 +156,10 @@ class Supervisor {
   const Clock::TimePoint started_;
   int64_t restores_ = 0;
   int64_t last_saved_step_ = -1;
+  // The newest full checkpoint of the tables this process saved, and the
+  // deltas saved since (-1: none yet; a restart saves a full one first).
+  int64_t last_full_step_ = -1;
+  int deltas_since_full_ = 0;
   int64_t last_summary_step_ = 0;
   int64_t summary_window_step_ = 0;
   Clock::TimePoint summary_window_start_;

@@ -194,9 +194,9 @@ class RestartingPs : public PsConnection {
     return ps_->Push(header, grads);
   }
   Status ExportRows(
-      uint64_t fingerprint, const std::string& table, int64_t changed_after,
+      uint64_t fingerprint, const std::string& table, bool delta, bool start_deltas,
       const std::function<Status(const proto::ExportRowsResponse&)>& on_block) override {
-    return ps_->ExportRows(fingerprint, table, changed_after, on_block);
+    return ps_->ExportRows(fingerprint, table, delta, start_deltas, on_block);
   }
   StatusOr<proto::ImportRowsResponse> ImportRows(
       uint64_t fingerprint, const std::function<bool(proto::RowBlock*)>& next) override {

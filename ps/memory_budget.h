@@ -25,6 +25,9 @@ class MemoryBudget {
     } while (!used_.compare_exchange_weak(used, used + bytes));
     return true;
   }
+  // Takes bytes already allocated for what cannot be refused (a list of
+  // the keys expiry dropped), even past the limit.
+  void Take(uint64_t bytes) { used_.fetch_add(bytes); }
   // Gives back bytes reserved earlier.
   void Release(uint64_t bytes) { used_.fetch_sub(bytes); }
 

@@ -295,7 +295,7 @@ Status PsCore::ExportRows(
   PS_ASSIGN_OR_RETURN(int dim, store_->TableDim(request.table()));
   const int64_t row_floats = int64_t{dim} * static_cast<int64_t>(1 + slots.size());
   const int64_t rows_per_block = std::max<int64_t>(1, kExportBlockBytes / (8 + 4 * row_floats));
-  const int64_t changed_after = request.has_changed_after() ? request.changed_after() : -1;
+  if (request.start_deltas()) PS_RETURN_IF_ERROR(store_->StartTableDeltas(request.table()));
   proto::ExportRowsResponse reply;
   reply.set_dim(dim);
   for (const std::string& s : slots) reply.add_slot_names(s);
@@ -304,7 +304,7 @@ Status PsCore::ExportRows(
   do {
     EmbeddingTable::RowBlock rows;
     PS_ASSIGN_OR_RETURN(
-        next, store_->ReadTableRows(request.table(), next, rows_per_block, changed_after, &rows));
+        next, store_->ReadTableRows(request.table(), next, rows_per_block, request.delta(), &rows));
     PS_ASSIGN_OR_RETURN(const int64_t end, store_->TableRowEnd(request.table()));
     proto::RowBlock* block = reply.mutable_block();
     block->set_table(request.table());
@@ -317,6 +317,18 @@ Status PsCore::ExportRows(
     }
     if (next >= end) break;
   } while (true);
+  if (!request.delta()) return OkStatus();
+  PS_ASSIGN_OR_RETURN(std::vector<int64_t> dropped, store_->TableDroppedKeys(request.table()));
+  const size_t per_block = static_cast<size_t>(EmbeddingTable::kMaxKeysPerRequest);
+  for (size_t first = 0; first < dropped.size(); first += per_block) {
+    proto::RowBlock* block = reply.mutable_block();
+    block->set_table(request.table());
+    block->set_erase(true);
+    block->set_keys(EncodeKeys(
+        {dropped.begin() + first, dropped.begin() + std::min(dropped.size(), first + per_block)}));
+    if (!write(reply)) return Status(Code::kCancelled, "ExportRows: the caller went away");
+    reply.Clear();
+  }
   return OkStatus();
 }
 

@@ -221,12 +221,12 @@ StatusOr<Tensor> VariableStore::ReadRows(const std::string& table,
 }
 
 StatusOr<int64_t> VariableStore::ReadTableRows(const std::string& table, int64_t first,
-                                               int64_t count, int64_t changed_after,
+                                               int64_t count, bool changed_only,
                                                EmbeddingTable::RowBlock* out) const {
   ReaderLock lock(&mu_);
   auto it = tables_.find(table);
   if (it == tables_.end()) return NotFound("no embedding table " + table + " on this ps");
-  return it->second->ReadRows(first, count, changed_after, out);
+  return it->second->ReadRows(first, count, changed_only, out);
 }
 
 StatusOr<int64_t> VariableStore::TableRowEnd(const std::string& table) const {
@@ -234,6 +234,22 @@ StatusOr<int64_t> VariableStore::TableRowEnd(const std::string& table) const {
   auto it = tables_.find(table);
   if (it == tables_.end()) return NotFound("no embedding table " + table + " on this ps");
   return it->second->row_end();
+}
+
+StatusOr<std::vector<int64_t>> VariableStore::TableDroppedKeys(const std::string& table) const {
+  ReaderLock lock(&mu_);
+  auto it = tables_.find(table);
+  if (it == tables_.end()) return NotFound("no embedding table " + table + " on this ps");
+  return it->second->DroppedKeys();
+}
+
+Status VariableStore::StartTableDeltas(const std::string& table) {
+  ReaderLock lock(&mu_);
+  auto it = tables_.find(table);
+  if (it == tables_.end()) return NotFound("no embedding table " + table + " on this ps");
+  MutexLock sparse_lock(&sparse_mu_);
+  it->second->StartDeltas();
+  return OkStatus();
 }
 
 StatusOr<std::vector<std::string>> VariableStore::TableSlots(const std::string& table) const {

@@ -133,8 +133,11 @@ class VariableStore {
   // A table's rows in blocks (EmbeddingTable::ReadRows): NotFound for an
   // unknown table.
   StatusOr<int64_t> ReadTableRows(const std::string& table, int64_t first, int64_t count,
-                                  int64_t changed_after, EmbeddingTable::RowBlock* out) const;
+                                  bool changed_only, EmbeddingTable::RowBlock* out) const;
   StatusOr<int64_t> TableRowEnd(const std::string& table) const;
+  // EmbeddingTable::DroppedKeys and StartDeltas of a table.
+  StatusOr<std::vector<int64_t>> TableDroppedKeys(const std::string& table) const;
+  Status StartTableDeltas(const std::string& table);
   // The table's slot names and floats a row takes with them.
   StatusOr<std::vector<std::string>> TableSlots(const std::string& table) const;
   // Writes rows (keys checked as CheckKeys does) or erases keys, as a

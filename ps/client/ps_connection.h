@@ -109,10 +109,12 @@ class PsConnection {
   // Embedding rows in blocks, for checkpoints and restores (gRPC on every
   // transport that has a network). ExportRows hands each block of
   // `table`'s rows on this ps (with changed_after >= 0 only those changed
-  // after that step) to `on_block` as it arrives, the first reply with the
-  // table's dim and slots; an error of on_block ends the call with it.
+  // after that step, then the keys dropped since start_deltas) to
+  // `on_block` as it arrives, the first reply with the table's dim and
+  // slots; an error of on_block ends the call with it. start_deltas: a full
+  // export that deltas will follow.
   virtual Status ExportRows(
-      uint64_t fingerprint, const std::string& table, int64_t changed_after,
+      uint64_t fingerprint, const std::string& table, bool delta, bool start_deltas,
       const std::function<Status(const proto::ExportRowsResponse&)>& on_block) = 0;
   // Writes the blocks `next` gives (false: no more) into the ps's tables,
   // each applied as it arrives; returns the rows written and erased.

@@ -1,5 +1,10 @@
 #include "ps/client/ps_fleet.h"
 
+#include <cstring>
+
+#include "cluster/key_partition.h"
+#include "ps/embedding/embedding_table.h"
+
 #include <glog/logging.h>
 
 #include <cstring>
@@ -25,6 +30,7 @@ PsFleet::PsFleet(std::vector<std::unique_ptr<PsConnection>> connections, Layout 
                  std::unique_ptr<TensorMemory> memory)
     : variables_(std::move(layout.variables)),
       non_trainable_(std::move(layout.non_trainable)),
+      tables_(std::move(layout.tables)),
       placement_(std::move(layout.placement)),
       clients_(std::move(connections)),
       memory_(std::move(memory)) {
@@ -109,6 +115,12 @@ Status PsFleet::RestoreState(const State& state, const proto::InitHeader& common
     header.set_holds_global_step(ps == 0);
     header.clear_variables();
     header.clear_non_trainable();
+    header.clear_tables();
+    for (proto::EmbeddingTableConfig table : tables_) {
+      table.set_num_shards(num_ps());
+      table.set_shard(ps);
+      *header.add_tables() = std::move(table);
+    }
     std::vector<Tensor> slices;
     NamedTensors named;
     // Every tensor of a variable (value, slots, shadow) is cut like the value.
@@ -134,6 +146,66 @@ Status PsFleet::RestoreState(const State& state, const proto::InitHeader& common
     for (size_t i = 0; i < named.size(); ++i) named[i].second = &slices[i];
     return clients_[ps]->Init(header, named);
   });
+}
+
+Status PsFleet::ExportTable(
+    const std::string& table, bool delta, bool start_deltas,
+    const std::function<Status(const proto::ExportRowsResponse&)>& on_reply) {
+  for (int ps = 0; ps < num_ps(); ++ps) {
+    PS_RETURN_IF_ERROR(
+        clients_[ps]->ExportRows(placement_.fingerprint, table, delta, start_deltas, on_reply));
+  }
+  return OkStatus();
+}
+
+Status PsFleet::ImportTable(const std::function<StatusOr<std::unique_ptr<RowSource>>()>& open,
+                            const std::vector<int>& which) {
+  std::vector<bool> selected(num_ps(), which.empty());
+  for (int ps : which) selected[ps] = true;
+  for (int ps = 0; ps < num_ps(); ++ps) {
+    if (!selected[ps]) continue;
+    PS_ASSIGN_OR_RETURN(std::unique_ptr<RowSource> source, open());
+    // What is left of the block being read, and where in it.
+    proto::RowBlock in;
+    int64_t at = 0, in_rows = 0, row_bytes = 0;
+    Status failed = OkStatus();
+    auto next = [&](proto::RowBlock* out) {
+      out->Clear();
+      int64_t taken = 0;
+      for (;;) {
+        if (at == in_rows) {
+          // A block of another kind (erase or not) ends the one being built.
+          if (taken > 0) return true;
+          auto more = source->Next(&in);
+          if (!more.ok()) {
+            failed = more.status();
+            return false;
+          }
+          if (!*more) return false;
+          at = 0;
+          in_rows = static_cast<int64_t>(in.keys().size() / sizeof(int64_t));
+          row_bytes =
+              in.erase() || in_rows == 0 ? 0 : static_cast<int64_t>(in.values().size()) / in_rows;
+          out->set_table(in.table());
+          out->set_erase(in.erase());
+          continue;
+        }
+        if (taken == EmbeddingTable::kMaxKeysPerRequest) return true;
+        int64_t key;
+        std::memcpy(&key, in.keys().data() + at * sizeof(int64_t), sizeof(key));
+        if (KeyShard(key, num_ps()) == ps) {
+          out->mutable_keys()->append(reinterpret_cast<const char*>(&key), sizeof(key));
+          out->mutable_values()->append(in.values(), at * row_bytes, row_bytes);
+          ++taken;
+        }
+        ++at;
+      }
+    };
+    auto imported = clients_[ps]->ImportRows(placement_.fingerprint, next);
+    PS_RETURN_IF_ERROR(failed);
+    PS_RETURN_IF_ERROR(imported.status());
+  }
+  return OkStatus();
 }
 
 Status PsFleet::PullState(State* state, PsSteps* steps) {

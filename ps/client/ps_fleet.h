@@ -40,6 +40,9 @@ class PsFleet {
     std::vector<cluster::VariableInfo> variables;  // model order
     cluster::Placement placement;                  // computed from them
     std::set<std::string> non_trainable;           // variable names
+    // Embedding tables, spread over every ps by key (their shard fields
+    // are set per ps here).
+    std::vector<proto::EmbeddingTableConfig> tables;
   };
 
   // Computes the placement of `variables` (model order) over num_ps ps
@@ -134,6 +137,26 @@ class PsFleet {
       std::chrono::milliseconds wait = std::chrono::milliseconds(0));
   std::unique_ptr<StreamedPush> StartPush(int worker, int64_t local_step, const PsSteps& pulled,
                                           bool sync);
+  // Embedding tables in blocks, for checkpoints and restores.
+  const std::vector<proto::EmbeddingTableConfig>& tables() const { return tables_; }
+  // Every ps's rows of `table` in turn (PsConnection::ExportRows), each
+  // reply handed to on_reply.
+  Status ExportTable(const std::string& table, bool delta, bool start_deltas,
+                     const std::function<Status(const proto::ExportRowsResponse&)>& on_reply);
+  // Rows saved from any number of ps tasks, written back over this fleet's:
+  // for each ps in `which` (every ps when empty), a source opened anew is
+  // read through and the blocks of keys that ps holds (KeyShard) are sent
+  // to it, at most EmbeddingTable::kMaxKeysPerRequest a block. No table is
+  // ever whole in memory.
+  class RowSource {
+   public:
+    virtual ~RowSource() = default;
+    // The next block; false at the end.
+    virtual StatusOr<bool> Next(proto::RowBlock* block) = 0;
+  };
+  Status ImportTable(const std::function<StatusOr<std::unique_ptr<RowSource>>()>& open,
+                     const std::vector<int>& which = {});
+
   // The status of ps 0, which keeps global_step and the finished workers.
   StatusOr<proto::StatusResponse> CoordinatorStatus();
   // Sync replicas: tells every ps which workers can still push.
@@ -163,6 +186,7 @@ class PsFleet {
 
   std::vector<cluster::VariableInfo> variables_;
   std::set<std::string> non_trainable_;  // variable names
+  std::vector<proto::EmbeddingTableConfig> tables_;
   cluster::Placement placement_;
   std::vector<std::unique_ptr<PsConnection>> clients_;
   std::vector<std::vector<const cluster::Shard*>> shards_by_ps_;

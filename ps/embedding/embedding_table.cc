@@ -119,7 +119,8 @@ void EmbeddingTable::Lookup(const std::vector<int64_t>& keys, float* out) const 
 }
 
 uint64_t EmbeddingTable::HeldBytesLocked() const {
-  return index_.bytes() + sightings_.bytes() + blocks_.size() * block_bytes_;
+  return index_.bytes() + sightings_.bytes() + blocks_.size() * block_bytes_ +
+         dropped_.capacity() * sizeof(int64_t);
 }
 
 EmbeddingTable::Growth EmbeddingTable::CountGrowthLocked(const SparseRows& gradient) const {
@@ -259,7 +260,7 @@ void EmbeddingTable::ApplyReserved(const SparseRows& gradient, int64_t global_st
       }
       ++admitted_;
     }
-    StepOf(row) = stamp;
+    StepOf(row) = stamp | kChanged;
     apply_row(row, gradient.rows.data() + i * dim);
     if (every_row) touched.push_back(row);
   }
@@ -291,13 +292,25 @@ int64_t EmbeddingTable::Expire(int64_t global_step) {
   for (int64_t r = 0; r < used_rows_; ++r) {
     const auto row = static_cast<uint32_t>(r);
     const uint32_t step = StepOf(row);
-    if (step != kFreeRow && global_step - static_cast<int64_t>(step) > ttl) {
+    if (step != kFreeRow && global_step - static_cast<int64_t>(step & ~kChanged) > ttl) {
+      dropped_.push_back(KeyOf(row));
       FreeRowLocked(KeyOf(row), row);
       ++dropped;
     }
   }
   expired_ += dropped;
+  SettleLocked();
   return dropped;
+}
+
+void EmbeddingTable::SettleLocked() {
+  const uint64_t held = HeldBytesLocked();
+  if (held > reserved_) {
+    budget_->Take(held - reserved_);
+  } else {
+    budget_->Release(reserved_ - held);
+  }
+  reserved_ = held;
 }
 
 int64_t EmbeddingTable::row_end() const {
@@ -305,7 +318,7 @@ int64_t EmbeddingTable::row_end() const {
   return used_rows_;
 }
 
-int64_t EmbeddingTable::ReadRows(int64_t first, int64_t count, int64_t changed_after,
+int64_t EmbeddingTable::ReadRows(int64_t first, int64_t count, bool changed_only,
                                  RowBlock* out) const {
   ReaderLock lock(&mu_);
   const bool every_row_changes = optimizer_->sparse_updates_every_row();
@@ -314,9 +327,7 @@ int64_t EmbeddingTable::ReadRows(int64_t first, int64_t count, int64_t changed_a
     const auto row = static_cast<uint32_t>(r);
     const uint32_t step = StepOf(row);
     if (step == kFreeRow) continue;
-    if (changed_after >= 0 && !every_row_changes && static_cast<int64_t>(step) <= changed_after) {
-      continue;
-    }
+    if (changed_only && !every_row_changes && (step & kChanged) == 0) continue;
     out->keys.push_back(KeyOf(row));
     const float* data = RowData(row);
     out->values.insert(out->values.end(), data, data + stride_);
@@ -348,7 +359,7 @@ Status EmbeddingTable::WriteRows(const RowBlock& rows, int64_t global_step) {
     uint32_t row = FindLocked(rows.keys[i]);
     if (row == RowIndex::kAbsent) row = NewRowLocked(rows.keys[i]);
     std::memcpy(RowData(row), rows.values.data() + i * stride_, stride_ * sizeof(float));
-    StepOf(row) = stamp;
+    StepOf(row) = stamp | kChanged;
   }
   const uint64_t held = HeldBytesLocked();
   if (reserved_ > held) {
@@ -368,6 +379,21 @@ int64_t EmbeddingTable::EraseRows(const std::vector<int64_t>& keys) {
     ++erased;
   }
   return erased;
+}
+
+std::vector<int64_t> EmbeddingTable::DroppedKeys() const {
+  ReaderLock lock(&mu_);
+  return dropped_;
+}
+
+void EmbeddingTable::StartDeltas() {
+  WriterLock lock(&mu_);
+  for (int64_t r = 0; r < used_rows_; ++r) {
+    uint32_t& step = StepOf(static_cast<uint32_t>(r));
+    if (step != kFreeRow) step &= ~kChanged;
+  }
+  std::vector<int64_t>().swap(dropped_);
+  SettleLocked();
 }
 
 EmbeddingTable::Stats EmbeddingTable::stats() const {

@@ -111,13 +111,13 @@ class EmbeddingTable {
   };
   int64_t row_floats() const { return stride_; }
   // Appends to `out` the rows numbered [first, first + count) that hold a
-  // key (with changed_after >= 0: only those whose last gradient came
-  // after that step; every row for an optimizer that moves every row) and
+  // key (changed_only: only those a gradient or a write changed since
+  // StartDeltas; every row for an optimizer that moves every row) and
   // returns the number to start the next block at; row_end() when done.
   // Rows made or dropped meanwhile may or may not be read: a block is
   // consistent, the table as a whole is read as it trains (as TF's
   // asynchronous checkpoints are).
-  int64_t ReadRows(int64_t first, int64_t count, int64_t changed_after, RowBlock* out) const;
+  int64_t ReadRows(int64_t first, int64_t count, bool delta, RowBlock* out) const;
   int64_t row_end() const;
   // Sets each key's row (values and slots) as given, making the rows it
   // lacks, stamped with `global_step`; keys checked by the caller, unique.
@@ -126,6 +126,11 @@ class EmbeddingTable {
   // Removes the keys' rows (a delta checkpoint's expired keys); returns how
   // many there were.
   int64_t EraseRows(const std::vector<int64_t>& keys);
+  // The keys Expire dropped since the last StartDeltas (what a delta
+  // checkpoint must drop on restore). StartDeltas marks every row unchanged
+  // and begins the list anew: a full checkpoint that deltas will follow.
+  std::vector<int64_t> DroppedKeys() const;
+  void StartDeltas();
 
   struct Stats {
     int64_t rows = 0;
@@ -142,11 +147,13 @@ class EmbeddingTable {
                  std::string ps, MemoryBudget* budget);
 
   // Where row `row` lives: its values, then each slot's, dim floats each;
-  // its key; the step of its last gradient (kFreeRow: no key).
+  // its key; the step of its last gradient in 31 bits, and kChanged when
+  // it changed since StartDeltas (kFreeRow: no key).
   float* RowData(uint32_t row) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   int64_t& KeyOf(uint32_t row) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   uint32_t& StepOf(uint32_t row) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   static constexpr uint32_t kFreeRow = UINT32_MAX;
+  static constexpr uint32_t kChanged = 1u << 31;
   // The row of `key`, or RowIndex::kAbsent.
   uint32_t FindLocked(int64_t key) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // A row for `key`: a free one, or the next of the blocks (allocated,
@@ -162,7 +169,10 @@ class EmbeddingTable {
   Growth CountGrowthLocked(const SparseRows& gradient) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // The bytes to reserve for that growth.
   uint64_t GrowthBytesLocked(const Growth& growth) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  // Bytes held by the index, the sightings and the blocks now.
+  // Makes the bytes reserved what the table holds now.
+  void SettleLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Bytes held by the index, the sightings, the blocks and the dropped
+  // keys now.
   uint64_t HeldBytesLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   const proto::EmbeddingTableConfig config_;
@@ -188,7 +198,8 @@ class EmbeddingTable {
   // Rows of dropped keys, each holding the next one's number in its first
   // value (RowIndex::kAbsent ends the list): a free list that costs nothing.
   uint32_t free_head_ ABSL_GUARDED_BY(mu_) = RowIndex::kAbsent;
-  uint64_t reserved_ ABSL_GUARDED_BY(mu_) = 0;  // bytes taken from budget_
+  std::vector<int64_t> dropped_ ABSL_GUARDED_BY(mu_);  // since StartDeltas
+  uint64_t reserved_ ABSL_GUARDED_BY(mu_) = 0;         // bytes taken from budget_
   int64_t update_count_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t admitted_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t expired_ ABSL_GUARDED_BY(mu_) = 0;

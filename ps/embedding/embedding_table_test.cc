@@ -220,6 +220,9 @@ TEST(EmbeddingTable, RowsUntouchedForTtlStepsExpireAndStartAgain) {
   EXPECT_EQ(table->stats().rows, 1);
   EXPECT_EQ(table->stats().expired, 1);
   EXPECT_EQ(Lookup(*table, 1), initial);
+  EXPECT_EQ(table->DroppedKeys(), std::vector<int64_t>{1});  // for a delta checkpoint
+  table->StartDeltas();
+  EXPECT_TRUE(table->DroppedKeys().empty());
   const int64_t bytes = table->stats().bytes;
   ASSERT_TRUE(table->Apply(Grad({1}, {2, 2, 2}), 16).ok());  // reuses the freed row
   EXPECT_EQ(table->stats().bytes, bytes);
@@ -319,17 +322,20 @@ TEST(EmbeddingTable, RowsReadInBlocksWriteBackWholeAndDeltasTakeTheChanged) {
   for (int64_t k = 0; k < 3000; ++k) keys.push_back(k * 31 - 500);
   ASSERT_TRUE(
       table->Apply(Grad(keys, std::vector<float>(keys.size() * kDim, 0.5f)), /*step=*/4).ok());
+  table->StartDeltas();  // a full checkpoint
   ASSERT_TRUE(
       table->Apply(Grad({keys[7], keys[2999]}, std::vector<float>(2 * kDim, 1.0f)), 9).ok());
   ASSERT_EQ(table->row_floats(), 2 * kDim);
   EmbeddingTable::RowBlock all, changed;
   int blocks = 0;
   for (int64_t next = 0; next < table->row_end(); ++blocks) {
-    next = table->ReadRows(next, 1000, -1, &all);
+    next = table->ReadRows(next, 1000, false, &all);
   }
   EXPECT_EQ(blocks, 3);
   EXPECT_EQ(all.keys.size(), keys.size());
-  for (int64_t next = 0; next < table->row_end();) next = table->ReadRows(next, 700, 4, &changed);
+  for (int64_t next = 0; next < table->row_end();) {
+    next = table->ReadRows(next, 700, true, &changed);
+  }
   EXPECT_EQ(changed.keys, (std::vector<int64_t>{keys[7], keys[2999]}));
 
   auto copy = Make(Config(), Opt("Adagrad", 0.1f), &budget);

@@ -77,7 +77,7 @@ class PsClient : public PsConnection {
   StatusOr<std::unique_ptr<PushStream>> StartPush(const proto::PushHeader& header) override;
   StatusOr<proto::HeartbeatResponse> Heartbeat(int worker, int64_t local_step, float loss) override;
   Status ExportRows(
-      uint64_t fingerprint, const std::string& table, int64_t changed_after,
+      uint64_t fingerprint, const std::string& table, bool delta, bool start_deltas,
       const std::function<Status(const proto::ExportRowsResponse&)>& on_block) override;
   StatusOr<proto::ImportRowsResponse> ImportRows(
       uint64_t fingerprint, const std::function<bool(proto::RowBlock*)>& next) override;

@@ -96,12 +96,13 @@ StatusOr<proto::PushResponse> InProcessPs::Push(const proto::PushHeader& request
 }
 
 Status InProcessPs::ExportRows(
-    uint64_t fingerprint, const std::string& table, int64_t changed_after,
+    uint64_t fingerprint, const std::string& table, bool delta, bool start_deltas,
     const std::function<Status(const proto::ExportRowsResponse&)>& on_block) {
   proto::ExportRowsRequest request;
   request.set_placement_fingerprint(fingerprint);
   request.set_table(table);
-  if (changed_after >= 0) request.set_changed_after(changed_after);
+  request.set_delta(delta);
+  request.set_start_deltas(start_deltas);
   Status handled = OkStatus();
   Status exported = core_.ExportRows(request, [&](const proto::ExportRowsResponse& reply) {
     handled = on_block(reply);

@@ -442,15 +442,10 @@ TEST_P(TransportConformance, ExportsAndImportsATablesRowsInBlocks) {
   Tensor rows({5000, 64});
   rows.Fill(0.5f);
   ASSERT_TRUE(ps()->Push(push, {{"emb", &rows}}).ok());  // at step 0
-  proto::PushHeader again = Push();
-  *again.add_sparse() = Keys("emb", {keys[10], keys[4000]});
-  Tensor two({2, 64});
-  two.Fill(1.0f);
-  ASSERT_TRUE(ps()->Push(again, {{"emb", &two}}).ok());  // at step 1
-
+  // A full export that deltas will follow, then a push, then a delta.
   std::vector<proto::RowBlock> blocks;
   int replies = 0;
-  Status exported = ps()->ExportRows(kFingerprint, "emb", -1, [&](const auto& reply) {
+  Status exported = ps()->ExportRows(kFingerprint, "emb", false, true, [&](const auto& reply) {
     if (replies++ == 0) {
       EXPECT_EQ(reply.dim(), 64);
       EXPECT_EQ(std::vector<std::string>(reply.slot_names().begin(), reply.slot_names().end()),
@@ -461,15 +456,19 @@ TEST_P(TransportConformance, ExportsAndImportsATablesRowsInBlocks) {
   });
   ASSERT_TRUE(exported.ok()) << exported.ToString();
   EXPECT_EQ(replies, 3);
-  std::vector<proto::RowBlock> delta;
-  ASSERT_TRUE(ps()->ExportRows(kFingerprint, "emb", 0,
+  proto::PushHeader again = Push();
+  *again.add_sparse() = Keys("emb", {keys[10], keys[4000]});
+  Tensor two({2, 64});
+  two.Fill(1.0f);
+  ASSERT_TRUE(ps()->Push(again, {{"emb", &two}}).ok());
+  int64_t delta_rows = 0;
+  ASSERT_TRUE(ps()->ExportRows(kFingerprint, "emb", true, false,
                                [&](const auto& reply) {
-                                 delta.push_back(reply.block());
+                                 delta_rows += reply.block().keys().size() / 8;
+                                 blocks.push_back(reply.block());
                                  return OkStatus();
                                })
                   .ok());
-  int64_t delta_rows = 0;
-  for (const proto::RowBlock& b : delta) delta_rows += b.keys().size() / 8;
   EXPECT_EQ(delta_rows, 2);
 
   // Into a fresh ps: the same rows, and pushes move them alike.
@@ -490,7 +489,7 @@ TEST_P(TransportConformance, ExportsAndImportsATablesRowsInBlocks) {
     return true;
   });
   ASSERT_TRUE(imported.ok()) << imported.status().ToString();
-  EXPECT_EQ(imported->rows(), 5000);
+  EXPECT_EQ(imported->rows(), 5002);  // the full rows, then the delta's
   EXPECT_EQ(imported->erased(), 1);
   std::map<std::string, Tensor> after;
   ASSERT_TRUE(ps()->PullWithRows(kFingerprint, {}, {Keys("emb", {keys[10], keys[77]})}, &after,
