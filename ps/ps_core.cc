@@ -60,21 +60,36 @@ Status PsCore::CheckInitHeader(const proto::InitHeader& header) const {
   return OkStatus();
 }
 
-StatusOr<std::vector<PsCore::Lookup>> PsCore::DecodeTableKeys(
-    const google::protobuf::RepeatedPtrField<proto::TableKeys>& tables,
-    const std::string& what) const {
-  std::vector<Lookup> out;
+Status PsCore::CheckTableKeys(const google::protobuf::RepeatedPtrField<proto::TableKeys>& tables,
+                              const std::string& what) const {
   std::set<std::string> seen;
   for (const proto::TableKeys& t : tables) {
     const std::string where = what + " of embedding table " + t.table();
     if (!seen.insert(t.table()).second) return InvalidArgument(where + ": the table comes twice");
+    if (t.keys().size() % sizeof(int64_t) != 0) {
+      return InvalidArgument(where + ": " + std::to_string(t.keys().size()) +
+                             " bytes of keys, not a multiple of 8");
+    }
     if (t.keys().size() / sizeof(int64_t) >
         static_cast<uint64_t>(EmbeddingTable::kMaxKeysPerRequest)) {
       return InvalidArgument(
           where + ": " + std::to_string(t.keys().size() / sizeof(int64_t)) + " keys, more than " +
           std::to_string(EmbeddingTable::kMaxKeysPerRequest) + " in one request");
     }
-    PS_ASSIGN_OR_RETURN(std::vector<int64_t> keys, DecodeKeys(t.keys(), where));
+    Status known = store_->TableDim(t.table()).status();
+    if (!known.ok()) return known.Annotate(what + " on ps:" + std::to_string(task_index_));
+  }
+  return OkStatus();
+}
+
+StatusOr<std::vector<PsCore::Lookup>> PsCore::DecodeTableKeys(
+    const google::protobuf::RepeatedPtrField<proto::TableKeys>& tables,
+    const std::string& what) const {
+  PS_RETURN_IF_ERROR(CheckTableKeys(tables, what));
+  std::vector<Lookup> out;
+  for (const proto::TableKeys& t : tables) {
+    PS_ASSIGN_OR_RETURN(std::vector<int64_t> keys,
+                        DecodeKeys(t.keys(), what + " of embedding table " + t.table()));
     Status checked = store_->CheckKeys(t.table(), keys);
     if (!checked.ok()) return checked.Annotate(what + " on ps:" + std::to_string(task_index_));
     out.emplace_back(t.table(), std::move(keys));
@@ -208,7 +223,8 @@ Status PsCore::CheckPushHeader(const proto::PushHeader& header) const {
                            " variables and the push names " + std::to_string(header.sparse_size()) +
                            " tables");
   }
-  return DecodeTableKeys(header.sparse(), "Push").status();
+  // The keys themselves are checked once the push is whole (Push).
+  return CheckTableKeys(header.sparse(), "Push");
 }
 
 TensorAssembler::Limits PsCore::PushLimits(const proto::PushHeader& header) const {

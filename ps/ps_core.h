@@ -92,7 +92,8 @@ class PsCore {
   // InvalidArgument for another placement, an unknown worker, more
   // tensors than this ps holds variables and the header names tables, or
   // sparse keys that are malformed (a table twice, a partial key, too
-  // many), for a table this ps does not hold (NotFound) or not this ps's.
+  // many) or for a table this ps does not hold (NotFound). Whether each key
+  // is this ps's, Push checks.
   Status CheckPushHeader(const proto::PushHeader& header) const;
   // A Push's tensors: gradients of this ps's variables, each of its
   // variable's shape, and the rows of the tables the header names,
@@ -132,9 +133,12 @@ class PsCore {
   // InvalidArgument unless 0 <= worker < the cluster's worker count (once
   // Init told it).
   Status CheckWorker(int worker) const;
-  // The keys of each table in `tables` (a request's lookups or sparse
-  // gradients), checked: a table named once, known here, a whole number of
-  // keys within the limit, each this ps's.
+  // A request's lookups or sparse gradients, as far as the header tells: a
+  // table named once, known here, a whole number of keys within the limit.
+  Status CheckTableKeys(const google::protobuf::RepeatedPtrField<proto::TableKeys>& tables,
+                        const std::string& what) const;
+  // The keys of each table in `tables`, checked as CheckTableKeys does and
+  // each this ps's.
   StatusOr<std::vector<Lookup>> DecodeTableKeys(
       const google::protobuf::RepeatedPtrField<proto::TableKeys>& tables,
       const std::string& what) const;

@@ -214,7 +214,6 @@ StatusOr<Tensor> VariableStore::ReadRows(const std::string& table,
   if (!ready_) return Unavailable("variables are not initialized (is this ps restarting?)");
   auto it = tables_.find(table);
   if (it == tables_.end()) return NotFound("no embedding table " + table + " on this ps");
-  PS_RETURN_IF_ERROR(it->second->CheckKeys(keys));
   Tensor rows({static_cast<int64_t>(keys.size()), it->second->dim()}, Tensor::kUninitialized);
   it->second->Lookup(keys, rows.data());
   return rows;
@@ -381,9 +380,9 @@ StatusOr<int64_t> VariableStore::ApplyGradients(const std::map<std::string, Tens
     ApplyLocked(work);
   } else {
     MutexLock sparse_lock(&sparse_mu_);
-    PS_ASSIGN_OR_RETURN(auto reserved, ReserveRowsLocked(sparse));
+    PS_ASSIGN_OR_RETURN(auto plans, ReserveRowsLocked(sparse));
     ApplyLocked(work);
-    ApplyRowsLocked(sparse, reserved, global_step_.load());
+    ApplyRowsLocked(sparse, plans, global_step_.load());
   }
   if (increment_global_step && options_.holds_global_step) return ++global_step_;
   return global_step_.load();
@@ -400,30 +399,30 @@ Status VariableStore::CheckSparseLocked(const std::map<std::string, SparseRows>&
                              std::to_string(rows.keys.size()) + " keys of dim " +
                              std::to_string(it->second->dim()) + " need " + ShapeString(expected));
     }
-    PS_RETURN_IF_ERROR(it->second->CheckKeys(rows.keys));
   }
   return OkStatus();
 }
 
-StatusOr<std::map<std::string, uint64_t>> VariableStore::ReserveRowsLocked(
+StatusOr<std::map<std::string, EmbeddingTable::Plan>> VariableStore::ReserveRowsLocked(
     const std::map<std::string, SparseRows>& sparse) {
-  std::map<std::string, uint64_t> reserved;
+  std::map<std::string, EmbeddingTable::Plan> plans;
   for (const auto& [name, rows] : sparse) {
     const EmbeddingTable& table = *tables_.at(name);
-    const uint64_t bytes = table.GrowthBytes(rows);
-    if (bytes > 0 && !budget_.TryReserve(bytes)) {
-      for (const auto& [done, b] : reserved) budget_.Release(b);
-      return table.OverBudget(rows, bytes);
+    EmbeddingTable::Plan plan = table.PlanApply(rows);
+    if (plan.bytes > 0 && !budget_.TryReserve(plan.bytes)) {
+      for (const auto& [done, p] : plans) budget_.Release(p.bytes);
+      return table.OverBudget(plan);
     }
-    reserved[name] = bytes;
+    plans.emplace(name, std::move(plan));
   }
-  return reserved;
+  return plans;
 }
 
 void VariableStore::ApplyRowsLocked(const std::map<std::string, SparseRows>& sparse,
-                                    const std::map<std::string, uint64_t>& reserved, int64_t step) {
+                                    const std::map<std::string, EmbeddingTable::Plan>& plans,
+                                    int64_t step) {
   for (const auto& [name, rows] : sparse) {
-    tables_.at(name)->ApplyReserved(rows, step, reserved.at(name));
+    tables_.at(name)->ApplyPlanned(rows, plans.at(name), step);
   }
   for (const auto& [name, table] : tables_) {
     const int64_t ttl = table->config().ttl_steps();
@@ -448,8 +447,8 @@ StatusOr<VariableStore::SyncPushResult> VariableStore::OfferSyncGradients(
     // A worker's rows that could never fit are refused now, not at the
     // step's end.
     MutexLock sparse_lock(&sparse_mu_);
-    PS_ASSIGN_OR_RETURN(auto reserved, ReserveRowsLocked(sparse));
-    for (const auto& [name, bytes] : reserved) budget_.Release(bytes);
+    PS_ASSIGN_OR_RETURN(auto plans, ReserveRowsLocked(sparse));
+    for (const auto& [name, plan] : plans) budget_.Release(plan.bytes);
   }
   PS_ASSIGN_OR_RETURN(
       SyncAccumulator::Outcome outcome,
@@ -478,11 +477,11 @@ void VariableStore::CompleteStepLocked() {
   ApplyLocked(*ResolveLocked(average.dense));  // same names and shapes as checked on offer
   if (!average.sparse.empty()) {
     MutexLock sparse_lock(&sparse_mu_);
-    std::map<std::string, uint64_t> reserved;
+    std::map<std::string, EmbeddingTable::Plan> plans;
     for (auto it = average.sparse.begin(); it != average.sparse.end();) {
       auto one = ReserveRowsLocked({{it->first, it->second}});
       if (one.ok()) {
-        reserved[it->first] = one->at(it->first);
+        plans[it->first] = std::move(one->at(it->first));
         ++it;
         continue;
       }
@@ -492,7 +491,7 @@ void VariableStore::CompleteStepLocked() {
       it = average.sparse.erase(it);
     }
     // The step's rows update at the step they were computed at.
-    ApplyRowsLocked(average.sparse, reserved, accumulator_->step() - 1);
+    ApplyRowsLocked(average.sparse, plans, accumulator_->step() - 1);
   }
   global_step_.store(accumulator_->step());
   step_advanced_.notify_all();

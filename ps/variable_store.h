@@ -121,7 +121,7 @@ class VariableStore {
   Status CheckKeys(const std::string& table, const std::vector<int64_t>& keys) const;
   // A table's row length; NotFound for an unknown table.
   StatusOr<int> TableDim(const std::string& table) const;
-  // The rows of `keys` (checked as CheckKeys does), [keys.size(), dim]:
+  // The rows of `keys` (which CheckKeys accepted), [keys.size(), dim]:
   // each key's row, or its initial value when it has none.
   StatusOr<Tensor> ReadRows(const std::string& table, const std::vector<int64_t>& keys) const;
   struct TableStats {
@@ -148,8 +148,8 @@ class VariableStore {
   int64_t rows_refused() const { return rows_refused_.load(); }
 
   // Checks every gradient first (known variable, same shape; known table,
-  // [keys, dim] rows, keys this shard's) and applies none when one is
-  // wrong, nor when the rows it would make do not fit the budget
+  // [keys, dim] rows; the keys CheckKeys accepted) and applies none when
+  // one is wrong, nor when the rows it would make do not fit the budget
   // (ResourceExhausted naming the table and the ps); then applies each
   // under its variable's lock, at the learning rate of the optimizer's
   // schedule at the current global_step, and the rows (unique keys) of
@@ -237,15 +237,15 @@ class VariableStore {
   // Checks sparse gradients as ApplyGradients does.
   Status CheckSparseLocked(const std::map<std::string, SparseRows>& sparse) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  // Reserves the bytes each table's rows need, all or none: the reserved
-  // bytes per table, or ResourceExhausted naming the table that does not
+  // Plans each table's update and reserves the bytes it needs, all or
+  // none: the plans, or ResourceExhausted naming the table that does not
   // fit.
-  StatusOr<std::map<std::string, uint64_t>> ReserveRowsLocked(
+  StatusOr<std::map<std::string, EmbeddingTable::Plan>> ReserveRowsLocked(
       const std::map<std::string, SparseRows>& sparse) ABSL_SHARED_LOCKS_REQUIRED(mu_)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(sparse_mu_);
-  // Applies reserved rows at `step`, then lets expiry run.
+  // Applies planned rows at `step`, then lets expiry run.
   void ApplyRowsLocked(const std::map<std::string, SparseRows>& sparse,
-                       const std::map<std::string, uint64_t>& reserved, int64_t step)
+                       const std::map<std::string, EmbeddingTable::Plan>& plans, int64_t step)
       ABSL_SHARED_LOCKS_REQUIRED(mu_) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sparse_mu_);
   // Applies the accumulator's average, advances the step and wakes the
   // waiters.

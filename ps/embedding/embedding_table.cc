@@ -99,6 +99,18 @@ uint32_t& EmbeddingTable::StepOf(uint32_t row) const {
   return blocks_[row / kRowsPerBlock].steps[row % kRowsPerBlock];
 }
 
+void EmbeddingTable::PrefetchAhead(const int64_t* keys, size_t i, size_t n) const {
+  constexpr size_t kEntriesAhead = 16, kRowsAhead = 8;
+  if (i + kEntriesAhead < n) index_.PrefetchHome(keys[i + kEntriesAhead]);
+  if (i + kRowsAhead < n) {
+    const uint32_t row = index_.GuessRow(keys[i + kRowsAhead]);
+    if (row != RowIndex::kAbsent) {
+      __builtin_prefetch(&KeyOf(row));
+      __builtin_prefetch(RowData(row));
+    }
+  }
+}
+
 uint32_t EmbeddingTable::FindLocked(int64_t key) const {
   return index_.Find(key, [this](uint32_t row) ABSL_NO_THREAD_SAFETY_ANALYSIS {
     return KeyOf(row);  // under mu_, held by the caller
@@ -109,6 +121,7 @@ void EmbeddingTable::Lookup(const std::vector<int64_t>& keys, float* out) const 
   ReaderLock lock(&mu_);
   const int64_t dim = config_.dim();
   for (size_t i = 0; i < keys.size(); ++i) {
+    PrefetchAhead(keys.data(), i, keys.size());
     const uint32_t row = FindLocked(keys[i]);
     if (row == RowIndex::kAbsent) {
       initializer_.Fill(keys[i], out + i * dim);
@@ -121,25 +134,6 @@ void EmbeddingTable::Lookup(const std::vector<int64_t>& keys, float* out) const 
 uint64_t EmbeddingTable::HeldBytesLocked() const {
   return index_.bytes() + sightings_.bytes() + blocks_.size() * block_bytes_ +
          dropped_.capacity() * sizeof(int64_t);
-}
-
-EmbeddingTable::Growth EmbeddingTable::CountGrowthLocked(const SparseRows& gradient) const {
-  Growth growth;
-  const int min_count = std::max(1, config_.min_count());
-  for (int64_t key : gradient.keys) {
-    if (FindLocked(key) != RowIndex::kAbsent) continue;
-    if (min_count == 1) {
-      ++growth.new_rows;
-      continue;
-    }
-    const uint32_t seen = sightings_.Find(key);
-    if ((seen == KeyIndex::kAbsent ? 0 : seen) + 1 >= static_cast<uint32_t>(min_count)) {
-      ++growth.new_rows;
-    } else if (seen == KeyIndex::kAbsent) {
-      ++growth.new_sightings;
-    }
-  }
-  return growth;
 }
 
 uint64_t EmbeddingTable::GrowthBytesLocked(const Growth& growth) const {
@@ -162,28 +156,45 @@ uint64_t EmbeddingTable::GrowthBytesLocked(const Growth& growth) const {
   return after > held ? after - held : 0;
 }
 
-uint64_t EmbeddingTable::GrowthBytes(const SparseRows& gradient) const {
+EmbeddingTable::Plan EmbeddingTable::PlanApply(const SparseRows& gradient) const {
   ReaderLock lock(&mu_);
-  return GrowthBytesLocked(CountGrowthLocked(gradient));
+  Plan plan;
+  Growth growth;
+  const int min_count = std::max(1, config_.min_count());
+  plan.rows.resize(gradient.keys.size());
+  for (size_t i = 0; i < gradient.keys.size(); ++i) {
+    PrefetchAhead(gradient.keys.data(), i, gradient.keys.size());
+    const int64_t key = gradient.keys[i];
+    plan.rows[i] = FindLocked(key);
+    if (plan.rows[i] != RowIndex::kAbsent) continue;
+    if (min_count == 1) {
+      ++growth.new_rows;
+      continue;
+    }
+    const uint32_t seen = sightings_.Find(key);
+    if ((seen == KeyIndex::kAbsent ? 0 : seen) + 1 >= static_cast<uint32_t>(min_count)) {
+      ++growth.new_rows;
+    } else if (seen == KeyIndex::kAbsent) {
+      ++growth.new_sightings;
+    }
+  }
+  plan.new_rows = growth.new_rows;
+  plan.bytes = GrowthBytesLocked(growth);
+  return plan;
 }
 
-Status EmbeddingTable::OverBudget(const SparseRows& gradient, uint64_t bytes) const {
-  int64_t new_rows;
-  {
-    ReaderLock lock(&mu_);
-    new_rows = CountGrowthLocked(gradient).new_rows;
-  }
+Status EmbeddingTable::OverBudget(const Plan& plan) const {
   return ResourceExhausted("embedding table " + name() + " on " + ps_ + ": " +
-                           std::to_string(new_rows) + " new rows need " + std::to_string(bytes) +
-                           " more bytes, past --max_memory_bytes (" +
+                           std::to_string(plan.new_rows) + " new rows need " +
+                           std::to_string(plan.bytes) + " more bytes, past --max_memory_bytes (" +
                            std::to_string(budget_->used()) + " of " +
                            std::to_string(budget_->max_bytes()) + " bytes held); nothing applied");
 }
 
 Status EmbeddingTable::Apply(const SparseRows& gradient, int64_t global_step) {
-  const uint64_t growth = GrowthBytes(gradient);
-  if (growth > 0 && !budget_->TryReserve(growth)) return OverBudget(gradient, growth);
-  ApplyReserved(gradient, global_step, growth);
+  const Plan plan = PlanApply(gradient);
+  if (plan.bytes > 0 && !budget_->TryReserve(plan.bytes)) return OverBudget(plan);
+  ApplyPlanned(gradient, plan, global_step);
   return OkStatus();
 }
 
@@ -214,10 +225,10 @@ void EmbeddingTable::FreeRowLocked(int64_t key, uint32_t row) {
   free_head_ = row;
 }
 
-void EmbeddingTable::ApplyReserved(const SparseRows& gradient, int64_t global_step,
-                                   uint64_t reserved) {
+void EmbeddingTable::ApplyPlanned(const SparseRows& gradient, const Plan& plan,
+                                  int64_t global_step) {
   WriterLock lock(&mu_);
-  reserved_ += reserved;
+  reserved_ += plan.bytes;
   const int64_t n = static_cast<int64_t>(gradient.keys.size());
   const int64_t dim = config_.dim();
   const int min_count = std::max(1, config_.min_count());
@@ -234,8 +245,13 @@ void EmbeddingTable::ApplyReserved(const SparseRows& gradient, int64_t global_st
   std::vector<uint32_t> touched;
   const bool every_row = optimizer_->sparse_updates_every_row();
   for (int64_t i = 0; i < n; ++i) {
+    // The rows a few keys ahead: their values and slots.
+    if (i + 4 < n && plan.rows[i + 4] != RowIndex::kAbsent) {
+      const float* ahead = RowData(plan.rows[i + 4]);
+      for (int64_t b = 0; b < stride_; b += 16) __builtin_prefetch(ahead + b);
+    }
     const int64_t key = gradient.keys[i];
-    uint32_t row = FindLocked(key);
+    uint32_t row = plan.rows[i];
     if (row == RowIndex::kAbsent) {
       if (min_count > 1) {
         uint32_t* seen = sightings_.FindMutable(key);
@@ -344,7 +360,7 @@ Status EmbeddingTable::WriteRows(const RowBlock& rows, int64_t global_step) {
   }
   WriterLock lock(&mu_);
   Growth growth;
-  for (int64_t key : rows.keys) growth.new_rows += FindLocked(key) == RowIndex::kAbsent;
+  for (int64_t key : rows.keys) growth.new_rows += FindLocked(key) == RowIndex::kAbsent ? 1 : 0;
   const uint64_t bytes = GrowthBytesLocked(growth);
   if (bytes > 0 && !budget_->TryReserve(bytes)) {
     return ResourceExhausted("embedding table " + name() + " on " + ps_ + ": restoring " +

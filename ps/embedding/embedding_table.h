@@ -30,7 +30,7 @@
 // and the rows of expired keys are reused.
 //
 // Thread-safe: lookups share the table's lock, updates and expiry take it
-// alone. Updates (Apply, ApplyReserved) and Expire are made by one thread
+// alone. Updates (Apply, ApplyPlanned, WriteRows) and Expire are made by one thread
 // at a time: the owner serializes them.
 #ifndef PSTRAIN_PS_EMBEDDING_EMBEDDING_TABLE_H_
 #define PSTRAIN_PS_EMBEDDING_EMBEDDING_TABLE_H_
@@ -91,13 +91,19 @@ class EmbeddingTable {
   Status Apply(const SparseRows& gradient, int64_t global_step);
 
   // Apply in two halves, for an owner that applies several tables' rows
-  // all or none: the bytes the gradient would take from the budget, then
-  // the update, with those bytes already reserved by the caller. No Apply,
-  // ApplyReserved or Expire may run between the two.
-  uint64_t GrowthBytes(const SparseRows& gradient) const;
-  void ApplyReserved(const SparseRows& gradient, int64_t global_step, uint64_t reserved);
-  // The refusal Apply returns when `bytes` do not fit.
-  Status OverBudget(const SparseRows& gradient, uint64_t bytes) const;
+  // all or none: a plan (the row of each key found, and the bytes the
+  // gradient would take from the budget), then the update, with those
+  // bytes already reserved by the caller. No update or Expire may run
+  // between the two.
+  struct Plan {
+    std::vector<uint32_t> rows;  // per key: its row, or RowIndex::kAbsent
+    int64_t new_rows = 0;
+    uint64_t bytes = 0;
+  };
+  Plan PlanApply(const SparseRows& gradient) const;
+  void ApplyPlanned(const SparseRows& gradient, const Plan& plan, int64_t global_step);
+  // The refusal Apply returns when the plan's bytes do not fit.
+  Status OverBudget(const Plan& plan) const;
 
   // Drops the rows whose last gradient is more than ttl_steps before
   // `global_step`; returns how many. Nothing when ttl_steps is 0.
@@ -156,6 +162,10 @@ class EmbeddingTable {
   static constexpr uint32_t kChanged = 1u << 31;
   // The row of `key`, or RowIndex::kAbsent.
   uint32_t FindLocked(int64_t key) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Before the i-th of n keys is found: warms the cache for the ones a few
+  // places ahead (their index entries, then their rows' keys and values),
+  // so that a batch's lookups overlap their memory latency.
+  void PrefetchAhead(const int64_t* keys, size_t i, size_t n) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // A row for `key`: a free one, or the next of the blocks (allocated,
   // with its bytes already reserved), indexed.
   uint32_t NewRowLocked(int64_t key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -166,7 +176,6 @@ class EmbeddingTable {
     int64_t new_rows = 0;
     int64_t new_sightings = 0;
   };
-  Growth CountGrowthLocked(const SparseRows& gradient) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // The bytes to reserve for that growth.
   uint64_t GrowthBytesLocked(const Growth& growth) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Makes the bytes reserved what the table holds now.

@@ -60,6 +60,11 @@ void KeyIndex::Insert(int64_t key, uint32_t value) {
   ++size_;
 }
 
+void KeyIndex::Reserve(int64_t keys) {
+  const uint64_t capacity = CapacityFor(keys);
+  if (capacity != capacity_) Rehash(capacity);
+}
+
 bool KeyIndex::Erase(int64_t key) {
   if (size_ == 0) return false;
   uint64_t hole = Probe(key);

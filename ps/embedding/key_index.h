@@ -40,6 +40,8 @@ class KeyIndex {
   // Adds key -> value (value != kAbsent); the key must be absent. Grows
   // first when the index is full (see BytesToInsert).
   void Insert(int64_t key, uint32_t value);
+  // Makes room for `keys` keys in all, so that inserting them grows nothing.
+  void Reserve(int64_t keys);
   // Removes the key; false when it was absent.
   bool Erase(int64_t key);
   void Clear();

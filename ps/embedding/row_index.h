@@ -88,6 +88,20 @@ class RowIndex {
     }
   }
 
+  // For a Find of `key` soon: warms the cache line of its home entry.
+  void PrefetchHome(int64_t key) const {
+    if (capacity_ > 0) __builtin_prefetch(&entries_[Home(Tag(key))]);
+  }
+  // The row the key's home entry names when their tags match (most often
+  // the key's row: a row to warm for a Find soon), else kAbsent. Reads that
+  // entry only.
+  uint32_t GuessRow(int64_t key) const {
+    if (capacity_ == 0) return kAbsent;
+    const uint32_t tag = Tag(key);
+    const uint64_t e = entries_[Home(tag)];
+    return e != 0 && static_cast<uint32_t>(e >> 32) == tag ? static_cast<uint32_t>(e) - 1 : kAbsent;
+  }
+
   int64_t size() const { return size_; }
   uint64_t capacity() const { return capacity_; }
   uint64_t bytes() const { return capacity_ * kBytesPerEntry; }

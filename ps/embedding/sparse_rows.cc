@@ -10,6 +10,8 @@ UniqueKeys Unique(const int64_t* keys, int64_t n) {
   UniqueKeys out;
   out.position.resize(n);
   KeyIndex seen;
+  seen.Reserve(n);
+  out.keys.reserve(n);
   for (int64_t i = 0; i < n; ++i) {
     const uint32_t at = seen.Find(keys[i]);
     if (at != KeyIndex::kAbsent) {
