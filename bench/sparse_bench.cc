@@ -208,9 +208,16 @@ Status Run() {
     if (dim < 1 || dim > 4096) return InvalidArgument("--dims: '" + d + "' is not in [1, 4096]");
     const auto t0 = bench::Clock::now();
     PS_RETURN_IF_ERROR(MakeTable(client, dim));
-    std::fprintf(stderr, "dim %d: %lld rows made in %.1f s\n", dim,
-                 static_cast<long long>(FLAGS_rows),
-                 std::chrono::duration<double>(bench::Clock::now() - t0).count());
+    const double made_secs = std::chrono::duration<double>(bench::Clock::now() - t0).count();
+    PS_ASSIGN_OR_RETURN(proto::StatusResponse st, client->GetStatus(std::chrono::seconds(10)));
+    if (st.tables_size() != 1 || st.tables(0).rows() != FLAGS_rows) {
+      return Internal("the ps holds no table of " + std::to_string(FLAGS_rows) + " rows");
+    }
+    std::fprintf(stderr,
+                 "dim %d: %lld rows made in %.1f s; the ps holds %.1f bytes a row (values and "
+                 "Adagrad's accumulator: %d)\n",
+                 dim, static_cast<long long>(FLAGS_rows), made_secs,
+                 static_cast<double>(st.tables(0).bytes()) / FLAGS_rows, 2 * 4 * dim);
     Tensor grad({FLAGS_batch_keys, dim});
     grad.Fill(0.01f);
     for (const std::string& distribution : distributions) {

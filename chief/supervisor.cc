@@ -42,6 +42,7 @@ Supervisor::Supervisor(nn::Model* model, PsFleet* fleet, const data::ImageDatase
           {options_.train_dir, options_.max_to_keep, options_.keep_checkpoint_every_n_hours}),
       incarnations_(fleet->num_ps(), 0),
       ps_health_(fleet->num_ps()),
+      ps_tables_(fleet->num_ps()),
       clock_(options_.clock),
       started_(clock_->Now()),
       roster_(options_.num_workers, options_.init.heartbeat_timeout_secs()),
@@ -86,6 +87,7 @@ Status Supervisor::CheckPsIncarnations(bool* needs_restore) {
       continue;
     }
     ps_health_[ps].state = st->ready() ? "running" : "restoring";
+    ps_tables_[ps].assign(st->tables().begin(), st->tables().end());
     ps_health_[ps].detail = std::to_string(st->num_variables()) + " variables, " +
                             std::to_string(st->num_bytes() >> 20) + " MiB with slots";
     const bool changed = incarnations_[ps] != 0 && st->incarnation() != incarnations_[ps];
@@ -214,6 +216,12 @@ Status Supervisor::WriteSummaries(const proto::StatusResponse& st) {
   PS_RETURN_IF_ERROR(summaries_->Scalars(step, MeanWorkerLoss(st), st.learning_rate(),
                                          steps_per_sec,
                                          steps_per_sec * options_.batch_size * per_step));
+  for (int ps = 0; ps < static_cast<int>(ps_tables_.size()); ++ps) {
+    for (const proto::TableState& t : ps_tables_[ps]) {
+      PS_RETURN_IF_ERROR(summaries_->TableShard(step, t.name(), ps, t.rows(), t.bytes(),
+                                                t.admitted(), t.expired()));
+    }
+  }
   std::vector<Tensor> params;
   PS_RETURN_IF_ERROR(fleet_->PullVariables(&params, nullptr));
   PS_RETURN_IF_ERROR(summaries_->Histograms(step, params));
@@ -373,6 +381,11 @@ void Supervisor::PublishMetrics(const proto::StatusResponse& st) {
   m.uptime_secs = std::chrono::duration<double>(now - started_).count();
   m.tasks.push_back({"chief:0", "running", "supervising"});
   for (const TaskHealth& h : ps_health_) m.tasks.push_back(h);
+  for (int ps = 0; ps < static_cast<int>(ps_tables_.size()); ++ps) {
+    for (const proto::TableState& t : ps_tables_[ps]) {
+      m.tables.push_back({t.name(), ps, t.rows(), t.bytes(), t.admitted(), t.expired()});
+    }
+  }
   const double timeout = options_.init.heartbeat_timeout_secs();
   std::map<int, const proto::WorkerState*> seen;
   for (const proto::WorkerState& w : st.workers()) seen[w.worker()] = &w;

@@ -159,6 +159,8 @@ class Supervisor {
   // The newest full checkpoint of the tables this process saved, and the
   // deltas saved since (-1: none yet; a restart saves a full one first).
   int64_t last_full_step_ = -1;
+  // Each ps's embedding tables, as its latest status told.
+  std::vector<std::vector<proto::TableState>> ps_tables_;
   int deltas_since_full_ = 0;
   int64_t last_summary_step_ = 0;
   int64_t summary_window_step_ = 0;

@@ -33,6 +33,15 @@ Status TrainingSummaries::Scalars(int64_t step, double loss, double learning_rat
   return writer_->AddScalar("examples/sec", step, static_cast<float>(examples_per_sec));
 }
 
+Status TrainingSummaries::TableShard(int64_t step, const std::string& table, int ps, int64_t rows,
+                                     int64_t bytes, int64_t admitted, int64_t expired) {
+  const std::string tag = table + "/ps_" + std::to_string(ps) + "/";
+  PS_RETURN_IF_ERROR(writer_->AddScalar(tag + "rows", step, static_cast<float>(rows)));
+  PS_RETURN_IF_ERROR(writer_->AddScalar(tag + "bytes", step, static_cast<float>(bytes)));
+  PS_RETURN_IF_ERROR(writer_->AddScalar(tag + "admitted", step, static_cast<float>(admitted)));
+  return writer_->AddScalar(tag + "expired", step, static_cast<float>(expired));
+}
+
 Status TrainingSummaries::Histograms(int64_t step, const std::vector<Tensor>& params) {
   const int64_t n = std::min<int64_t>(kHistogramBatch, train_set_->count);
   if (next_batch_ + n > train_set_->count) next_batch_ = 0;

@@ -32,6 +32,10 @@ class TrainingSummaries {
 
   Status Scalars(int64_t step, double loss, double learning_rate, double steps_per_sec,
                  double examples_per_sec);
+  // An embedding table's shard on one ps: "<table>/ps_<P>/rows", "/bytes",
+  // "/admitted" and "/expired".
+  Status TableShard(int64_t step, const std::string& table, int ps, int64_t rows, int64_t bytes,
+                    int64_t admitted, int64_t expired);
   // Histograms "<variable>" and "<variable>/gradient", the gradient taken on
   // a batch of training images at `params`.
   Status Histograms(int64_t step, const std::vector<Tensor>& params);

@@ -389,7 +389,8 @@ std::map<std::string, SparseRows> Rows(std::vector<int64_t> keys) {
 // The variables and the rows share --max_memory_bytes; a push whose rows
 // do not fit applies nothing, its variables' gradients neither.
 TEST(VariableStore, APushWhoseRowsDoNotFitAppliesNothing) {
-  VariableStore store(/*max_bytes=*/64 * 1024);
+  // Room for the variable and one block of rows (131,072 of 4 floats).
+  VariableStore store(/*max_bytes=*/6 << 20);
   std::map<std::string, Tensor> init;
   init.emplace("w", Tensor({1000}));  // 4000 bytes with no slots
   ASSERT_TRUE(store.Initialize(WithTable(), Sgd(1.0f), std::move(init)).ok());
@@ -398,7 +399,7 @@ TEST(VariableStore, APushWhoseRowsDoNotFitAppliesNothing) {
   g.at("w").Fill(1.0f);
   ASSERT_TRUE(store.ApplyGradients(g, true, 0, Rows({1, 2, 3})).ok());
   std::vector<int64_t> many;
-  for (int64_t k = 100; k < 5000; ++k) many.push_back(k);
+  for (int64_t k = 100; k < 140000; ++k) many.push_back(k);
   auto refused = store.ApplyGradients(g, true, 0, Rows(many));
   EXPECT_EQ(refused.status().code(), Code::kResourceExhausted);
   EXPECT_NE(refused.status().message().find("embedding table emb on ps:3"), std::string::npos)

@@ -23,6 +23,16 @@ struct TaskHealth {
   std::string detail;  // free text for people, may be empty
 };
 
+// One ps's shard of an embedding table.
+struct TableShardMetrics {
+  std::string table;
+  int ps = 0;
+  int64_t rows = 0;
+  int64_t bytes = 0;
+  int64_t admitted = 0;  // rows made, ever
+  int64_t expired = 0;   // rows dropped after ttl_steps, ever
+};
+
 struct LossPoint {
   int64_t step;
   double loss;
@@ -42,7 +52,8 @@ struct ChiefMetrics {
   std::string train_dir;
   double uptime_secs = 0;
   std::vector<TaskHealth> tasks;
-  std::vector<LossPoint> loss_history;  // recent points, oldest first; the caller bounds it
+  std::vector<TableShardMetrics> tables;  // per table and ps
+  std::vector<LossPoint> loss_history;    // recent points, oldest first; the caller bounds it
 };
 
 class MetricsBoard {
@@ -68,7 +79,8 @@ std::string RenderPrometheus(const ChiefMetrics& m);
 
 // A JSON object with ChiefMetrics' field names; seconds_since_checkpoint is
 // null before the first checkpoint and non-finite numbers are null;
-// loss_history is [{"step": S, "loss": L}, ...].
+// loss_history is [{"step": S, "loss": L}, ...]; tables is [{"table": T,
+// "ps": P, "rows": ..., "bytes": ..., "admitted": ..., "expired": ...}].
 std::string RenderStatusJson(const ChiefMetrics& m);
 
 // The self-contained HTML status page served at "/": header figures and the

@@ -31,6 +31,8 @@ ChiefMetrics Sample() {
              {"worker:0", "dead", "no heartbeat"},
              {"worker:1", "done", ""}};
   m.loss_history = {{100, 2.3}, {200, 1.5}, {300, 0.6931}};
+  m.tables = {{"users/embedding_weights", 0, 1000, 163840, 1200, 200},
+              {"users/embedding_weights", 1, 990, 162000, 1190, 200}};
   return m;
 }
 
@@ -70,6 +72,12 @@ TEST(RenderPrometheus, EveryLineParsesAndCarriesTheFigures) {
   EXPECT_EQ(s["pstrain_task_up{task=\"ps:1\",state=\"restoring\"}"], "1");
   EXPECT_EQ(s["pstrain_task_up{task=\"worker:0\",state=\"dead\"}"], "0");
   EXPECT_EQ(s["pstrain_task_up{task=\"worker:1\",state=\"done\"}"], "0");
+  EXPECT_EQ(s["pstrain_embedding_rows{table=\"users/embedding_weights\",ps=\"1\"}"], "990");
+  EXPECT_EQ(s["pstrain_embedding_bytes{table=\"users/embedding_weights\",ps=\"0\"}"], "163840");
+  EXPECT_EQ(s["pstrain_embedding_admitted_total{table=\"users/embedding_weights\",ps=\"0\"}"],
+            "1200");
+  EXPECT_EQ(s["pstrain_embedding_expired_total{table=\"users/embedding_weights\",ps=\"1\"}"],
+            "200");
   EXPECT_NE(text.find("# TYPE pstrain_global_step counter\n"), std::string::npos);
   EXPECT_NE(text.find("# TYPE pstrain_loss gauge\n"), std::string::npos);
   EXPECT_NE(text.find("# TYPE pstrain_task_up gauge\n"), std::string::npos);
@@ -112,6 +120,11 @@ TEST(RenderStatusJson, HasEveryField) {
   EXPECT_EQ(j["tasks"][1]["task"], "ps:1");
   EXPECT_EQ(j["tasks"][1]["state"], "restoring");
   EXPECT_EQ(j["tasks"][1]["detail"], "from step 12000");
+  ASSERT_EQ(j["tables"].size(), 2u);
+  EXPECT_EQ(j["tables"][1]["table"], "users/embedding_weights");
+  EXPECT_EQ(j["tables"][1]["ps"], 1);
+  EXPECT_EQ(j["tables"][1]["rows"], 990);
+  EXPECT_EQ(j["tables"][0]["expired"], 200);
   ASSERT_EQ(j["loss_history"].size(), 3u);
   EXPECT_EQ(j["loss_history"][0]["step"], 100);
   EXPECT_DOUBLE_EQ(j["loss_history"][0]["loss"].get<double>(), 2.3);

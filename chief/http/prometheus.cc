@@ -86,6 +86,34 @@ std::string RenderPrometheus(const ChiefMetrics& m) {
   out += "pstrain_run_info{model=\"" + EscapeLabel(m.model) + "\",mode=\"" + EscapeLabel(m.mode) +
          "\"} 1\n";
 
+  // Embedding tables, a sample per table and ps.
+  struct TableFamily {
+    const char* name;
+    const char* type;
+    const char* help;
+    int64_t TableShardMetrics::*field;
+  };
+  const TableFamily tables[] = {
+      {"pstrain_embedding_rows", "gauge", "Rows of an embedding table a ps holds.",
+       &TableShardMetrics::rows},
+      {"pstrain_embedding_bytes", "gauge",
+       "Bytes an embedding table takes on a ps: rows, slots, index.", &TableShardMetrics::bytes},
+      {"pstrain_embedding_admitted_total", "counter", "Rows an embedding table has made on a ps.",
+       &TableShardMetrics::admitted},
+      {"pstrain_embedding_expired_total", "counter",
+       "Rows of an embedding table a ps dropped after ttl_steps untouched.",
+       &TableShardMetrics::expired},
+  };
+  if (!m.tables.empty()) {
+    for (const TableFamily& f : tables) {
+      Family(&out, f.name, f.type, f.help);
+      for (const TableShardMetrics& t : m.tables) {
+        out += std::string(f.name) + "{table=\"" + EscapeLabel(t.table) + "\",ps=\"" +
+               std::to_string(t.ps) + "\"} " + FormatValue(static_cast<double>(t.*f.field)) + "\n";
+      }
+    }
+  }
+
   Family(&out, "pstrain_task_up", "gauge",
          "1 when the task is running or being restored, 0 when dead, unreachable or done.");
   for (const TaskHealth& t : m.tasks) {

@@ -19,6 +19,15 @@ std::string RenderStatusJson(const ChiefMetrics& m) {
   for (const TaskHealth& t : m.tasks) {
     tasks.push_back({{"task", t.task}, {"state", t.state}, {"detail", t.detail}});
   }
+  nlohmann::json tables = nlohmann::json::array();
+  for (const TableShardMetrics& t : m.tables) {
+    tables.push_back({{"table", t.table},
+                      {"ps", t.ps},
+                      {"rows", t.rows},
+                      {"bytes", t.bytes},
+                      {"admitted", t.admitted},
+                      {"expired", t.expired}});
+  }
   nlohmann::json history = nlohmann::json::array();
   for (const LossPoint& p : m.loss_history) {
     history.push_back({{"step", p.step}, {"loss", Number(p.loss)}});
@@ -38,6 +47,7 @@ std::string RenderStatusJson(const ChiefMetrics& m) {
       {"train_dir", m.train_dir},
       {"uptime_secs", Number(m.uptime_secs)},
       {"tasks", std::move(tasks)},
+      {"tables", std::move(tables)},
       {"loss_history", std::move(history)},
   };
   // Invalid UTF-8 in a task detail is replaced rather than thrown.

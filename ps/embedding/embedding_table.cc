@@ -10,11 +10,24 @@
 namespace pstrain {
 namespace {
 
-// The step kept beside each row, saturating at 32 bits.
+// Rows per block, as a power of two: kRowsPerBlock at least, and enough
+// for 2 MiB of values.
+int BlockShift(int64_t stride) {
+  static_assert(EmbeddingTable::kRowsPerBlock == 1 << 10);
+  int shift = 10;
+  while ((int64_t{1} << shift) * stride * static_cast<int64_t>(sizeof(float)) <
+         (int64_t{2} << 20)) {
+    ++shift;
+  }
+  return shift;
+}
+
+// The step kept beside each row in 31 bits (the 32nd is the changed bit),
+// saturating below the free rows' mark.
 uint32_t StepStamp(int64_t step) {
+  constexpr uint32_t kLast = (1u << 31) - 2;
   if (step <= 0) return 0;
-  return step >= std::numeric_limits<uint32_t>::max() ? std::numeric_limits<uint32_t>::max()
-                                                      : static_cast<uint32_t>(step);
+  return step >= kLast ? kLast : static_cast<uint32_t>(step);
 }
 
 }  // namespace
@@ -57,7 +70,9 @@ EmbeddingTable::EmbeddingTable(const proto::EmbeddingTableConfig& config,
                    config.has_initializer_stddev() ? config.initializer_stddev()
                                                    : DefaultEmbeddingStddev(config.dim())),
       stride_(int64_t{config.dim()} * static_cast<int64_t>(1 + slot_names_.size())),
-      block_bytes_(static_cast<uint64_t>(kRowsPerBlock) *
+      block_shift_(BlockShift(stride_)),
+      rows_per_block_(int64_t{1} << block_shift_),
+      block_bytes_(static_cast<uint64_t>(rows_per_block_) *
                    (stride_ * sizeof(float) + sizeof(int64_t) + sizeof(uint32_t))) {}
 
 EmbeddingTable::~EmbeddingTable() {
@@ -88,25 +103,26 @@ Status EmbeddingTable::CheckKeys(const std::vector<int64_t>& keys) const {
 }
 
 float* EmbeddingTable::RowData(uint32_t row) const {
-  return blocks_[row / kRowsPerBlock].data.get() + (row % kRowsPerBlock) * stride_;
+  return blocks_[row >> block_shift_].data.get() + (row & (rows_per_block_ - 1)) * stride_;
 }
 
 int64_t& EmbeddingTable::KeyOf(uint32_t row) const {
-  return blocks_[row / kRowsPerBlock].keys[row % kRowsPerBlock];
+  return blocks_[row >> block_shift_].keys[row & (rows_per_block_ - 1)];
 }
 
 uint32_t& EmbeddingTable::StepOf(uint32_t row) const {
-  return blocks_[row / kRowsPerBlock].steps[row % kRowsPerBlock];
+  return blocks_[row >> block_shift_].steps[row & (rows_per_block_ - 1)];
 }
 
-void EmbeddingTable::PrefetchAhead(const int64_t* keys, size_t i, size_t n) const {
+void EmbeddingTable::PrefetchAhead(const int64_t* keys, size_t i, size_t n, int64_t floats) const {
   constexpr size_t kEntriesAhead = 16, kRowsAhead = 8;
   if (i + kEntriesAhead < n) index_.PrefetchHome(keys[i + kEntriesAhead]);
   if (i + kRowsAhead < n) {
     const uint32_t row = index_.GuessRow(keys[i + kRowsAhead]);
     if (row != RowIndex::kAbsent) {
       __builtin_prefetch(&KeyOf(row));
-      __builtin_prefetch(RowData(row));
+      const float* data = RowData(row);
+      for (int64_t f = 0; f < floats; f += 16) __builtin_prefetch(data + f);
     }
   }
 }
@@ -121,7 +137,7 @@ void EmbeddingTable::Lookup(const std::vector<int64_t>& keys, float* out) const 
   ReaderLock lock(&mu_);
   const int64_t dim = config_.dim();
   for (size_t i = 0; i < keys.size(); ++i) {
-    PrefetchAhead(keys.data(), i, keys.size());
+    PrefetchAhead(keys.data(), i, keys.size(), dim);
     const uint32_t row = FindLocked(keys[i]);
     if (row == RowIndex::kAbsent) {
       initializer_.Fill(keys[i], out + i * dim);
@@ -146,9 +162,9 @@ uint64_t EmbeddingTable::GrowthBytesLocked(const Growth& growth) const {
     std::memcpy(&r, RowData(r), sizeof(r));
   }
   const int64_t from_blocks = std::max<int64_t>(0, growth.new_rows - free_rows);
-  const int64_t spare = static_cast<int64_t>(blocks_.size()) * kRowsPerBlock - used_rows_;
+  const int64_t spare = static_cast<int64_t>(blocks_.size()) * rows_per_block_ - used_rows_;
   const int64_t new_blocks =
-      (std::max<int64_t>(0, from_blocks - spare) + kRowsPerBlock - 1) / kRowsPerBlock;
+      (std::max<int64_t>(0, from_blocks - spare) + rows_per_block_ - 1) / rows_per_block_;
   const uint64_t after = index_.BytesToInsert(growth.new_rows) +
                          sightings_.BytesToInsert(growth.new_sightings) +
                          (blocks_.size() + new_blocks) * block_bytes_;
@@ -163,7 +179,7 @@ EmbeddingTable::Plan EmbeddingTable::PlanApply(const SparseRows& gradient) const
   const int min_count = std::max(1, config_.min_count());
   plan.rows.resize(gradient.keys.size());
   for (size_t i = 0; i < gradient.keys.size(); ++i) {
-    PrefetchAhead(gradient.keys.data(), i, gradient.keys.size());
+    PrefetchAhead(gradient.keys.data(), i, gradient.keys.size(), 0);
     const int64_t key = gradient.keys[i];
     plan.rows[i] = FindLocked(key);
     if (plan.rows[i] != RowIndex::kAbsent) continue;
@@ -204,11 +220,11 @@ uint32_t EmbeddingTable::NewRowLocked(int64_t key) {
     row = free_head_;
     std::memcpy(&free_head_, RowData(row), sizeof(free_head_));
   } else {
-    if (used_rows_ == static_cast<int64_t>(blocks_.size()) * kRowsPerBlock) {
+    if (used_rows_ == static_cast<int64_t>(blocks_.size()) * rows_per_block_) {
       Block block;
-      block.data.reset(new float[kRowsPerBlock * stride_]);
-      block.keys.reset(new int64_t[kRowsPerBlock]);
-      block.steps.reset(new uint32_t[kRowsPerBlock]);
+      block.data = MakeRandomReadArray<float>(rows_per_block_ * stride_);
+      block.keys.reset(new int64_t[rows_per_block_]);
+      block.steps.reset(new uint32_t[rows_per_block_]);
       blocks_.push_back(std::move(block));
     }
     row = static_cast<uint32_t>(used_rows_++);

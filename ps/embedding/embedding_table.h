@@ -26,8 +26,9 @@
 // (ResourceExhausted naming the table and the ps), nothing changed. A row
 // costs its values and slots, its key (8 bytes), the step of its last
 // gradient (4), and at most 17.2 bytes of index (RowIndex): at most 29.2
-// bytes beside its floats. Rows are allocated in blocks of kRowsPerBlock,
-// and the rows of expired keys are reused.
+// bytes beside its floats. Rows are allocated in blocks of 2 MiB of values
+// at least (huge pages, core/huge_pages.h), and the rows of expired keys
+// are reused.
 //
 // Thread-safe: lookups share the table's lock, updates and expiry take it
 // alone. Updates (Apply, ApplyPlanned, WriteRows) and Expire are made by one thread
@@ -40,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "core/huge_pages.h"
 #include "core/mutex.h"
 #include "core/status.h"
 #include "proto/ps.pb.h"
@@ -54,6 +56,8 @@ namespace pstrain {
 
 class EmbeddingTable {
  public:
+  // Rows are allocated in blocks of at least this many (more for short
+  // rows: a block's values take 2 MiB at least, a huge page).
   static constexpr int64_t kRowsPerBlock = 1024;
   // The most keys one request may carry for one table (512 KiB of them:
   // a request's header travels in one frame of at most 1 MiB on the tensor
@@ -163,9 +167,11 @@ class EmbeddingTable {
   // The row of `key`, or RowIndex::kAbsent.
   uint32_t FindLocked(int64_t key) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Before the i-th of n keys is found: warms the cache for the ones a few
-  // places ahead (their index entries, then their rows' keys and values),
-  // so that a batch's lookups overlap their memory latency.
-  void PrefetchAhead(const int64_t* keys, size_t i, size_t n) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // places ahead (their index entries, then their rows' keys and first
+  // `floats` values), so that a batch's lookups overlap their memory
+  // latency.
+  void PrefetchAhead(const int64_t* keys, size_t i, size_t n, int64_t floats) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // A row for `key`: a free one, or the next of the blocks (allocated,
   // with its bytes already reserved), indexed.
   uint32_t NewRowLocked(int64_t key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -190,11 +196,13 @@ class EmbeddingTable {
   const std::string ps_;
   MemoryBudget* const budget_;
   const RowInitializer initializer_;
-  const int64_t stride_;  // floats a row takes with its slots
+  const int64_t stride_;   // floats a row takes with its slots
+  const int block_shift_;  // rows_per_block_ = 1 << block_shift_
+  const int64_t rows_per_block_;
   const uint64_t block_bytes_;
 
   struct Block {
-    std::unique_ptr<float[]> data;  // kRowsPerBlock rows of stride_ floats
+    std::unique_ptr<float[], FreeMemory> data;  // rows_per_block_ rows of stride_ floats
     std::unique_ptr<int64_t[]> keys;
     std::unique_ptr<uint32_t[]> steps;
   };

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "core/huge_pages.h"
 #include "core/splitmix64.h"
 
 namespace pstrain {
@@ -132,10 +133,11 @@ class RowIndex {
   }
 
   void Rehash(uint64_t capacity) {
-    std::unique_ptr<uint64_t[]> old = std::move(entries_);
+    std::unique_ptr<uint64_t[], FreeMemory> old = std::move(entries_);
     const uint64_t old_capacity = capacity_;
     capacity_ = capacity;
-    entries_.reset(new uint64_t[capacity]());
+    entries_ = MakeRandomReadArray<uint64_t>(capacity);
+    std::fill(entries_.get(), entries_.get() + capacity, uint64_t{0});
     for (uint64_t j = 0; j < old_capacity; ++j) {
       const uint64_t e = old[j];
       if (e == 0) continue;
@@ -147,7 +149,7 @@ class RowIndex {
 
   uint64_t capacity_ = 0;
   int64_t size_ = 0;
-  std::unique_ptr<uint64_t[]> entries_;  // 0: empty; else tag << 32 | (row + 1)
+  std::unique_ptr<uint64_t[], FreeMemory> entries_;  // 0: empty; else tag << 32 | (row + 1)
 };
 
 }  // namespace pstrain
