@@ -87,7 +87,11 @@ class HostileRequests : public ::testing::Test {
         std::vector<std::string>{BuildDir() + "/ps/ps_server", "--cluster_spec=" + spec_.path,
                                  "--job=ps", "--task=0", "--max_memory_bytes=100000000"});
     placement_ = *cluster::ComputePlacement(vars_, 1, cluster::PlacementStrategy::kGreedy, 1 << 20);
-    fleet_ = ConnectFleet(spec_.spec, {vars_, placement_, {}});
+    proto::EmbeddingTableConfig table;
+    table.set_name("emb");
+    table.set_dim(kDim);
+    table.set_vocabulary_size(1000);
+    fleet_ = ConnectFleet(spec_.spec, {vars_, placement_, {}, {table}});
     ASSERT_TRUE(fleet_->WaitForPs(false, nullptr, std::chrono::seconds(30)).ok());
     std::vector<Tensor> init = {Tensor({64, 32}), Tensor({32})};
     for (int64_t i = 0; i < init[0].size(); ++i) init[0][i] = 0.001f * static_cast<float>(i);
@@ -105,7 +109,15 @@ class HostileRequests : public ::testing::Test {
     for (int i = 0; i < 3; ++i) {
       ASSERT_TRUE(fleet_->PushGradients(grads, 0, i + 1, {i}, /*sync=*/false).ok());
     }
+    // And some rows, with history in their slots.
+    for (int i = 0; i < 2; ++i) {
+      Tensor rows({3, kDim});
+      rows.Fill(0.25f);
+      auto pushed = fleet_->client(0)->Push(SparsePush({1, 2, 3}), {{"emb", &rows}});
+      ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
+    }
     ASSERT_TRUE(fleet_->PullState(&before_, nullptr).ok());
+    rows_before_ = Rows();
     status_before_ = *fleet_->CoordinatorStatus();
     raw_ = std::make_unique<RawPs>(spec_.spec.Address("ps", 0));
   }
@@ -131,6 +143,35 @@ class HostileRequests : public ::testing::Test {
     EXPECT_EQ(st->num_variables(), status_before_.num_variables());
     EXPECT_EQ(st->num_bytes(), status_before_.num_bytes());
     EXPECT_EQ(st->incarnation(), status_before_.incarnation()) << "the ps restarted";
+    const Tensor rows = Rows();
+    EXPECT_EQ(std::memcmp(rows.data(), rows_before_.data(), rows.bytes()), 0) << "rows changed";
+    ASSERT_EQ(st->tables_size(), 1);
+    EXPECT_EQ(st->tables(0).rows(), status_before_.tables(0).rows());
+  }
+
+  static constexpr int kDim = 4;
+  static proto::TableKeys Keys(const std::string& table, const std::vector<int64_t>& keys) {
+    proto::TableKeys k;
+    k.set_table(table);
+    k.set_keys(std::string(reinterpret_cast<const char*>(keys.data()), keys.size() * 8));
+    return k;
+  }
+  // A push of rows alone, for `keys` of table emb.
+  proto::PushHeader SparsePush(const std::vector<int64_t>& keys) const {
+    proto::PushHeader h;
+    h.set_placement_fingerprint(placement_.fingerprint);
+    h.set_worker(1);
+    *h.add_sparse() = Keys("emb", keys);
+    return h;
+  }
+  // The rows of keys 1..3 and of a key without a row, 5.
+  Tensor Rows() {
+    std::map<std::string, Tensor> out;
+    Status s =
+        fleet_->client(0)->PullWithRows(placement_.fingerprint, {"b"}, {Keys("emb", {1, 2, 3, 5})},
+                                        &out, nullptr, 0, std::chrono::milliseconds(0));
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return out["emb"];
   }
 
   // A push header that matches the ps, for all of its variables.
@@ -186,6 +227,7 @@ class HostileRequests : public ::testing::Test {
   cluster::Placement placement_;
   std::unique_ptr<PsFleet> fleet_;
   PsFleet::State before_;
+  Tensor rows_before_;
   proto::StatusResponse status_before_;
   std::unique_ptr<RawPs> raw_;
 };
@@ -289,6 +331,88 @@ TEST_F(HostileRequests, PushNamingWhatIsNotThereIsRefused) {
     *chunk.mutable_chunk() = c.chunk;
     ExpectRefused(raw_->Stream("Push", {Serialize(c.header), Serialize(chunk)}), c.code, c.says);
   }
+  ExpectUntouched();
+}
+
+// Sparse requests whose parts do not add up: keys that are not whole,
+// too many, outside the vocabulary or of an unknown table, rows that do not
+// match their keys or absurdly wide; each refused naming the problem, and
+// nothing of it applied.
+TEST_F(HostileRequests, SparseRequestsThatDoNotAddUpAreRefused) {
+  struct Case {
+    std::string what;
+    proto::TableKeys keys;
+    std::vector<int64_t> rows_shape;
+    grpc::StatusCode code;
+    std::string says;
+  };
+  proto::TableKeys partial = Keys("emb", {1, 2});
+  partial.mutable_keys()->resize(13);
+  std::vector<int64_t> many(70000);
+  for (size_t i = 0; i < many.size(); ++i) many[i] = static_cast<int64_t>(i % 1000);
+  const std::vector<Case> cases = {
+      {"a partial key",
+       partial,
+       {2, kDim},
+       grpc::StatusCode::INVALID_ARGUMENT,
+       "13 bytes of keys, not a multiple of 8"},
+      {"too many keys",
+       Keys("emb", many),
+       {70000, kDim},
+       grpc::StatusCode::INVALID_ARGUMENT,
+       "70000 keys, more than 65536"},
+      {"an unknown table", Keys("nope", {1}), {1, kDim}, grpc::StatusCode::NOT_FOUND, "nope"},
+      {"rows short of the keys",
+       Keys("emb", {1, 2, 3}),
+       {2, kDim},
+       grpc::StatusCode::INVALID_ARGUMENT,
+       "3 keys of dim 4 need [3,4]"},
+      {"absurdly wide rows",
+       Keys("emb", {1, 2}),
+       {2, int64_t{1} << 40},
+       grpc::StatusCode::INVALID_ARGUMENT,
+       "[2,1099511627776]"},
+      {"a key outside the vocabulary",
+       Keys("emb", {1, 4000}),
+       {2, kDim},
+       grpc::StatusCode::INVALID_ARGUMENT,
+       "key 4000 is outside its vocabulary [0, 1000)"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    proto::PushRequest header;
+    *header.mutable_header() = SparsePush({});
+    *header.mutable_header()->mutable_sparse(0) = c.keys;
+    header.mutable_header()->set_num_tensors(1);
+    int64_t elements = 1;
+    for (int64_t d : c.rows_shape) elements *= d;
+    const bool small = elements < (1 << 20);
+    const uint64_t bytes = small ? static_cast<uint64_t>(elements) * 4 : 0;
+    proto::PushRequest chunk;
+    *chunk.mutable_chunk() =
+        ChunkOf(c.keys.table(), c.rows_shape, bytes, std::string(small ? bytes : 0, 'x'));
+    ExpectRefused(raw_->Stream("Push", {Serialize(header), Serialize(chunk)}), c.code, c.says);
+    // The same keys looked up.
+    proto::PullRequest pull;
+    pull.set_placement_fingerprint(placement_.fingerprint);
+    *pull.add_lookups() = c.keys;
+    if (c.what != "rows short of the keys" && c.what != "absurdly wide rows") {
+      ExpectRefused(raw_->Call("Pull", Serialize(pull)), c.code, c.says);
+    }
+  }
+  // Rows for a restore that are not whole rows, and an unknown table's.
+  proto::ImportRowsRequest first, block;
+  first.set_placement_fingerprint(placement_.fingerprint);
+  block.mutable_block()->set_table("emb");
+  block.mutable_block()->set_keys(Keys("emb", {1}).keys());
+  block.mutable_block()->set_values(std::string(3, 'x'));
+  ExpectRefused(raw_->Stream("ImportRows", {Serialize(first), Serialize(block)}),
+                grpc::StatusCode::INVALID_ARGUMENT, "not a whole number of floats");
+  proto::ExportRowsRequest export_rows;
+  export_rows.set_placement_fingerprint(placement_.fingerprint);
+  export_rows.set_table("nope");
+  ExpectRefused(raw_->Call("ExportRows", Serialize(export_rows)), grpc::StatusCode::NOT_FOUND,
+                "nope");
   ExpectUntouched();
 }
 
