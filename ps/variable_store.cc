@@ -93,6 +93,7 @@ Status VariableStore::Initialize(const InitOptions& options, std::unique_ptr<Opt
     PS_ASSIGN_OR_RETURN(
         std::unique_ptr<EmbeddingTable> table,
         EmbeddingTable::Create(config, options.optimizer_config, options.ps_name, &budget_));
+    table->SetUpdateCount(options.global_step);  // as each variable's
     tables.emplace(config.name(), std::move(table));
   }
   WriterLock lock(&mu_);

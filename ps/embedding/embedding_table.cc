@@ -253,7 +253,7 @@ void EmbeddingTable::ApplyPlanned(const SparseRows& gradient, const Plan& plan,
   const int64_t count = ++update_count_;
   const uint32_t stamp = StepStamp(global_step);
   std::vector<float*> slots(slot_names_.size());
-  auto apply_row = [&](uint32_t row, const float* grad) {
+  auto apply_row = [&](uint32_t row, const float* grad) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     float* data = RowData(row);
     for (size_t s = 0; s < slots.size(); ++s) slots[s] = data + (s + 1) * dim;
     optimizer_->Apply(data, slots, grad, dim, lr, count);
@@ -411,6 +411,11 @@ int64_t EmbeddingTable::EraseRows(const std::vector<int64_t>& keys) {
     ++erased;
   }
   return erased;
+}
+
+void EmbeddingTable::SetUpdateCount(int64_t count) {
+  WriterLock lock(&mu_);
+  update_count_ = count;
 }
 
 std::vector<int64_t> EmbeddingTable::DroppedKeys() const {

@@ -12,7 +12,7 @@
 // sparse Adam ("Adam"), which decays m and v of every row and moves every
 // row (Optimizer::sparse_updates_every_row); "LazyAdam" touches only the
 // rows with a gradient. Adam's t is the number of pushes this shard has
-// applied.
+// applied, counted from the global step it was initialized or restored at.
 //
 // Admission (min_count > 1): a key's sightings are counted, one per push
 // that carries it; the push that brings them to min_count makes its row and
@@ -78,6 +78,9 @@ class EmbeddingTable {
   int dim() const { return config_.dim(); }
   const proto::EmbeddingTableConfig& config() const { return config_; }
   const std::vector<std::string>& slot_names() const { return slot_names_; }
+  // Adam's t before the next push: after a restore from a checkpoint at
+  // step S the table is taken to have had S updates, as a variable is.
+  void SetUpdateCount(int64_t count);
 
   // OK when every key may be asked of this shard: within the vocabulary
   // and this shard's by KeyShard. InvalidArgument naming the first that is

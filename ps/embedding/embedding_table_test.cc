@@ -171,6 +171,22 @@ TEST(EmbeddingTableRules, AdamDecaysAndMovesEveryRowAsTfsSparseAdam) {
   CheckRule(Opt("Adam", 0.01f), 0, AdamStep, AdamStep);  // untouched: g = 0
 }
 
+// After a restore at step 1000 the next update is Adam's 1001st, as for a
+// variable (and as TF's saved beta powers make it).
+TEST(EmbeddingTableRules, AdamCountsOnFromTheStepItWasRestoredAt) {
+  MemoryBudget budget(1 << 26);
+  auto table = Make(Config(), Opt("LazyAdam", 0.01f), &budget);
+  table->SetUpdateCount(1000);
+  Element e{Lookup(*table, 4)[0]};
+  ASSERT_TRUE(table->Apply(Grad({4}, {0.5f, 0.5f, 0.5f}), 1000).ok());
+  AdamStep(&e, 0.5, 1001);
+  EXPECT_NEAR(Lookup(*table, 4)[0], e.var, 1e-6);
+  Element fresh{Lookup(*table, 5)[0]};
+  AdamStep(&fresh, 0.5, 1);  // what t = 1 would give: not it
+  ASSERT_TRUE(table->Apply(Grad({5}, {0.5f, 0.5f, 0.5f}), 1001).ok());
+  EXPECT_GT(std::fabs(Lookup(*table, 5)[0] - fresh.var), 1e-4);
+}
+
 TEST(EmbeddingTable, AKeyWithoutARowLooksUpItsInitialValue) {
   MemoryBudget budget(1 << 26);
   auto table = Make(Config(), Opt("GradientDescent", 1), &budget);

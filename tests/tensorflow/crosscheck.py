@@ -9,6 +9,14 @@
      GZIP) read by pstrain, and pstrain_convert's files read by TensorFlow.
   4. event files: a short pstrain cluster's TensorBoard events loaded by
      TensorBoard's own event loader.
+  5. sparse optimizers: an embedding table's rows and slots under each of
+     pstrain's sparse optimizers, after pushes with repeated keys, against
+     TensorFlow's own optimizers applying the same IndexedSlices to a dense
+     variable (LazyAdam, whose TF Addons cannot be installed here, against
+     its published update in numpy); relative error at most 1e-5.
+  6. embedding bag: EmbeddingBagForward and EmbeddingBagBackward, each
+     combiner, weighted and not, against tf.nn.embedding_lookup_sparse and
+     its gradient; relative error at most 1e-5.
 
 Run by tests/tensorflow/run_crosscheck.sh, which installs TensorFlow into a
 virtual environment first. Prints one line per check and exits 1 if any
@@ -249,6 +257,193 @@ def check_events(build, work):
                (events, min(steps), max(steps), dict(sorted(kinds.items()))))
 
 
+# 5. sparse optimizers -------------------------------------------------------
+
+# pstrain's slot names (ps/optimizer.h), in its order, and TF's get_slot name
+# for each.
+SPARSE_SLOTS = {
+    "GradientDescent": [],
+    "Momentum": [("Momentum", "momentum")],
+    "Adagrad": [("accumulator", "accumulator")],
+    "Ftrl": [("accumulator", "accum"), ("linear", "linear")],
+    "Adam": [("m", "m"), ("v", "v")],
+    "LazyAdam": [("m", None), ("v", None)],
+}
+
+
+def tf_optimizer(o):
+    """The tf.compat.v1.train optimizer the manifest's config names."""
+    train = tf.compat.v1.train
+    name, lr = o["name"], o["learning_rate"]
+    if name == "GradientDescent":
+        return train.GradientDescentOptimizer(lr)
+    if name == "Momentum":
+        return train.MomentumOptimizer(lr, o["momentum"], use_nesterov=o["use_nesterov"])
+    if name == "Adagrad":
+        return train.AdagradOptimizer(lr, initial_accumulator_value=o["initial_accumulator_value"])
+    if name == "Ftrl":
+        # l2_shrinkage > 0: ResourceSparseApplyFtrlV2; else ResourceSparseApplyFtrl.
+        return train.FtrlOptimizer(
+            lr, learning_rate_power=o["learning_rate_power"],
+            initial_accumulator_value=o["initial_accumulator_value"],
+            l1_regularization_strength=o["l1"], l2_regularization_strength=o["l2"],
+            l2_shrinkage_regularization_strength=o["l2_shrinkage"])
+    if name == "Adam":
+        # TF's own sparse Adam (_apply_sparse_shared): m and v of every row
+        # decay, every row moves; beta powers start at beta and multiply after
+        # each apply_gradients (t = the number of applies, from 1).
+        return train.AdamOptimizer(lr, beta1=o["beta1"], beta2=o["beta2"], epsilon=o["epsilon"])
+    raise ValueError("no TensorFlow optimizer for " + name)
+
+
+class LazyAdamReference:
+    """TF Addons' LazyAdamOptimizer's published update, in float64: only the
+    rows with a gradient (their repeats summed) change.
+      m_t = b1 m + (1 - b1) g;  v_t = b2 v + (1 - b2) g^2
+      var -= lr sqrt(1 - b2^t) / (1 - b1^t) m_t / (sqrt(v_t) + eps)"""
+
+    def __init__(self, o, var, m, v):
+        self.o = o
+        self.var, self.m, self.v = (np.array(x, np.float64) for x in (var, m, v))
+        self.t = 0
+
+    def apply(self, indices, grad):
+        o = self.o
+        self.t += 1
+        rows = np.unique(indices)
+        g = np.zeros(self.var.shape, np.float64)
+        np.add.at(g, indices, np.asarray(grad, np.float64))
+        g = g[rows]
+        b1, b2 = o["beta1"], o["beta2"]
+        lr_t = o["learning_rate"] * np.sqrt(1 - b2 ** self.t) / (1 - b1 ** self.t)
+        self.m[rows] = b1 * self.m[rows] + (1 - b1) * g
+        self.v[rows] = b2 * self.v[rows] + (1 - b2) * g * g
+        self.var[rows] -= lr_t * self.m[rows] / (np.sqrt(self.v[rows]) + o["epsilon"])
+
+    def state(self):
+        return [self.var, self.m, self.v]
+
+
+def check_sparse_optimizers(build, work):
+    out = os.path.join(work, "sparse_optimizers")
+    os.makedirs(out)
+    m = dump(build, out, "--what=sparse_optimizers", "--seed=5")
+    dim, keys, written = m["dim"], m["keys"], m["written"]
+    n = len(keys)
+    row_of = {k: i for i, k in enumerate(keys)}
+    pushes = []
+    for push in m["pushes"]:
+        push_keys = load(out, push["keys"], np.int64)
+        pushes.append((np.array([row_of[int(k)] for k in push_keys], np.int64),
+                       load(out, push["grad"], shape=(push["count"], dim))))
+    repeats = sum(len(i) - len(np.unique(i)) for i, _ in pushes)
+    for case in m["cases"]:
+        o = case["optimizer"]
+        expected = SPARSE_SLOTS[o["name"]]
+        name = "sparse optimizer " + case["label"]
+        if case["slots"] != [ours for ours, _ in expected]:
+            report(name, False, "slots %s, TensorFlow's are %s" %
+                   (case["slots"], [ours for ours, _ in expected]))
+            continue
+        shape = (n, 1 + len(expected), dim)
+        initial = load(out, case["initial"], shape=shape)
+        # TF's dense variable starts at every key's row as pstrain holds it
+        # (the fresh key, never written: its RowInitializer value, which
+        # Lookup answers); the written rows' slots as written, the fresh
+        # key's as TF's optimizer starts them.
+        var = tf.Variable(initial[:, 0, :])
+        written_rows = tf.constant(np.arange(written, dtype=np.int64))
+        if o["name"] == "LazyAdam":
+            slot0 = np.zeros((2, n, dim), np.float32)
+            slot0[:, :written] = initial[:written, 1:, :].transpose(1, 0, 2)
+            ref = LazyAdamReference(o, initial[:, 0, :], slot0[0], slot0[1])
+            apply = ref.apply
+            state = ref.state
+        else:
+            opt = tf_optimizer(o)
+            opt._create_slots([var])  # to write the slots before the first update
+            slots = [opt.get_slot(var, theirs) for _, theirs in expected]
+            for s, slot in enumerate(slots):
+                slot.scatter_update(tf.IndexedSlices(
+                    tf.constant(initial[:written, 1 + s, :]), written_rows))
+
+            def apply(indices, grad, opt=opt, var=var):
+                # Duplicate indices as they are: TF's optimizers sum them
+                # (unsorted_segment_sum) before the sparse update.
+                opt.apply_gradients([(tf.IndexedSlices(
+                    tf.constant(grad), tf.constant(indices), tf.constant([n, dim],
+                                                                          tf.int64)), var)])
+
+            def state(var=var, slots=slots):
+                return [var.numpy()] + [slot.numpy() for slot in slots]
+
+        names = ["var"] + case["slots"]
+        worst = {x: 0.0 for x in names + ["lookup"]}
+        for (indices, grad), after in zip(pushes, case["after"]):
+            apply(indices, grad)
+            theirs = state()
+            ours = load(out, after["rows"], shape=shape)
+            held = np.array(after["held"], bool)
+            for s, x in enumerate(names):
+                # Slots of a key without a row yet are not pstrain's to hold.
+                rows = slice(None) if s == 0 else held
+                worst[x] = max(worst[x], rel_error(ours[rows, s, :], theirs[s][rows]))
+            worst["lookup"] = max(worst["lookup"], rel_error(
+                load(out, after["lookup"], shape=(n, dim)), theirs[0]))
+        err = max(worst.values())
+        report(name, err <= 1e-5,
+               "%d pushes (%d repeated keys) into %d rows of %d, relative error %.2e (%s)" %
+               (len(pushes), repeats, n, dim, err,
+                ", ".join("%s %.2e" % (x, e) for x, e in worst.items())))
+
+
+# 6. embedding bag ------------------------------------------------------------
+
+def check_embedding_bag(build, work):
+    out = os.path.join(work, "embedding_bag")
+    os.makedirs(out)
+    m = dump(build, out, "--what=embedding_bag", "--seed=9")
+    dim, vocabulary, batch = m["dim"], m["vocabulary"], m["batch"]
+    values = load(out, "values.i64", np.int64)
+    splits = load(out, "row_splits.i64", np.int64)
+    weights = load(out, "weights.f32")
+    unique = load(out, "unique.i64", np.int64)
+    table = load(out, "table.f32", shape=(vocabulary, dim))
+    dout = load(out, "dout.f32", shape=(batch, dim))
+    lengths = np.diff(splits)
+    indices = np.array([[b, j] for b in range(batch) for j in range(lengths[b])], np.int64)
+    dense_shape = [batch, int(lengths.max())]
+    sp_ids = tf.SparseTensor(indices, values, dense_shape)
+    sp_weights = tf.SparseTensor(indices, weights, dense_shape)
+    # TF's output has a row per example up to the last with an id (its
+    # segment ops); an empty example before it gets zeros, as in pstrain.
+    # This batch's last example is not empty, so both have `batch` rows.
+    assert lengths[-1] > 0
+    params = tf.Variable(table)
+    for case in m["cases"]:
+        name = "embedding bag %s %s" % (case["combiner"],
+                                        "weighted" if case["weighted"] else "unweighted")
+        with tf.GradientTape() as tape:
+            y = tf.nn.embedding_lookup_sparse(
+                params, sp_ids, sp_weights if case["weighted"] else None,
+                combiner=case["combiner"])
+            loss = tf.reduce_sum(y * dout)
+        grad = tape.gradient(loss, params)  # IndexedSlices, repeats not summed
+        theirs_grad = tf.convert_to_tensor(grad).numpy()
+        ours = load(out, case["out"])
+        if ours.size != y.numpy().size:
+            report(name, False, "pstrain %d values out, TensorFlow %s" % (ours.size, y.shape))
+            continue
+        drows = load(out, case["drows"], shape=(len(unique), dim))
+        ours_grad = np.zeros((vocabulary, dim), np.float32)
+        ours_grad[unique] = drows  # one row per unique id, its repeats summed
+        fwd = rel_error(ours.reshape(batch, dim), y.numpy())
+        bwd = rel_error(ours_grad, theirs_grad)
+        report(name, max(fwd, bwd) <= 1e-5,
+               "%d examples, %d ids (%d unique), forward %.2e, backward %.2e" %
+               (batch, len(values), len(unique), fwd, bwd))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default="build", help="pstrain's build directory")
@@ -260,6 +455,8 @@ def main():
         check_distortions(build, work)
         check_tfrecord(build, work)
         check_events(build, work)
+        check_sparse_optimizers(build, work)
+        check_embedding_bag(build, work)
     print("%d check(s) failed" % len(failures) if failures else "all checks passed")
     return 1 if failures else 0
 
