@@ -154,6 +154,33 @@ void PsSeeds() {
   Seed("tensor_channel", "arena", ChannelArena());
   Seed("tensor_channel", "mixed_dtypes", ChannelMixedDtypes());
   Seed("tensor_channel", "step_waits", ChannelStepWaits());
+  Seed("tensor_channel", "sparse_push_then_pull", ChannelSparsePushThenPull());
+  proto::PullRequest lookup = pull;
+  *lookup.add_lookups() = FuzzKeys({1, 2, -7, 99});
+  const std::string sparse = Request(kPush, SparsePushMessages());
+  Seed("ps_requests", "sparse_push_twice_then_lookup",
+       sparse + sparse + Request(kPull, {lookup.SerializeAsString()}));
+  proto::ExportRowsRequest export_rows;
+  export_rows.set_placement_fingerprint(kFingerprint);
+  export_rows.set_table("emb");
+  export_rows.set_start_deltas(true);
+  proto::ExportRowsRequest delta = export_rows;
+  delta.set_start_deltas(false);
+  delta.set_delta(true);
+  proto::RowBlock rows;
+  rows.set_table("emb");
+  rows.set_keys(FuzzKeys({5, 6}).keys());
+  const std::vector<float> values(2 * kTableDim * 2, 0.5f);  // values and Momentum slot
+  rows.set_values(std::string(reinterpret_cast<const char*>(values.data()), values.size() * 4));
+  proto::RowBlock erase;
+  erase.set_table("emb");
+  erase.set_keys(FuzzKeys({5}).keys());
+  erase.set_erase(true);
+  Seed("ps_requests", "export_import_delta",
+       sparse + sparse + Request(kExportRows, {export_rows.SerializeAsString()}) +
+           Request(kImportRows, {rows.SerializeAsString()}) +
+           Request(kImportRows, {erase.SerializeAsString()}) +
+           Request(kExportRows, {delta.SerializeAsString()}));
   Seed("ps_requests", "end_and_status",
        Request(kEndTraining, {end.SerializeAsString()}) + Request(kStatus, {""}));
 }

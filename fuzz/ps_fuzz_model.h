@@ -20,6 +20,28 @@ namespace fuzz {
 
 constexpr uint64_t kFingerprint = 7;
 
+constexpr int kTableDim = 3;
+
+// The fuzz model's embedding table: any int64 key, admitted at its second
+// push, dropped 4 steps after its last.
+inline proto::EmbeddingTableConfig FuzzTable() {
+  proto::EmbeddingTableConfig t;
+  t.set_name("emb");
+  t.set_dim(kTableDim);
+  t.set_num_shards(1);
+  t.set_min_count(2);
+  t.set_ttl_steps(4);
+  return t;
+}
+
+// Keys of table emb, as a request carries them.
+inline proto::TableKeys FuzzKeys(const std::vector<int64_t>& keys) {
+  proto::TableKeys k;
+  k.set_table("emb");
+  k.set_keys(std::string(reinterpret_cast<const char*>(keys.data()), keys.size() * 8));
+  return k;
+}
+
 // A weight and a bias, each in one chunk.
 inline std::vector<std::pair<std::string, Tensor>> FuzzTensors() {
   Tensor w({4, 3}), b({3});
@@ -51,6 +73,7 @@ inline std::vector<std::string> StreamMessages(bool push) {
     h->set_holds_global_step(true);
     h->set_ema_decay(0.5f);
     h->set_num_workers(2);
+    *h->add_tables() = FuzzTable();
     out.push_back(r.SerializeAsString());
   }
   for (const auto& [name, tensor] : FuzzTensors()) {
@@ -68,6 +91,27 @@ inline std::vector<std::string> StreamMessages(bool push) {
       return true;
     });
   }
+  return out;
+}
+
+// The messages of a Push stream of the dense gradients and rows of table
+// emb for keys 1, 2, 2 (summed) and -7.
+inline std::vector<std::string> SparsePushMessages() {
+  std::vector<std::string> out = StreamMessages(/*push=*/true);
+  proto::PushRequest header;
+  header.ParseFromString(out[0]);
+  header.mutable_header()->set_num_tensors(3);
+  *header.mutable_header()->add_sparse() = FuzzKeys({1, 2, 2, -7});
+  out[0] = header.SerializeAsString();
+  Tensor rows({4, kTableDim});
+  rows.Fill(0.25f);
+  proto::TensorChunk chunk;
+  ForEachChunk("emb", rows, 1 << 20, &chunk, [&] {
+    proto::PushRequest r;
+    *r.mutable_chunk() = chunk;
+    out.push_back(r.SerializeAsString());
+    return true;
+  });
   return out;
 }
 
@@ -121,6 +165,41 @@ inline std::string ChannelPushThenPull() {
   batch.Add(tcp::FrameKind::kEnd, nullptr);
   proto::PullRequest pull;
   pull.set_placement_fingerprint(kFingerprint);
+  batch.Add(tcp::FrameKind::kPullRequest, &pull);
+  (void)batch.WriteTo(&out);
+  return out.bytes;
+}
+
+// A push of the dense gradients and rows of table emb, twice (the second
+// admits its keys), then a pull that looks keys up, on one tensor channel
+// connection.
+inline std::string ChannelSparsePushThenPull() {
+  CapturedBytes out;
+  proto::PushHeader header;
+  header.set_placement_fingerprint(kFingerprint);
+  header.set_worker(1);
+  header.set_increment_global_step(true);
+  header.set_num_tensors(3);
+  *header.add_sparse() = FuzzKeys({1, 2, 2, -7});
+  auto tensors = FuzzTensors();
+  Tensor rows({4, kTableDim});
+  rows.Fill(0.25f);
+  tensors.emplace_back("emb", rows);
+  tcp::FrameBatch batch;
+  for (int push = 0; push < 2; ++push) {
+    batch.Add(tcp::FrameKind::kPushHeader, &header);
+    for (const auto& [name, tensor] : tensors) {
+      ForEachChunkSpan(name, tensor, 1 << 20,
+                       [&](const proto::TensorChunk& head, const char* data, size_t n) {
+                         batch.Add(tcp::FrameKind::kChunk, &head, data, n);
+                         return true;
+                       });
+    }
+    batch.Add(tcp::FrameKind::kEnd, nullptr);
+  }
+  proto::PullRequest pull;
+  pull.set_placement_fingerprint(kFingerprint);
+  *pull.add_lookups() = FuzzKeys({1, 2, -7, 99});
   batch.Add(tcp::FrameKind::kPullRequest, &pull);
   (void)batch.WriteTo(&out);
   return out.bytes;
@@ -251,6 +330,8 @@ enum Op {
   kSetLiveWorkers,
   kEndTraining,
   kStatus,
+  kExportRows,  // an ExportRowsRequest
+  kImportRows,  // a RowBlock written into the fuzz ps's tables
   kNumOps
 };
 

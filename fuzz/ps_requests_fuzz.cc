@@ -2,7 +2,9 @@
 // streams as the gRPC service reads them (each message's bytes through
 // ps/rpc/chunk_codec.h, the stream through ps/tensor_streams.h), the unary
 // calls and Pull through the service's own methods (Pull's reply decoded
-// again as the client does). Each input is a sequence of requests
+// again as the client does), a table's export and the blocks of a restore
+// through the core. The ps holds an embedding table, so pushes and pulls
+// may carry keys and rows. Each input is a sequence of requests
 // (fuzz_input.h's parts) to a ps that holds a small model.
 #include <grpcpp/grpcpp.h>
 
@@ -110,6 +112,19 @@ void Serve(Parts* in, PsCore* core, PsService* service) {
       return CallUnary(bytes, service, &PsService::SetLiveWorkers);
     case kEndTraining:
       return CallUnary(bytes, service, &PsService::EndTraining);
+    case kExportRows: {
+      proto::ExportRowsRequest r;
+      if (!r.ParseFromString(bytes)) return;
+      (void)core->ExportRows(r, [](const proto::ExportRowsResponse&) { return true; });
+      return;
+    }
+    case kImportRows: {
+      proto::RowBlock block;
+      if (!block.ParseFromString(bytes)) return;
+      proto::ImportRowsResponse response;
+      (void)core->ImportRows(kFingerprint, block, &response);
+      return;
+    }
     default:
       return CallUnary(bytes, service, &PsService::GetStatus);
   }
