@@ -95,7 +95,7 @@ StatusOr<std::unique_ptr<Client>> Connect(const std::vector<int>& ports) {
   auto c = std::make_unique<Client>();
   PsClientOptions options;
   options.shared_memory = FLAGS_shared_memory;
-  c->fleet = ConnectFleet(bench::SpecFor(ports, 1), {Vars(), placement, {}}, options);
+  c->fleet = ConnectFleet(bench::SpecFor(ports, 1), {Vars(), placement, {}, {}}, options);
   PS_RETURN_IF_ERROR(c->fleet->WaitForPs(false, nullptr, std::chrono::seconds(30)));
   c->grads = {Tensor({FLAGS_bytes / 4})};
   c->grads[0].Fill(1e-3f);

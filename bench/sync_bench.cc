@@ -151,7 +151,8 @@ class Worker {
          const std::vector<cluster::VariableInfo>& vars, const cluster::Placement& placement,
          const std::atomic<bool>* stop, const std::atomic<bool>* measuring)
       : index_(index),
-        fleet_(ConnectFleet(spec, {vars, placement, {}}, SharedMemoryOption(), /*trainer=*/true)),
+        fleet_(
+            ConnectFleet(spec, {vars, placement, {}, {}}, SharedMemoryOption(), /*trainer=*/true)),
         stop_(stop),
         measuring_(measuring) {
     // Where a worker's Trainer keeps them (in its arena, through shared memory).
@@ -400,7 +401,7 @@ int Main() {
     }
     std::unique_ptr<PsFleet> control;
     if (s.ok()) {
-      control = ConnectFleet(SpecFor(procs.ports(), 1), {vars, *placement, {}});
+      control = ConnectFleet(SpecFor(procs.ports(), 1), {vars, *placement, {}, {}});
       s = control->WaitForPs(false, nullptr, std::chrono::seconds(30));
     }
     double base = -1;

@@ -91,7 +91,7 @@ StatusOr<SizeResult> Measure(const std::vector<int>& ports, int64_t bytes) {
   if (FLAGS_wire_dtype == "bfloat16") options.wire_dtype = proto::DT_BFLOAT16;
   options.shared_memory = FLAGS_shared_memory;
   std::unique_ptr<PsFleet> connected =
-      ConnectFleet(bench::SpecFor(ports, 1), {vars, placement, {}}, options, FLAGS_arena);
+      ConnectFleet(bench::SpecFor(ports, 1), {vars, placement, {}, {}}, options, FLAGS_arena);
   PsFleet& fleet = *connected;
   PS_RETURN_IF_ERROR(fleet.WaitForPs(false, nullptr, std::chrono::seconds(30)));
   proto::InitHeader header;

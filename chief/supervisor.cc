@@ -42,7 +42,6 @@ Supervisor::Supervisor(nn::Model* model, PsFleet* fleet, const data::ImageDatase
           {options_.train_dir, options_.max_to_keep, options_.keep_checkpoint_every_n_hours}),
       incarnations_(fleet->num_ps(), 0),
       ps_health_(fleet->num_ps()),
-      ps_tables_(fleet->num_ps()),
       clock_(options_.clock),
       started_(clock_->Now()),
       roster_(options_.num_workers, options_.init.heartbeat_timeout_secs()),
@@ -51,7 +50,9 @@ Supervisor::Supervisor(nn::Model* model, PsFleet* fleet, const data::ImageDatase
                                     std::chrono::duration<double>(options_.save_checkpoint_secs))),
       eval_timer_(clock_, std::chrono::duration_cast<Clock::Duration>(
                               std::chrono::duration<double>(options_.eval_secs))),
-      progress_timer_(clock_, options_.progress_interval) {}
+      progress_timer_(clock_, options_.progress_interval) {
+  ps_tables_.resize(fleet->num_ps());
+}
 
 Status Supervisor::RestoreOrInitialize(const std::string& why) {
   proto::InitHeader header = options_.init;

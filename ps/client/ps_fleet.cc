@@ -23,7 +23,7 @@ StatusOr<PsFleet::Layout> PsFleet::PlaceFromFlags(int num_ps,
   PS_ASSIGN_OR_RETURN(auto strategy, cluster::ParsePlacementStrategy(FLAGS_placement));
   PS_ASSIGN_OR_RETURN(auto placement,
                       cluster::ComputePlacement(infos, num_ps, strategy, FLAGS_min_slice_bytes));
-  return Layout{std::move(infos), std::move(placement), std::move(non_trainable)};
+  return Layout{std::move(infos), std::move(placement), std::move(non_trainable), {}};
 }
 
 PsFleet::PsFleet(std::vector<std::unique_ptr<PsConnection>> connections, Layout layout,

@@ -71,7 +71,8 @@ class PsFleet {
   // Every variable trainable, ordinary memory.
   PsFleet(std::vector<std::unique_ptr<PsConnection>> connections,
           std::vector<cluster::VariableInfo> variables, cluster::Placement placement)
-      : PsFleet(std::move(connections), Layout{std::move(variables), std::move(placement), {}}) {}
+      : PsFleet(std::move(connections),
+                Layout{std::move(variables), std::move(placement), {}, {}}) {}
 
   // Each ps's step when it answered (ps 0's is global_step).
   using PsSteps = std::vector<int64_t>;

@@ -46,8 +46,8 @@ class FleetStreams : public ::testing::TestWithParam<bool> {
       }
       if (arena.ok()) memory = std::move(arena).value();
     }
-    fleet_ = std::make_unique<PsFleet>(std::move(clients), PsFleet::Layout{vars_, *placement, {}},
-                                       std::move(memory));
+    fleet_ = std::make_unique<PsFleet>(
+        std::move(clients), PsFleet::Layout{vars_, *placement, {}, {}}, std::move(memory));
     init_ = {Tensor({1000, 10}), Tensor({7}), Tensor({3, 3})};
     for (Tensor& t : init_) {
       for (int64_t i = 0; i < t.size(); ++i) t[i] = static_cast<float>(i % 251) * 0.5f;

@@ -38,7 +38,7 @@ TEST(PsProcess, ConcurrentPushesLandExactlyAcrossPartitions) {
   ASSERT_EQ(placement->ShardsOfVariable("a").size(), 2u);
   PsClientOptions options;
   options.chunk_bytes = 4096;
-  std::unique_ptr<PsFleet> connected = ConnectFleet(spec.spec, {vars, *placement, {}}, options);
+  std::unique_ptr<PsFleet> connected = ConnectFleet(spec.spec, {vars, *placement, {}, {}}, options);
   PsFleet& fleet = *connected;
   ASSERT_TRUE(fleet.WaitForPs(false, nullptr, std::chrono::seconds(30)).ok());
 
@@ -56,7 +56,7 @@ TEST(PsProcess, ConcurrentPushesLandExactlyAcrossPartitions) {
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
-      std::unique_ptr<PsFleet> mine = ConnectFleet(spec.spec, {vars, *placement, {}}, options);
+      std::unique_ptr<PsFleet> mine = ConnectFleet(spec.spec, {vars, *placement, {}, {}}, options);
       std::vector<Tensor> grads = {Tensor({1000, 10}), Tensor({7})};
       grads[0].Fill(1.0f);
       grads[1].Fill(static_cast<float>(t + 1));

@@ -65,7 +65,7 @@ class TlsPs : public ::testing::Test {
     SetTaskTls(&files);
     vars_ = {{"w", {256, 64}}, {"b", {64}}};
     placement_ = *cluster::ComputePlacement(vars_, 1, cluster::PlacementStrategy::kGreedy, 1 << 20);
-    fleet_ = ConnectFleet(spec_.spec, {vars_, placement_, {}});
+    fleet_ = ConnectFleet(spec_.spec, {vars_, placement_, {}, {}});
     ASSERT_TRUE(fleet_->WaitForPs(false, nullptr, std::chrono::seconds(30)).ok()) << ps_->output();
     proto::StatusResponse status;
     ASSERT_TRUE(Stub(TrustedCredentials())->GetStatus(Context().get(), {}, &status).ok());

@@ -1,0 +1,233 @@
+// sparse_scale: an embedding table at scale through real ps_server
+// processes (docs/BENCHMARKS.md). A hashed table (int64 keys of any value)
+// grows to --rows rows of --dim floats, trained by Adagrad, over --save_ps
+// ps tasks each held to --max_memory_bytes; the chief's checkpoint code
+// saves it block by block and restores it onto --restore_ps ps tasks, and
+// every row is compared; then the first cluster is pushed new keys until a
+// push is refused, which must name the table and the ps and change nothing.
+// Prints what each stage took and the bytes each ps holds a row.
+#include <gflags/gflags.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "bench/ps_processes.h"
+#include "chief/checkpoint.h"
+#include "chief/table_checkpoints.h"
+#include "cluster/key_partition.h"
+#include "core/splitmix64.h"
+#include "core/task_main.h"
+#include "ps/embedding/sparse_rows.h"
+#include "ps/rpc/ps_connections.h"
+
+DEFINE_int64(rows, 20000000, "Rows the table grows to");
+DEFINE_int32(dim, 16, "Floats a row");
+DEFINE_int32(save_ps, 2, "ps tasks the table grows on and is saved from");
+DEFINE_int32(restore_ps, 3, "ps tasks the checkpoint is restored onto");
+DEFINE_int64(max_memory_bytes, 1800000000, "--max_memory_bytes of every ps task");
+DEFINE_string(dir, "", "Where the checkpoint goes; empty: a new folder under /tmp, removed after");
+DEFINE_string(ps_server, "", "Path of the ps_server binary; empty: <build>/ps/ps_server");
+
+namespace pstrain {
+namespace {
+
+constexpr char kTable[] = "hashed/embedding_weights";
+constexpr int64_t kBatch = 65536;
+
+using Clock = bench::Clock;
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// The i-th key: any int64 (a hashed id).
+int64_t KeyAt(int64_t i) { return static_cast<int64_t>(SplitMix64(static_cast<uint64_t>(i))); }
+
+struct Cluster {
+  bench::PsProcesses processes;
+  std::unique_ptr<PsFleet> fleet;
+};
+
+Status StartCluster(int num_ps, const std::string& dir, Cluster* c) {
+  PS_RETURN_IF_ERROR(
+      c->processes.Start(bench::PsServerPath(FLAGS_ps_server), num_ps, dir, false,
+                         {"--max_memory_bytes=" + std::to_string(FLAGS_max_memory_bytes)}));
+  PsFleet::Layout layout;
+  PS_ASSIGN_OR_RETURN(layout.placement, cluster::ComputePlacement(
+                                            {}, num_ps, cluster::PlacementStrategy::kGreedy, 1));
+  proto::EmbeddingTableConfig table;
+  table.set_name(kTable);
+  table.set_dim(FLAGS_dim);
+  layout.tables.push_back(table);
+  c->fleet = ConnectFleet(bench::SpecFor(c->processes.ports(), 1), std::move(layout));
+  PS_RETURN_IF_ERROR(c->fleet->WaitForPs(false, nullptr, std::chrono::seconds(30)));
+  proto::InitHeader header;
+  header.mutable_optimizer()->set_name("Adagrad");
+  header.mutable_optimizer()->set_learning_rate(0.05f);
+  header.set_num_workers(1);
+  return c->fleet->InitVariables({}, header);
+}
+
+// Keys [first, first + n) split by the ps that holds them.
+std::vector<std::vector<int64_t>> ByPs(int64_t first, int64_t n, int num_ps) {
+  std::vector<std::vector<int64_t>> out(num_ps);
+  for (int64_t i = first; i < first + n; ++i) {
+    const int64_t key = KeyAt(i);
+    out[KeyShard(key, num_ps)].push_back(key);
+  }
+  return out;
+}
+
+// A gradient for each of keys [first, first + n): a row that depends on
+// the key, so that rows differ.
+Status PushRows(PsFleet* fleet, int64_t first, int64_t n) {
+  const auto by_ps = ByPs(first, n, fleet->num_ps());
+  for (int ps = 0; ps < fleet->num_ps(); ++ps) {
+    const std::vector<int64_t>& keys = by_ps[ps];
+    if (keys.empty()) continue;
+    proto::PushHeader h;
+    h.set_placement_fingerprint(fleet->placement().fingerprint);
+    proto::TableKeys* t = h.add_sparse();
+    t->set_table(kTable);
+    t->set_keys(EncodeKeys(keys));
+    Tensor rows({static_cast<int64_t>(keys.size()), FLAGS_dim});
+    for (size_t k = 0; k < keys.size(); ++k) {
+      for (int d = 0; d < FLAGS_dim; ++d) {
+        rows[static_cast<int64_t>(k) * FLAGS_dim + d] =
+            static_cast<float>((static_cast<uint64_t>(keys[k]) >> (d % 32)) % 97) / 97.0f - 0.5f;
+      }
+    }
+    PS_RETURN_IF_ERROR(fleet->client(ps)->Push(h, {{kTable, &rows}}).status());
+  }
+  return OkStatus();
+}
+
+// Each key's row in keys [first, first + n), in key order.
+StatusOr<std::vector<float>> PullRows(PsFleet* fleet, int64_t first, int64_t n) {
+  const auto by_ps = ByPs(first, n, fleet->num_ps());
+  std::map<int64_t, const float*> row_of;
+  std::vector<std::map<std::string, Tensor>> got(fleet->num_ps());
+  for (int ps = 0; ps < fleet->num_ps(); ++ps) {
+    proto::TableKeys lookup;
+    lookup.set_table(kTable);
+    lookup.set_keys(EncodeKeys(by_ps[ps]));
+    PS_RETURN_IF_ERROR(fleet->client(ps)->PullWithRows(fleet->placement().fingerprint, {}, {lookup},
+                                                       &got[ps], nullptr, 0,
+                                                       std::chrono::milliseconds(0)));
+    for (size_t k = 0; k < by_ps[ps].size(); ++k) {
+      row_of[by_ps[ps][k]] = got[ps][kTable].data() + k * FLAGS_dim;
+    }
+  }
+  std::vector<float> out;
+  out.reserve(n * FLAGS_dim);
+  for (int64_t i = first; i < first + n; ++i) {
+    const float* row = row_of.at(KeyAt(i));
+    out.insert(out.end(), row, row + FLAGS_dim);
+  }
+  return out;
+}
+
+// Rows and bytes over every ps of the fleet, and the most bytes a row one
+// ps holds.
+Status Report(PsFleet* fleet, const char* what) {
+  for (int ps = 0; ps < fleet->num_ps(); ++ps) {
+    PS_ASSIGN_OR_RETURN(proto::StatusResponse st,
+                        fleet->client(ps)->GetStatus(std::chrono::seconds(10)));
+    if (st.tables_size() != 1) return Internal("ps:" + std::to_string(ps) + " holds no table");
+    const proto::TableState& t = st.tables(0);
+    std::printf(
+        "  %s ps:%d: %lld rows, %.2f GB, %.1f bytes a row (values and Adagrad's "
+        "accumulator: %d)\n",
+        what, ps, static_cast<long long>(t.rows()), t.bytes() / 1e9,
+        t.rows() > 0 ? static_cast<double>(t.bytes()) / t.rows() : 0.0, 8 * FLAGS_dim);
+  }
+  std::fflush(stdout);
+  return OkStatus();
+}
+
+Status Run() {
+  const bool own_dir = FLAGS_dir.empty();
+  const std::string dir =
+      own_dir
+          ? (std::filesystem::temp_directory_path() / ("sparse_scale." + std::to_string(getpid())))
+                .string()
+          : FLAGS_dir;
+  std::filesystem::create_directories(dir);
+  std::printf(
+      "a hashed table of %lld rows of %d floats, Adagrad; %d ps tasks, then %d; "
+      "--max_memory_bytes=%lld each\n",
+      static_cast<long long>(FLAGS_rows), FLAGS_dim, FLAGS_save_ps, FLAGS_restore_ps,
+      static_cast<long long>(FLAGS_max_memory_bytes));
+  Cluster first;
+  PS_RETURN_IF_ERROR(StartCluster(FLAGS_save_ps, dir + "/ps-first", &first));
+  auto t0 = Clock::now();
+  for (int64_t i = 0; i < FLAGS_rows; i += kBatch) {
+    PS_RETURN_IF_ERROR(PushRows(first.fleet.get(), i, std::min(kBatch, FLAGS_rows - i)));
+  }
+  std::printf("grew to %lld rows in %.1f s\n", static_cast<long long>(FLAGS_rows), Since(t0));
+  PS_RETURN_IF_ERROR(Report(first.fleet.get(), "grown"));
+
+  t0 = Clock::now();
+  PS_ASSIGN_OR_RETURN(auto writer, CheckpointWriter::Create(dir, 1));
+  PS_RETURN_IF_ERROR(SaveTables(first.fleet.get(), writer.get(), false, false));
+  PS_ASSIGN_OR_RETURN(std::string prefix, writer->Finish());
+  std::printf("saved %s in %.1f s (%.2f GB of rows)\n", prefix.c_str(), Since(t0),
+              std::filesystem::file_size(prefix + ".rows") / 1e9);
+
+  Cluster second;
+  PS_RETURN_IF_ERROR(StartCluster(FLAGS_restore_ps, dir + "/ps-second", &second));
+  t0 = Clock::now();
+  PS_ASSIGN_OR_RETURN(Checkpoint ckpt, ReadCheckpoint(prefix));
+  PS_RETURN_IF_ERROR(RestoreTables(second.fleet.get(), ckpt, nullptr));
+  std::printf("restored onto %d ps tasks in %.1f s\n", FLAGS_restore_ps, Since(t0));
+  PS_RETURN_IF_ERROR(Report(second.fleet.get(), "restored"));
+
+  t0 = Clock::now();
+  int64_t differing = 0;
+  for (int64_t i = 0; i < FLAGS_rows; i += kBatch) {
+    const int64_t n = std::min(kBatch, FLAGS_rows - i);
+    PS_ASSIGN_OR_RETURN(std::vector<float> a, PullRows(first.fleet.get(), i, n));
+    PS_ASSIGN_OR_RETURN(std::vector<float> b, PullRows(second.fleet.get(), i, n));
+    for (int64_t k = 0; k < n; ++k) {
+      differing += std::memcmp(&a[k * FLAGS_dim], &b[k * FLAGS_dim], FLAGS_dim * 4) != 0;
+    }
+  }
+  std::printf("compared every row in %.1f s: %lld of %lld differ\n", Since(t0),
+              static_cast<long long>(differing), static_cast<long long>(FLAGS_rows));
+  second.processes.Stop();
+
+  // New keys until a push is refused.
+  t0 = Clock::now();
+  Status refused = OkStatus();
+  int64_t next = FLAGS_rows;
+  while (refused.ok() && next < 4 * FLAGS_rows) {
+    refused = PushRows(first.fleet.get(), next, kBatch);
+    if (refused.ok()) next += kBatch;
+  }
+  std::printf("after %lld more keys (%.1f s), a push was refused: %s\n",
+              static_cast<long long>(next - FLAGS_rows), Since(t0), refused.ToString().c_str());
+  PS_RETURN_IF_ERROR(Report(first.fleet.get(), "full"));
+  first.processes.Stop();
+  if (own_dir) std::filesystem::remove_all(dir);
+  if (differing != 0) return Internal("restored rows differ");
+  if (refused.code() != Code::kResourceExhausted ||
+      refused.message().find(std::string("embedding table ") + kTable) == std::string::npos) {
+    return Internal("no push was refused for the table's memory");
+  }
+  return OkStatus();
+}
+
+}  // namespace
+}  // namespace pstrain
+
+int main(int argc, char** argv) {
+  pstrain::InitTaskMain(
+      "sparse_scale [--rows=20000000] [--dim=16] [--save_ps=2] [--restore_ps=3]\n"
+      "An embedding table grown, saved, restored onto another number of ps tasks, compared,\n"
+      "and pushed past --max_memory_bytes, through real ps_server processes.",
+      &argc, &argv);
+  return pstrain::RunTool(argc, argv, pstrain::Run);
+}
