@@ -52,6 +52,7 @@ struct Cluster {
 };
 
 Status StartCluster(int num_ps, const std::string& dir, Cluster* c) {
+  std::filesystem::create_directories(dir);
   PS_RETURN_IF_ERROR(
       c->processes.Start(bench::PsServerPath(FLAGS_ps_server), num_ps, dir, false,
                          {"--max_memory_bytes=" + std::to_string(FLAGS_max_memory_bytes)}));

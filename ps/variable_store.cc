@@ -377,7 +377,7 @@ StatusOr<int64_t> VariableStore::ApplyGradients(const std::map<std::string, Tens
     while (global_step_hint > seen && !global_step_.compare_exchange_weak(seen, global_step_hint)) {
     }
   }
-  if (sparse.empty()) {
+  if (tables_.empty()) {
     ApplyLocked(work);
   } else {
     MutexLock sparse_lock(&sparse_mu_);
@@ -422,8 +422,18 @@ StatusOr<std::map<std::string, EmbeddingTable::Plan>> VariableStore::ReserveRows
 void VariableStore::ApplyRowsLocked(const std::map<std::string, SparseRows>& sparse,
                                     const std::map<std::string, EmbeddingTable::Plan>& plans,
                                     int64_t step) {
-  for (const auto& [name, rows] : sparse) {
-    tables_.at(name)->ApplyPlanned(rows, plans.at(name), step);
+  // Every table takes part in every push, as every variable of a TF
+  // optimizer takes part in each apply_gradients: one without rows in it
+  // counts the update (Adam's t), and TF's sparse Adam decays its rows.
+  for (const auto& [name, table] : tables_) {
+    auto it = sparse.find(name);
+    if (it != sparse.end()) {
+      table->ApplyPlanned(it->second, plans.at(name), step);
+    } else {
+      SparseRows none;
+      none.rows = Tensor({0, table->dim()});
+      table->ApplyPlanned(none, table->PlanApply(none), step);
+    }
   }
   for (const auto& [name, table] : tables_) {
     const int64_t ttl = table->config().ttl_steps();
@@ -476,7 +486,7 @@ StatusOr<VariableStore::SyncPushResult> VariableStore::OfferSyncGradients(
 void VariableStore::CompleteStepLocked() {
   SyncAccumulator::Average average = accumulator_->TakeAverage();
   ApplyLocked(*ResolveLocked(average.dense));  // same names and shapes as checked on offer
-  if (!average.sparse.empty()) {
+  if (!tables_.empty()) {
     MutexLock sparse_lock(&sparse_mu_);
     std::map<std::string, EmbeddingTable::Plan> plans;
     for (auto it = average.sparse.begin(); it != average.sparse.end();) {

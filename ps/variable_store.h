@@ -16,7 +16,10 @@
 // that table's rows, which are counted (rows_refused) and logged. Expiry
 // (a table's ttl_steps) runs as the step advances, every ttl_steps / 8
 // steps at least, so a row outlives its last gradient by at most
-// ttl_steps + ttl_steps / 8 steps.
+// ttl_steps + ttl_steps / 8 steps. Every push (every sync step) updates
+// every table, as a TF optimizer's apply_gradients does every variable: a
+// table without rows in it counts the update (Adam's t), and TF's sparse
+// Adam decays its rows.
 //
 // Thread-safe. Pulls and pushes run concurrently on gRPC threads; each
 // variable has its own lock, so pushes to different variables proceed in

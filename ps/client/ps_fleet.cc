@@ -241,8 +241,39 @@ Status PsFleet::PullState(State* state, PsSteps* steps) {
   return OkStatus();
 }
 
+namespace {
+
+// The keys of a table that `ps` holds, as a request carries them.
+proto::TableKeys KeysOnPs(const PsFleet::TableStep& t, int ps) {
+  std::vector<int64_t> keys;
+  keys.reserve(t.places[ps].size());
+  for (int32_t i : t.places[ps]) keys.push_back(t.ids.keys[i]);
+  proto::TableKeys out;
+  out.set_table(t.table);
+  out.set_keys(EncodeKeys(keys));
+  return out;
+}
+
+}  // namespace
+
+void PsFleet::Shard(std::vector<TableStep>* tables) const {
+  for (TableStep& t : *tables) {
+    t.places.assign(num_ps(), {});
+    for (size_t i = 0; i < t.ids.keys.size(); ++i) {
+      t.places[KeyShard(t.ids.keys[i], num_ps())].push_back(static_cast<int32_t>(i));
+    }
+  }
+}
+
 Status PsFleet::PullVariables(std::vector<Tensor>* values, PsSteps* steps, int64_t min_step,
                               std::chrono::milliseconds wait) {
+  std::vector<TableStep> none;
+  return PullVariablesAndRows(values, &none, steps, min_step, wait);
+}
+
+Status PsFleet::PullVariablesAndRows(std::vector<Tensor>* values, std::vector<TableStep>* tables,
+                                     PsSteps* steps, int64_t min_step,
+                                     std::chrono::milliseconds wait) {
   std::vector<std::map<std::string, Tensor>> pulled;
   {
     MutexLock lock(&pull_buffers_mu_);
@@ -259,12 +290,36 @@ Status PsFleet::PullVariables(std::vector<Tensor>* values, PsSteps* steps, int64
   }
   PsSteps got(num_ps(), 0);
   Status s = ForEachPs([&](int ps) {
-    return clients_[ps]->Pull(placement_.fingerprint, {}, &pulled[ps], &got[ps], min_step, wait);
+    std::vector<proto::TableKeys> lookups;
+    for (const TableStep& t : *tables) {
+      if (!t.places[ps].empty()) lookups.push_back(KeysOnPs(t, ps));
+    }
+    return clients_[ps]->PullWithRows(placement_.fingerprint, {}, lookups, &pulled[ps], &got[ps],
+                                      min_step, wait);
   });
   for (size_t v = 0; s.ok() && v < variables_.size(); ++v) {
     for (const cluster::Shard* shard : placement_.ShardsOfVariable(variables_[v].name)) {
       s = PlaceShard(*shard, &pulled[shard->ps], &(*values)[v]);
       if (!s.ok()) break;
+    }
+  }
+  // Each ps's rows to their places; the pull buffers keep variables only.
+  for (TableStep& t : *tables) {
+    t.rows = Tensor({static_cast<int64_t>(t.ids.keys.size()), t.dim}, Tensor::kUninitialized);
+    for (int ps = 0; ps < num_ps(); ++ps) {
+      auto it = pulled[ps].find(t.table);
+      if (it == pulled[ps].end()) continue;
+      const Tensor& got_rows = it->second;
+      const Shape want = {static_cast<int64_t>(t.places[ps].size()), t.dim};
+      if (s.ok() && got_rows.shape() != want) {
+        s = DataLoss(clients_[ps]->name() + ": rows of " + t.table + " came as " +
+                     ShapeString(got_rows.shape()) + ", not " + ShapeString(want));
+      }
+      for (size_t k = 0; s.ok() && k < t.places[ps].size(); ++k) {
+        std::memcpy(t.rows.data() + int64_t{t.places[ps][k]} * t.dim, got_rows.data() + k * t.dim,
+                    t.dim * sizeof(float));
+      }
+      pulled[ps].erase(it);
     }
   }
   ReturnPullBuffers(&pulled, !s.ok());
@@ -368,15 +423,27 @@ std::unique_ptr<StreamedPush> PsFleet::StartPush(int worker, int64_t local_step,
 StatusOr<PsFleet::PushResult> PsFleet::PushGradients(const std::vector<Tensor>& grads, int worker,
                                                      int64_t local_step, const PsSteps& pulled,
                                                      bool sync) {
+  return PushGradientsAndRows(grads, {}, {}, worker, local_step, pulled, sync);
+}
+
+StatusOr<PsFleet::PushResult> PsFleet::PushGradientsAndRows(const std::vector<Tensor>& grads,
+                                                            const std::vector<TableStep>& tables,
+                                                            const std::vector<Tensor>& row_grads,
+                                                            int worker, int64_t local_step,
+                                                            const PsSteps& pulled, bool sync) {
+  if (row_grads.size() != tables.size()) {
+    return InvalidArgument("row gradients for " + std::to_string(row_grads.size()) + " of " +
+                           std::to_string(tables.size()) + " tables");
+  }
   std::map<std::string, const Tensor*> by_name;
   for (size_t i = 0; i < variables_.size(); ++i) by_name[variables_[i].name] = &grads[i];
   PushResult result;
   result.steps.resize(num_ps());
   result.outcomes.resize(num_ps());
   PS_RETURN_IF_ERROR(ForEachPs([&](int ps) -> Status {
-    const proto::PushHeader header = PushHeaderFor(ps, worker, local_step, pulled, sync);
+    proto::PushHeader header = PushHeaderFor(ps, worker, local_step, pulled, sync);
     std::vector<Tensor> slices;
-    slices.reserve(shards_by_ps_[ps].size());
+    slices.reserve(shards_by_ps_[ps].size() + tables.size());
     NamedTensors named;
     for (const cluster::Shard* shard : shards_by_ps_[ps]) {
       const Tensor* whole = by_name.at(shard->variable);
@@ -386,6 +453,26 @@ StatusOr<PsFleet::PushResult> PsFleet::PushGradients(const std::vector<Tensor>& 
         slices.push_back(SliceRows(*whole, *shard));
         named.emplace_back(shard->name, &slices.back());
       }
+    }
+    // Each table's rows this ps holds, gathered from their places.
+    for (size_t t = 0; t < tables.size(); ++t) {
+      const TableStep& table = tables[t];
+      const std::vector<int32_t>& places = table.places[ps];
+      if (places.empty()) continue;
+      const Tensor& all = row_grads[t];
+      if (all.shape() != Shape{static_cast<int64_t>(table.ids.keys.size()), table.dim}) {
+        return InvalidArgument("row gradients of " + table.table + " have shape " +
+                               ShapeString(all.shape()));
+      }
+      Tensor rows({static_cast<int64_t>(places.size()), table.dim}, Tensor::kUninitialized);
+      for (size_t k = 0; k < places.size(); ++k) {
+        std::memcpy(rows.data() + k * table.dim, all.data() + int64_t{places[k]} * table.dim,
+                    table.dim * sizeof(float));
+      }
+      *header.add_sparse() = KeysOnPs(table, ps);
+      header.set_num_tensors(header.num_tensors() + 1);
+      slices.push_back(std::move(rows));
+      named.emplace_back(table.table, &slices.back());
     }
     auto response = clients_[ps]->Push(header, named);
     if (!response.ok()) return response.status();

@@ -27,6 +27,7 @@
 #include "proto/ps.pb.h"
 #include "ps/client/ps_connection.h"
 #include "ps/client/tensor_memory.h"
+#include "ps/embedding/sparse_rows.h"
 
 namespace pstrain {
 
@@ -157,6 +158,33 @@ class PsFleet {
   };
   Status ImportTable(const std::function<StatusOr<std::unique_ptr<RowSource>>()>& open,
                      const std::vector<int>& which = {});
+
+  // A step's rows of one embedding table: the batch's ids made unique and
+  // sent, each to the ps that holds it (cluster/key_partition.h), in the
+  // same request as that ps's variables; a pull gives `rows`, one per
+  // unique id; a push sends a gradient row per unique id (what a layer's
+  // backward gives: repeats already summed).
+  struct TableStep {
+    std::string table;
+    int dim = 0;
+    UniqueKeys ids;  // Unique of the batch's ids
+    Tensor rows;     // [ids.keys.size(), dim], after a pull
+    // Set by Shard: per ps, the places among ids.keys of the keys it holds.
+    std::vector<std::vector<int32_t>> places;
+  };
+  // Splits each table's unique ids by ps.
+  void Shard(std::vector<TableStep>* tables) const;
+  // PullVariables, with each table's rows in the same requests (tables
+  // Shard split).
+  Status PullVariablesAndRows(std::vector<Tensor>* values, std::vector<TableStep>* tables,
+                              PsSteps* steps, int64_t min_step = 0,
+                              std::chrono::milliseconds wait = std::chrono::milliseconds(0));
+  // PushGradients, with each table's gradient rows (row_grads[t]: [its
+  // unique ids, dim]) in the same pushes.
+  StatusOr<PushResult> PushGradientsAndRows(const std::vector<Tensor>& grads,
+                                            const std::vector<TableStep>& tables,
+                                            const std::vector<Tensor>& row_grads, int worker,
+                                            int64_t local_step, const PsSteps& pulled, bool sync);
 
   // The status of ps 0, which keeps global_step and the finished workers.
   StatusOr<proto::StatusResponse> CoordinatorStatus();

@@ -92,5 +92,66 @@ TEST_F(PsFleetInProcess, ShutdownReachesEveryPs) {
   EXPECT_EQ(ps_[1]->shutdown_reason(), "test done");
 }
 
+// A step's embedding ids, repeats and all: each unique id's row pulled once
+// from the ps that holds it, in the request that pulls the variables, and
+// its gradient pushed back there in the step's push.
+TEST(PsFleetTables, RowsOfAStepGoToAndComeFromThePsThatHoldsEachKey) {
+  const std::vector<cluster::VariableInfo> vars = {{"b", {7}, 0}};
+  auto placement = cluster::ComputePlacement(vars, 3, cluster::PlacementStrategy::kGreedy, 1);
+  ASSERT_TRUE(placement.ok());
+  std::vector<std::unique_ptr<PsConnection>> ps;
+  std::vector<InProcessPs*> raw;
+  for (int i = 0; i < 3; ++i) {
+    ps.push_back(std::make_unique<InProcessPs>(i));
+    raw.push_back(static_cast<InProcessPs*>(ps.back().get()));
+  }
+  proto::EmbeddingTableConfig table;
+  table.set_name("emb");
+  table.set_dim(2);
+  table.set_initializer_stddev(0);  // rows start at zero
+  PsFleet fleet(std::move(ps), {vars, *placement, {}, {table}});
+  proto::InitHeader header;
+  header.mutable_optimizer()->set_name("GradientDescent");
+  header.mutable_optimizer()->set_learning_rate(1.0f);
+  ASSERT_TRUE(fleet.InitVariables({Tensor({7})}, header).ok());
+
+  const std::vector<int64_t> batch = {40, 7, 40, -3, 123456789, 7, 8, 9, 10, 11};
+  std::vector<PsFleet::TableStep> step(1);
+  step[0].table = "emb";
+  step[0].dim = 2;
+  step[0].ids = Unique(batch.data(), static_cast<int64_t>(batch.size()));
+  fleet.Shard(&step);
+  std::vector<Tensor> values;
+  PsFleet::PsSteps steps;
+  ASSERT_TRUE(fleet.PullVariablesAndRows(&values, &step, &steps).ok());
+  ASSERT_EQ(step[0].rows.shape(), (Shape{8, 2}));
+  for (int64_t i = 0; i < step[0].rows.size(); ++i) EXPECT_EQ(step[0].rows[i], 0.0f);
+
+  // Unique id u's gradient: (u, -u).
+  Tensor grads({8, 2});
+  for (int64_t u = 0; u < 8; ++u) {
+    grads[2 * u] = static_cast<float>(u);
+    grads[2 * u + 1] = -static_cast<float>(u);
+  }
+  ASSERT_TRUE(fleet.PushGradientsAndRows({Tensor({7})}, step, {grads}, 0, 1, steps, false).ok());
+  ASSERT_TRUE(fleet.PullVariablesAndRows(&values, &step, &steps).ok());
+  for (int64_t u = 0; u < 8; ++u) {
+    EXPECT_EQ(step[0].rows[2 * u], -static_cast<float>(u)) << step[0].ids.keys[u];
+    EXPECT_EQ(step[0].rows[2 * u + 1], static_cast<float>(u)) << step[0].ids.keys[u];
+  }
+  // Each ps made the rows of its keys only.
+  int64_t rows = 0;
+  for (int i = 0; i < 3; ++i) {
+    auto st = raw[i]->GetStatus(std::chrono::seconds(1));
+    ASSERT_TRUE(st.ok());
+    EXPECT_EQ(st->tables(0).rows(), static_cast<int64_t>(step[0].places[i].size()));
+    rows += st->tables(0).rows();
+  }
+  EXPECT_EQ(rows, 8);
+  // A pull of the variables alone after it.
+  ASSERT_TRUE(fleet.PullVariables(&values, &steps).ok());
+  EXPECT_EQ(steps[0], 1);
+}
+
 }  // namespace
 }  // namespace pstrain
