@@ -6,6 +6,7 @@
 
 #include "cluster/key_partition.h"
 #include "core/flush_denormals.h"
+#include "core/halves.h"
 
 namespace pstrain {
 namespace {
@@ -115,7 +116,7 @@ uint32_t& EmbeddingTable::StepOf(uint32_t row) const {
 }
 
 void EmbeddingTable::PrefetchAhead(const int64_t* keys, size_t i, size_t n, int64_t floats) const {
-  constexpr size_t kEntriesAhead = 16, kRowsAhead = 8;
+  constexpr size_t kEntriesAhead = 48, kRowsAhead = 24;
   if (i + kEntriesAhead < n) index_.PrefetchHome(keys[i + kEntriesAhead]);
   if (i + kRowsAhead < n) {
     const uint32_t row = index_.GuessRow(keys[i + kRowsAhead]);
@@ -136,15 +137,20 @@ uint32_t EmbeddingTable::FindLocked(int64_t key) const {
 void EmbeddingTable::Lookup(const std::vector<int64_t>& keys, float* out) const {
   ReaderLock lock(&mu_);
   const int64_t dim = config_.dim();
-  for (size_t i = 0; i < keys.size(); ++i) {
-    PrefetchAhead(keys.data(), i, keys.size(), dim);
-    const uint32_t row = FindLocked(keys[i]);
-    if (row == RowIndex::kAbsent) {
-      initializer_.Fill(keys[i], out + i * dim);
-    } else {
-      std::memcpy(out + i * dim, RowData(row), dim * sizeof(float));
-    }
-  }
+  // Random reads bound by memory latency: a batch of 64K floats or more
+  // reads in two halves on two threads, both under this thread's lock.
+  RunInHalves(static_cast<int64_t>(keys.size()), std::max<int64_t>(1, (int64_t{1} << 16) / dim),
+              [&](int64_t begin, int64_t end) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                for (int64_t i = begin; i < end; ++i) {
+                  PrefetchAhead(keys.data(), i, end, dim);
+                  const uint32_t row = FindLocked(keys[i]);
+                  if (row == RowIndex::kAbsent) {
+                    initializer_.Fill(keys[i], out + i * dim);
+                  } else {
+                    std::memcpy(out + i * dim, RowData(row), dim * sizeof(float));
+                  }
+                }
+              });
 }
 
 uint64_t EmbeddingTable::HeldBytesLocked() const {
@@ -248,26 +254,14 @@ void EmbeddingTable::ApplyPlanned(const SparseRows& gradient, const Plan& plan,
   const int64_t n = static_cast<int64_t>(gradient.keys.size());
   const int64_t dim = config_.dim();
   const int min_count = std::max(1, config_.min_count());
-  ScopedFlushDenormals flush;  // as TensorFlow's update ops run
   const float lr = optimizer_->lr_schedule().At(global_step);
   const int64_t count = ++update_count_;
   const uint32_t stamp = StepStamp(global_step);
-  std::vector<float*> slots(slot_names_.size());
-  auto apply_row = [&](uint32_t row, const float* grad) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    float* data = RowData(row);
-    for (size_t s = 0; s < slots.size(); ++s) slots[s] = data + (s + 1) * dim;
-    optimizer_->Apply(data, slots, grad, dim, lr, count);
-  };
-  std::vector<uint32_t> touched;
-  const bool every_row = optimizer_->sparse_updates_every_row();
+  // First the rows: admission, the rows new keys get, the stamps.
+  std::vector<uint32_t> rows(plan.rows);
   for (int64_t i = 0; i < n; ++i) {
-    // The rows a few keys ahead: their values and slots.
-    if (i + 4 < n && plan.rows[i + 4] != RowIndex::kAbsent) {
-      const float* ahead = RowData(plan.rows[i + 4]);
-      for (int64_t b = 0; b < stride_; b += 16) __builtin_prefetch(ahead + b);
-    }
     const int64_t key = gradient.keys[i];
-    uint32_t row = plan.rows[i];
+    uint32_t& row = rows[i];
     if (row == RowIndex::kAbsent) {
       if (min_count > 1) {
         uint32_t* seen = sightings_.FindMutable(key);
@@ -279,7 +273,7 @@ void EmbeddingTable::ApplyPlanned(const SparseRows& gradient, const Plan& plan,
             *seen = sightings;
           }
           ++dropped_gradients_;
-          continue;
+          continue;  // row stays kAbsent: nothing applied
         }
         if (seen != nullptr) sightings_.Erase(key);
       }
@@ -293,19 +287,44 @@ void EmbeddingTable::ApplyPlanned(const SparseRows& gradient, const Plan& plan,
       ++admitted_;
     }
     StepOf(row) = stamp | kChanged;
-    apply_row(row, gradient.rows.data() + i * dim);
-    if (every_row) touched.push_back(row);
   }
-  if (every_row) {
+  // Then the update rule on each row (the keys are unique, so each row
+  // once), in two halves on two threads for a big push, under this
+  // thread's lock.
+  auto apply = [&](int64_t begin, int64_t end, const float* grads, int64_t grad_stride,
+                   const std::vector<uint32_t>& which) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    ScopedFlushDenormals flush;  // as TensorFlow's update ops run, on either thread
+    std::vector<float*> slots(slot_names_.size());
+    for (int64_t i = begin; i < end; ++i) {
+      // The rows a few keys ahead: their values and slots.
+      if (i + 4 < end && which[i + 4] != RowIndex::kAbsent) {
+        const float* ahead = RowData(which[i + 4]);
+        for (int64_t b = 0; b < stride_; b += 16) __builtin_prefetch(ahead + b);
+      }
+      if (which[i] == RowIndex::kAbsent) continue;
+      float* data = RowData(which[i]);
+      for (size_t s = 0; s < slots.size(); ++s) slots[s] = data + (s + 1) * dim;
+      optimizer_->Apply(data, slots, grads + i * grad_stride, dim, lr, count);
+    }
+  };
+  const int64_t min_split = std::max<int64_t>(1, (int64_t{1} << 16) / stride_);
+  RunInHalves(n, min_split, [&](int64_t begin, int64_t end) {
+    apply(begin, end, gradient.rows.data(), dim, rows);
+  });
+  if (optimizer_->sparse_updates_every_row()) {
     // TF's sparse Adam: every other row as with a zero gradient.
+    std::vector<uint32_t> touched(rows);
     std::sort(touched.begin(), touched.end());
-    const std::vector<float> zero(dim, 0.0f);
+    std::vector<uint32_t> others;
     for (int64_t r = 0; r < used_rows_; ++r) {
       const auto row = static_cast<uint32_t>(r);
       if (StepOf(row) != kFreeRow && !std::binary_search(touched.begin(), touched.end(), row)) {
-        apply_row(row, zero.data());
+        others.push_back(row);
       }
     }
+    const std::vector<float> zero(dim, 0.0f);
+    RunInHalves(static_cast<int64_t>(others.size()), min_split,
+                [&](int64_t begin, int64_t end) { apply(begin, end, zero.data(), 0, others); });
   }
   // The index's and the sightings' arrays settle at their new sizes: what
   // growth reserved for the moves is given back.
