@@ -377,14 +377,15 @@ StatusOr<int64_t> VariableStore::ApplyGradients(const std::map<std::string, Tens
     while (global_step_hint > seen && !global_step_.compare_exchange_weak(seen, global_step_hint)) {
     }
   }
-  if (tables_.empty()) {
-    ApplyLocked(work);
-  } else {
+  if (!tables_.empty()) {
+    // The rows first, all or none; past their reservation nothing of the
+    // push can fail, and the variables, which take their own locks, are
+    // updated outside the tables' (pushes to variables stay concurrent).
     MutexLock sparse_lock(&sparse_mu_);
     PS_ASSIGN_OR_RETURN(auto plans, ReserveRowsLocked(sparse));
-    ApplyLocked(work);
     ApplyRowsLocked(sparse, plans, global_step_.load());
   }
+  ApplyLocked(work);
   if (increment_global_step && options_.holds_global_step) return ++global_step_;
   return global_step_.load();
 }
