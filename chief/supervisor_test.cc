@@ -16,6 +16,7 @@
 #include "core/testing/fake_clock.h"
 #include "nn/model_spec.h"
 #include "nn/test_models.h"
+#include "ps/embedding/sparse_rows.h"
 #include "ps/testing/in_process_ps.h"
 
 namespace pstrain {
@@ -131,6 +132,65 @@ TEST_F(SupervisorTest, AnEmptyPsIsRestoredFromTheLatestCheckpoint) {
   }
   // The biases started at 0.5 and took one step of 0.5 x 1.
   EXPECT_EQ(values[1][0], 0.0f);
+}
+
+// A fleet of `num_ps` fresh, empty in-process ps tasks holding the tiny net
+// and an embedding table "emb" (dim 3, rows starting at zero).
+std::unique_ptr<PsFleet> FleetWithTable(const std::vector<cluster::VariableInfo>& infos,
+                                        int num_ps) {
+  std::vector<std::unique_ptr<PsConnection>> connections;
+  for (int i = 0; i < num_ps; ++i) connections.push_back(std::make_unique<InProcessPs>(i));
+  auto placement =
+      cluster::ComputePlacement(infos, num_ps, cluster::PlacementStrategy::kGreedy, 1 << 20);
+  EXPECT_TRUE(placement.ok());
+  proto::EmbeddingTableConfig table;
+  table.set_name("emb");
+  table.set_dim(3);
+  table.set_initializer_stddev(0);
+  return std::make_unique<PsFleet>(std::move(connections),
+                                   PsFleet::Layout{infos, *placement, {}, {table}});
+}
+
+// A cluster that comes back empty (every ps and the chief restarted, here
+// with another number of ps tasks) gets its embedding rows back from the
+// checkpoint with its variables, each key on the ps that holds it now.
+TEST_F(SupervisorTest, EmbeddingRowsComeBackWithTheVariables) {
+  std::vector<int64_t> keys;
+  for (int64_t k = 0; k < 500; ++k) keys.push_back(k * 7919 - 1000);
+  auto step_of = [&](PsFleet* fleet) {
+    std::vector<PsFleet::TableStep> step(1);
+    step[0].table = "emb";
+    step[0].dim = 3;
+    step[0].ids = Unique(keys.data(), static_cast<int64_t>(keys.size()));
+    fleet->Shard(&step);
+    return step;
+  };
+  {
+    auto fleet = FleetWithTable(infos_, 2);
+    Supervisor sup(model_.get(), fleet.get(), &test_set_, nullptr, &stop_, Options());
+    ASSERT_TRUE(sup.Start().ok());
+    std::vector<Tensor> grads;
+    for (const nn::VariableSpec& v : model_->variables()) grads.emplace_back(v.shape);
+    std::vector<PsFleet::TableStep> step = step_of(fleet.get());
+    Tensor rows({500, 3});
+    for (int64_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<float>(i);
+    ASSERT_TRUE(fleet->PushGradientsAndRows(grads, step, {rows}, 0, 1, {0, 0}, false).ok());
+    stop_.Notify("test");
+    ASSERT_TRUE(sup.SaveOnStop().ok());
+  }
+  auto fleet = FleetWithTable(infos_, 3);
+  StopNotice stop;
+  Supervisor sup(model_.get(), fleet.get(), &test_set_, nullptr, &stop, Options());
+  ASSERT_TRUE(sup.Start().ok());
+  std::vector<PsFleet::TableStep> step = step_of(fleet.get());
+  std::vector<Tensor> values;
+  PsFleet::PsSteps steps;
+  ASSERT_TRUE(fleet->PullVariablesAndRows(&values, &step, &steps).ok());
+  EXPECT_EQ(steps[0], 1);
+  // SGD at 0.5 from zeros: each row is -0.5 x its gradient.
+  for (int64_t i = 0; i < step[0].rows.size(); ++i) {
+    ASSERT_EQ(step[0].rows[i], -0.5f * static_cast<float>(i)) << i;
+  }
 }
 
 TEST_F(SupervisorTest, MonitorEndsWhenTheWorkerIsDoneAndFinishSavesAndShutsTheJobDown) {
