@@ -437,5 +437,49 @@ TEST(VariableStore, ATableNamedAsAVariableIsRefused) {
   EXPECT_FALSE(store.ready());
 }
 
+// Sync replicas, strict, 2 of 3 workers (a backup): rows of a stale push
+// and of a worker's second push for the step are dropped whole, and a row
+// is averaged over the counted gradients that carry its key.
+TEST(VariableStore, SyncDropsStaleAndDuplicateRowsWhole) {
+  VariableStore store;
+  VariableStore::InitOptions opts = WithTable();
+  opts.sync.set_enabled(true);
+  opts.sync.set_replicas_to_aggregate(2);
+  opts.sync.set_total_num_replicas(3);
+  opts.sync.set_strict(true);
+  std::map<std::string, Tensor> init;
+  init.emplace("w", Tensor({1}));
+  ASSERT_TRUE(store.Initialize(opts, Sgd(1.0f), std::move(init)).ok());
+  auto grads = [] {
+    std::map<std::string, Tensor> g;
+    g.emplace("w", Tensor({1}));
+    return g;
+  };
+  auto rows = [](std::vector<int64_t> keys, float value) {
+    std::map<std::string, SparseRows> sparse = Rows(std::move(keys));
+    sparse["emb"].rows.Fill(value);
+    return sparse;
+  };
+  auto row = [&](int64_t key) {
+    auto r = store.ReadRows("emb", {key});
+    EXPECT_TRUE(r.ok());
+    return (*r)[0];
+  };
+  const float one = row(1), two = row(2), three = row(3);
+  EXPECT_EQ(store.OfferSyncGradients(0, 0, grads(), rows({1, 2}, 1.0f))->outcome, proto::ACCEPTED);
+  EXPECT_EQ(store.OfferSyncGradients(0, 0, grads(), rows({1, 3}, 100.0f))->outcome,
+            proto::DUPLICATE);
+  EXPECT_EQ(store.OfferSyncGradients(2, 0, grads(), rows({2}, 3.0f))->outcome,
+            proto::STEP_COMPLETE);
+  // Worker 1, the backup, comes late: its gradient is stale.
+  EXPECT_EQ(store.OfferSyncGradients(1, 0, grads(), rows({3}, 50.0f))->outcome, proto::STALE);
+  EXPECT_EQ(store.global_step(), 1);
+  EXPECT_FLOAT_EQ(row(1), one - 1.0f);               // carried by worker 0 alone
+  EXPECT_FLOAT_EQ(row(2), two - (1.0f + 3.0f) / 2);  // by both
+  EXPECT_FLOAT_EQ(row(3), three);                    // only in dropped pushes
+  EXPECT_EQ(store.sync_stats().duplicates_dropped, 1);
+  EXPECT_EQ(store.sync_stats().stale_dropped, 1);
+}
+
 }  // namespace
 }  // namespace pstrain
