@@ -268,9 +268,10 @@ StatusOr<proto::PushResponse> PsCore::Push(const proto::PushHeader& header,
                              "; nothing applied");
     }
     SparseRows& rows = sparse[table];
-    if (Unique(keys.data(), static_cast<int64_t>(keys.size())).keys.size() != keys.size()) {
+    UniqueKeys unique = Unique(keys.data(), static_cast<int64_t>(keys.size()));
+    if (unique.keys.size() != keys.size()) {
       const int64_t dim = it->second.rank() == 2 ? it->second.dim(1) : 0;
-      rows = SumDuplicates(keys.data(), static_cast<int64_t>(keys.size()), it->second.data(), dim);
+      rows = SumDuplicates(std::move(unique), it->second.data(), dim);
     } else {
       rows.keys = std::move(keys);
       rows.rows = std::move(it->second);

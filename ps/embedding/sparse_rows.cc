@@ -27,7 +27,11 @@ UniqueKeys Unique(const int64_t* keys, int64_t n) {
 }
 
 SparseRows SumDuplicates(const int64_t* keys, int64_t n, const float* rows, int64_t dim) {
-  UniqueKeys unique = Unique(keys, n);
+  return SumDuplicates(Unique(keys, n), rows, dim);
+}
+
+SparseRows SumDuplicates(UniqueKeys unique, const float* rows, int64_t dim) {
+  const auto n = static_cast<int64_t>(unique.position.size());
   SparseRows out;
   out.rows = Tensor({static_cast<int64_t>(unique.keys.size()), dim});
   float* sum = out.rows.data();

@@ -31,6 +31,9 @@ UniqueKeys Unique(const int64_t* keys, int64_t n);
 // i * dim) into one row per key, in the order first seen: TF's optimizers
 // deduplicate an IndexedSlices gradient this way before a sparse update.
 SparseRows SumDuplicates(const int64_t* keys, int64_t n, const float* rows, int64_t dim);
+// The same for a caller that has made the keys unique already (`unique`,
+// Unique of the n keys).
+SparseRows SumDuplicates(UniqueKeys unique, const float* rows, int64_t dim);
 
 // Keys on the wire: little-endian int64s, 8 bytes each (the byte order of
 // every host pstrain builds for). InvalidArgument, naming `what`, for a
