@@ -311,7 +311,9 @@ Status PsCore::ExportRows(
   PS_ASSIGN_OR_RETURN(std::vector<std::string> slots, store_->TableSlots(request.table()));
   PS_ASSIGN_OR_RETURN(int dim, store_->TableDim(request.table()));
   const int64_t row_floats = int64_t{dim} * static_cast<int64_t>(1 + slots.size());
-  const int64_t rows_per_block = std::max<int64_t>(1, kExportBlockBytes / (8 + 4 * row_floats));
+  // At most what ImportRows takes in one block.
+  const int64_t rows_per_block = std::clamp<int64_t>(kExportBlockBytes / (8 + 4 * row_floats), 1,
+                                                     EmbeddingTable::kMaxKeysPerRequest);
   if (request.start_deltas()) PS_RETURN_IF_ERROR(store_->StartTableDeltas(request.table()));
   proto::ExportRowsResponse reply;
   reply.set_dim(dim);
