@@ -520,6 +520,41 @@ TEST_P(TransportConformance, ExportsAndImportsATablesRowsInBlocks) {
   EXPECT_EQ(refused.status().code(), Code::kInvalidArgument) << refused.status().ToString();
 }
 
+// Rows of one float: a 1 MiB block would hold 87,381 of them, more keys
+// than a restore block may carry; every exported block goes back whole.
+TEST_P(TransportConformance, ExportedBlocksOfShortRowsImportWhole) {
+  proto::InitHeader init = Header({});
+  proto::EmbeddingTableConfig table = Table("emb");
+  table.set_dim(1);
+  *init.add_tables() = table;
+  ASSERT_TRUE(ps()->Init(init, {}).ok());
+  std::vector<int64_t> keys(70000);
+  for (size_t k = 0; k < keys.size(); ++k) keys[k] = static_cast<int64_t>(k);
+  for (size_t first = 0; first < keys.size(); first += 35000) {
+    proto::PushHeader push = Push();
+    *push.add_sparse() = Keys("emb", {keys.begin() + first, keys.begin() + first + 35000});
+    Tensor rows({35000, 1});
+    rows.Fill(1.0f);
+    ASSERT_TRUE(ps()->Push(push, {{"emb", &rows}}).ok());
+  }
+  std::vector<proto::RowBlock> blocks;
+  ASSERT_TRUE(ps()->ExportRows(kFingerprint, "emb", false, false,
+                               [&](const auto& reply) {
+                                 EXPECT_LE(reply.block().keys().size() / 8, 65536u);
+                                 blocks.push_back(reply.block());
+                                 return OkStatus();
+                               })
+                  .ok());
+  size_t next = 0;
+  auto imported = ps()->ImportRows(kFingerprint, [&](proto::RowBlock* b) {
+    if (next == blocks.size()) return false;
+    *b = blocks[next++];
+    return true;
+  });
+  ASSERT_TRUE(imported.ok()) << imported.status().ToString();
+  EXPECT_EQ(imported->rows(), 70000);
+}
+
 // The transports with a stream to cut.
 class StreamConformance : public TransportConformance {};
 
