@@ -193,30 +193,33 @@ VariableStore::ReadShared(const std::vector<std::string>& names) const {
   return out;
 }
 
+StatusOr<EmbeddingTable*> VariableStore::TableLocked(const std::string& table) const {
+  auto it = tables_.find(table);
+  if (it == tables_.end()) return NotFound("no embedding table " + table + " on this ps");
+  return it->second.get();
+}
+
 Status VariableStore::CheckKeys(const std::string& table, const std::vector<int64_t>& keys) const {
   ReaderLock lock(&mu_);
   if (!ready_) return Unavailable("variables are not initialized (is this ps restarting?)");
-  auto it = tables_.find(table);
-  if (it == tables_.end()) return NotFound("no embedding table " + table + " on this ps");
-  return it->second->CheckKeys(keys);
+  PS_ASSIGN_OR_RETURN(EmbeddingTable * t, TableLocked(table));
+  return t->CheckKeys(keys);
 }
 
 StatusOr<int> VariableStore::TableDim(const std::string& table) const {
   ReaderLock lock(&mu_);
   if (!ready_) return Unavailable("variables are not initialized (is this ps restarting?)");
-  auto it = tables_.find(table);
-  if (it == tables_.end()) return NotFound("no embedding table " + table + " on this ps");
-  return it->second->dim();
+  PS_ASSIGN_OR_RETURN(EmbeddingTable * t, TableLocked(table));
+  return t->dim();
 }
 
 StatusOr<Tensor> VariableStore::ReadRows(const std::string& table,
                                          const std::vector<int64_t>& keys) const {
   ReaderLock lock(&mu_);
   if (!ready_) return Unavailable("variables are not initialized (is this ps restarting?)");
-  auto it = tables_.find(table);
-  if (it == tables_.end()) return NotFound("no embedding table " + table + " on this ps");
-  Tensor rows({static_cast<int64_t>(keys.size()), it->second->dim()}, Tensor::kUninitialized);
-  it->second->Lookup(keys, rows.data());
+  PS_ASSIGN_OR_RETURN(EmbeddingTable * t, TableLocked(table));
+  Tensor rows({static_cast<int64_t>(keys.size()), t->dim()}, Tensor::kUninitialized);
+  t->Lookup(keys, rows.data());
   return rows;
 }
 
@@ -224,60 +227,53 @@ StatusOr<int64_t> VariableStore::ReadTableRows(const std::string& table, int64_t
                                                int64_t count, bool changed_only,
                                                EmbeddingTable::RowBlock* out) const {
   ReaderLock lock(&mu_);
-  auto it = tables_.find(table);
-  if (it == tables_.end()) return NotFound("no embedding table " + table + " on this ps");
-  return it->second->ReadRows(first, count, changed_only, out);
+  PS_ASSIGN_OR_RETURN(EmbeddingTable * t, TableLocked(table));
+  return t->ReadRows(first, count, changed_only, out);
 }
 
 StatusOr<int64_t> VariableStore::TableRowEnd(const std::string& table) const {
   ReaderLock lock(&mu_);
-  auto it = tables_.find(table);
-  if (it == tables_.end()) return NotFound("no embedding table " + table + " on this ps");
-  return it->second->row_end();
+  PS_ASSIGN_OR_RETURN(EmbeddingTable * t, TableLocked(table));
+  return t->row_end();
 }
 
 StatusOr<std::vector<int64_t>> VariableStore::TableDroppedKeys(const std::string& table) const {
   ReaderLock lock(&mu_);
-  auto it = tables_.find(table);
-  if (it == tables_.end()) return NotFound("no embedding table " + table + " on this ps");
-  return it->second->DroppedKeys();
+  PS_ASSIGN_OR_RETURN(EmbeddingTable * t, TableLocked(table));
+  return t->DroppedKeys();
 }
 
 Status VariableStore::StartTableDeltas(const std::string& table) {
   ReaderLock lock(&mu_);
-  auto it = tables_.find(table);
-  if (it == tables_.end()) return NotFound("no embedding table " + table + " on this ps");
+  PS_ASSIGN_OR_RETURN(EmbeddingTable * t, TableLocked(table));
   MutexLock sparse_lock(&sparse_mu_);
-  it->second->StartDeltas();
+  t->StartDeltas();
   return OkStatus();
 }
 
 StatusOr<std::vector<std::string>> VariableStore::TableSlots(const std::string& table) const {
   ReaderLock lock(&mu_);
-  auto it = tables_.find(table);
-  if (it == tables_.end()) return NotFound("no embedding table " + table + " on this ps");
-  return it->second->slot_names();
+  PS_ASSIGN_OR_RETURN(EmbeddingTable * t, TableLocked(table));
+  return t->slot_names();
 }
 
 Status VariableStore::WriteTableRows(const std::string& table,
                                      const EmbeddingTable::RowBlock& rows) {
   ReaderLock lock(&mu_);
   if (!ready_) return Unavailable("variables are not initialized (is this ps restarting?)");
-  auto it = tables_.find(table);
-  if (it == tables_.end()) return NotFound("no embedding table " + table + " on this ps");
-  PS_RETURN_IF_ERROR(it->second->CheckKeys(rows.keys));
+  PS_ASSIGN_OR_RETURN(EmbeddingTable * t, TableLocked(table));
+  PS_RETURN_IF_ERROR(t->CheckKeys(rows.keys));
   MutexLock sparse_lock(&sparse_mu_);
-  return it->second->WriteRows(rows, global_step_.load());
+  return t->WriteRows(rows, global_step_.load());
 }
 
 StatusOr<int64_t> VariableStore::EraseTableRows(const std::string& table,
                                                 const std::vector<int64_t>& keys) {
   ReaderLock lock(&mu_);
   if (!ready_) return Unavailable("variables are not initialized (is this ps restarting?)");
-  auto it = tables_.find(table);
-  if (it == tables_.end()) return NotFound("no embedding table " + table + " on this ps");
+  PS_ASSIGN_OR_RETURN(EmbeddingTable * t, TableLocked(table));
   MutexLock sparse_lock(&sparse_mu_);
-  return it->second->EraseRows(keys);
+  return t->EraseRows(keys);
 }
 
 std::vector<VariableStore::TableStats> VariableStore::table_stats() const {

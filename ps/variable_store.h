@@ -237,6 +237,9 @@ class VariableStore {
   // subtracts them from the non-trainable ones.
   void ApplyLocked(const std::vector<std::pair<Variable*, const Tensor*>>& work)
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // The table of that name; NotFound naming it.
+  StatusOr<EmbeddingTable*> TableLocked(const std::string& table) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Checks sparse gradients as ApplyGradients does.
   Status CheckSparseLocked(const std::map<std::string, SparseRows>& sparse) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
