@@ -328,11 +328,7 @@ void EmbeddingTable::ApplyPlanned(const SparseRows& gradient, const Plan& plan,
   }
   // The index's and the sightings' arrays settle at their new sizes: what
   // growth reserved for the moves is given back.
-  const uint64_t held = HeldBytesLocked();
-  if (reserved_ > held) {
-    budget_->Release(reserved_ - held);
-    reserved_ = held;
-  }
+  SettleLocked();
 }
 
 int64_t EmbeddingTable::Expire(int64_t global_step) {
@@ -394,8 +390,12 @@ Status EmbeddingTable::WriteRows(const RowBlock& rows, int64_t global_step) {
                            std::to_string(stride_) + " a row with its slots)");
   }
   WriterLock lock(&mu_);
+  std::vector<uint32_t> found(rows.keys.size());
   Growth growth;
-  for (int64_t key : rows.keys) growth.new_rows += FindLocked(key) == RowIndex::kAbsent ? 1 : 0;
+  for (int64_t i = 0; i < n; ++i) {
+    found[i] = FindLocked(rows.keys[i]);
+    growth.new_rows += found[i] == RowIndex::kAbsent ? 1 : 0;
+  }
   const uint64_t bytes = GrowthBytesLocked(growth);
   if (bytes > 0 && !budget_->TryReserve(bytes)) {
     return ResourceExhausted("embedding table " + name() + " on " + ps_ + ": restoring " +
@@ -407,16 +407,13 @@ Status EmbeddingTable::WriteRows(const RowBlock& rows, int64_t global_step) {
   reserved_ += bytes;
   const uint32_t stamp = StepStamp(global_step);
   for (int64_t i = 0; i < n; ++i) {
-    uint32_t row = FindLocked(rows.keys[i]);
+    // A key the block holds twice has its row from the first time.
+    uint32_t row = found[i] != RowIndex::kAbsent ? found[i] : FindLocked(rows.keys[i]);
     if (row == RowIndex::kAbsent) row = NewRowLocked(rows.keys[i]);
     std::memcpy(RowData(row), rows.values.data() + i * stride_, stride_ * sizeof(float));
     StepOf(row) = stamp | kChanged;
   }
-  const uint64_t held = HeldBytesLocked();
-  if (reserved_ > held) {
-    budget_->Release(reserved_ - held);
-    reserved_ = held;
-  }
+  SettleLocked();
   return OkStatus();
 }
 
