@@ -217,11 +217,9 @@ Status Supervisor::WriteSummaries(const proto::StatusResponse& st) {
   PS_RETURN_IF_ERROR(summaries_->Scalars(step, MeanWorkerLoss(st), st.learning_rate(),
                                          steps_per_sec,
                                          steps_per_sec * options_.batch_size * per_step));
-  for (int ps = 0; ps < static_cast<int>(ps_tables_.size()); ++ps) {
-    for (const proto::TableState& t : ps_tables_[ps]) {
-      PS_RETURN_IF_ERROR(summaries_->TableShard(step, t.name(), ps, t.rows(), t.bytes(),
-                                                t.admitted(), t.expired()));
-    }
+  for (const TableShardMetrics& t : TableShards()) {
+    PS_RETURN_IF_ERROR(
+        summaries_->TableShard(step, t.table, t.ps, t.rows, t.bytes, t.admitted, t.expired));
   }
   std::vector<Tensor> params;
   PS_RETURN_IF_ERROR(fleet_->PullVariables(&params, nullptr));
@@ -353,6 +351,16 @@ void Supervisor::ReportProgress(const proto::StatusResponse& st) {
   progress_timer_.Done();
 }
 
+std::vector<TableShardMetrics> Supervisor::TableShards() const {
+  std::vector<TableShardMetrics> out;
+  for (int ps = 0; ps < static_cast<int>(ps_tables_.size()); ++ps) {
+    for (const proto::TableState& t : ps_tables_[ps]) {
+      out.push_back({t.name(), ps, t.rows(), t.bytes(), t.admitted(), t.expired()});
+    }
+  }
+  return out;
+}
+
 void Supervisor::PublishMetrics(const proto::StatusResponse& st) {
   if (options_.board == nullptr) return;
   const Clock::TimePoint now = clock_->Now();
@@ -382,11 +390,7 @@ void Supervisor::PublishMetrics(const proto::StatusResponse& st) {
   m.uptime_secs = std::chrono::duration<double>(now - started_).count();
   m.tasks.push_back({"chief:0", "running", "supervising"});
   for (const TaskHealth& h : ps_health_) m.tasks.push_back(h);
-  for (int ps = 0; ps < static_cast<int>(ps_tables_.size()); ++ps) {
-    for (const proto::TableState& t : ps_tables_[ps]) {
-      m.tables.push_back({t.name(), ps, t.rows(), t.bytes(), t.admitted(), t.expired()});
-    }
-  }
+  m.tables = TableShards();
   const double timeout = options_.init.heartbeat_timeout_secs();
   std::map<int, const proto::WorkerState*> seen;
   for (const proto::WorkerState& w : st.workers()) seen[w.worker()] = &w;

@@ -138,6 +138,8 @@ class Supervisor {
   // Says what a sync step that stood still too long waits for.
   void LogStalledStep(const proto::StatusResponse& coordinator);
   // Fills the metrics board from ps 0's status and the ps tasks' health.
+  // ps_tables_ as the metrics and the summaries give them: a shard each.
+  std::vector<TableShardMetrics> TableShards() const;
   void PublishMetrics(const proto::StatusResponse& coordinator);
 
   nn::Model* const model_;
