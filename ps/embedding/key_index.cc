@@ -9,7 +9,6 @@ namespace {
 
 // Not SplitMix64's own increment: see the header.
 constexpr uint64_t kIndexSeed = 0x632be59bd9b4e019ull;
-constexpr uint64_t kMinCapacity = 16;
 
 }  // namespace
 
@@ -37,22 +36,14 @@ uint32_t* KeyIndex::FindMutable(int64_t key) {
   return values_[i] == kAbsent ? nullptr : &values_[i];
 }
 
-uint64_t KeyIndex::CapacityFor(int64_t keys) const {
-  uint64_t capacity = std::max(capacity_, kMinCapacity);
-  while (static_cast<double>(keys) > kMaxLoad * static_cast<double>(capacity)) {
-    capacity += capacity / 2;
-  }
-  return capacity;
-}
-
 uint64_t KeyIndex::BytesToInsert(int64_t more) const {
-  const uint64_t capacity = CapacityFor(size_ + more);
+  const uint64_t capacity = open_addressing::CapacityFor(capacity_, size_ + more);
   if (capacity == capacity_) return bytes();
   return (capacity + capacity_) * kBytesPerEntry;
 }
 
 void KeyIndex::Insert(int64_t key, uint32_t value) {
-  const uint64_t capacity = CapacityFor(size_ + 1);
+  const uint64_t capacity = open_addressing::CapacityFor(capacity_, size_ + 1);
   if (capacity != capacity_) Rehash(capacity);
   const uint64_t i = Probe(key);
   keys_[i] = key;
@@ -61,7 +52,7 @@ void KeyIndex::Insert(int64_t key, uint32_t value) {
 }
 
 void KeyIndex::Reserve(int64_t keys) {
-  const uint64_t capacity = CapacityFor(keys);
+  const uint64_t capacity = open_addressing::CapacityFor(capacity_, keys);
   if (capacity != capacity_) Rehash(capacity);
 }
 
@@ -79,8 +70,7 @@ bool KeyIndex::Erase(int64_t key) {
     if (++i == capacity_) i = 0;
     if (values_[i] == kAbsent) return true;
     const uint64_t home = Home(keys_[i]);
-    const bool hole_between = hole <= i ? (home <= hole || home > i) : (home <= hole && home > i);
-    if (hole_between) {
+    if (open_addressing::MovesIntoHole(home, hole, i)) {
       keys_[hole] = keys_[i];
       values_[hole] = values_[i];
       values_[i] = kAbsent;

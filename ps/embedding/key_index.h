@@ -20,12 +20,14 @@
 #include <cstdint>
 #include <memory>
 
+#include "ps/embedding/open_addressing.h"
+
 namespace pstrain {
 
 class KeyIndex {
  public:
   static constexpr uint32_t kAbsent = UINT32_MAX;  // no value is this
-  static constexpr double kMaxLoad = 0.7;
+  static constexpr double kMaxLoad = open_addressing::kMaxLoad;
   static constexpr uint64_t kBytesPerEntry = sizeof(int64_t) + sizeof(uint32_t);
 
   KeyIndex() = default;
@@ -68,9 +70,6 @@ class KeyIndex {
   uint64_t Home(int64_t key) const;
   // The entry holding `key`, or the empty one where it would go.
   uint64_t Probe(int64_t key) const;
-  // The capacity that holds `keys` within kMaxLoad after growing by half
-  // as often as needed.
-  uint64_t CapacityFor(int64_t keys) const;
   void Rehash(uint64_t capacity);
 
   uint64_t capacity_ = 0;

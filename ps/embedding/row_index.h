@@ -24,13 +24,14 @@
 
 #include "core/huge_pages.h"
 #include "core/splitmix64.h"
+#include "ps/embedding/open_addressing.h"
 
 namespace pstrain {
 
 class RowIndex {
  public:
   static constexpr uint32_t kAbsent = UINT32_MAX;  // no row is this
-  static constexpr double kMaxLoad = 0.7;
+  static constexpr double kMaxLoad = open_addressing::kMaxLoad;
   static constexpr uint64_t kBytesPerEntry = sizeof(uint64_t);
 
   // The key's row, or kAbsent.
@@ -51,7 +52,7 @@ class RowIndex {
   // Adds key -> row (row < kAbsent); the key must be absent. Grows first
   // when the index is full.
   void Insert(int64_t key, uint32_t row) {
-    const uint64_t capacity = CapacityFor(size_ + 1);
+    const uint64_t capacity = open_addressing::CapacityFor(capacity_, size_ + 1);
     if (capacity != capacity_) Rehash(capacity);
     const uint32_t tag = Tag(key);
     uint64_t i = Home(tag);
@@ -75,13 +76,12 @@ class RowIndex {
     }
     entries_[hole] = 0;
     --size_;
-    // Backward shift, as KeyIndex::Erase.
+    // Backward shift (open_addressing.h).
     for (uint64_t i = Next(hole);; i = Next(i)) {
       const uint64_t e = entries_[i];
       if (e == 0) return true;
       const uint64_t home = Home(static_cast<uint32_t>(e >> 32));
-      const bool hole_between = hole <= i ? (home <= hole || home > i) : (home <= hole && home > i);
-      if (hole_between) {
+      if (open_addressing::MovesIntoHole(home, hole, i)) {
         entries_[hole] = e;
         entries_[i] = 0;
         hole = i;
@@ -110,27 +110,18 @@ class RowIndex {
   // after the growth they need and the old one beside it while the entries
   // move. bytes() when they fit as it is.
   uint64_t BytesToInsert(int64_t more) const {
-    const uint64_t capacity = CapacityFor(size_ + more);
+    const uint64_t capacity = open_addressing::CapacityFor(capacity_, size_ + more);
     return capacity == capacity_ ? bytes() : (capacity + capacity_) * kBytesPerEntry;
   }
 
  private:
   static constexpr uint64_t kSeed = 0x632be59bd9b4e019ull;  // not SplitMix64's own increment
-  static constexpr uint64_t kMinCapacity = 16;
 
   static uint32_t Tag(int64_t key) {
     return static_cast<uint32_t>(SplitMix64(static_cast<uint64_t>(key) ^ kSeed) >> 32);
   }
   uint64_t Home(uint32_t tag) const { return ReduceToRange(uint64_t{tag} << 32, capacity_); }
   uint64_t Next(uint64_t i) const { return i + 1 == capacity_ ? 0 : i + 1; }
-
-  uint64_t CapacityFor(int64_t keys) const {
-    uint64_t capacity = std::max(capacity_, kMinCapacity);
-    while (static_cast<double>(keys) > kMaxLoad * static_cast<double>(capacity)) {
-      capacity += capacity / 2;
-    }
-    return capacity;
-  }
 
   void Rehash(uint64_t capacity) {
     std::unique_ptr<uint64_t[], FreeMemory> old = std::move(entries_);
