@@ -143,6 +143,16 @@ struct CapturedBytes : tcp::ByteStream {
   std::string bytes;
 };
 
+// The frames of a push of `tensors` (float32, in place) under `header`;
+// header and tensors must outlive the batch's write.
+inline void AddPush(const proto::PushHeader& header,
+                    const std::vector<std::pair<std::string, Tensor>>& tensors,
+                    tcp::FrameBatch* batch) {
+  batch->Add(tcp::FrameKind::kPushHeader, &header);
+  for (const auto& [name, tensor] : tensors) batch->AddTensor(name, tensor, proto::DT_FLOAT);
+  batch->Add(tcp::FrameKind::kEnd, nullptr);
+}
+
 // The bytes a client sends on one tensor channel connection (ps/tcp/): a
 // push of gradients for the fuzz model, then a pull of every variable.
 inline std::string ChannelPushThenPull() {
@@ -154,15 +164,7 @@ inline std::string ChannelPushThenPull() {
   header.set_num_tensors(2);
   const auto tensors = FuzzTensors();
   tcp::FrameBatch batch;
-  batch.Add(tcp::FrameKind::kPushHeader, &header);
-  for (const auto& [name, tensor] : tensors) {
-    ForEachChunkSpan(name, tensor, 1 << 20,
-                     [&](const proto::TensorChunk& head, const char* data, size_t n) {
-                       batch.Add(tcp::FrameKind::kChunk, &head, data, n);
-                       return true;
-                     });
-  }
-  batch.Add(tcp::FrameKind::kEnd, nullptr);
+  AddPush(header, tensors, &batch);
   proto::PullRequest pull;
   pull.set_placement_fingerprint(kFingerprint);
   batch.Add(tcp::FrameKind::kPullRequest, &pull);
@@ -186,17 +188,7 @@ inline std::string ChannelSparsePushThenPull() {
   rows.Fill(0.25f);
   tensors.emplace_back("emb", rows);
   tcp::FrameBatch batch;
-  for (int push = 0; push < 2; ++push) {
-    batch.Add(tcp::FrameKind::kPushHeader, &header);
-    for (const auto& [name, tensor] : tensors) {
-      ForEachChunkSpan(name, tensor, 1 << 20,
-                       [&](const proto::TensorChunk& head, const char* data, size_t n) {
-                         batch.Add(tcp::FrameKind::kChunk, &head, data, n);
-                         return true;
-                       });
-    }
-    batch.Add(tcp::FrameKind::kEnd, nullptr);
-  }
+  for (int push = 0; push < 2; ++push) AddPush(header, tensors, &batch);
   proto::PullRequest pull;
   pull.set_placement_fingerprint(kFingerprint);
   *pull.add_lookups() = FuzzKeys({1, 2, -7, 99});
