@@ -174,7 +174,8 @@ Status PsFleet::ImportTable(const std::function<StatusOr<std::unique_ptr<RowSour
       int64_t taken = 0;
       for (;;) {
         if (at == in_rows) {
-          // A block of another kind (erase or not) ends the one being built.
+          // The end of a saved block ends the one being built (the next
+          // may be of the other kind, erase or not).
           if (taken > 0) return true;
           auto more = source->Next(&in);
           if (!more.ok()) {
