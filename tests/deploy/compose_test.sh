@@ -101,7 +101,9 @@ wait_until() {
     sleep 2
   done
 }
-log_has() { logs_of "$1" | grep -Eq "$2"; }
+# grep reads the whole log: with -q it would stop at the first match and,
+# under pipefail, the `docker logs` it leaves behind would fail the check.
+log_has() { logs_of "$1" | grep -E "$2" >/dev/null; }
 is_running() { [ "$(status_of "$1")" = running ]; }
 is_healthy() { [ "$(docker inspect -f '{{.State.Health.Status}}' "$(container "$1")")" = healthy ]; }
 restarted() { [ "$(restarts_of "$1")" -ge 1 ] && is_running "$1"; }
@@ -160,7 +162,7 @@ wait_for_step $((${step:-0} + 100)) 300
 log "scenario 4: docker stop chief (SIGTERM)"
 docker stop -t 60 "$(container chief)" >/dev/null
 [ "$(exit_code chief)" = 143 ] || fail "the SIGTERM'd chief exited $(exit_code chief), not 143"
-logs_of chief | grep -q "(graceful stop" || fail "the chief saved no checkpoint on SIGTERM"
+log_has chief "\(graceful stop" || fail "the chief saved no checkpoint on SIGTERM"
 compose start chief >/dev/null 2>&1
 wait_until 60 "the chief is not running after a start" is_running chief
 log "scenario 4: the chief exited 143 after saving, and was started again"
@@ -179,7 +181,7 @@ final="$(logs_of chief | grep -o 'final: step [0-9]*, test accuracy [0-9.]*' | t
 accuracy="${final##* }"
 python3 -c "import sys; sys.exit(0 if float('$accuracy') >= 0.90 else 1)" ||
   fail "$final: below the README's 0.90"
-logs_of evaluator | grep -q "training is done" || fail "the evaluator did not end with the job"
+log_has evaluator "training is done" || fail "the evaluator did not end with the job"
 [ "$metrics_reads" -gt 0 ] || fail "/metrics was never read through the published port"
 log "every container exited 0; $final; /metrics read $metrics_reads times on port $http_port"
 log "scenario 4 passed: the job completed after the SIGTERM"
