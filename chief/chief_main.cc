@@ -25,9 +25,10 @@
 #include "ps/rpc/ps_connections.h"
 #include "ps/sync_flags.h"
 
-DEFINE_string(model, "mnist",
-              "Network being trained: a built-in one (mnist, mnist_bn, cifar10) or a ModelSpec "
-              "text file (proto/model.proto)");
+DEFINE_string(
+    model, "mnist",
+    "Network being trained: a built-in one (mnist, mnist_bn, cifar10, mnist_ids) or a ModelSpec "
+    "text file (proto/model.proto)");
 DEFINE_uint64(seed, 0, "Seed of the variables' initial values");
 DEFINE_string(train_dir, "runs/pstrain", "Where the chief writes checkpoints");
 DEFINE_int32(startup_timeout_secs, 600, "Give up waiting for the ps tasks after this");
@@ -133,6 +134,9 @@ int main(int argc, char** argv) {
   auto layout = pstrain::PsFleet::LayoutFromFlags(config.spec.NumTasks("ps"), (*model)->variables(),
                                                   *pstrain::OptimizerSlotCount(*optimizer));
   if (!layout.ok()) return pstrain::ExitWith(layout.status(), pstrain::kExitBadInput);
+  for (const pstrain::nn::EmbeddingLookup& lookup : (*model)->lookups()) {
+    layout->tables.push_back(lookup.table);  // spread over every ps by key
+  }
   pstrain::PsFleet fleet(pstrain::ConnectToPs(config.spec, pstrain::PsClientOptions()).connections,
                          std::move(*layout));
   auto test = pstrain::data::LoadDataset(FLAGS_data_dir, FLAGS_data_format, "test");

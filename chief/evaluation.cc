@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "data/input_pipeline.h"
+#include "data/pixel_ids.h"
 #include "ps/variable_store.h"
 
 namespace pstrain {
@@ -44,16 +45,55 @@ ImageInput ImageInputOf(const proto::ModelSpec& spec) {
   return input;
 }
 
+namespace {
+
+// A model of ids' logits on images [begin, begin + n) of `ds`.
+StatusOr<Tensor> LogitsOfIds(nn::Model* model, const std::vector<Tensor>& params,
+                             const data::ImageDataset& ds, int64_t begin, int64_t n,
+                             const RowPull& pull_rows) {
+  if (pull_rows == nullptr) {
+    return InvalidArgument("evaluating a model of ids needs its rows from the ps tasks");
+  }
+  std::map<std::string, RaggedIds> features;
+  PS_RETURN_IF_ERROR(data::PrepareEvalPixelIds(ds, begin, n, &features));
+  const std::vector<nn::EmbeddingLookup>& lookups = model->lookups();
+  std::vector<PsFleet::TableStep> tables(lookups.size());
+  nn::SparseInput input;
+  for (size_t l = 0; l < lookups.size(); ++l) {
+    auto it = features.find(lookups[l].feature);
+    if (it == features.end()) {
+      return InvalidArgument("the evaluation input has no sparse feature " + lookups[l].feature);
+    }
+    tables[l].table = lookups[l].table.name();
+    tables[l].dim = lookups[l].table.dim();
+    tables[l].ids =
+        Unique(it->second.values.data(), static_cast<int64_t>(it->second.values.size()));
+  }
+  PS_RETURN_IF_ERROR(pull_rows(&tables));
+  for (size_t l = 0; l < lookups.size(); ++l) {
+    input.bags.push_back({&features.at(lookups[l].feature), &tables[l].ids.position});
+    input.rows.push_back(&tables[l].rows);
+  }
+  return model->SparseLogits(params, input);
+}
+
+}  // namespace
+
 StatusOr<EvalResult> EvaluatePrecisionAt1(nn::Model* model, const std::vector<Tensor>& params,
                                           const data::ImageDataset& ds, const ImageInput& input,
-                                          int batch_size) {
+                                          int batch_size, const RowPull& pull_rows) {
   EvalResult result;
   Tensor images;
   for (int64_t begin = 0; begin < ds.count; begin += batch_size) {
     const int64_t n = std::min<int64_t>(batch_size, ds.count - begin);
-    PS_RETURN_IF_ERROR(data::PrepareEvalImages(ds, begin, n, input.preprocessing, input.height,
-                                               input.width, &images));
-    PS_ASSIGN_OR_RETURN(Tensor logits, model->Logits(params, images));
+    Tensor logits;
+    if (!model->lookups().empty()) {
+      PS_ASSIGN_OR_RETURN(logits, LogitsOfIds(model, params, ds, begin, n, pull_rows));
+    } else {
+      PS_RETURN_IF_ERROR(data::PrepareEvalImages(ds, begin, n, input.preprocessing, input.height,
+                                                 input.width, &images));
+      PS_ASSIGN_OR_RETURN(logits, model->Logits(params, images));
+    }
     const int64_t classes = logits.dim(1);
     for (int64_t i = 0; i < n; ++i) {
       const float* row = logits.data() + i * classes;

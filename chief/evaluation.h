@@ -1,8 +1,11 @@
-// Precision @ 1 of a model's variables on a labelled image set.
+// Precision @ 1 of a model's variables on a labelled image set (a model of
+// ids: on the images as its input gives them ids, with the rows pulled from
+// the ps tasks).
 #ifndef PSTRAIN_CHIEF_EVALUATION_H_
 #define PSTRAIN_CHIEF_EVALUATION_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -12,6 +15,7 @@
 #include "data/mnist_dataset.h"
 #include "nn/model.h"
 #include "proto/model.pb.h"
+#include "ps/client/ps_fleet.h"
 
 namespace pstrain {
 
@@ -42,11 +46,17 @@ StatusOr<std::vector<Tensor>> SelectEvalParams(const nn::Model& model,
                                                bool use_moving_averages, const std::string& source,
                                                bool* used_averages);
 
+// For a model of ids: fills each table's rows for its unique ids
+// (PsFleet::PullVariablesAndRows' TableStep, already split by ps).
+using RowPull = std::function<Status(std::vector<PsFleet::TableStep>* tables)>;
+
 // Runs every example of `ds`, prepared as `input` says, through the model in
-// batches of batch_size.
+// batches of batch_size. A model of ids needs pull_rows (InvalidArgument
+// without it).
 StatusOr<EvalResult> EvaluatePrecisionAt1(nn::Model* model, const std::vector<Tensor>& params,
                                           const data::ImageDataset& ds, const ImageInput& input,
-                                          int batch_size = 1000);
+                                          int batch_size = 1000,
+                                          const RowPull& pull_rows = nullptr);
 
 }  // namespace pstrain
 

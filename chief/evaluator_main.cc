@@ -220,6 +220,12 @@ int Main(const StopNotice& stop) {
   if (!spec.ok()) return ExitWith(spec.status(), kExitBadInput);
   auto model = nn::CreateModel(*spec);
   if (!model.ok()) return ExitWith(model.status(), kExitBadInput);
+  if (!(*model)->lookups().empty()) {
+    return ExitWith(InvalidArgument("model " + FLAGS_model +
+                                    " looks up embedding tables; the evaluator evaluates models "
+                                    "of images, the chief a model of ids (--eval_secs)"),
+                    kExitBadInput);
+  }
   auto test = data::LoadDataset(FLAGS_data_dir, FLAGS_data_format, "test");
   if (!test.ok()) return ExitWith(test.status(), kExitBadInput);
   const std::string eval_dir = FLAGS_eval_dir.empty() ? FLAGS_train_dir + "/eval" : FLAGS_eval_dir;

@@ -445,7 +445,16 @@ StatusOr<EvalResult> Supervisor::EvaluateState(const std::map<std::string, Tenso
     LOG_FIRST_N(WARNING, 1) << "no moving averages on the ps (--ema_decay=0?); evaluating the "
                                "variables";
   }
-  return EvaluatePrecisionAt1(model_, params, *test_set_, options_.input);
+  if (model_->lookups().empty()) {
+    return EvaluatePrecisionAt1(model_, params, *test_set_, options_.input);
+  }
+  // A model of ids: the rows of each batch's ids, as they are on the ps now.
+  std::vector<Tensor> variables;
+  return EvaluatePrecisionAt1(model_, params, *test_set_, options_.input, /*batch_size=*/1000,
+                              [&](std::vector<PsFleet::TableStep>* tables) {
+                                fleet_->Shard(tables);
+                                return fleet_->PullVariablesAndRows(&variables, tables, nullptr);
+                              });
 }
 
 Status Supervisor::EvaluateWhileTraining() {

@@ -11,15 +11,21 @@
 #define PSTRAIN_DATA_BATCH_SOURCE_H_
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
+#include "core/ragged.h"
 #include "core/tensor.h"
 
 namespace pstrain {
 namespace data {
 
 struct Batch {
-  Tensor images;                // [n, height, width, depth], preprocessed
+  Tensor images;  // [n, height, width, depth], preprocessed
+  // A model of ids' input instead of images: each sparse feature's ids, by
+  // the feature's name (PIXEL_IDS: "pixel_ids"; data/pixel_ids.h).
+  std::map<std::string, RaggedIds> sparse;
   std::vector<int32_t> labels;  // n
   // 0-based. A source whose batches may span epochs (a shuffle buffer) gives
   // the latest epoch any of the batch's examples came from; that can then

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "data/pixel_ids.h"
 #include "data/shard_order.h"
 
 namespace pstrain {
@@ -47,7 +48,7 @@ Status CheckOutputShape(const ImageDataset& ds, proto::InputSpec::Preprocessing 
                         int* height, int* width) {
   if (!proto::InputSpec::Preprocessing_IsValid(preprocessing)) {
     return InvalidArgument("preprocessing " + std::to_string(static_cast<int>(preprocessing)) +
-                           " is not SCALE or DISTORT");
+                           " is not SCALE, DISTORT or PIXEL_IDS");
   }
   if (*height < 0 || *width < 0) {
     return InvalidArgument("output height and width must be >= 0 (0: the images'), got " +
@@ -116,7 +117,9 @@ InputPipeline::InputPipeline(const ImageDataset* ds, const InputPipelineOptions&
       opts_(opts),
       shard_(ShardIndices(ds->count, opts.shard_index, opts.num_shards)),
       distortion_(DistortionFor(opts.height, opts.width)),
-      example_size_(int64_t{opts.height} * opts.width * ds->depth),
+      example_size_(opts.preprocessing == proto::InputSpec::PIXEL_IDS
+                        ? 0
+                        : int64_t{opts.height} * opts.width * ds->depth),
       buffer_(std::move(buffer)) {
   if (buffer_ == nullptr) {
     threads_.emplace_back([this] { DirectLoop(); });
@@ -162,6 +165,7 @@ bool InputPipeline::Claim(int64_t* example, int64_t* epoch) {
 }
 
 void InputPipeline::Preprocess(int64_t index, std::mt19937_64* rng, float* dst) const {
+  if (opts_.preprocessing == proto::InputSpec::PIXEL_IDS) return;  // made per batch
   if (opts_.preprocessing == proto::InputSpec::SCALE) {
     NormalizeImage(*ds_, index, dst);
     return;
@@ -178,6 +182,7 @@ void InputPipeline::ReadLoop(int reader) {
     example.values.resize(static_cast<size_t>(example_size_));
     Preprocess(index, &rng, example.values.data());
     example.label = ds_->labels[index];
+    example.index = index;
     example.epoch = epoch;
     if (!buffer_->Enqueue(std::move(example)).ok()) return;  // cancelled
   }
@@ -198,12 +203,14 @@ void InputPipeline::BatchLoop() {
     if (status.code() == Code::kOutOfRange) break;  // the last batch is out
     if (!status.ok()) return;                       // cancelled
     const int64_t n = static_cast<int64_t>(examples.size());
-    Batch batch;
-    batch.images = Tensor({n, opts_.height, opts_.width, ds_->depth}, Tensor::kUninitialized);
-    batch.labels.reserve(static_cast<size_t>(n));
+    Batch batch = NewBatch(n);
     for (int64_t i = 0; i < n; ++i) {
-      std::memcpy(batch.images.data() + i * example_size_, examples[i].values.data(),
-                  static_cast<size_t>(example_size_) * sizeof(float));
+      if (opts_.preprocessing == proto::InputSpec::PIXEL_IDS) {
+        AppendPixelIds(*ds_, examples[i].index, &batch.sparse[kPixelIdsFeature]);
+      } else {
+        std::memcpy(batch.images.data() + i * example_size_, examples[i].values.data(),
+                    static_cast<size_t>(example_size_) * sizeof(float));
+      }
       batch.labels.push_back(examples[i].label);
       batch.epoch = std::max(batch.epoch, examples[i].epoch);
     }
@@ -219,19 +226,32 @@ void InputPipeline::DirectLoop() {
     for (size_t begin = 0; begin < order.size(); begin += opts_.batch_size) {
       const size_t end = std::min(order.size(), begin + opts_.batch_size);
       const int64_t n = static_cast<int64_t>(end - begin);
-      Batch batch;
-      batch.images = Tensor({n, opts_.height, opts_.width, ds_->depth}, Tensor::kUninitialized);
-      batch.labels.reserve(static_cast<size_t>(n));
+      Batch batch = NewBatch(n);
       batch.epoch = epoch;
       for (int64_t i = 0; i < n; ++i) {
         const int64_t example = order[begin + i];
-        Preprocess(example, &rng, batch.images.data() + i * example_size_);
+        if (opts_.preprocessing == proto::InputSpec::PIXEL_IDS) {
+          AppendPixelIds(*ds_, example, &batch.sparse[kPixelIdsFeature]);
+        } else {
+          Preprocess(example, &rng, batch.images.data() + i * example_size_);
+        }
         batch.labels.push_back(ds_->labels[example]);
       }
       if (!Push(std::move(batch))) return;
     }
   }
   Finish();
+}
+
+Batch InputPipeline::NewBatch(int64_t n) const {
+  Batch batch;
+  if (opts_.preprocessing == proto::InputSpec::PIXEL_IDS) {
+    batch.sparse[kPixelIdsFeature] = RaggedIds();
+  } else {
+    batch.images = Tensor({n, opts_.height, opts_.width, ds_->depth}, Tensor::kUninitialized);
+  }
+  batch.labels.reserve(static_cast<size_t>(n));
+  return batch;
 }
 
 bool InputPipeline::Push(Batch batch) {
@@ -261,6 +281,9 @@ Status PrepareEvalImages(const ImageDataset& ds, int64_t begin, int64_t count,
   }
   Status shape = CheckOutputShape(ds, preprocessing, &height, &width);
   if (!shape.ok()) return shape;
+  if (preprocessing == proto::InputSpec::PIXEL_IDS) {
+    return InvalidArgument("PIXEL_IDS gives ids, not images (data/pixel_ids.h)");
+  }
   if (preprocessing == proto::InputSpec::SCALE) {
     NormalizeImages(ds, begin, count, out);
     return OkStatus();

@@ -11,6 +11,8 @@
 //   DISTORT: data/distortions.h's training path in TensorFlow's ranges:
 //            random height x width crop, left-right flip, brightness,
 //            contrast, per-image standardization.
+//   PIXEL_IDS: no images; each batch's `sparse` holds the examples as
+//            data/pixel_ids.h's ids (height and width are not used).
 //
 // With min_after_dequeue > 0, `reader_threads` threads walk the shard,
 // preprocess and enqueue examples into a ShuffleBuffer
@@ -115,6 +117,8 @@ class InputPipeline : public BatchSource {
   void ReadLoop(int reader);  // a reader thread (with a buffer)
   void BatchLoop();           // the batching thread (with a buffer)
   void DirectLoop();          // the only thread without a buffer
+  // An empty batch for n examples: images, or ids for PIXEL_IDS.
+  Batch NewBatch(int64_t n) const;
   // Waits for room, then adds a batch for Next; false if stopping.
   bool Push(Batch batch);
   // Marks the last batch pushed.

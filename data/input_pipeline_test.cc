@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "data/pixel_ids.h"
 #include "data/shard_order.h"
 
 namespace pstrain {
@@ -406,7 +407,7 @@ TEST(InputPipeline, RejectsBadOptions) {
       {"shard_index 4 of 5 has no examples",
        [](InputPipelineOptions* o) { o->shard_index = 4, o->num_shards = 5; }},
       {"epochs must be >= 0", [](InputPipelineOptions* o) { o->epochs = -1; }},
-      {"preprocessing 7 is not SCALE or DISTORT",
+      {"preprocessing 7 is not SCALE, DISTORT or PIXEL_IDS",
        [](InputPipelineOptions* o) {
          o->preprocessing = static_cast<proto::InputSpec::Preprocessing>(7);
        }},
@@ -505,6 +506,68 @@ TEST(PrepareEvalImages, RejectsBadArguments) {
     EXPECT_NE(status.message().find(c.message), std::string::npos) << status.message();
     EXPECT_EQ(out.shape(), Shape{7});  // untouched
   }
+}
+
+}  // namespace
+}  // namespace data
+}  // namespace pstrain
+
+namespace pstrain {
+namespace data {
+namespace {
+
+// The pixels a PIXEL_IDS example holds, from its ids and weights.
+std::vector<int64_t> PixelsOf(const RaggedIds& ids, int64_t b, int64_t image_size) {
+  std::vector<int64_t> pixels(image_size, 0);
+  for (int64_t j = ids.row_splits[b]; j < ids.row_splits[b + 1]; ++j) {
+    const int64_t index = ids.values[j] / kPixelLevels;
+    const int64_t p = std::lround(ids.weights[j] * 255.0f);
+    EXPECT_EQ(ids.values[j] % kPixelLevels, p * kPixelLevels / 256) << "id " << ids.values[j];
+    EXPECT_GT(p, 0) << "a zero pixel gives no id";
+    pixels[index] = p;
+  }
+  return pixels;
+}
+
+TEST(InputPipeline, PixelIdsGiveEachExampleAsTheIdsOfItsPixels) {
+  const ImageDataset ds = IndexedDataset(301);
+  for (int64_t min_after_dequeue : {0, 40}) {
+    InputPipelineOptions opts = BufferedOptions();
+    opts.min_after_dequeue = min_after_dequeue;
+    opts.preprocessing = proto::InputSpec::PIXEL_IDS;
+    opts.epochs = 2;
+    auto pipeline = MakePipeline(&ds, opts);
+    ASSERT_NE(pipeline, nullptr);
+    std::vector<int> seen(301, 0);
+    for (const Batch& batch : DrainBatches(pipeline.get())) {
+      EXPECT_EQ(batch.images.size(), 0) << "ids, no images";
+      ASSERT_EQ(batch.sparse.count(kPixelIdsFeature), 1u);
+      const RaggedIds& ids = batch.sparse.at(kPixelIdsFeature);
+      ASSERT_TRUE(ids.Check("pixel_ids").ok());
+      ASSERT_EQ(ids.batch(), static_cast<int64_t>(batch.labels.size()));
+      for (int64_t b = 0; b < ids.batch(); ++b) {
+        const std::vector<int64_t> p = PixelsOf(ids, b, ds.image_size());
+        const int64_t example = p[0] + 256 * p[1];
+        ASSERT_LT(example, 301);
+        EXPECT_EQ(p[2], (7 * example) % 256);
+        EXPECT_EQ(p[3], 255 - (7 * example) % 256);
+        EXPECT_EQ(batch.labels[b], example % 10);
+        ++seen[example];
+      }
+    }
+    EXPECT_EQ(seen, std::vector<int>(301, 2)) << "min_after_dequeue " << min_after_dequeue;
+  }
+  // Evaluation takes the same ids, in order.
+  std::map<std::string, RaggedIds> eval;
+  ASSERT_TRUE(PrepareEvalPixelIds(ds, 10, 5, &eval).ok());
+  const RaggedIds& ids = eval.at(kPixelIdsFeature);
+  ASSERT_EQ(ids.batch(), 5);
+  for (int64_t b = 0; b < 5; ++b) EXPECT_EQ(PixelsOf(ids, b, 4)[0], 10 + b);
+  EXPECT_EQ(PixelIdVocabulary(ds), 4 * kPixelLevels);
+  EXPECT_EQ(PrepareEvalPixelIds(ds, 300, 2, &eval).code(), Code::kInvalidArgument);
+  Tensor images;
+  EXPECT_EQ(PrepareEvalImages(ds, 0, 2, proto::InputSpec::PIXEL_IDS, 0, 0, &images).code(),
+            Code::kInvalidArgument);
 }
 
 }  // namespace

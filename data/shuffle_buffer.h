@@ -40,7 +40,8 @@ namespace data {
 
 // One preprocessed training example.
 struct Example {
-  std::vector<float> values;  // the image, HWC
+  std::vector<float> values;  // the image, HWC (none for PIXEL_IDS)
+  int64_t index = 0;          // the example's index in its dataset
   int32_t label = 0;
   int64_t epoch = 0;  // the epoch of the shard walk it came from
 };

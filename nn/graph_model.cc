@@ -47,7 +47,14 @@ StatusOr<std::unique_ptr<GraphModel>> GraphModel::Create(const proto::ModelSpec&
   std::unique_ptr<GraphModel> m(new GraphModel());
   m->name_ = spec.name().empty() ? "model" : spec.name();
   const std::string where = "model " + m->name_;
+  PS_ASSIGN_OR_RETURN(m->front_, EmbeddingFront::FromSpec(spec));
   m->example_shape_.assign(spec.input_shape().begin(), spec.input_shape().end());
+  if (!m->front_.empty()) {
+    if (!m->example_shape_.empty()) {
+      return InvalidArgument(where + ": a model of ids (embedding layers) has no input_shape");
+    }
+    m->example_shape_ = {1, 1, m->front_.width()};
+  }
   // Checked before anything multiplies the sizes: they come from a file.
   if (m->example_shape_.size() != 3 || !CheckedNumElements(m->example_shape_).ok() ||
       NumElements(m->example_shape_) <= 0) {
@@ -59,17 +66,28 @@ StatusOr<std::unique_ptr<GraphModel>> GraphModel::Create(const proto::ModelSpec&
   }
   m->num_classes_ = spec.num_classes();
   if (m->num_classes_ < 2) return InvalidArgument(where + ": num_classes must be at least 2");
-  if (spec.layer_size() == 0) return InvalidArgument(where + ": no layers");
+  if (spec.layer_size() == static_cast<int>(m->front_.lookups().size())) {
+    return InvalidArgument(where + ": no layers" +
+                           (m->front_.empty() ? "" : " after the embedding layers"));
+  }
   if (backend == nullptr) {
     auto cpu = cpu::CreateCpuBackend();
     if (!cpu.ok()) return cpu.status().Annotate(where);
     backend = std::move(cpu).value();
   }
   m->backend_ = std::move(backend);
+  if (!m->front_.empty() && m->backend_->memory() != nullptr) {
+    return InvalidArgument(where + ": embedding layers run on the CPU only, not on " +
+                           m->backend_->Describe());
+  }
   const LayerContext context{m->backend_.get(), seed};
   std::map<std::string, std::string> owner;  // variable name -> layer name
   Shape shape = m->example_shape_;
-  for (int i = 0; i < spec.layer_size(); ++i) {
+  for (const EmbeddingLookup& lookup : m->front_.lookups()) {
+    m->layer_info_.push_back({lookup.layer, lookup.one_id ? "embedding" : "embedding_bag",
+                              Shape{1, 1, lookup.table.dim()}});
+  }
+  for (int i = static_cast<int>(m->front_.lookups().size()); i < spec.layer_size(); ++i) {
     const proto::LayerSpec& ls = spec.layer(i);
     const std::string kind = KindName(ls);
     const std::string at = where + ": layer " +
@@ -166,10 +184,49 @@ StatusOr<Tensor> GraphModel::LogitsIn(Mode mode, const std::vector<Tensor>& para
   return logits;
 }
 
+Status GraphModel::CheckTakesImages() const {
+  if (front_.empty()) return OkStatus();
+  return InvalidArgument(name_ + " looks up ids (it starts with embedding layers), not images");
+}
+
+StatusOr<Tensor> GraphModel::Logits(const std::vector<Tensor>& params, const Tensor& images) {
+  PS_RETURN_IF_ERROR(CheckTakesImages());
+  return LogitsIn(Mode::kInference, params, images);
+}
+
 StatusOr<float> GraphModel::LossAndGradients(const std::vector<Tensor>& params,
                                              const Tensor& images,
                                              const std::vector<int32_t>& labels,
                                              std::vector<Tensor>* grads, StepHooks* hooks) {
+  PS_RETURN_IF_ERROR(CheckTakesImages());
+  return ChainLossAndGradients(params, images, labels, grads, hooks, nullptr);
+}
+
+StatusOr<Tensor> GraphModel::SparseLogits(const std::vector<Tensor>& params,
+                                          const SparseInput& input) {
+  if (front_.empty()) return Model::SparseLogits(params, input);
+  PS_RETURN_IF_ERROR(front_.Forward(input, &front_out_).Annotate(name_));
+  return LogitsIn(Mode::kInference, params, front_out_);
+}
+
+StatusOr<float> GraphModel::SparseLossAndGradients(const std::vector<Tensor>& params,
+                                                   const SparseInput& input,
+                                                   const std::vector<int32_t>& labels,
+                                                   std::vector<Tensor>* grads,
+                                                   std::vector<Tensor>* row_grads) {
+  if (front_.empty()) return Model::SparseLossAndGradients(params, input, labels, grads, row_grads);
+  PS_RETURN_IF_ERROR(front_.Forward(input, &front_out_).Annotate(name_));
+  PS_ASSIGN_OR_RETURN(
+      float loss, ChainLossAndGradients(params, front_out_, labels, grads, nullptr, &dfront_out_));
+  PS_RETURN_IF_ERROR(front_.Backward(input, dfront_out_, row_grads).Annotate(name_));
+  return loss;
+}
+
+StatusOr<float> GraphModel::ChainLossAndGradients(const std::vector<Tensor>& params,
+                                                  const Tensor& images,
+                                                  const std::vector<int32_t>& labels,
+                                                  std::vector<Tensor>* grads, StepHooks* hooks,
+                                                  Tensor* dinput) {
   PS_RETURN_IF_ERROR(Forward(Mode::kTraining, params, images, hooks));
   if (static_cast<int64_t>(labels.size()) != images.dim(0)) {
     return InvalidArgument(name_ + ": " + std::to_string(labels.size()) + " labels for " +
@@ -188,9 +245,10 @@ StatusOr<float> GraphModel::LossAndGradients(const std::vector<Tensor>& params,
     const Tensor& dy = i + 1 == layers_.size() ? dlogits_ : dacts_[i];
     Grads layer_grads;
     for (size_t v : owned_[i]) layer_grads.push_back(&placed_g[v]);
-    // The images need no gradient: the first layer skips its input's.
+    // The images need no gradient: the first layer skips its input's,
+    // unless the embedding front wants it.
     Status s = layers_[i]->Backward(in, acts_[i], LayerParams(i, params), dy,
-                                    i == 0 ? nullptr : &dacts_[i - 1], layer_grads);
+                                    i == 0 ? dinput : &dacts_[i - 1], layer_grads);
     if (!s.ok()) return s.Annotate(name_ + ": layer " + layers_[i]->name());
     for (size_t v : owned_[i]) {
       // Weight decay: loss += wd * sum(w^2) / 2, so the gradient gains wd * w.

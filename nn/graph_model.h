@@ -1,6 +1,8 @@
 // GraphModel: a Model built from a ModelSpec (proto/model.proto): a chain of
 // layers (nn/layer.h) ending in logits, with the mean sparse softmax
-// cross-entropy plus each variable's weight decay as its loss.
+// cross-entropy plus each variable's weight decay as its loss. A model of
+// ids runs its embedding front (nn/sparse/embedding_front.h) first, on the
+// CPU, and the chain on its output.
 //
 // Thread safety: as Model; layers keep activations between calls, so one
 // thread at a time.
@@ -41,9 +43,15 @@ class GraphModel : public Model {
   StatusOr<float> LossAndGradients(const std::vector<Tensor>& params, const Tensor& images,
                                    const std::vector<int32_t>& labels, std::vector<Tensor>* grads,
                                    StepHooks* hooks) override;
-  StatusOr<Tensor> Logits(const std::vector<Tensor>& params, const Tensor& images) override {
-    return LogitsIn(Mode::kInference, params, images);
-  }
+  StatusOr<Tensor> Logits(const std::vector<Tensor>& params, const Tensor& images) override;
+  const std::vector<EmbeddingLookup>& lookups() const override { return front_.lookups(); }
+  StatusOr<float> SparseLossAndGradients(const std::vector<Tensor>& params,
+                                         const SparseInput& input,
+                                         const std::vector<int32_t>& labels,
+                                         std::vector<Tensor>* grads,
+                                         std::vector<Tensor>* row_grads) override;
+  StatusOr<Tensor> SparseLogits(const std::vector<Tensor>& params,
+                                const SparseInput& input) override;
   // The logits in either mode (training: batch statistics, dropout).
   StatusOr<Tensor> LogitsIn(Mode mode, const std::vector<Tensor>& params, const Tensor& images);
   // On a device backend: leave each step's gradients on the device (in
@@ -63,6 +71,14 @@ class GraphModel : public Model {
 
  private:
   GraphModel() = default;
+  // The chain's loss and gradients on `input` (the images, or the front's
+  // output), and the input's gradient into dinput unless it is null.
+  StatusOr<float> ChainLossAndGradients(const std::vector<Tensor>& params, const Tensor& input,
+                                        const std::vector<int32_t>& labels,
+                                        std::vector<Tensor>* grads, StepHooks* hooks,
+                                        Tensor* dinput);
+  // InvalidArgument unless this is a model of images.
+  Status CheckTakesImages() const;
   // Runs every layer; with hooks, each layer waits for its variables first.
   Status Forward(Mode mode, const std::vector<Tensor>& params, const Tensor& images,
                  StepHooks* hooks);
@@ -76,6 +92,8 @@ class GraphModel : public Model {
   Shape example_shape_;
   int num_classes_ = 0;
   std::unique_ptr<Backend> backend_;  // borrowed by the layers
+  EmbeddingFront front_;              // empty for a model of images
+  Tensor front_out_, dfront_out_;
   std::vector<std::unique_ptr<Layer>> layers_;
   std::vector<LayerInfo> layer_info_;
   std::vector<VariableSpec> variables_;

@@ -16,6 +16,21 @@ StatusOr<std::unique_ptr<Model>> CreateModel(const proto::ModelSpec& spec) {
   return std::unique_ptr<Model>(std::move(model));
 }
 
+const std::vector<EmbeddingLookup>& Model::lookups() const {
+  static const auto* none = new std::vector<EmbeddingLookup>();
+  return *none;
+}
+
+StatusOr<float> Model::SparseLossAndGradients(const std::vector<Tensor>&, const SparseInput&,
+                                              const std::vector<int32_t>&, std::vector<Tensor>*,
+                                              std::vector<Tensor>*) {
+  return InvalidArgument("this model takes images, not ids");
+}
+
+StatusOr<Tensor> Model::SparseLogits(const std::vector<Tensor>&, const SparseInput&) {
+  return InvalidArgument("this model takes images, not ids");
+}
+
 Status CheckParam(const std::string& model, const VariableSpec& variable, const Tensor& param) {
   if (param.shape() == variable.shape) return OkStatus();
   return InvalidArgument(model + ": " + variable.name + " has shape " + ShapeString(param.shape()) +

@@ -16,6 +16,7 @@
 
 #include "core/status.h"
 #include "core/tensor.h"
+#include "nn/sparse/embedding_front.h"
 #include "nn/step_hooks.h"
 #include "proto/model.pb.h"
 
@@ -77,9 +78,25 @@ class Model {
   // [N, num_classes()], in inference mode (batch norm uses its moving
   // statistics).
   virtual StatusOr<Tensor> Logits(const std::vector<Tensor>& params, const Tensor& images) = 0;
+
+  // A model of ids (one that starts with embedding layers) looks up these
+  // tables on the ps tasks, one per lookup; a model of images none.
+  virtual const std::vector<EmbeddingLookup>& lookups() const;
+  // A model of ids: LossAndGradients from the batch's ids and the rows
+  // pulled for them (nn/sparse/embedding_front.h); (*row_grads)[l] is
+  // lookup l's rows' gradient, [its unique ids, dim]. InvalidArgument for
+  // ids that do not check, and for a model of images.
+  virtual StatusOr<float> SparseLossAndGradients(const std::vector<Tensor>& params,
+                                                 const SparseInput& input,
+                                                 const std::vector<int32_t>& labels,
+                                                 std::vector<Tensor>* grads,
+                                                 std::vector<Tensor>* row_grads);
+  // A model of ids: Logits from the batch's ids and rows.
+  virtual StatusOr<Tensor> SparseLogits(const std::vector<Tensor>& params,
+                                        const SparseInput& input);
 };
 
-// A built-in network ("mnist", "mnist_bn", "cifar10") or a ModelSpec text
+// A built-in network ("mnist", "mnist_bn", "cifar10", "mnist_ids") or a ModelSpec text
 // file (nn/model_spec.h, nn/graph_model.h). NotFound for a name that is
 // neither; InvalidArgument naming the file, layer and problem for a spec
 // that does not parse or hold together.

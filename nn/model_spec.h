@@ -12,7 +12,7 @@
 namespace pstrain {
 namespace nn {
 
-// "cifar10", "mnist", "mnist_bn".
+// "cifar10", "mnist", "mnist_bn", "mnist_ids".
 std::vector<std::string> BuiltinModelNames();
 
 // A built-in network by name, or else a ModelSpec text file at that path.

@@ -69,7 +69,8 @@ TEST(ModelSpec, BuiltinsBuild) {
     ASSERT_TRUE(spec.ok()) << name << ": " << spec.status().ToString();
     EXPECT_TRUE(GraphModel::Create(*spec).ok()) << name;
   }
-  EXPECT_EQ(BuiltinModelNames(), (std::vector<std::string>{"cifar10", "mnist", "mnist_bn"}));
+  EXPECT_EQ(BuiltinModelNames(),
+            (std::vector<std::string>{"cifar10", "mnist", "mnist_bn", "mnist_ids"}));
 }
 
 TEST(ModelSpec, EveryKindOfBadSpecIsRefusedNamingTheProblem) {

@@ -34,6 +34,11 @@ StatusOr<std::unique_ptr<Towers>> Towers::Create(const proto::ModelSpec& spec, i
         std::unique_ptr<GraphModel> tower,
         GraphModel::Create(spec, /*seed=*/static_cast<uint64_t>(t), std::move(backend)));
     // Several GPUs average on the devices: the gradients stay there.
+    if (!tower->lookups().empty() && num_towers > 1) {
+      return InvalidArgument("model " + tower->name() +
+                             " looks up ids (embedding layers): it trains on one tower, not " +
+                             std::to_string(num_towers));
+    }
     if (devices == TowerDevices::kGpus && num_towers > 1) tower->KeepGradientsOnDevice();
     towers.push_back(std::move(tower));
   }

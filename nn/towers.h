@@ -32,8 +32,8 @@ enum class TowerDevices { kCpu, kGpus };
 
 class Towers : public Model {
  public:
-  // InvalidArgument for num_towers < 1; the spec's errors (GraphModel); a
-  // GPU's that cannot be opened.
+  // InvalidArgument for num_towers < 1, or above 1 for a model of ids; the
+  // spec's errors (GraphModel); a GPU's that cannot be opened.
   static StatusOr<std::unique_ptr<Towers>> Create(const proto::ModelSpec& spec, int num_towers,
                                                   TowerDevices devices = TowerDevices::kCpu);
 
@@ -55,6 +55,19 @@ class Towers : public Model {
   // On the first tower, the whole batch.
   StatusOr<Tensor> Logits(const std::vector<Tensor>& params, const Tensor& images) override {
     return towers_[0]->Logits(params, images);
+  }
+  // A model of ids trains on one tower (Create refuses more).
+  const std::vector<EmbeddingLookup>& lookups() const override { return towers_[0]->lookups(); }
+  StatusOr<float> SparseLossAndGradients(const std::vector<Tensor>& params,
+                                         const SparseInput& input,
+                                         const std::vector<int32_t>& labels,
+                                         std::vector<Tensor>* grads,
+                                         std::vector<Tensor>* row_grads) override {
+    return towers_[0]->SparseLossAndGradients(params, input, labels, grads, row_grads);
+  }
+  StatusOr<Tensor> SparseLogits(const std::vector<Tensor>& params,
+                                const SparseInput& input) override {
+    return towers_[0]->SparseLogits(params, input);
   }
 
  private:

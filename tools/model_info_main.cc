@@ -2,7 +2,10 @@
 // model_analyzer prints it: every variable (name, shape, parameters, bytes,
 // initializer), the totals, forward FLOPs per example, and where each shard
 // would live over N ps tasks with the bytes per ps (optimizer slots
-// included, as placement weighs them).
+// included, as placement weighs them); for a model of ids, each embedding
+// table and the bytes each ps is expected to hold of it (rows spread by a
+// hash of the key, each row with its slots and at most 29.2 bytes of key,
+// step and index beside them: ps/embedding/embedding_table.h).
 //
 //   pstrain_model_info --model=cifar10 --ps=2
 #include <gflags/gflags.h>
@@ -19,7 +22,7 @@
 #include "ps/optimizer_flags.h"
 
 DEFINE_string(model, "mnist",
-              "A built-in network (mnist, mnist_bn, cifar10) or a ModelSpec text file");
+              "A built-in network (mnist, mnist_bn, cifar10, mnist_ids) or a ModelSpec text file");
 DEFINE_int32(ps, 1, "Place the variables over this many ps tasks");
 DEFINE_bool(sync_replicas, false, "Use the recipe's sync learning rate (printed only)");
 
@@ -35,6 +38,10 @@ std::string InitializerText(const nn::Initializer& init) {
   }
   return buf;
 }
+
+// A row's key, last step and index entries at most
+// (ps/embedding/embedding_table.h).
+constexpr double kRowBytesBesideFloats = 29.2;
 
 std::string Human(double bytes) {
   char buf[32];
@@ -58,9 +65,17 @@ int Run() {
   if (FLAGS_ps < 1) return ExitWith(InvalidArgument("--ps must be >= 1"), kExitBadInput);
 
   const nn::GraphModel& m = **model;
+  std::string input = ShapeString(m.example_shape());
+  if (!m.lookups().empty()) {
+    input = "ids (";
+    for (const nn::EmbeddingLookup& lookup : m.lookups()) {
+      input += (input.back() == '(' ? "" : ", ") + lookup.feature;
+    }
+    input += ")";
+  }
   std::printf("model %s: input %s, %d classes, optimizer %s (%d slot%s per variable)\n\n",
-              m.name().c_str(), ShapeString(m.example_shape()).c_str(), m.num_classes(),
-              optimizer->name().c_str(), *slots, *slots == 1 ? "" : "s");
+              m.name().c_str(), input.c_str(), m.num_classes(), optimizer->name().c_str(), *slots,
+              *slots == 1 ? "" : "s");
   std::printf("%-40s %-16s %12s %12s %-12s %s\n", "variable", "shape", "parameters", "bytes",
               "initializer", "notes");
   int64_t params = 0, bytes = 0;
@@ -103,6 +118,28 @@ int Run() {
   for (int ps = 0; ps < FLAGS_ps; ++ps) {
     std::printf("ps:%d holds %s\n", ps,
                 Human(static_cast<double>(placement->bytes_per_ps[ps])).c_str());
+  }
+  if (m.lookups().empty()) return 0;
+  std::printf(
+      "\nembedding tables over %d ps (rows spread by key; a row's bytes include its "
+      "slots):\n",
+      FLAGS_ps);
+  std::printf("%-40s %6s %12s %-10s %14s %16s\n", "table", "dim", "vocabulary", "optimizer",
+              "bytes per row", "bytes per ps");
+  for (const nn::EmbeddingLookup& lookup : m.lookups()) {
+    const proto::EmbeddingTableConfig& t = lookup.table;
+    const proto::OptimizerConfig& table_optimizer =
+        t.optimizer().name().empty() ? *optimizer : t.optimizer();
+    auto table_slots = OptimizerSlotCount(table_optimizer);
+    if (!table_slots.ok()) return ExitWith(table_slots.status().Annotate(t.name()), kExitBadInput);
+    const double row_bytes = 4.0 * t.dim() * (1 + *table_slots) + kRowBytesBesideFloats;
+    const std::string per_ps =
+        t.vocabulary_size() > 0
+            ? Human(row_bytes * static_cast<double>(t.vocabulary_size()) / FLAGS_ps)
+            : "grows with ids";
+    std::printf("%-40s %6d %12s %-10s %14.1f %16s\n", t.name().c_str(), t.dim(),
+                t.vocabulary_size() > 0 ? std::to_string(t.vocabulary_size()).c_str() : "any",
+                table_optimizer.name().c_str(), row_bytes, per_ps.c_str());
   }
   return 0;
 }

@@ -214,29 +214,86 @@ Status Trainer::RetryAfter(const Status& error, int64_t* min_step) {
 
 Status Trainer::Pull(int64_t min_step) {
   return WaitingForStep(min_step, [&](std::chrono::milliseconds wait) {
-    return fleet_->PullVariables(&params_, &steps_, options_.sync ? min_step : 0, wait);
+    return fleet_->PullVariablesAndRows(&params_, &tables_, &steps_, options_.sync ? min_step : 0,
+                                        wait);
   });
 }
 
 Status Trainer::SerialStep(int64_t min_step, int64_t local_step, StepRecord* record) {
   using Clock = std::chrono::steady_clock;
+  const bool ids = !model_->lookups().empty();
+  // A model of ids takes its batch first: its ids say which rows to pull.
+  // A failed step's batch is taken again.
+  if (ids && !batch_pending_) {
+    if (!input_->Next(&record->batch)) {  // the last epoch is done
+      record->finished = true;
+      record->global_step = -1;
+      return OkStatus();
+    }
+    PS_RETURN_IF_ERROR(TakeIds(record->batch));
+    batch_pending_ = true;
+  }
   const auto t0 = Clock::now();
   PS_RETURN_IF_ERROR(Pull(min_step));
   record->pull_secs = std::chrono::duration<double>(Clock::now() - t0).count();
-  if (!NextBatch(record)) return OkStatus();
+  if (ids ? ReachedMaxSteps(record) : !NextBatch(record)) return OkStatus();
   const auto t1 = Clock::now();
-  PS_ASSIGN_OR_RETURN(record->loss, model_->LossAndGradients(params_, record->batch.images,
-                                                             record->batch.labels, &grads_));
+  if (ids) {
+    PS_ASSIGN_OR_RETURN(record->loss,
+                        model_->SparseLossAndGradients(params_, SparseInputOf(record->batch),
+                                                       record->batch.labels, &grads_, &row_grads_));
+  } else {
+    PS_ASSIGN_OR_RETURN(record->loss, model_->LossAndGradients(params_, record->batch.images,
+                                                               record->batch.labels, &grads_));
+  }
   PS_RETURN_IF_ERROR(ProcessGradients(options_.gradients, names_, trainable_, params_, steps_[0],
                                       &grads_, &record->loss));
   PS_RETURN_IF_ERROR(CheckLoss(record->loss));
   if (options_.step_delay.count() > 0) std::this_thread::sleep_for(options_.step_delay);
   const auto t2 = Clock::now();
   record->compute_secs = std::chrono::duration<double>(t2 - t1).count();
-  PS_ASSIGN_OR_RETURN(record->pushed, fleet_->PushGradients(grads_, options_.worker_index,
-                                                            local_step, steps_, options_.sync));
+  PS_ASSIGN_OR_RETURN(record->pushed, fleet_->PushGradientsAndRows(
+                                          grads_, tables_, row_grads_, options_.worker_index,
+                                          local_step, steps_, options_.sync));
   record->push_secs = std::chrono::duration<double>(Clock::now() - t2).count();
+  batch_pending_ = false;
   return OkStatus();
+}
+
+Status Trainer::TakeIds(const data::Batch& batch) {
+  const std::vector<nn::EmbeddingLookup>& lookups = model_->lookups();
+  tables_.resize(lookups.size());
+  for (size_t l = 0; l < lookups.size(); ++l) {
+    auto it = batch.sparse.find(lookups[l].feature);
+    if (it == batch.sparse.end()) {
+      return InvalidArgument("the input has no sparse feature " + lookups[l].feature +
+                             ", which layer " + lookups[l].layer + " looks up");
+    }
+    const RaggedIds& ids = it->second;
+    PsFleet::TableStep& t = tables_[l];
+    t.table = lookups[l].table.name();
+    t.dim = lookups[l].table.dim();
+    t.ids = Unique(ids.values.data(), static_cast<int64_t>(ids.values.size()));
+  }
+  fleet_->Shard(&tables_);
+  return OkStatus();
+}
+
+nn::SparseInput Trainer::SparseInputOf(const data::Batch& batch) const {
+  nn::SparseInput input;
+  for (size_t l = 0; l < tables_.size(); ++l) {
+    input.bags.push_back(
+        {&batch.sparse.at(model_->lookups()[l].feature), &tables_[l].ids.position});
+    input.rows.push_back(&tables_[l].rows);
+  }
+  return input;
+}
+
+bool Trainer::ReachedMaxSteps(StepRecord* record) const {
+  if (options_.max_steps == 0 || steps_[0] < options_.max_steps) return false;
+  record->finished = true;
+  record->global_step = steps_[0];
+  return true;
 }
 
 Status Trainer::OverlappedStep(int64_t min_step, int64_t local_step, StepRecord* record) {
@@ -318,8 +375,10 @@ StatusOr<TrainerResult> Trainer::Run() {
     next.batch = std::move(record.batch);
     record = std::move(next);
     const int64_t local_step = result.local_steps + 1;
-    Status stepped = options_.overlap ? OverlappedStep(min_step, local_step, &record)
-                                      : SerialStep(min_step, local_step, &record);
+    // A model of ids steps serially: its rows come with the variables.
+    Status stepped = options_.overlap && model_->lookups().empty()
+                         ? OverlappedStep(min_step, local_step, &record)
+                         : SerialStep(min_step, local_step, &record);
     if (!stepped.ok()) {
       RenewBuffers();
       if (EndedByChief()) break;

@@ -12,6 +12,11 @@
 //    every ps is past S; a wait longer than step_timeout is logged (naming
 //    what is missing) and resumed, so a dead worker that comes back lets
 //    training continue.
+// A model of ids (embedding layers) takes its batch first: the step pulls
+// the variables and, in the same requests, the rows of the batch's unique
+// ids, runs the model, and pushes the gradients with the rows' (one per
+// unique id), one after the other (no overlap); a failed step takes the
+// same batch again.
 // Stops when global_step reaches max_steps, when the input runs out
 // (epochs), or when `stop` is notified.
 //
@@ -90,13 +95,22 @@ class Trainer {
   // record->finished instead when there is nothing left to do.
   Status OverlappedStep(int64_t min_step, int64_t local_step, StepRecord* record);
   Status SerialStep(int64_t min_step, int64_t local_step, StepRecord* record);
+  // A model of ids: the unique ids of each lookup's feature in `batch` into
+  // tables_, split by ps. InvalidArgument naming the feature when the batch
+  // lacks it.
+  Status TakeIds(const data::Batch& batch);
+  // The batch's ids and the rows pulled for them, as the model reads them.
+  nn::SparseInput SparseInputOf(const data::Batch& batch) const;
+  // Whether the pulled global_step reached max_steps (then record->finished).
+  bool ReachedMaxSteps(StepRecord* record) const;
   // The next batch into record->batch, or false (record->finished) when
   // global_step reached max_steps or the input ran out.
   bool NextBatch(StepRecord* record);
   // InvalidArgument naming the step when the loss is NaN or Inf.
   Status CheckLoss(float loss) const;
-  // Pulls every variable at once into params_ (sync: once every ps is at
-  // min_step), retrying timed-out sync waits with a log line.
+  // Pulls every variable at once into params_, and the rows of tables_'
+  // ids (sync: once every ps is at min_step), retrying timed-out sync waits
+  // with a log line.
   Status Pull(int64_t min_step);
   // Runs pull(wait) until it ends otherwise than a sync wait for min_step
   // timing out, which is logged and retried; Aborted when stopped.
@@ -130,6 +144,11 @@ class Trainer {
   Backoff backoff_;
   bool ended_logged_ = false;
   std::vector<Tensor> params_, grads_;
+  // A model of ids: per lookup, the batch's ids and rows, and the rows'
+  // gradients; whether the batch in the record is still to be trained on.
+  std::vector<PsFleet::TableStep> tables_;
+  std::vector<Tensor> row_grads_;
+  bool batch_pending_ = false;
   PsFleet::PsSteps steps_;
 };
 

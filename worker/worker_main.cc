@@ -26,9 +26,10 @@
 #include "worker/tower_choice.h"
 #include "worker/trainer.h"
 
-DEFINE_string(model, "mnist",
-              "Network to train: a built-in one (mnist, mnist_bn, cifar10) or a ModelSpec "
-              "text file (proto/model.proto)");
+DEFINE_string(
+    model, "mnist",
+    "Network to train: a built-in one (mnist, mnist_bn, cifar10, mnist_ids) or a ModelSpec "
+    "text file (proto/model.proto)");
 DEFINE_int32(batch_size, 128, "Examples per step of each tower");
 DEFINE_int32(num_towers, 1,
              "Towers on the CPU: each runs the model on its own batch of --batch_size on its "
@@ -109,6 +110,9 @@ int main(int argc, char** argv) {
   auto layout = pstrain::PsFleet::LayoutFromFlags(config.spec.NumTasks("ps"), (*model)->variables(),
                                                   *pstrain::OptimizerSlotCount(*optimizer));
   if (!layout.ok()) return pstrain::ExitWith(layout.status(), pstrain::kExitBadInput);
+  for (const pstrain::nn::EmbeddingLookup& lookup : (*model)->lookups()) {
+    layout->tables.push_back(lookup.table);  // spread over every ps by key
+  }
   if (FLAGS_wire_dtype != "float32" && FLAGS_wire_dtype != "bfloat16") {
     return pstrain::ExitWith(
         pstrain::InvalidArgument("--wire_dtype=" + FLAGS_wire_dtype + ": float32 or bfloat16"),
@@ -136,12 +140,13 @@ int main(int argc, char** argv) {
   qopts.seed = FLAGS_seed + static_cast<uint64_t>(index);
   qopts.epochs = FLAGS_epochs;
   qopts.preprocessing = spec->input().preprocessing();
-  qopts.height = static_cast<int>(spec->input_shape(0));
-  qopts.width = static_cast<int>(spec->input_shape(1));
+  const bool images = spec->input_shape_size() == 3;  // else ids (PIXEL_IDS)
+  qopts.height = images ? static_cast<int>(spec->input_shape(0)) : 0;
+  qopts.width = images ? static_cast<int>(spec->input_shape(1)) : 0;
   qopts.min_after_dequeue =
       FLAGS_min_after_dequeue >= 0 ? FLAGS_min_after_dequeue : spec->input().min_after_dequeue();
   qopts.reader_threads = FLAGS_input_threads;
-  if (train->depth != spec->input_shape(2)) {
+  if (images && train->depth != spec->input_shape(2)) {
     return pstrain::ExitWith(
         pstrain::InvalidArgument("the data in " + FLAGS_data_dir + " have " +
                                  std::to_string(train->depth) + " channels, model " + FLAGS_model +

@@ -51,12 +51,16 @@ StatusOr<std::unique_ptr<Layer>> CreateLayer(const proto::LayerSpec& spec,
       return CreateFlattenLayer(name, context);
     case proto::LayerSpec::kDropout:
       return CreateDropoutLayer(name, spec.dropout(), context);
+    case proto::LayerSpec::kEmbedding:
+    case proto::LayerSpec::kEmbeddingBag:
+      // The model's front (nn/sparse/embedding_front.h) runs them.
+      return InvalidArgument("embedding layers must come before every other layer");
     case proto::LayerSpec::KIND_NOT_SET:
       break;
   }
   return InvalidArgument(
       "no kind (conv2d, max_pool, avg_pool, lrn, dense, relu, dropout, "
-      "batch_norm or flatten)");
+      "batch_norm, flatten, embedding or embedding_bag)");
 }
 
 }  // namespace nn

@@ -22,10 +22,6 @@ namespace {
 
 using testing::TestCluster;
 
-bool HaveFashionMnist() {
-  return std::filesystem::exists("/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz");
-}
-
 // The steps of a worker's progress lines.
 std::vector<int64_t> ProgressSteps(const std::string& output) {
   std::vector<int64_t> steps;
@@ -37,7 +33,7 @@ std::vector<int64_t> ProgressSteps(const std::string& output) {
 }
 
 TEST(ChannelFlood, WorkersTrainThroughAThousandIdleConnectionsAndSlowSenders) {
-  if (!HaveFashionMnist()) GTEST_SKIP() << "no Fashion-MNIST (dataset-fashion-mnist)";
+  if (!testing::HaveFashionMnist()) GTEST_SKIP() << "no Fashion-MNIST (dataset-fashion-mnist)";
   const uint64_t files = RaiseDescriptorLimit();
   if (files < 2048) GTEST_SKIP() << "at most " << files << " descriptors here";
 

@@ -28,10 +28,6 @@ using testing::TestCluster;
 constexpr int64_t kSteps = 400;
 constexpr int64_t kDisturbAt = 150;
 
-bool HaveFashionMnist() {
-  return std::filesystem::exists("/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz");
-}
-
 std::vector<std::string> Flags(const std::string& dir) {
   return {"--sync_replicas",
           "--learning_rate=0.02",
@@ -48,15 +44,6 @@ std::vector<std::string> Flags(const std::string& dir) {
           "--retry_timeout_secs=120",
           "--ema_decay=0.99",
           "--eval_use_moving_averages"};
-}
-
-double FinalAccuracy(const std::string& chief_output) {
-  std::smatch m;
-  if (!std::regex_search(chief_output, m,
-                         std::regex(R"(final: step \d+, test accuracy (0\.\d{4}))"))) {
-    return -1;
-  }
-  return std::stod(m[1]);
 }
 
 // Steps of the checkpoints the chief saved, in order.
@@ -81,22 +68,15 @@ double RunJob(const std::string& tag, const std::function<void(TestCluster&)>& d
         << cluster.Output("chief:0");
     disturb(cluster);
   }
-  EXPECT_TRUE(cluster.WaitForExit("chief:0", std::chrono::seconds(600))) << cluster.Tails();
-  EXPECT_TRUE(cluster.task("chief:0")->process()->succeeded())
-      << cluster.task("chief:0")->process()->exit_description() << cluster.Output("chief:0");
-  for (const char* t : {"ps:0", "ps:1", "worker:0", "worker:1"}) {
-    EXPECT_TRUE(cluster.WaitForExit(t, std::chrono::seconds(60))) << t;
-    EXPECT_TRUE(cluster.task(t)->process()->succeeded())
-        << t << " " << cluster.task(t)->process()->exit_description() << cluster.Output(t);
-  }
+  EXPECT_EQ(cluster.WaitForJobEnd(std::chrono::seconds(600)), "");
   *chief_output = cluster.Output("chief:0");
-  return FinalAccuracy(*chief_output);
+  return testing::FinalAccuracy(*chief_output);
 }
 
 // One test, so the undisturbed baseline runs once: each scenario kills one
 // kind of task at step kDisturbAt of kSteps and starts it again.
 TEST(FaultTest, KilledTasksRestartAndTrainingCompletesAsWell) {
-  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  if (!testing::HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   std::string out;
   const double baseline = RunJob("fault_baseline", nullptr, &out);
   ASSERT_GT(baseline, 0.5) << "the undisturbed run did not train: " << out;
@@ -162,7 +142,7 @@ TEST(FaultTest, KilledTasksRestartAndTrainingCompletesAsWell) {
 // tasks left running for it) and exits 143, retryable. Each, started again,
 // carries on, and the job completes.
 TEST(GracefulStop, SigtermedPsWorkerAndChiefExit143AndTheJobCompletes) {
-  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  if (!testing::HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   testing::TempDir dir("sigterm");
   TestCluster cluster(dir.path(), 1, 2,
                       {"--max_steps=300", "--epochs=0", "--save_checkpoint_secs=0",
@@ -211,7 +191,7 @@ TEST(GracefulStop, SigtermedPsWorkerAndChiefExit143AndTheJobCompletes) {
 // --retry_timeout_secs with 138, retryable (its pod is recreated and waits
 // for the ps again).
 TEST(LostPeer, AWorkerWhosePsStaysGoneExits138) {
-  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  if (!testing::HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   testing::TempDir dir("lost_peer");
   TestCluster cluster(dir.path(), 1, 1,
                       {"--max_steps=100000", "--epochs=0", "--save_checkpoint_secs=0",

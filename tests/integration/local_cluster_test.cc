@@ -20,12 +20,8 @@ namespace {
 
 using testing::BuildDir;
 
-bool HaveFashionMnist() {
-  return std::filesystem::exists("/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz");
-}
-
 TEST(LocalCluster, TrainsBrieflyLossFallsAndFinalVariablesAreSaved) {
-  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  if (!testing::HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   testing::TempDir dir("local_cluster");
   std::string out;
   const std::string result =
@@ -127,7 +123,7 @@ TEST(LocalCluster, LauncherFlagsHelpAndBadValues) {
 }
 
 TEST(LocalCluster, CtrlCStopsEveryTask) {
-  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  if (!testing::HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   testing::TempDir dir("local_cluster_ctrl_c");
   testing::RunningTask launcher(
       "launcher", {BuildDir() + "/deploy/pstrain_local", "--ps=1", "--workers=1", "--epochs=0",
@@ -151,7 +147,7 @@ TEST(LocalCluster, CtrlCStopsEveryTask) {
 }
 
 TEST(LocalCluster, WorkerUnderAnotherPlacementIsRefused) {
-  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  if (!testing::HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   testing::TempDir dir("placement_mismatch");
   auto spec = testing::MakeLocalSpec(dir.path(), 2, 1);
   auto task = [&](const std::string& bin, const std::string& job, std::vector<std::string> extra) {
@@ -176,7 +172,7 @@ TEST(LocalCluster, WorkerUnderAnotherPlacementIsRefused) {
 // target ends the job long before its epochs would: every worker stops after
 // its step and reports done, and every process exits 0.
 TEST(LocalCluster, ReachingTheTargetAccuracyEndsTheJob) {
-  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  if (!testing::HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   testing::TempDir dir("target_accuracy");
   std::string out;
   const std::string result = testing::RunToCompletion(
@@ -208,7 +204,7 @@ TEST(LocalCluster, ReachingTheTargetAccuracyEndsTheJob) {
 // The example network shipped in docs/ trains in the local cluster, as the
 // README says: a user's network needs no code.
 TEST(LocalCluster, UserNetworkFromDocsTrains) {
-  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  if (!testing::HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   testing::TempDir dir("user_net");
   std::string out;
   const std::string result = testing::RunToCompletion(
@@ -232,7 +228,7 @@ TEST(LocalCluster, UserNetworkFromDocsTrains) {
 // Two CPU towers in a worker: every step averages the gradients of two
 // batches of 32.
 TEST(LocalCluster, TwoTowersPerWorkerTrain) {
-  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  if (!testing::HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   testing::TempDir dir("towers");
   std::string out;
   const std::string result = testing::RunToCompletion(
@@ -256,7 +252,7 @@ TEST(LocalCluster, TwoTowersPerWorkerTrain) {
 // binary layout, read by the CIFAR reader, distorted and shuffled by the
 // input pipeline, trained by the cluster and evaluated on central crops.
 TEST(LocalCluster, Cifar10TrainsOnFashionMnistInTheCifarLayout) {
-  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  if (!testing::HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   testing::TempDir dir("cifar10_fmnist");
   std::string out;
   ASSERT_EQ(testing::RunToCompletion(

@@ -6,6 +6,8 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
+#include <regex>
 #include <thread>
 
 #include "cluster/cluster_spec.h"
@@ -163,6 +165,19 @@ bool TestCluster::WaitForExit(const std::string& task, std::chrono::seconds time
   return true;
 }
 
+std::string TestCluster::WaitForJobEnd(std::chrono::seconds chief_timeout) {
+  if (!WaitForExit("chief:0", chief_timeout)) return "the chief did not exit\n" + Tails();
+  std::string failures;
+  for (auto& [name, t] : tasks_) {
+    if (!WaitForExit(name, name == "chief:0" ? chief_timeout : std::chrono::seconds(60))) {
+      failures += name + " did not exit\n" + Tails();
+    } else if (!t->process()->succeeded()) {
+      failures += name + ": " + t->process()->exit_description() + "\n" + Output(name);
+    }
+  }
+  return failures;
+}
+
 bool TestCluster::WaitForStep(int64_t step, std::chrono::seconds timeout) {
   PsClient ps0(0, spec_.spec.Address("ps", 0));
   const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -173,6 +188,19 @@ bool TestCluster::WaitForStep(int64_t step, std::chrono::seconds timeout) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   return false;
+}
+
+bool HaveFashionMnist() {
+  return std::filesystem::exists("/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz");
+}
+
+double FinalAccuracy(const std::string& chief_output) {
+  std::smatch m;
+  if (!std::regex_search(chief_output, m,
+                         std::regex(R"(final: step \d+, test accuracy (0\.\d{4}))"))) {
+    return -1;
+  }
+  return std::stod(m[1]);
 }
 
 }  // namespace testing

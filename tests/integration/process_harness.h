@@ -78,6 +78,10 @@ class TestCluster {
   // Waits for the task to exit, draining every task's output meanwhile (a
   // task whose pipe fills up would block); false after `timeout`.
   bool WaitForExit(const std::string& task, std::chrono::seconds timeout);
+  // Waits up to chief_timeout for the chief to exit, then up to a minute
+  // for each other task: "" when every task exited 0, else which did not,
+  // how, and its output.
+  std::string WaitForJobEnd(std::chrono::seconds chief_timeout);
   // Polls ps:0 until global_step >= step; false after `timeout`.
   bool WaitForStep(int64_t step, std::chrono::seconds timeout);
 
@@ -88,6 +92,13 @@ class TestCluster {
   std::map<std::string, std::unique_ptr<RunningTask>> tasks_;
   std::map<std::string, std::string> past_output_;  // of killed incarnations
 };
+
+// Whether Debian's dataset-fashion-mnist is installed (the tests that train
+// on it skip without it).
+bool HaveFashionMnist();
+
+// The test accuracy of the chief's "final:" line, or -1 without one.
+double FinalAccuracy(const std::string& chief_output);
 
 // Runs a command to completion, collecting its output; returns the exit
 // description ("exit code 0") or "timeout".

@@ -18,10 +18,6 @@ namespace {
 
 using testing::TestCluster;
 
-bool HaveFashionMnist() {
-  return std::filesystem::exists("/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz");
-}
-
 // Flags every task of these tests gets: small shards so that each run takes
 // seconds, and a short heartbeat timeout so that a killed worker is declared
 // dead soon.
@@ -70,7 +66,7 @@ int Count(const std::string& text, const std::string& what) {
 class SyncEndsWithBackups : public ::testing::TestWithParam<bool> {};
 
 TEST_P(SyncEndsWithBackups, WhenWorkersFinishAtDifferentTimes) {
-  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  if (!testing::HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   const bool strict = GetParam();
   testing::TempDir dir(strict ? "sync_end_strict" : "sync_end");
   std::vector<std::string> more = {"--replicas_to_aggregate=2", "--total_num_replicas=3",
@@ -105,7 +101,7 @@ INSTANTIATE_TEST_SUITE_P(Backups, SyncEndsWithBackups, ::testing::Values(false, 
 // No backups (2 of 2), shards of unequal size: worker:0 trains on 300
 // examples, worker:1 on 1500; once worker:0 is done, worker:1 goes on alone.
 TEST(SyncEnds, WithShardsOfUnequalSize) {
-  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  if (!testing::HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   testing::TempDir dir("sync_end_unequal");
   TestCluster cluster(dir.path(), 1, 2, CommonFlags(dir.path(), {"--epochs=1"}));
   StartPsAndChief(&cluster);
@@ -126,7 +122,7 @@ TEST(SyncEnds, WithShardsOfUnequalSize) {
 // completes the steps alone and finishes; nobody is left who can push, so
 // the job ends without waiting for the dead worker.
 TEST(SyncEnds, WhenAWorkerFinishesWhileAnotherIsDead) {
-  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  if (!testing::HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   testing::TempDir dir("sync_end_dead");
   TestCluster cluster(dir.path(), 1, 3,
                       CommonFlags(dir.path(), {"--replicas_to_aggregate=2", "--epochs=1"}));

@@ -18,17 +18,13 @@ namespace {
 using testing::BuildDir;
 using testing::TestCluster;
 
-bool HaveFashionMnist() {
-  return std::filesystem::exists("/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz");
-}
-
 std::string ReadBytes(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(f), {});
 }
 
 TEST(SyncReplicas, BackupWorkersHideAStraggler) {
-  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  if (!testing::HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   testing::TempDir dir("sync_backup");
   // worker:2 sleeps 600 ms in every step; 2 of 3 gradients complete a step.
   TestCluster cluster(dir.path(), 2, 3,
@@ -71,7 +67,7 @@ TEST(SyncReplicas, BackupWorkersHideAStraggler) {
 // completes the steps alone, and when the dead worker comes back (as
 // Kubernetes restarts it) it counts again.
 TEST(SyncReplicas, DeadWorkerWithoutBackupsNoLongerHoldsTheStep) {
-  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  if (!testing::HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   testing::TempDir dir("sync_dead");
   TestCluster cluster(
       dir.path(), 1, 2,
@@ -115,7 +111,7 @@ TEST(SyncReplicas, DeadWorkerWithoutBackupsNoLongerHoldsTheStep) {
 }
 
 TEST(SyncReplicas, RepeatedRunsAreBitIdentical) {
-  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  if (!testing::HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   std::string data[2];
   for (int run = 0; run < 2; ++run) {
     testing::TempDir dir("sync_determinism_" + std::to_string(run));
@@ -133,13 +129,17 @@ TEST(SyncReplicas, RepeatedRunsAreBitIdentical) {
 }
 
 // Async with --staleness=2: a fast worker may not run more than 2 steps
-// ahead of a slow one, so both end with nearly the same number of steps.
-TEST(BoundedStaleness, FastWorkerWaitsForTheSlowest) {
-  if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+// ahead of a slow one, so both end with nearly the same number of steps;
+// for a model of images and one of ids (its rows pulled and pushed by key).
+class BoundedStaleness : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(BoundedStaleness, FastWorkerWaitsForTheSlowest) {
+  if (!testing::HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   testing::TempDir dir("staleness");
   TestCluster cluster(dir.path(), 1, 2,
-                      {"--staleness=2", "--max_steps=40", "--epochs=0", "--train_dir=" + dir.path(),
-                       "--log_frequency=10", "--http_port=-1", "--save_summaries_steps=0"});
+                      {"--model=" + GetParam(), "--staleness=2", "--max_steps=40", "--epochs=0",
+                       "--train_dir=" + dir.path(), "--log_frequency=10", "--http_port=-1",
+                       "--save_summaries_steps=0"});
   cluster.StartAll();
   cluster.Kill9("worker:1");
   cluster.Start("worker:1", {"--test_only_step_delay_ms=300"});
@@ -158,6 +158,8 @@ TEST(BoundedStaleness, FastWorkerWaitsForTheSlowest) {
   // step in flight when global_step reached 40).
   EXPECT_LE(steps[0] - steps[1], 3) << steps[0] << " vs " << steps[1];
 }
+
+INSTANTIATE_TEST_SUITE_P(ImagesAndIds, BoundedStaleness, ::testing::Values("mnist", "mnist_ids"));
 
 }  // namespace
 }  // namespace pstrain

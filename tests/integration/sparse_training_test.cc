@@ -1,0 +1,74 @@
+// A model of ids (mnist_ids: an embedding table on the ps tasks, pulled and
+// pushed by key) trained by real processes on loopback:
+//  - sync replicas, ps:1 killed with -9 in the middle and started again
+//    empty: the chief restores it, its share of the table's rows included,
+//    from the last checkpoint, and the job ends as well as an undisturbed
+//    one. (Bounded staleness with tables: sync_replicas_test.)
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <regex>
+
+#include "tests/integration/process_harness.h"
+
+namespace pstrain {
+namespace {
+
+using testing::TestCluster;
+
+constexpr int64_t kSteps = 600;
+constexpr int64_t kDisturbAt = 250;
+
+// Runs a sync job of mnist_ids on 2 ps and 2 workers, with `disturb` called
+// once global_step passes kDisturbAt; the chief's output.
+std::string RunJob(const std::string& tag, const std::function<void(TestCluster&)>& disturb) {
+  testing::TempDir dir(tag);
+  TestCluster cluster(
+      dir.path(), 2, 2,
+      {"--model=mnist_ids", "--sync_replicas", "--batch_size=64",
+       "--max_steps=" + std::to_string(kSteps), "--epochs=0", "--save_checkpoint_steps=50",
+       "--save_checkpoint_secs=0", "--log_frequency=100", "--train_dir=" + dir.path(),
+       "--heartbeat_timeout_secs=3", "--save_summaries_steps=0", "--http_port=-1",
+       "--retry_timeout_secs=120"});
+  cluster.StartAll();
+  if (disturb) {
+    EXPECT_TRUE(cluster.WaitForStep(kDisturbAt, std::chrono::seconds(300))) << cluster.Tails();
+    disturb(cluster);
+  }
+  EXPECT_EQ(cluster.WaitForJobEnd(std::chrono::seconds(600)), "");
+  return cluster.Output("chief:0");
+}
+
+TEST(SparseTraining, AKilledPsGetsItsRowsBackAndTrainingEndsAsWell) {
+  if (!testing::HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  const std::string baseline_out = RunJob("sparse_baseline", nullptr);
+  const double baseline = testing::FinalAccuracy(baseline_out);
+  ASSERT_GT(baseline, 0.6) << "the undisturbed run did not train: " << baseline_out;
+
+  const std::string out = RunJob("sparse_ps_killed", [](TestCluster& c) {
+    c.Kill9("ps:1");
+    c.Start("ps:1");
+  });
+  EXPECT_NE(out.find("restarted (new incarnation)"), std::string::npos) << out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      out, m,
+      std::regex(
+          R"(restored (\d+) rows of embedding table pixels/embedding_weights from \S+ over 2 ps tasks)")))
+      << out;
+  // Fashion-MNIST's images touch most of the 12,544 ids in 250 steps.
+  EXPECT_GT(std::stoll(m[1]), 5000) << out;
+  EXPECT_NE(out.find("restored every ps from"), std::string::npos) << out;
+  const double after = testing::FinalAccuracy(out);
+  EXPECT_NEAR(after, baseline, 0.01) << out;
+  std::printf(
+      "mnist_ids, %lld sync steps: undisturbed %.4f, ps:1 killed at %lld %.4f (%s rows "
+      "restored)\n",
+      static_cast<long long>(kSteps), baseline, static_cast<long long>(kDisturbAt), after,
+      m[1].str().c_str());
+}
+
+}  // namespace
+}  // namespace pstrain
