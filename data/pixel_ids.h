@@ -18,7 +18,7 @@ namespace data {
 
 // The feature's name, as a model's embedding layers read it.
 inline constexpr char kPixelIdsFeature[] = "pixel_ids";
-inline constexpr int64_t kPixelLevels = 16;
+inline constexpr int64_t kPixelLevels = 4;
 
 // The ids the images of `ds` can give: image_size() * kPixelLevels.
 int64_t PixelIdVocabulary(const ImageDataset& ds);

@@ -18,8 +18,8 @@ namespace {
 
 using testing::TestCluster;
 
-constexpr int64_t kSteps = 600;
-constexpr int64_t kDisturbAt = 250;
+constexpr int64_t kSteps = 1200;
+constexpr int64_t kDisturbAt = 400;
 
 // Runs a sync job of mnist_ids on 2 ps and 2 workers, with `disturb` called
 // once global_step passes kDisturbAt; the chief's output.
@@ -58,8 +58,8 @@ TEST(SparseTraining, AKilledPsGetsItsRowsBackAndTrainingEndsAsWell) {
       std::regex(
           R"(restored (\d+) rows of embedding table pixels/embedding_weights from \S+ over 2 ps tasks)")))
       << out;
-  // Fashion-MNIST's images touch most of the 12,544 ids in 250 steps.
-  EXPECT_GT(std::stoll(m[1]), 5000) << out;
+  // Fashion-MNIST's images touch most of the 3,136 ids in 400 steps.
+  EXPECT_GT(std::stoll(m[1]), 2000) << out;
   EXPECT_NE(out.find("restored every ps from"), std::string::npos) << out;
   const double after = testing::FinalAccuracy(out);
   EXPECT_NEAR(after, baseline, 0.01) << out;
