@@ -16,10 +16,12 @@
 #include "core/tls.h"
 #include "data/data_flags.h"
 #include "data/dataset_loader.h"
+#include "data/feature_batches.h"
 #include "data/mnist_dataset.h"
 #include "nn/compute_threads.h"
 #include "nn/model.h"
 #include "nn/model_spec.h"
+#include "nn/wide_deep_model.h"
 #include "ps/client/ps_fleet.h"
 #include "ps/optimizer_flags.h"
 #include "ps/rpc/ps_connections.h"
@@ -52,10 +54,11 @@ DEFINE_double(ema_decay, 0,
 DEFINE_bool(eval_use_moving_averages, false,
             "Evaluate the moving averages, not the variables (default: the model's recipe)");
 DEFINE_int32(batch_size, 128, "The workers' batch size (for examples/sec)");
-DEFINE_double(eval_secs, 0,
-              "Also evaluate on the test set every this many seconds while training, logging "
-              "'eval: step S, test accuracy A (N examples) after T s of training' (0: at the "
-              "end only)");
+DEFINE_double(
+    eval_secs, 0,
+    "Also evaluate on the test set every this many seconds while training, logging "
+    "'eval: step S, test accuracy A (N examples)[, auc ...] after T s of training' (0: at the "
+    "end only)");
 DEFINE_double(target_accuracy, 0,
               "End training once an evaluation while training reaches this test accuracy: the "
               "workers stop after their step, and the chief saves and reports as at the end "
@@ -139,10 +142,23 @@ int main(int argc, char** argv) {
   }
   pstrain::PsFleet fleet(pstrain::ConnectToPs(config.spec, pstrain::PsClientOptions()).connections,
                          std::move(*layout));
-  auto test = pstrain::data::LoadDataset(FLAGS_data_dir, FLAGS_data_format, "test");
-  if (!test.ok()) return pstrain::ExitWith(test.status(), pstrain::kExitBadInput);
-  auto train = pstrain::data::LoadDataset(FLAGS_data_dir, FLAGS_data_format, "train");
-  if (!train.ok()) return pstrain::ExitWith(train.status(), pstrain::kExitBadInput);
+  // A model of columns evaluates on its CSV input's test rows; any other on
+  // the test images (and summarizes training images).
+  const bool columns = spec->input().has_csv();
+  pstrain::StatusOr<pstrain::data::FeaturizedRows> test_rows = pstrain::data::FeaturizedRows();
+  pstrain::StatusOr<pstrain::data::ImageDataset> test = pstrain::data::ImageDataset();
+  pstrain::StatusOr<pstrain::data::ImageDataset> train = pstrain::data::ImageDataset();
+  if (columns) {
+    test_rows = pstrain::data::LoadFeaturizedRows(*spec, FLAGS_data_dir, /*train=*/false,
+                                                  pstrain::nn::FeatureRequestOf(**model));
+    if (!test_rows.ok()) return pstrain::ExitWith(test_rows.status(), pstrain::kExitBadInput);
+    options.test_rows = &*test_rows;
+  } else {
+    test = pstrain::data::LoadDataset(FLAGS_data_dir, FLAGS_data_format, "test");
+    if (!test.ok()) return pstrain::ExitWith(test.status(), pstrain::kExitBadInput);
+    train = pstrain::data::LoadDataset(FLAGS_data_dir, FLAGS_data_format, "train");
+    if (!train.ok()) return pstrain::ExitWith(train.status(), pstrain::kExitBadInput);
+  }
   std::error_code ec;
   std::filesystem::create_directories(FLAGS_train_dir, ec);
   if (ec) {
@@ -165,7 +181,8 @@ int main(int argc, char** argv) {
   options.board = &board;
   options.model_name = FLAGS_model;
   options.input = pstrain::ImageInputOf(*spec);
-  pstrain::Supervisor supervisor(model->get(), &fleet, &*test, &*train, &stop, options);
+  pstrain::Supervisor supervisor(model->get(), &fleet, columns ? nullptr : &*test,
+                                 columns ? nullptr : &*train, &stop, options);
   pstrain::Status s = supervisor.Start();
   if (s.ok()) s = supervisor.Monitor();
   if (s.ok()) s = supervisor.Finish();

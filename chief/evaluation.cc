@@ -1,6 +1,7 @@
 #include "chief/evaluation.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "data/input_pipeline.h"
 #include "data/pixel_ids.h"
@@ -45,17 +46,23 @@ ImageInput ImageInputOf(const proto::ModelSpec& spec) {
   return input;
 }
 
+std::string EvalResult::MetricsSuffix() const {
+  if (!metrics) return "";
+  const std::string text = MetricsText(*metrics);
+  // The text starts with the accuracy, which the lines give already.
+  const size_t comma = text.find(", ");
+  return comma == std::string::npos ? "" : text.substr(comma);
+}
+
 namespace {
 
-// A model of ids' logits on images [begin, begin + n) of `ds`.
-StatusOr<Tensor> LogitsOfIds(nn::Model* model, const std::vector<Tensor>& params,
-                             const data::ImageDataset& ds, int64_t begin, int64_t n,
-                             const RowPull& pull_rows) {
+// A model of ids' logits on a batch of its features.
+StatusOr<Tensor> LogitsOfBatch(nn::Model* model, const std::vector<Tensor>& params,
+                               const data::Batch& batch, const RowPull& pull_rows) {
   if (pull_rows == nullptr) {
     return InvalidArgument("evaluating a model of ids needs its rows from the ps tasks");
   }
-  std::map<std::string, RaggedIds> features;
-  PS_RETURN_IF_ERROR(data::PrepareEvalPixelIds(ds, begin, n, &features));
+  const std::map<std::string, RaggedIds>& features = batch.sparse;
   const std::vector<nn::EmbeddingLookup>& lookups = model->lookups();
   std::vector<PsFleet::TableStep> tables(lookups.size());
   nn::SparseInput input;
@@ -74,7 +81,17 @@ StatusOr<Tensor> LogitsOfIds(nn::Model* model, const std::vector<Tensor>& params
     input.bags.push_back({&features.at(lookups[l].feature), &tables[l].ids.position});
     input.rows.push_back(&tables[l].rows);
   }
+  if (batch.dense.size() > 0) input.dense = &batch.dense;
   return model->SparseLogits(params, input);
+}
+
+// A model of ids' logits on images [begin, begin + n) of `ds`.
+StatusOr<Tensor> LogitsOfIds(nn::Model* model, const std::vector<Tensor>& params,
+                             const data::ImageDataset& ds, int64_t begin, int64_t n,
+                             const RowPull& pull_rows) {
+  data::Batch batch;
+  PS_RETURN_IF_ERROR(data::PrepareEvalPixelIds(ds, begin, n, &batch.sparse));
+  return LogitsOfBatch(model, params, batch, pull_rows);
 }
 
 }  // namespace
@@ -102,6 +119,40 @@ StatusOr<EvalResult> EvaluatePrecisionAt1(nn::Model* model, const std::vector<Te
     }
     result.examples += n;
   }
+  return result;
+}
+
+StatusOr<EvalResult> EvaluateColumns(nn::Model* model, const std::vector<Tensor>& params,
+                                     const data::FeaturizedRows& rows, const RowPull& pull_rows,
+                                     int batch_size) {
+  std::vector<float> probabilities;
+  data::Batch batch;
+  std::vector<int64_t> chunk;
+  int classes = 0;
+  for (int64_t begin = 0; begin < rows.count; begin += batch_size) {
+    chunk.clear();
+    for (int64_t i = begin; i < std::min<int64_t>(rows.count, begin + batch_size); ++i) {
+      chunk.push_back(i);
+    }
+    data::GatherBatch(rows, chunk, &batch);
+    PS_ASSIGN_OR_RETURN(Tensor logits, LogitsOfBatch(model, params, batch, pull_rows));
+    classes = static_cast<int>(logits.dim(1));
+    // Each row's softmax, for the metrics.
+    for (int64_t i = 0; i < logits.dim(0); ++i) {
+      const float* z = logits.data() + i * classes;
+      const float top = *std::max_element(z, z + classes);
+      double sum = 0;
+      for (int c = 0; c < classes; ++c) sum += std::exp(static_cast<double>(z[c] - top));
+      for (int c = 0; c < classes; ++c) {
+        probabilities.push_back(
+            static_cast<float>(std::exp(static_cast<double>(z[c] - top)) / sum));
+      }
+    }
+  }
+  EvalResult result;
+  result.metrics = ComputeEvalMetrics(probabilities, classes, rows.labels);
+  result.examples = rows.count;
+  result.correct = static_cast<int64_t>(std::llround(result.metrics->accuracy * rows.count));
   return result;
 }
 

@@ -7,11 +7,14 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "chief/eval_metrics.h"
 #include "core/status.h"
 #include "core/tensor.h"
+#include "data/feature_batches.h"
 #include "data/mnist_dataset.h"
 #include "nn/model.h"
 #include "proto/model.pb.h"
@@ -33,6 +36,11 @@ struct EvalResult {
   int64_t correct = 0;
   int64_t examples = 0;
   double accuracy() const { return examples == 0 ? 0.0 : static_cast<double>(correct) / examples; }
+  // A model of columns': every metric of chief/eval_metrics.h.
+  std::optional<EvalMetrics> metrics;
+  // ", auc 0.9012, log loss 0.3120, precision 0.7400, recall 0.6100" or
+  // "" without metrics: what the evaluation lines add after the accuracy.
+  std::string MetricsSuffix() const;
 };
 
 // The tensors to evaluate, in model order, from `tensors` (a checkpoint or
@@ -57,6 +65,13 @@ StatusOr<EvalResult> EvaluatePrecisionAt1(nn::Model* model, const std::vector<Te
                                           const data::ImageDataset& ds, const ImageInput& input,
                                           int batch_size = 1000,
                                           const RowPull& pull_rows = nullptr);
+
+// A model of columns on every row of `rows` (data/feature_batches.h), in
+// batches of batch_size, with the rows of its tables pulled: accuracy and
+// the other metrics.
+StatusOr<EvalResult> EvaluateColumns(nn::Model* model, const std::vector<Tensor>& params,
+                                     const data::FeaturizedRows& rows, const RowPull& pull_rows,
+                                     int batch_size = 1000);
 
 }  // namespace pstrain
 

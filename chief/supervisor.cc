@@ -426,9 +426,9 @@ Status Supervisor::Finish() {
   std::snprintf(line, sizeof(line), "final: step %lld, test accuracy %.4f (%lld examples)",
                 static_cast<long long>(step), eval.accuracy(),
                 static_cast<long long>(eval.examples));
-  LOG(INFO) << line;
+  LOG(INFO) << line << eval.MetricsSuffix();
   if (summaries_ != nullptr) {
-    PS_RETURN_IF_ERROR(summaries_->Accuracy(step, "eval/precision_at_1", eval.accuracy()));
+    PS_RETURN_IF_ERROR(SummarizeEval(step, eval));
     PS_RETURN_IF_ERROR(summaries_->Flush());
   }
   Status s = fleet_->ShutdownAll("training done");
@@ -450,11 +450,28 @@ StatusOr<EvalResult> Supervisor::EvaluateState(const std::map<std::string, Tenso
   }
   // A model of ids: the rows of each batch's ids, as they are on the ps now.
   std::vector<Tensor> variables;
+  const RowPull pull_rows = [&](std::vector<PsFleet::TableStep>* tables) {
+    fleet_->Shard(tables);
+    return fleet_->PullVariablesAndRows(&variables, tables, nullptr);
+  };
+  if (options_.test_rows != nullptr) {
+    return EvaluateColumns(model_, params, *options_.test_rows, pull_rows);
+  }
   return EvaluatePrecisionAt1(model_, params, *test_set_, options_.input, /*batch_size=*/1000,
-                              [&](std::vector<PsFleet::TableStep>* tables) {
-                                fleet_->Shard(tables);
-                                return fleet_->PullVariablesAndRows(&variables, tables, nullptr);
-                              });
+                              pull_rows);
+}
+
+Status Supervisor::SummarizeEval(int64_t step, const EvalResult& eval) {
+  PS_RETURN_IF_ERROR(summaries_->Accuracy(step, "eval/precision_at_1", eval.accuracy()));
+  if (!eval.metrics) return OkStatus();
+  const EvalMetrics& m = *eval.metrics;
+  PS_RETURN_IF_ERROR(summaries_->Accuracy(step, "eval/auc", m.auc));
+  PS_RETURN_IF_ERROR(summaries_->Accuracy(step, "eval/log_loss", m.log_loss));
+  if (m.classes == 2) {
+    PS_RETURN_IF_ERROR(summaries_->Accuracy(step, "eval/precision", m.precision));
+    return summaries_->Accuracy(step, "eval/recall", m.recall);
+  }
+  return summaries_->Accuracy(step, "eval/macro_f1", m.macro_f1);
 }
 
 Status Supervisor::EvaluateWhileTraining() {
@@ -465,14 +482,14 @@ Status Supervisor::EvaluateWhileTraining() {
   PS_ASSIGN_OR_RETURN(EvalResult eval, EvaluateState(state));
   const double secs = std::chrono::duration<double>(clock_->Now() - training_started_).count();
   char line[160];
-  std::snprintf(line, sizeof(line),
-                "eval: step %lld, test accuracy %.4f (%lld examples) after %.1f s of training",
+  std::snprintf(line, sizeof(line), "eval: step %lld, test accuracy %.4f (%lld examples)",
                 static_cast<long long>(step), eval.accuracy(),
-                static_cast<long long>(eval.examples), secs);
-  LOG(INFO) << line;
-  if (summaries_ != nullptr) {
-    PS_RETURN_IF_ERROR(summaries_->Accuracy(step, "eval/precision_at_1", eval.accuracy()));
-  }
+                static_cast<long long>(eval.examples));
+  char after[48];
+  std::snprintf(after, sizeof(after), " after %.1f s of training", secs);
+  // A model of columns' other metrics come between the two.
+  LOG(INFO) << line << eval.MetricsSuffix() << after;
+  if (summaries_ != nullptr) PS_RETURN_IF_ERROR(SummarizeEval(step, eval));
   if (options_.target_accuracy > 0 && eval.accuracy() >= options_.target_accuracy) {
     std::snprintf(line, sizeof(line), "test accuracy %.4f reached the target %.4f at step %lld",
                   eval.accuracy(), options_.target_accuracy, static_cast<long long>(step));

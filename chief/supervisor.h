@@ -84,7 +84,9 @@ struct SupervisorOptions {
   double eval_secs = 0;        // evaluate while training this often (0: at the end only)
   double target_accuracy = 0;  // end training once an evaluation reaches it (0: off)
   std::string model_name;
-  ImageInput input;               // how the test and training images become the model's input
+  ImageInput input;  // how the test and training images become the model's input
+  // A model of columns' test set, transformed (then no test images).
+  const data::FeaturizedRows* test_rows = nullptr;
   MetricsBoard* board = nullptr;  // where /metrics, /status and / read from; may be null
   Clock* clock = Clock::Real();   // what Monitor measures and waits on
 };
@@ -128,6 +130,9 @@ class Supervisor {
   // Precision @ 1 on the test set of the variables (or their moving
   // averages, per the options) in a state pulled from the ps tasks.
   StatusOr<EvalResult> EvaluateState(const std::map<std::string, Tensor>& state);
+  // The evaluation's scalars for TensorBoard: precision_at_1 (the
+  // accuracy), and a model of columns' other metrics.
+  Status SummarizeEval(int64_t step, const EvalResult& eval);
   // The evaluation while training; sets end_reason_ when it reaches the
   // target.
   Status EvaluateWhileTraining();

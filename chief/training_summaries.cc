@@ -43,21 +43,26 @@ Status TrainingSummaries::TableShard(int64_t step, const std::string& table, int
 }
 
 Status TrainingSummaries::Histograms(int64_t step, const std::vector<Tensor>& params) {
-  const int64_t n = std::min<int64_t>(kHistogramBatch, train_set_->count);
-  if (next_batch_ + n > train_set_->count) next_batch_ = 0;
-  Tensor images;
-  // The evaluation path (no random distortions): a fixed view of the data.
-  PS_RETURN_IF_ERROR(data::PrepareEvalImages(*train_set_, next_batch_, n, input_.preprocessing,
-                                             input_.height, input_.width, &images));
-  std::vector<int32_t> labels(train_set_->labels.begin() + next_batch_,
-                              train_set_->labels.begin() + next_batch_ + n);
-  next_batch_ += n;
-  std::vector<Tensor> grads;
-  PS_RETURN_IF_ERROR(model_->LossAndGradients(params, images, labels, &grads).status());
   const auto& vars = model_->variables();
+  // Gradients come from a batch of training images: a model of ids or
+  // columns gets its variables' histograms alone.
+  std::vector<Tensor> grads;
+  if (train_set_ != nullptr && model_->lookups().empty()) {
+    const int64_t n = std::min<int64_t>(kHistogramBatch, train_set_->count);
+    if (next_batch_ + n > train_set_->count) next_batch_ = 0;
+    Tensor images;
+    // The evaluation path (no random distortions): a fixed view of the data.
+    PS_RETURN_IF_ERROR(data::PrepareEvalImages(*train_set_, next_batch_, n, input_.preprocessing,
+                                               input_.height, input_.width, &images));
+    std::vector<int32_t> labels(train_set_->labels.begin() + next_batch_,
+                                train_set_->labels.begin() + next_batch_ + n);
+    next_batch_ += n;
+    PS_RETURN_IF_ERROR(model_->LossAndGradients(params, images, labels, &grads).status());
+  }
   for (size_t i = 0; i < vars.size(); ++i) {
     PS_RETURN_IF_ERROR(writer_->AddHistogram(vars[i].name, step, params[i].data(),
                                              static_cast<size_t>(params[i].size())));
+    if (grads.empty()) continue;
     PS_RETURN_IF_ERROR(writer_->AddHistogram(vars[i].name + "/gradient", step, grads[i].data(),
                                              static_cast<size_t>(grads[i].size())));
   }

@@ -37,7 +37,8 @@ class TrainingSummaries {
   Status TableShard(int64_t step, const std::string& table, int ps, int64_t rows, int64_t bytes,
                     int64_t admitted, int64_t expired);
   // Histograms "<variable>" and "<variable>/gradient", the gradient taken on
-  // a batch of training images at `params`.
+  // a batch of training images at `params` (a model of ids or columns, or a
+  // summary without training images: the variables alone).
   Status Histograms(int64_t step, const std::vector<Tensor>& params);
   // Three training images, "input/image/0..2".
   Status InputImages(int64_t step);

@@ -26,6 +26,8 @@ struct Batch {
   // A model of ids' input instead of images: each sparse feature's ids, by
   // the feature's name (PIXEL_IDS: "pixel_ids"; data/pixel_ids.h).
   std::map<std::string, RaggedIds> sparse;
+  // A model of columns' dense columns, [n, width] (data/feature_batches.h).
+  Tensor dense;
   std::vector<int32_t> labels;  // n
   // 0-based. A source whose batches may span epochs (a shuffle buffer) gives
   // the latest epoch any of the batch's examples came from; that can then

@@ -44,6 +44,18 @@ int64_t LayerFlops(const proto::LayerSpec& spec, const Shape& in, const Shape& o
 StatusOr<std::unique_ptr<GraphModel>> GraphModel::Create(const proto::ModelSpec& spec,
                                                          uint64_t seed,
                                                          std::unique_ptr<Backend> backend) {
+  return Create(spec, seed, std::move(backend), /*chain=*/false);
+}
+
+StatusOr<std::unique_ptr<GraphModel>> GraphModel::CreateChain(const proto::ModelSpec& spec,
+                                                              uint64_t seed) {
+  return Create(spec, seed, nullptr, /*chain=*/true);
+}
+
+StatusOr<std::unique_ptr<GraphModel>> GraphModel::Create(const proto::ModelSpec& spec,
+                                                         uint64_t seed,
+                                                         std::unique_ptr<Backend> backend,
+                                                         bool chain) {
   std::unique_ptr<GraphModel> m(new GraphModel());
   m->name_ = spec.name().empty() ? "model" : spec.name();
   const std::string where = "model " + m->name_;
@@ -65,7 +77,10 @@ StatusOr<std::unique_ptr<GraphModel>> GraphModel::Create(const proto::ModelSpec&
     if (d <= 0) return InvalidArgument(where + ": input_shape has a size <= 0");
   }
   m->num_classes_ = spec.num_classes();
-  if (m->num_classes_ < 2) return InvalidArgument(where + ": num_classes must be at least 2");
+  // A chain inside another model (CreateChain) may end in one output.
+  if (m->num_classes_ < (chain ? 1 : 2)) {
+    return InvalidArgument(where + ": num_classes must be at least 2");
+  }
   if (spec.layer_size() == static_cast<int>(m->front_.lookups().size())) {
     return InvalidArgument(where + ": no layers" +
                            (m->front_.empty() ? "" : " after the embedding layers"));
@@ -233,6 +248,32 @@ StatusOr<float> GraphModel::ChainLossAndGradients(const std::vector<Tensor>& par
                            std::to_string(images.dim(0)) + " images");
   }
   PS_ASSIGN_OR_RETURN(float loss, backend_->SoftmaxCrossEntropy(acts_.back(), labels, &dlogits_));
+  PS_ASSIGN_OR_RETURN(double decay_loss, Backward(params, images, dlogits_, grads, hooks, dinput));
+  return static_cast<float>(loss + decay_loss);
+}
+
+StatusOr<const Tensor*> GraphModel::ChainForward(Mode mode, const std::vector<Tensor>& params,
+                                                 const Tensor& input) {
+  if (backend_->memory() != nullptr) {
+    return InvalidArgument(name_ + ": a chain inside another model runs on the CPU only");
+  }
+  PS_RETURN_IF_ERROR(Forward(mode, params, input, nullptr));
+  return &acts_.back();
+}
+
+StatusOr<double> GraphModel::ChainBackward(const std::vector<Tensor>& params, const Tensor& input,
+                                           const Tensor& doutputs, std::vector<Tensor>* grads,
+                                           Tensor* dinput) {
+  if (doutputs.shape() != acts_.back().shape()) {
+    return InvalidArgument(name_ + ": the outputs' gradient is " + ShapeString(doutputs.shape()) +
+                           ", the outputs " + ShapeString(acts_.back().shape()));
+  }
+  return Backward(params, input, doutputs, grads, nullptr, dinput);
+}
+
+StatusOr<double> GraphModel::Backward(const std::vector<Tensor>& params, const Tensor& images,
+                                      const Tensor& dlogits, std::vector<Tensor>* grads,
+                                      StepHooks* hooks, Tensor* dinput) {
   std::vector<Tensor>& g = *grads;
   g.resize(variables_.size());
   // Where the layers write the gradients: the caller's, or the device's.
@@ -242,7 +283,7 @@ StatusOr<float> GraphModel::ChainLossAndGradients(const std::vector<Tensor>& par
   double decay_loss = 0;
   for (size_t i = layers_.size(); i-- > 0;) {
     const Tensor& in = i == 0 ? placed_images : acts_[i - 1];
-    const Tensor& dy = i + 1 == layers_.size() ? dlogits_ : dacts_[i];
+    const Tensor& dy = i + 1 == layers_.size() ? dlogits : dacts_[i];
     Grads layer_grads;
     for (size_t v : owned_[i]) layer_grads.push_back(&placed_g[v]);
     // The images need no gradient: the first layer skips its input's,
@@ -265,7 +306,7 @@ StatusOr<float> GraphModel::ChainLossAndGradients(const std::vector<Tensor>& par
       if (hooks != nullptr) PS_RETURN_IF_ERROR(hooks->GradientReady(v));
     }
   }
-  return static_cast<float>(loss + decay_loss);
+  return decay_loss;
 }
 
 }  // namespace nn

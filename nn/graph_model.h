@@ -34,6 +34,22 @@ class GraphModel : public Model {
                                                       uint64_t seed = 0,
                                                       std::unique_ptr<Backend> backend = nullptr);
 
+  // A chain to run inside another model (nn/wide_deep_model.h), on the
+  // CPU: as Create, but its last layer may give [1] (num_classes 1), and
+  // the caller takes the outputs and gives back their gradient
+  // (ChainForward, ChainBackward) rather than a loss.
+  static StatusOr<std::unique_ptr<GraphModel>> CreateChain(const proto::ModelSpec& spec,
+                                                           uint64_t seed = 0);
+  // The last layer's outputs [N, num_classes] for `input`.
+  StatusOr<const Tensor*> ChainForward(Mode mode, const std::vector<Tensor>& params,
+                                       const Tensor& input);
+  // After ChainForward(kTraining) of `input`: each variable's gradient (with
+  // its weight decay) and the input's into dinput (skipped when null) from
+  // the outputs' gradient; the weight decay's loss.
+  StatusOr<double> ChainBackward(const std::vector<Tensor>& params, const Tensor& input,
+                                 const Tensor& doutputs, std::vector<Tensor>* grads,
+                                 Tensor* dinput);
+
   const std::string& name() const { return name_; }
   const std::vector<VariableSpec>& variables() const override { return variables_; }
   Shape example_shape() const override { return example_shape_; }
@@ -71,6 +87,13 @@ class GraphModel : public Model {
 
  private:
   GraphModel() = default;
+  static StatusOr<std::unique_ptr<GraphModel>> Create(const proto::ModelSpec& spec, uint64_t seed,
+                                                      std::unique_ptr<Backend> backend, bool chain);
+  // Every layer's backward from the outputs' gradient (hooks may be null);
+  // the weight decay's loss.
+  StatusOr<double> Backward(const std::vector<Tensor>& params, const Tensor& images,
+                            const Tensor& dlogits, std::vector<Tensor>* grads, StepHooks* hooks,
+                            Tensor* dinput);
   // The chain's loss and gradients on `input` (the images, or the front's
   // output), and the input's gradient into dinput unless it is null.
   StatusOr<float> ChainLossAndGradients(const std::vector<Tensor>& params, const Tensor& input,

@@ -2,6 +2,7 @@
 
 #include "nn/graph_model.h"
 #include "nn/model_spec.h"
+#include "nn/wide_deep_model.h"
 
 namespace pstrain {
 namespace nn {
@@ -12,6 +13,10 @@ StatusOr<std::unique_ptr<Model>> CreateModel(const std::string& name_or_path) {
 }
 
 StatusOr<std::unique_ptr<Model>> CreateModel(const proto::ModelSpec& spec) {
+  if (spec.has_wide_deep()) {
+    PS_ASSIGN_OR_RETURN(std::unique_ptr<WideDeepModel> model, WideDeepModel::Create(spec));
+    return std::unique_ptr<Model>(std::move(model));
+  }
   PS_ASSIGN_OR_RETURN(std::unique_ptr<GraphModel> model, GraphModel::Create(spec));
   return std::unique_ptr<Model>(std::move(model));
 }

@@ -67,10 +67,11 @@ TEST(ModelSpec, BuiltinsBuild) {
   for (const std::string& name : BuiltinModelNames()) {
     auto spec = LoadModelSpec(name);
     ASSERT_TRUE(spec.ok()) << name << ": " << spec.status().ToString();
-    EXPECT_TRUE(GraphModel::Create(*spec).ok()) << name;
+    auto model = CreateModel(*spec);
+    EXPECT_TRUE(model.ok()) << name << ": " << model.status().ToString();
   }
   EXPECT_EQ(BuiltinModelNames(),
-            (std::vector<std::string>{"cifar10", "mnist", "mnist_bn", "mnist_ids"}));
+            (std::vector<std::string>{"cifar10", "mnist", "mnist_bn", "mnist_ids", "wide_deep"}));
 }
 
 TEST(ModelSpec, EveryKindOfBadSpecIsRefusedNamingTheProblem) {

@@ -11,6 +11,7 @@
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -18,6 +19,7 @@
 #include "cluster/placement_flags.h"
 #include "core/task_main.h"
 #include "nn/graph_model.h"
+#include "nn/model.h"
 #include "nn/model_spec.h"
 #include "ps/optimizer_flags.h"
 
@@ -56,7 +58,7 @@ std::string Human(double bytes) {
 int Run() {
   auto spec = nn::LoadModelSpec(FLAGS_model);
   if (!spec.ok()) return ExitWith(spec.status(), kExitBadInput);
-  auto model = nn::GraphModel::Create(*spec);
+  auto model = nn::CreateModel(*spec);
   if (!model.ok()) return ExitWith(model.status(), kExitBadInput);
   auto optimizer = OptimizerConfigFromFlags(spec->recipe(), FLAGS_sync_replicas);
   if (!optimizer.ok()) return ExitWith(optimizer.status(), kExitBadInput);
@@ -64,7 +66,9 @@ int Run() {
   if (!slots.ok()) return ExitWith(slots.status(), kExitBadInput);
   if (FLAGS_ps < 1) return ExitWith(InvalidArgument("--ps must be >= 1"), kExitBadInput);
 
-  const nn::GraphModel& m = **model;
+  const nn::Model& m = **model;
+  // A chain of layers has its FLOPs and layers to show.
+  const auto* graph = dynamic_cast<const nn::GraphModel*>(&m);
   std::string input = ShapeString(m.example_shape());
   if (!m.lookups().empty()) {
     input = "ids (";
@@ -73,9 +77,12 @@ int Run() {
     }
     input += ")";
   }
+  if (spec->input().has_csv()) {
+    input = "CSV rows of " + std::to_string(spec->input().csv().column_size()) + " columns";
+  }
   std::printf("model %s: input %s, %d classes, optimizer %s (%d slot%s per variable)\n\n",
-              m.name().c_str(), input.c_str(), m.num_classes(), optimizer->name().c_str(), *slots,
-              *slots == 1 ? "" : "s");
+              spec->name().c_str(), input.c_str(), m.num_classes(), optimizer->name().c_str(),
+              *slots, *slots == 1 ? "" : "s");
   std::printf("%-40s %-16s %12s %12s %-12s %s\n", "variable", "shape", "parameters", "bytes",
               "initializer", "notes");
   int64_t params = 0, bytes = 0;
@@ -98,11 +105,22 @@ int Run() {
   }
   std::printf("\ntotal: %zu variables, %lld parameters, %s\n", m.variables().size(),
               static_cast<long long>(params), Human(static_cast<double>(bytes)).c_str());
-  std::printf("forward: %.3f GFLOP per example (multiply-adds count 2)\n\n",
-              m.ForwardFlopsPerExample() / 1e9);
-  std::printf("%-20s %-12s %s\n", "layer", "kind", "output per example");
-  for (const auto& l : m.layers()) {
-    std::printf("%-20s %-12s %s\n", l.name.c_str(), l.kind.c_str(), ShapeString(l.output).c_str());
+  if (graph != nullptr) {
+    std::printf("forward: %.3f GFLOP per example (multiply-adds count 2)\n\n",
+                graph->ForwardFlopsPerExample() / 1e9);
+    std::printf("%-20s %-12s %s\n", "layer", "kind", "output per example");
+    for (const auto& l : graph->layers()) {
+      std::printf("%-20s %-12s %s\n", l.name.c_str(), l.kind.c_str(),
+                  ShapeString(l.output).c_str());
+    }
+  }
+  if (!spec->feature_column().empty()) {
+    std::printf("\n%-44s %s\n", "feature column", "kind");
+    for (const proto::FeatureColumn& c : spec->feature_column()) {
+      const auto* oneof = c.GetDescriptor()->FindOneofByName("kind");
+      const auto* field = c.GetReflection()->GetOneofFieldDescriptor(c, oneof);
+      std::printf("%-44s %s\n", c.name().c_str(), field != nullptr ? field->name().c_str() : "?");
+    }
   }
 
   auto strategy = cluster::ParsePlacementStrategy(FLAGS_placement);
@@ -124,7 +142,11 @@ int Run() {
       "\nembedding tables over %d ps (rows spread by key; a row's bytes include its "
       "slots):\n",
       FLAGS_ps);
-  std::printf("%-40s %6s %12s %-10s %14s %16s\n", "table", "dim", "vocabulary", "optimizer",
+  int width = 5;  // the longest table name's
+  for (const nn::EmbeddingLookup& lookup : m.lookups()) {
+    width = std::max(width, static_cast<int>(lookup.table.name().size()));
+  }
+  std::printf("%-*s %6s %12s %-10s %14s %16s\n", width, "table", "dim", "vocabulary", "optimizer",
               "bytes per row", "bytes per ps");
   for (const nn::EmbeddingLookup& lookup : m.lookups()) {
     const proto::EmbeddingTableConfig& t = lookup.table;
@@ -137,7 +159,7 @@ int Run() {
         t.vocabulary_size() > 0
             ? Human(row_bytes * static_cast<double>(t.vocabulary_size()) / FLAGS_ps)
             : "grows with ids";
-    std::printf("%-40s %6d %12s %-10s %14.1f %16s\n", t.name().c_str(), t.dim(),
+    std::printf("%-*s %6d %12s %-10s %14.1f %16s\n", width, t.name().c_str(), t.dim(),
                 t.vocabulary_size() > 0 ? std::to_string(t.vocabulary_size()).c_str() : "any",
                 table_optimizer.name().c_str(), row_bytes, per_ps.c_str());
   }

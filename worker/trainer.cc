@@ -286,6 +286,7 @@ nn::SparseInput Trainer::SparseInputOf(const data::Batch& batch) const {
         {&batch.sparse.at(model_->lookups()[l].feature), &tables_[l].ids.position});
     input.rows.push_back(&tables_[l].rows);
   }
+  if (batch.dense.size() > 0) input.dense = &batch.dense;
   return input;
 }
 

@@ -10,6 +10,7 @@
 #include "core/task_main.h"
 #include "data/data_flags.h"
 #include "data/dataset_loader.h"
+#include "data/feature_batches.h"
 #include "data/input_pipeline.h"
 #include "data/mnist_dataset.h"
 #include "nn/compute_threads.h"
@@ -17,6 +18,7 @@
 #include "nn/model.h"
 #include "nn/model_spec.h"
 #include "nn/towers.h"
+#include "nn/wide_deep_model.h"
 #include "ps/client/ps_fleet.h"
 #include "ps/optimizer_flags.h"
 #include "ps/rpc/ps_connections.h"
@@ -70,6 +72,82 @@ DEFINE_string(overlap_transfers, "auto",
               "or auto (on when the compute threads of this host's workers leave a CPU free)");
 DEFINE_int32(test_only_step_delay_ms, 0, "Test only: sleep this long in every step");
 
+namespace {
+
+// Waits for the model on the ps tasks, trains until the end and reports
+// done: the task's exit code.
+int Train(int index, pstrain::nn::Model* model, pstrain::PsFleet* fleet,
+          pstrain::data::BatchSource* input, bool overlap, const pstrain::proto::SyncConfig& sync,
+          pstrain::StopNotice* stop) {
+  pstrain::Status ready = fleet->WaitForPs(/*require_ready=*/true, stop,
+                                           std::chrono::seconds(FLAGS_ready_timeout_secs));
+  if (!ready.ok()) {
+    if (stop->requested()) return pstrain::ExitStopped(*stop);
+    return pstrain::ExitWith(ready, ready.code() == pstrain::Code::kFailedPrecondition
+                                        ? pstrain::kExitBadInput
+                                        : pstrain::kExitRetryable);
+  }
+  LOG(INFO) << "worker:" << index << " model is ready; training";
+
+  pstrain::HeartbeatSender heartbeat(fleet->client(0), index, std::chrono::seconds(1));
+  pstrain::TrainerOptions topts;
+  topts.worker_index = index;
+  topts.max_steps = FLAGS_max_steps;
+  topts.log_frequency = FLAGS_log_frequency;
+  topts.sync = sync.enabled();
+  topts.step_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(FLAGS_step_timeout_secs * 1000));
+  topts.staleness = FLAGS_staleness;
+  topts.step_delay = std::chrono::milliseconds(FLAGS_test_only_step_delay_ms);
+  topts.retry_budget = std::chrono::seconds(FLAGS_retry_timeout_secs);
+  topts.overlap = overlap;
+  auto wd = pstrain::ParseVariableFloats("weight_decay", FLAGS_weight_decay);
+  if (!wd.ok()) return pstrain::ExitWith(wd.status(), pstrain::kExitBadInput);
+  auto multipliers =
+      pstrain::ParseVariableFloats("gradient_multipliers", FLAGS_gradient_multipliers);
+  if (!multipliers.ok()) return pstrain::ExitWith(multipliers.status(), pstrain::kExitBadInput);
+  topts.gradients.weight_decay = *wd;
+  topts.gradients.multipliers = *multipliers;
+  topts.gradients.clip_value = static_cast<float>(FLAGS_clip_gradients_by_value);
+  topts.gradients.clip_norm = static_cast<float>(FLAGS_clip_gradients_by_norm);
+  topts.gradients.clip_global_norm = static_cast<float>(FLAGS_clip_gradients_by_global_norm);
+  std::vector<std::string> names;
+  std::vector<bool> trainable;
+  for (const auto& var : model->variables()) {
+    names.push_back(var.name);
+    trainable.push_back(var.trainable);
+  }
+  const pstrain::Status options_fit =
+      pstrain::CheckGradientOptions(topts.gradients, names, trainable);
+  if (!options_fit.ok()) {
+    return pstrain::ExitWith(options_fit.Annotate("model " + FLAGS_model), pstrain::kExitBadInput);
+  }
+  pstrain::Trainer trainer(model, fleet, input, &heartbeat, stop, topts);
+  auto result = trainer.Run();
+  if (!result.ok() && stop->requested()) return pstrain::ExitStopped(*stop);
+  if (!result.ok()) {
+    return pstrain::ExitWith(result.status(),
+                             result.status().code() == pstrain::Code::kInvalidArgument
+                                 ? pstrain::kExitBadInput
+                                 : pstrain::kExitRetryable);
+  }
+  LOG(INFO) << "worker:" << index << " done after " << result->local_steps
+            << " local steps, global_step " << result->global_step << ", "
+            << result->stale_gradients << " stale gradients dropped, loss " << result->first_loss
+            << " -> " << result->last_loss;
+  if (result->stopped) {
+    // A graceful stop, not the end of this worker's training: a restarted
+    // worker carries on, so it does not report done.
+    return pstrain::ExitStopped(*stop);
+  }
+  heartbeat.Stop();  // no heartbeat may land after WorkerDone and undo it
+  pstrain::Status done = fleet->client(0)->WorkerDone(index);
+  if (!done.ok()) return pstrain::ExitWith(done, pstrain::kExitRetryable);
+  return pstrain::kExitDone;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   pstrain::StopNotice stop;
   pstrain::HandleStopSignals(&stop);
@@ -99,7 +177,17 @@ int main(int argc, char** argv) {
   LOG(INFO) << "worker:" << index << " runs " << towers->why;
   auto spec = pstrain::nn::LoadModelSpec(FLAGS_model);
   if (!spec.ok()) return pstrain::ExitWith(spec.status(), pstrain::kExitBadInput);
-  auto model = pstrain::nn::Towers::Create(*spec, towers->towers, towers->devices);
+  // A model of columns trains on one tower of its own; every other model on
+  // the towers chosen.
+  auto model = [&]() -> pstrain::StatusOr<std::unique_ptr<pstrain::nn::Model>> {
+    if (spec->has_wide_deep()) {
+      PS_ASSIGN_OR_RETURN(auto wide_deep, pstrain::nn::WideDeepModel::Create(*spec, FLAGS_seed));
+      return std::unique_ptr<pstrain::nn::Model>(std::move(wide_deep));
+    }
+    PS_ASSIGN_OR_RETURN(auto towers_model,
+                        pstrain::nn::Towers::Create(*spec, towers->towers, towers->devices));
+    return std::unique_ptr<pstrain::nn::Model>(std::move(towers_model));
+  }();
   if (!model.ok()) return pstrain::ExitWith(model.status(), pstrain::kExitBadInput);
   LOG(INFO) << "worker:" << index << " runs " << FLAGS_model << " on " << (*model)->backend();
   auto sync = pstrain::SyncConfigFromFlags(config.spec.NumTasks("worker"));
@@ -126,6 +214,19 @@ int main(int argc, char** argv) {
   auto fleet = std::make_unique<pstrain::PsFleet>(
       std::move(connections.connections), std::move(*layout), std::move(connections.memory));
 
+  if (spec->input().has_csv()) {
+    auto rows = pstrain::data::LoadFeaturizedRows(*spec, FLAGS_data_dir, /*train=*/true,
+                                                  pstrain::nn::FeatureRequestOf(**model));
+    if (!rows.ok()) return pstrain::ExitWith(rows.status(), pstrain::kExitBadInput);
+    auto source = pstrain::data::FeatureBatchSource::Create(
+        &*rows, FLAGS_batch_size, index, config.spec.NumTasks("worker"),
+        FLAGS_seed + static_cast<uint64_t>(index), FLAGS_epochs);
+    if (!source.ok()) return pstrain::ExitWith(source.status(), pstrain::kExitBadInput);
+    LOG(INFO) << "worker:" << index << " reads " << (*source)->examples_per_epoch()
+              << " rows per epoch of " << FLAGS_data_dir << "/" << spec->input().csv().train_file()
+              << " (shard " << index << " of " << config.spec.NumTasks("worker") << ")";
+    return Train(index, model->get(), fleet.get(), source->get(), overlap->overlap, *sync, &stop);
+  }
   auto train = pstrain::data::LoadDataset(FLAGS_data_dir, FLAGS_data_format, "train");
   if (!train.ok()) return pstrain::ExitWith(train.status(), pstrain::kExitBadInput);
   if (FLAGS_train_examples < 0) {
@@ -164,69 +265,5 @@ int main(int argc, char** argv) {
                     : "")
             << ")";
 
-  pstrain::Status ready = fleet->WaitForPs(/*require_ready=*/true, &stop,
-                                           std::chrono::seconds(FLAGS_ready_timeout_secs));
-  if (!ready.ok()) {
-    if (stop.requested()) return pstrain::ExitStopped(stop);
-    return pstrain::ExitWith(ready, ready.code() == pstrain::Code::kFailedPrecondition
-                                        ? pstrain::kExitBadInput
-                                        : pstrain::kExitRetryable);
-  }
-  LOG(INFO) << "worker:" << index << " model is ready; training";
-
-  pstrain::HeartbeatSender heartbeat(fleet->client(0), index, std::chrono::seconds(1));
-  pstrain::TrainerOptions topts;
-  topts.worker_index = index;
-  topts.max_steps = FLAGS_max_steps;
-  topts.log_frequency = FLAGS_log_frequency;
-  topts.sync = sync->enabled();
-  topts.step_timeout =
-      std::chrono::milliseconds(static_cast<int64_t>(FLAGS_step_timeout_secs * 1000));
-  topts.staleness = FLAGS_staleness;
-  topts.step_delay = std::chrono::milliseconds(FLAGS_test_only_step_delay_ms);
-  topts.retry_budget = std::chrono::seconds(FLAGS_retry_timeout_secs);
-  topts.overlap = overlap->overlap;
-  auto wd = pstrain::ParseVariableFloats("weight_decay", FLAGS_weight_decay);
-  if (!wd.ok()) return pstrain::ExitWith(wd.status(), pstrain::kExitBadInput);
-  auto multipliers =
-      pstrain::ParseVariableFloats("gradient_multipliers", FLAGS_gradient_multipliers);
-  if (!multipliers.ok()) return pstrain::ExitWith(multipliers.status(), pstrain::kExitBadInput);
-  topts.gradients.weight_decay = *wd;
-  topts.gradients.multipliers = *multipliers;
-  topts.gradients.clip_value = static_cast<float>(FLAGS_clip_gradients_by_value);
-  topts.gradients.clip_norm = static_cast<float>(FLAGS_clip_gradients_by_norm);
-  topts.gradients.clip_global_norm = static_cast<float>(FLAGS_clip_gradients_by_global_norm);
-  std::vector<std::string> names;
-  std::vector<bool> trainable;
-  for (const auto& var : (*model)->variables()) {
-    names.push_back(var.name);
-    trainable.push_back(var.trainable);
-  }
-  const pstrain::Status options_fit =
-      pstrain::CheckGradientOptions(topts.gradients, names, trainable);
-  if (!options_fit.ok()) {
-    return pstrain::ExitWith(options_fit.Annotate("model " + FLAGS_model), pstrain::kExitBadInput);
-  }
-  pstrain::Trainer trainer(model->get(), fleet.get(), input->get(), &heartbeat, &stop, topts);
-  auto result = trainer.Run();
-  if (!result.ok() && stop.requested()) return pstrain::ExitStopped(stop);
-  if (!result.ok()) {
-    return pstrain::ExitWith(result.status(),
-                             result.status().code() == pstrain::Code::kInvalidArgument
-                                 ? pstrain::kExitBadInput
-                                 : pstrain::kExitRetryable);
-  }
-  LOG(INFO) << "worker:" << index << " done after " << result->local_steps
-            << " local steps, global_step " << result->global_step << ", "
-            << result->stale_gradients << " stale gradients dropped, loss " << result->first_loss
-            << " -> " << result->last_loss;
-  if (result->stopped) {
-    // A graceful stop, not the end of this worker's training: a restarted
-    // worker carries on, so it does not report done.
-    return pstrain::ExitStopped(stop);
-  }
-  heartbeat.Stop();  // no heartbeat may land after WorkerDone and undo it
-  pstrain::Status done = fleet->client(0)->WorkerDone(index);
-  if (!done.ok()) return pstrain::ExitWith(done, pstrain::kExitRetryable);
-  return pstrain::kExitDone;
+  return Train(index, model->get(), fleet.get(), input->get(), overlap->overlap, *sync, &stop);
 }

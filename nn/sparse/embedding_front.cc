@@ -80,6 +80,13 @@ StatusOr<EmbeddingFront> EmbeddingFront::FromSpec(const proto::ModelSpec& spec) 
   return front;
 }
 
+EmbeddingFront EmbeddingFront::FromLookups(std::vector<EmbeddingLookup> lookups) {
+  EmbeddingFront front;
+  for (const EmbeddingLookup& lookup : lookups) front.width_ += lookup.table.dim();
+  front.lookups_ = std::move(lookups);
+  return front;
+}
+
 Status EmbeddingFront::Check(const SparseInput& in, int64_t batch) const {
   if (in.bags.size() != lookups_.size() || in.rows.size() != lookups_.size()) {
     return InvalidArgument("the embedding front has " + std::to_string(lookups_.size()) +

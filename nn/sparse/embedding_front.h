@@ -45,6 +45,9 @@ struct EmbeddingLookup {
 struct SparseInput {
   std::vector<BagIds> bags;
   std::vector<const Tensor*> rows;
+  // A model of columns (nn/wide_deep_model.h): its dense columns' values,
+  // [batch, width]; null otherwise.
+  const Tensor* dense = nullptr;
 };
 
 class EmbeddingFront {
@@ -57,6 +60,8 @@ class EmbeddingFront {
   // an unknown combiner, an embedding layer after another kind of layer,
   // and an input of ids that no lookup reads.
   static StatusOr<EmbeddingFront> FromSpec(const proto::ModelSpec& spec);
+  // A front of lookups made elsewhere (nn/wide_deep_model.h), checked there.
+  static EmbeddingFront FromLookups(std::vector<EmbeddingLookup> lookups);
 
   const std::vector<EmbeddingLookup>& lookups() const { return lookups_; }
   bool empty() const { return lookups_.empty(); }

@@ -1,0 +1,127 @@
+#include "data/feature_batches.h"
+
+#include <algorithm>
+
+#include "data/shard_order.h"
+
+namespace pstrain {
+namespace data {
+
+StatusOr<FeaturizedRows> Featurize(const TabularDataset& ds, const FeatureColumns& columns,
+                                   const FeatureRequest& request) {
+  FeaturizedRows f;
+  f.count = ds.count;
+  f.labels = ds.labels;
+  std::vector<int64_t> all(static_cast<size_t>(ds.count));
+  for (int64_t i = 0; i < ds.count; ++i) all[i] = i;
+  for (const std::string& name : request.sparse) {
+    RaggedIds& ids = f.sparse[name];
+    PS_RETURN_IF_ERROR(columns.Ids(name, ds, all, &ids));
+  }
+  for (const std::string& name : request.dense) {
+    if (columns.DenseWidth(name) == 0) {
+      return InvalidArgument("feature column " + name + " is not dense (numeric or indicator)");
+    }
+    f.dense_width += columns.DenseWidth(name);
+  }
+  f.dense.resize(static_cast<size_t>(ds.count * f.dense_width));
+  int64_t column = 0;
+  for (const std::string& name : request.dense) {
+    PS_RETURN_IF_ERROR(columns.Dense(name, ds, all, f.dense.data() + column, f.dense_width));
+    column += columns.DenseWidth(name);
+  }
+  return f;
+}
+
+StatusOr<FeaturizedRows> LoadFeaturizedRows(const proto::ModelSpec& spec,
+                                            const std::string& data_dir, bool train,
+                                            const FeatureRequest& request) {
+  const proto::CsvInputSpec& csv = spec.input().csv();
+  const std::string& file = train ? csv.train_file() : csv.test_file();
+  if (file.empty()) {
+    return InvalidArgument(std::string("the model's CSV input names no ") +
+                           (train ? "train_file" : "test_file"));
+  }
+  PS_ASSIGN_OR_RETURN(TabularDataset ds, ReadCsvFile(data_dir + "/" + file, CsvOptionsOf(csv)));
+  PS_ASSIGN_OR_RETURN(FeatureColumns columns, FeatureColumns::FromSpec(spec));
+  return Featurize(ds, columns, request);
+}
+
+void GatherBatch(const FeaturizedRows& f, const std::vector<int64_t>& rows, Batch* out) {
+  const int64_t n = static_cast<int64_t>(rows.size());
+  out->sparse.clear();
+  for (const auto& [name, all] : f.sparse) {
+    RaggedIds& ids = out->sparse[name];
+    for (int64_t row : rows) {
+      const int64_t begin = all.row_splits[row], end = all.row_splits[row + 1];
+      ids.values.insert(ids.values.end(), all.values.begin() + begin, all.values.begin() + end);
+      if (!all.weights.empty()) {
+        ids.weights.insert(ids.weights.end(), all.weights.begin() + begin,
+                           all.weights.begin() + end);
+      }
+      ids.row_splits.push_back(static_cast<int64_t>(ids.values.size()));
+    }
+  }
+  out->images = Tensor();
+  out->dense = f.dense_width > 0 ? Tensor({n, f.dense_width}, Tensor::kUninitialized) : Tensor();
+  out->labels.clear();
+  for (int64_t i = 0; i < n; ++i) {
+    if (f.dense_width > 0) {
+      std::copy_n(f.dense.begin() + rows[i] * f.dense_width, f.dense_width,
+                  out->dense.data() + i * f.dense_width);
+    }
+    out->labels.push_back(f.labels[rows[i]]);
+  }
+}
+
+StatusOr<std::unique_ptr<FeatureBatchSource>> FeatureBatchSource::Create(
+    const FeaturizedRows* f, int batch_size, int shard_index, int num_shards, uint64_t seed,
+    int64_t epochs) {
+  if (batch_size < 1) return InvalidArgument("batch_size must be >= 1");
+  if (num_shards < 1 || shard_index < 0 || shard_index >= num_shards) {
+    return InvalidArgument("shard_index " + std::to_string(shard_index) + " of num_shards " +
+                           std::to_string(num_shards) + " is not in 0.." +
+                           std::to_string(num_shards - 1));
+  }
+  if (f->count <= shard_index) {
+    return InvalidArgument("shard " + std::to_string(shard_index) + " of " +
+                           std::to_string(num_shards) + " has no rows: the data have " +
+                           std::to_string(f->count));
+  }
+  if (epochs < 0) return InvalidArgument("epochs must be >= 0 (0: for ever)");
+  return std::unique_ptr<FeatureBatchSource>(
+      new FeatureBatchSource(f, batch_size, shard_index, num_shards, seed, epochs));
+}
+
+FeatureBatchSource::FeatureBatchSource(const FeaturizedRows* f, int batch_size, int shard_index,
+                                       int num_shards, uint64_t seed, int64_t epochs)
+    : f_(f),
+      batch_size_(batch_size),
+      shard_index_(shard_index),
+      seed_(seed),
+      epochs_(epochs),
+      shard_(ShardIndices(f->count, shard_index, num_shards)) {
+  order_ = EpochOrder(shard_, seed_, shard_index_, 0);
+}
+
+bool FeatureBatchSource::Next(Batch* out) {
+  std::vector<int64_t> rows;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (position_ == order_.size()) {
+      if (epochs_ != 0 && epoch_ + 1 >= epochs_) return false;
+      ++epoch_;
+      order_ = EpochOrder(shard_, seed_, shard_index_, epoch_);
+      position_ = 0;
+    }
+    const size_t end = std::min(order_.size(), position_ + static_cast<size_t>(batch_size_));
+    rows.assign(order_.begin() + position_, order_.begin() + end);
+    position_ = end;
+    out->epoch = epoch_;
+  }
+  GatherBatch(*f_, rows, out);
+  return true;
+}
+
+}  // namespace data
+}  // namespace pstrain

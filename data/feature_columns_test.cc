@@ -1,0 +1,165 @@
+#include "data/feature_columns.h"
+
+#include <google/protobuf/text_format.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "data/csv_dataset.h"
+#include "data/test_util.h"
+#include "proto/model.pb.h"
+
+namespace pstrain {
+namespace data {
+namespace {
+
+// The rows of tests/tensorflow/feature_columns_golden.py, as a CSV file.
+const char kRows[] =
+    "25, 11th, Machine-op-inspct, Never-married, 40, <=50K\n"
+    "38, HS-grad, Farming-fishing, Married-civ-spouse, 50, <=50K\n"
+    "17, Bachelors, ?, Unmarried, 13, >50K\n"
+    "65, Doctorate, Prof-specialty, Divorced, 99, >50K\n"
+    "30, Masters, Exec-managerial, Married-civ-spouse, 45, <=50K\n";
+
+CsvOptions Options() {
+  CsvOptions o;
+  o.columns = {{"age", true},
+               {"education", false},
+               {"occupation", false},
+               {"marital_status", false},
+               {"hours_per_week", true},
+               {"income", false}};
+  o.label_column = "income";
+  o.label_vocabulary = {"<=50K", ">50K"};
+  return o;
+}
+
+// The script's columns, in pstrain's spec.
+const char kColumns[] = R"(
+  feature_column { name: "age" numeric { key: "age" } }
+  feature_column { name: "age_buckets" bucketized { source: "age"
+                   boundaries: [18, 25, 30, 35, 40, 45, 50, 55, 60, 65] } }
+  feature_column { name: "education" vocabulary_list { key: "education"
+                   vocabulary: ["Bachelors", "HS-grad", "11th", "Masters", "9th"] } }
+  feature_column { name: "marital_status" vocabulary_list { key: "marital_status"
+                   vocabulary: ["Married-civ-spouse", "Divorced", "Never-married"]
+                   num_oov_buckets: 3 } }
+  feature_column { name: "occupation" hash_bucket { key: "occupation" hash_bucket_size: 1000 } }
+  feature_column { name: "education_x_occupation" crossed { keys: ["education", "occupation"]
+                   hash_bucket_size: 1000 } }
+  feature_column { name: "age_buckets_x_education_x_occupation"
+                   crossed { columns: ["age_buckets"] keys: ["education", "occupation"]
+                   hash_bucket_size: 1000 } }
+  feature_column { name: "hours_per_week" identity { key: "hours_per_week" num_buckets: 100 } }
+  feature_column { name: "education_indicator" indicator { source: "education" } }
+)";
+
+// What TensorFlow 2.21 gives (the script's output): each column's ids per
+// row.
+const std::map<std::string, std::vector<std::vector<int64_t>>> kTensorFlowIds = {
+    {"age_buckets", {{2}, {4}, {0}, {10}, {3}}},
+    {"education", {{2}, {1}, {0}, {}, {3}}},
+    {"marital_status", {{2}, {0}, {4}, {1}, {0}}},
+    {"occupation", {{911}, {936}, {65}, {979}, {800}}},
+    {"education_x_occupation", {{555}, {582}, {649}, {568}, {966}}},
+    {"age_buckets_x_education_x_occupation", {{135}, {128}, {299}, {0}, {49}}},
+    {"hours_per_week", {{40}, {50}, {13}, {99}, {45}}},
+};
+
+// The feature_column entries of a ModelSpec in text format.
+std::vector<proto::FeatureColumn> Parse(const std::string& text) {
+  proto::ModelSpec spec;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &spec)) << text;
+  return {spec.feature_column().begin(), spec.feature_column().end()};
+}
+
+struct Fixture {
+  TempDir dir;
+  TabularDataset ds;
+  FeatureColumns columns;
+};
+
+Fixture Load(const std::string& columns_text) {
+  Fixture f;
+  const std::string path = f.dir.path() + "/rows.csv";
+  std::ofstream(path) << kRows;
+  auto ds = ReadCsvFile(path, Options());
+  EXPECT_TRUE(ds.ok()) << ds.status().ToString();
+  f.ds = std::move(*ds);
+  const std::vector<proto::FeatureColumn> list = Parse(columns_text);
+  auto created = FeatureColumns::Create(list, f.ds.columns);
+  EXPECT_TRUE(created.ok()) << created.status().ToString();
+  if (created.ok()) f.columns = std::move(*created);
+  return f;
+}
+
+TEST(FeatureColumns, GiveTheIdsTensorFlowGives) {
+  Fixture f = Load(kColumns);
+  const std::vector<int64_t> rows = {0, 1, 2, 3, 4};
+  for (const auto& [name, want] : kTensorFlowIds) {
+    RaggedIds ids;
+    ASSERT_TRUE(f.columns.Ids(name, f.ds, rows, &ids).ok()) << name;
+    ASSERT_EQ(ids.batch(), 5) << name;
+    for (int64_t b = 0; b < 5; ++b) {
+      std::vector<int64_t> got(ids.values.begin() + ids.row_splits[b],
+                               ids.values.begin() + ids.row_splits[b + 1]);
+      EXPECT_EQ(got, want[b]) << name << ", row " << b;
+    }
+  }
+  EXPECT_EQ(f.columns.NumBuckets("age_buckets"), 11);
+  EXPECT_EQ(f.columns.NumBuckets("marital_status"), 6);
+}
+
+TEST(FeatureColumns, DenseColumnsGiveValuesAndMultiHotVectors) {
+  Fixture f = Load(kColumns);
+  ASSERT_EQ(f.columns.DenseWidth("age"), 1);
+  ASSERT_EQ(f.columns.DenseWidth("education_indicator"), 5);
+  std::vector<float> out(3 * 6, -1.0f);
+  ASSERT_TRUE(f.columns.Dense("age", f.ds, {3, 0, 2}, out.data(), 6).ok());
+  ASSERT_TRUE(f.columns.Dense("education_indicator", f.ds, {3, 0, 2}, out.data() + 1, 6).ok());
+  EXPECT_EQ(out, (std::vector<float>{65, 0, 0, 0, 0, 0,  // Doctorate: outside the list
+                                     25, 0, 0, 1, 0, 0,  // 11th
+                                     17, 1, 0, 0, 0, 0}));
+}
+
+TEST(FeatureColumns, ColumnsThatDoNotHoldTogetherAreRefusedByName) {
+  const struct {
+    std::string text, error;
+  } cases[] = {
+      {R"(feature_column { name: "x" numeric { key: "nope" } })", "no input column 'nope'"},
+      {R"(feature_column { name: "x" numeric { key: "education" } })", "holds strings"},
+      {R"(feature_column { name: "x" bucketized { source: "age" boundaries: [1] } })",
+       "not a numeric column"},
+      {R"(feature_column { name: "age" numeric { key: "age" } }
+          feature_column { name: "x" bucketized { source: "age" boundaries: [3, 2] } })",
+       "ascending"},
+      {R"(feature_column { name: "x" crossed { keys: ["age", "education"] hash_bucket_size: 9 } })",
+       "input column age holds numbers"},
+      {R"(feature_column { name: "x" embedding { source: "y" dimension: 8 } })",
+       "no feature column 'y'"},
+      {R"(feature_column { name: "o" hash_bucket { key: "occupation" hash_bucket_size: 10 } }
+          feature_column { name: "x" crossed { columns: ["o"] keys: ["education"]
+                                                hash_bucket_size: 9 } })",
+       "cannot be crossed"},
+      {R"(feature_column { name: "x" vocabulary_list { key: "education" } })",
+       "an empty vocabulary"},
+  };
+  TempDir dir;
+  const std::string path = dir.path() + "/rows.csv";
+  std::ofstream(path) << kRows;
+  auto ds = ReadCsvFile(path, Options());
+  ASSERT_TRUE(ds.ok());
+  for (const auto& c : cases) {
+    auto created = FeatureColumns::Create(Parse(c.text), ds->columns);
+    ASSERT_FALSE(created.ok()) << c.text;
+    EXPECT_NE(created.status().message().find(c.error), std::string::npos)
+        << created.status().ToString();
+  }
+}
+
+}  // namespace
+}  // namespace data
+}  // namespace pstrain

@@ -1,0 +1,217 @@
+"""Prints the golden values of core/fingerprint_test.cc, computed by TensorFlow.
+
+Each block is a C++ initializer list for one table of the test:
+
+  kTextFingerprints, kPatternFingerprints: Fingerprint64 of text and of
+      Pattern(n) (byte i is (37 * i + 11) % 256) at lengths covering every
+      FarmHash branch (0, 1-3, 4-7, 8-16, 17-32, 33-64, over 64).
+  kFingerprintCat64: FingerprintCat64(fp1, fp2).
+  kStringBuckets, kInt64Buckets: categorical_column_with_hash_bucket(1000)
+      of strings and of int64 values (TF hashes an integer's decimal text).
+  kStringCrosses, kStringInt64Crosses, kInt64Crosses, kTripleCrosses:
+      tf.sparse.cross_hashed(num_buckets=1000) with its default hash key.
+  kCensusCrosses: crossed_column(..., 1000) of census-like rows through
+      tf.feature_column itself, with raw features fed as dense Tensors.
+
+TensorFlow shows no raw 64-bit fingerprint: to_hash_bucket_fast and
+cross_hashed give it modulo a bucket count < 2^63. Two counts, 2^63 - 1 and
+2^62, pin it down (the three values below 2^64 with the first remainder
+differ modulo 2^62).
+
+Run: /opt/pstrain/tf-venv/bin/python tests/tensorflow/fingerprint_golden.py
+"""
+
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import tensorflow as tf  # noqa: E402
+from tensorflow.python.feature_column import feature_column_v2 as fc2  # noqa: E402
+
+tf.get_logger().setLevel("ERROR")
+
+M63 = 2**63 - 1
+P62 = 2**62
+
+TEXTS = [
+    "", "a", "ab", "abc", "abcd", "abcde", "abcdefg", "abcdefgh", "Bachelors",
+    "HS-grad", "Masters", "Doctorate", "Some-college", "Exec-managerial",
+    "Prof-specialty", "Craft-repair", "Adm-clerical", "Never-married",
+    "Married-civ-spouse", "United-States", " Bachelors", "Husband",
+    "Not-in-family", "Self-emp-not-inc", "Married-spouse-absent",
+    "Mañana, 東京",
+    "a parameter server holds the variables",
+    "the workers compute gradients on their batches of examples and push them",
+]
+PATTERN_LENGTHS = [0, 1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 20, 24, 31, 32,
+                   33, 40, 48, 63, 64, 65, 80, 100, 127, 128, 129, 191, 192,
+                   193, 255, 256, 1000]
+CAT_PAIRS = [
+    (1, 0), (1, 1), (0xDECAFCAFFE, 0), (0xDECAFCAFFE, 7),
+    (12345678901234, 2**63 - 1), (2**64 - 1, 2**64 - 1), (0xFFFF, 2**63),
+]
+EDUCATIONS = ["Bachelors", "HS-grad", "Masters", "Doctorate", "Some-college"]
+OCCUPATIONS = ["Exec-managerial", "Prof-specialty", "Craft-repair",
+               "Adm-clerical", "Sales"]
+INT64S = [0, 1, 7, -3, 39, 2**40, 2**63 - 1, -(2**63)]
+AGE_BOUNDARIES = [18, 25, 30, 35, 40, 45, 50, 55, 60, 65]
+RELATIONSHIPS = ["Husband", "Not-in-family", "Wife", "Own-child"]
+
+
+def pattern(n):
+  return bytes((37 * i + 11) % 256 for i in range(n))
+
+
+def cpp_string(b):
+  """A C++ literal of bytes b (octal escapes: they end after 3 digits)."""
+  out = []
+  for c in b:
+    if c in (0x22, 0x5C):
+      out.append("\\" + chr(c))
+    elif 0x20 <= c < 0x7F:
+      out.append(chr(c))
+    else:
+      out.append("\\%03o" % c)
+  return '"' + "".join(out) + '"'
+
+
+def u64(x):
+  return "0x%016xull" % x
+
+
+def signed(x):
+  return x - 2**64 if x >= 2**63 else x
+
+
+def i64(x):
+  # INT64_MIN has no literal of its own in C++.
+  return "INT64_MIN" if x == -(2**63) else "int64_t{%d}" % x
+
+
+def from_remainders(mod_m63, mod_p62):
+  """The x < 2^64 with x % (2^63 - 1) == mod_m63 and x % 2^62 == mod_p62."""
+  found = [x for x in (mod_m63 + k * M63 for k in range(3))
+           if x < 2**64 and x % P62 == mod_p62]
+  assert len(found) == 1, found
+  return found[0]
+
+
+def fingerprint64(b):
+  r1 = tf.strings.to_hash_bucket_fast(tf.constant([b]), M63).numpy()[0]
+  r2 = tf.strings.to_hash_bucket_fast(tf.constant([b]), P62).numpy()[0]
+  return from_remainders(int(r1), int(r2))
+
+
+def cross(inputs, num_buckets, hash_key=None):
+  """cross_hashed of one-row dense inputs (lists of values): its one value."""
+  tensors = [tf.constant([[v]], tf.int64 if isinstance(v, int) else tf.string)
+             for v in inputs]
+  out = tf.sparse.cross_hashed(tensors, num_buckets=num_buckets,
+                               hash_key=hash_key)
+  return int(out.values.numpy()[0])
+
+
+def fingerprint_cat64(fp1, fp2):
+  # A cross of one int64 feature folds it in unhashed, from the hash key.
+  r1 = cross([signed(fp2)], M63, hash_key=signed(fp1))
+  r2 = cross([signed(fp2)], P62, hash_key=signed(fp1))
+  return from_remainders(r1, r2)
+
+
+def ids(column, features):
+  cache = fc2.FeatureTransformationCache(features)
+  sparse = column.get_sparse_tensors(cache, None).id_tensor
+  # One id a row, so that no row's id is a filled-in default.
+  rows = [int(i) for i in sparse.indices.numpy()[:, 0]]
+  assert rows == list(range(len(rows))), rows
+  return [int(v) for v in sparse.values.numpy()]
+
+
+def block(name, lines):
+  print("// %s" % name)
+  for line in lines:
+    print(line)
+  print()
+
+
+def main():
+  fc = tf.feature_column
+  print("// Generated by tests/tensorflow/fingerprint_golden.py, TensorFlow %s."
+        % tf.__version__)
+  print()
+  block("kTextFingerprints", [
+      "{%s, %s}," % (cpp_string(t.encode()), u64(fingerprint64(t.encode())))
+      for t in TEXTS])
+  block("kPatternFingerprints", [
+      "{%d, %s}," % (n, u64(fingerprint64(pattern(n)))) for n in PATTERN_LENGTHS])
+  block("kFingerprintCat64", [
+      "{%s, %s, %s}," % (u64(a), u64(b), u64(fingerprint_cat64(a, b)))
+      for a, b in CAT_PAIRS])
+
+  texts = EDUCATIONS + OCCUPATIONS + TEXTS[-3:]
+  string_hash = fc.categorical_column_with_hash_bucket("s", 1000)
+  buckets = ids(string_hash, {"s": tf.constant([[t] for t in texts])})
+  block("kStringBuckets", [
+      "{%s, %d}," % (cpp_string(t.encode()), b) for t, b in zip(texts, buckets)])
+  int_hash = fc.categorical_column_with_hash_bucket("n", 1000, dtype=tf.int64)
+  buckets = ids(int_hash, {"n": tf.constant([[v] for v in INT64S], tf.int64)})
+  block("kInt64Buckets", [
+      "{%s, %d}," % (i64(v), b) for v, b in zip(INT64S, buckets)])
+
+  block("kStringCrosses", [
+      "{%s, %s, %d}," % (cpp_string(e.encode()), cpp_string(o.encode()),
+                         cross([e, o], 1000))
+      for e in EDUCATIONS for o in OCCUPATIONS[:3]])
+  block("kStringInt64Crosses", [
+      "{%s, %s, %d}," % (cpp_string(e.encode()), i64(v), cross([e, v], 1000))
+      for e in EDUCATIONS[:3] for v in INT64S])
+  block("kInt64Crosses", [
+      "{%s, %s, %d}," % (i64(a), i64(b), cross([a, b], 1000))
+      for a in INT64S[:4] for b in INT64S])
+  block("kTripleCrosses", [
+      "{%s, %s, %s, %d}," % (cpp_string(e.encode()), cpp_string(o.encode()),
+                             i64(v), cross([e, o, v], 1000))
+      for e, o, v in zip(EDUCATIONS, OCCUPATIONS, INT64S)])
+
+  # Census-like rows; ages on and between the boundaries, a relationship
+  # outside the vocabulary (id -1).
+  rows = [
+      ("Bachelors", "Exec-managerial", 39.0, "Not-in-family"),
+      ("HS-grad", "Craft-repair", 17.0, "Husband"),
+      ("Masters", "Prof-specialty", 25.0, "Wife"),
+      ("Some-college", "Adm-clerical", 52.5, "Unmarried"),
+      ("Doctorate", "Prof-specialty", 90.0, "Own-child"),
+  ]
+  dense = {
+      "education": tf.constant([[r[0]] for r in rows]),
+      "occupation": tf.constant([[r[1]] for r in rows]),
+      "age": tf.constant([[r[2]] for r in rows]),
+      "relationship": tf.constant([[r[3]] for r in rows]),
+  }
+  age_buckets = fc.bucketized_column(fc.numeric_column("age"), AGE_BOUNDARIES)
+  relationship = fc.categorical_column_with_vocabulary_list(
+      "relationship", RELATIONSHIPS)
+  columns = [
+      age_buckets,
+      relationship,
+      fc.crossed_column(["education", "occupation"], 1000),
+      fc.crossed_column([age_buckets, "education"], 1000),
+      fc.crossed_column(["education", age_buckets], 1000),
+      fc.crossed_column([relationship, "occupation"], 1000),
+      fc.crossed_column(["education", "occupation", age_buckets], 1000),
+  ]
+  values = [ids(c, dense) for c in columns]
+  # The same cross with education fed as a SparseTensor keeps the key order.
+  sparse = dict(dense, education=tf.sparse.from_dense(dense["education"]))
+  values.append(ids(columns[4], sparse))
+  print("// kCensusCrosses: education, occupation, age bucket, relationship id,")
+  print("// then crossed_column(1000) of [education, occupation],")
+  print("// [age_buckets, education], [education, age_buckets],")
+  print("// [relationship, occupation], [education, occupation, age_buckets], and")
+  print("// [education, age_buckets] with education a SparseTensor.")
+  for i, r in enumerate(rows):
+    print("{%s, %s, %s}," % (cpp_string(r[0].encode()), cpp_string(r[1].encode()),
+                             ", ".join(str(v[i]) for v in values)))
+
+
+if __name__ == "__main__":
+  main()
