@@ -82,6 +82,8 @@ int main(int argc, char** argv) {
   const int num_workers = config.spec.NumTasks("worker");
   auto spec = pstrain::nn::LoadModelSpec(FLAGS_model);
   if (!spec.ok()) return pstrain::ExitWith(spec.status(), pstrain::kExitBadInput);
+  const pstrain::Status text_flags = pstrain::data::ApplyTextFlags(&*spec);
+  if (!text_flags.ok()) return pstrain::ExitWith(text_flags, pstrain::kExitBadInput);
   auto model = pstrain::nn::CreateModel(*spec);
   if (!model.ok()) return pstrain::ExitWith(model.status(), pstrain::kExitBadInput);
   const pstrain::proto::TrainingRecipe& recipe = spec->recipe();
@@ -144,7 +146,7 @@ int main(int argc, char** argv) {
                          std::move(*layout));
   // A model of columns evaluates on its CSV input's test rows; any other on
   // the test images (and summarizes training images).
-  const bool columns = spec->input().has_csv();
+  const bool columns = pstrain::data::ReadsRows(*spec);
   pstrain::StatusOr<pstrain::data::FeaturizedRows> test_rows = pstrain::data::FeaturizedRows();
   pstrain::StatusOr<pstrain::data::ImageDataset> test = pstrain::data::ImageDataset();
   pstrain::StatusOr<pstrain::data::ImageDataset> train = pstrain::data::ImageDataset();

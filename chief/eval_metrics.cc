@@ -86,14 +86,20 @@ EvalMetrics ComputeEvalMetrics(const std::vector<float>& probabilities, int clas
     return m;
   }
   double auc_sum = 0, f1_sum = 0;
+  int auc_classes = 0;
   for (int c = 0; c < classes; ++c) {
-    auc_sum += class_auc(c);
+    // A class the set does not hold has no AUC: the mean is over the others.
+    const double auc = class_auc(c);
+    if (!std::isnan(auc)) {
+      auc_sum += auc;
+      ++auc_classes;
+    }
     // F1 = 2 tp / (2 tp + fp + fn); a class never predicted nor present
     // scores 0, as scikit-learn's zero_division default gives.
     const double den = static_cast<double>(predicted[c] + actual[c]);
     f1_sum += den == 0 ? 0.0 : 2.0 * static_cast<double>(true_pos[c]) / den;
   }
-  m.auc = auc_sum / classes;
+  m.auc = auc_classes == 0 ? kNaN : auc_sum / auc_classes;
   m.macro_f1 = f1_sum / classes;
   return m;
 }

@@ -5,7 +5,7 @@
 //   auc        area under the ROC curve, ties between scores counted half
 //              (roc_auc_score); with more than two classes, the mean over
 //              the classes of each one against the rest (multi_class="ovr",
-//              average="macro");
+//              average="macro") over the classes the set holds;
 //   log_loss   mean -log p(label), p clipped to [eps, 1 - eps] with eps the
 //              double's machine epsilon (scikit-learn's eps="auto");
 //   precision, recall  of class 1 at threshold 0.5 (p(1) > 0.5), two

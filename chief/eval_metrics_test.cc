@@ -45,6 +45,19 @@ TEST(EvalMetrics, ThreeClassesAsScikitLearnComputesThem) {
   EXPECT_NEAR(m.macro_f1, 0.62222222222222223, 1e-12);
 }
 
+TEST(EvalMetrics, AClassTheSetDoesNotHoldHasNoAucInTheMean) {
+  // The three-class set with a fourth class of zero probability nowhere
+  // labelled: the AUC is the three classes' mean, as before.
+  std::vector<float> probs;
+  for (const auto& row : kP3) {
+    probs.insert(probs.end(), row.begin(), row.end());
+    probs.push_back(0.0f);
+  }
+  const EvalMetrics m = ComputeEvalMetrics(probs, 4, kY3);
+  EXPECT_NEAR(m.auc, 0.87777777777777777, 1e-12);
+  EXPECT_NEAR(m.accuracy, 0.625, 1e-12);
+}
+
 TEST(EvalMetrics, AnAucWithoutBothClassesIsNaN) {
   EXPECT_TRUE(std::isnan(RocAuc({0.1, 0.9}, {true, true})));
   EXPECT_EQ(RocAuc({0.1, 0.9}, {false, true}), 1.0);

@@ -8,3 +8,41 @@ DEFINE_string(data_dir, "/usr/share/datasets/fashion-mnist",
               "package installs Fashion-MNIST");
 DEFINE_string(data_format, "auto",
               "idx, cifar or tfrecord; auto: recognised from the files in --data_dir");
+DEFINE_int32(ngrams, 0,
+             "A text model: word n-grams up to this length, as fastText's -wordNgrams (0: the "
+             "model's)");
+DEFINE_int64(buckets, 0,
+             "A text model: hash buckets of the word n-grams, as fastText's -bucket (0: the "
+             "model's)");
+DEFINE_int32(dim, 0,
+             "A text model: the dimension of its word embeddings, as fastText's -dim (0: "
+             "the model's)");
+
+namespace pstrain {
+namespace data {
+
+Status ApplyTextFlags(proto::ModelSpec* spec) {
+  const bool given = FLAGS_ngrams != 0 || FLAGS_buckets != 0 || FLAGS_dim != 0;
+  if (!given) return OkStatus();
+  if (!spec->input().has_text()) {
+    return InvalidArgument("--ngrams, --buckets and --dim are for a model of text; model " +
+                           spec->name() + " reads no text");
+  }
+  if (FLAGS_ngrams < 0 || FLAGS_buckets < 0 || FLAGS_dim < 0) {
+    return InvalidArgument("--ngrams, --buckets and --dim must be >= 1 (0: the model's)");
+  }
+  proto::TextInputSpec* text = spec->mutable_input()->mutable_text();
+  if (FLAGS_ngrams > 0) text->set_word_ngrams(FLAGS_ngrams);
+  if (FLAGS_buckets > 0) text->set_buckets(FLAGS_buckets);
+  if (FLAGS_dim > 0) {
+    for (proto::LayerSpec& layer : *spec->mutable_layer()) {
+      if (layer.has_embedding_bag() && layer.embedding_bag().feature() == "words") {
+        layer.mutable_embedding_bag()->set_dim(FLAGS_dim);
+      }
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace data
+}  // namespace pstrain

@@ -5,7 +5,25 @@
 
 #include <gflags/gflags.h>
 
+#include "core/status.h"
+#include "proto/model.pb.h"
+
 DECLARE_string(data_dir);
 DECLARE_string(data_format);
+DECLARE_int32(ngrams);
+DECLARE_int64(buckets);
+DECLARE_int32(dim);
+
+namespace pstrain {
+namespace data {
+
+// A text model's spec with --ngrams, --buckets and --dim applied (each when
+// given): its text input's word n-grams and buckets, and the dimension of
+// its embeddings of "words". InvalidArgument naming the flag for a value
+// below 1, or for one given to a model without text input.
+Status ApplyTextFlags(proto::ModelSpec* spec);
+
+}  // namespace data
+}  // namespace pstrain
 
 #endif  // PSTRAIN_DATA_DATA_FLAGS_H_

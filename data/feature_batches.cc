@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "data/shard_order.h"
+#include "data/text_dataset.h"
 
 namespace pstrain {
 namespace data {
@@ -33,9 +34,29 @@ StatusOr<FeaturizedRows> Featurize(const TabularDataset& ds, const FeatureColumn
   return f;
 }
 
+bool ReadsRows(const proto::ModelSpec& spec) {
+  return spec.input().has_csv() || spec.input().has_text();
+}
+
 StatusOr<FeaturizedRows> LoadFeaturizedRows(const proto::ModelSpec& spec,
                                             const std::string& data_dir, bool train,
                                             const FeatureRequest& request) {
+  if (spec.input().has_text()) {
+    const proto::TextInputSpec& text = spec.input().text();
+    TextOptions options;
+    if (text.word_ngrams() > 0) options.word_ngrams = text.word_ngrams();
+    if (text.buckets() > 0) options.buckets = text.buckets();
+    if (text.min_count() > 0) options.min_count = text.min_count();
+    options.lowercase = !text.keep_case();
+    PS_ASSIGN_OR_RETURN(TextDictionary dict,
+                        TextDictionary::Build(data_dir + "/" + text.train_file(), options));
+    if (static_cast<int64_t>(dict.labels().size()) > spec.num_classes()) {
+      return InvalidArgument(data_dir + "/" + text.train_file() + " holds " +
+                             std::to_string(dict.labels().size()) + " labels, the model " +
+                             std::to_string(spec.num_classes()) + " classes");
+    }
+    return ReadFastTextFile(data_dir + "/" + (train ? text.train_file() : text.test_file()), dict);
+  }
   const proto::CsvInputSpec& csv = spec.input().csv();
   const std::string& file = train ? csv.train_file() : csv.test_file();
   if (file.empty()) {

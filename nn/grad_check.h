@@ -44,8 +44,9 @@ void ExpectGradientMatches(const char* what, Tensor* x, const Tensor& analytic,
                            const std::function<double()>& loss, const GradCheckOptions& options);
 
 // A whole model's gradients: for each trainable variable, the 3 coordinates
-// with the largest gradients (the largest must exceed 10 * atol, so the check
-// is not vacuous) and 3 drawn from rng, with options.coords set per variable.
+// with the largest gradients (all of a smaller variable; the largest must
+// exceed 10 * atol, so the check is not vacuous) and 3 drawn from rng, with
+// options.coords set per variable.
 void ExpectModelGradientsMatch(const std::vector<VariableSpec>& variables,
                                std::vector<Tensor>* params, const std::vector<Tensor>& grads,
                                const std::function<double()>& loss, GradCheckOptions options,

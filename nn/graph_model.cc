@@ -77,6 +77,7 @@ StatusOr<std::unique_ptr<GraphModel>> GraphModel::Create(const proto::ModelSpec&
     if (d <= 0) return InvalidArgument(where + ": input_shape has a size <= 0");
   }
   m->num_classes_ = spec.num_classes();
+  m->sum_loss_ = spec.loss_reduction() == proto::SUM;
   // A chain inside another model (CreateChain) may end in one output.
   if (m->num_classes_ < (chain ? 1 : 2)) {
     return InvalidArgument(where + ": num_classes must be at least 2");
@@ -91,6 +92,9 @@ StatusOr<std::unique_ptr<GraphModel>> GraphModel::Create(const proto::ModelSpec&
     backend = std::move(cpu).value();
   }
   m->backend_ = std::move(backend);
+  if (m->sum_loss_ && m->backend_->memory() != nullptr) {
+    return InvalidArgument(where + ": loss_reduction SUM runs on the CPU only");
+  }
   if (!m->front_.empty() && m->backend_->memory() != nullptr) {
     return InvalidArgument(where + ": embedding layers run on the CPU only, not on " +
                            m->backend_->Describe());
@@ -248,6 +252,12 @@ StatusOr<float> GraphModel::ChainLossAndGradients(const std::vector<Tensor>& par
                            std::to_string(images.dim(0)) + " images");
   }
   PS_ASSIGN_OR_RETURN(float loss, backend_->SoftmaxCrossEntropy(acts_.back(), labels, &dlogits_));
+  if (sum_loss_) {
+    // The batch's sum: the mean's loss and gradient, times the batch.
+    const float batch = static_cast<float>(labels.size());
+    for (int64_t i = 0; i < dlogits_.size(); ++i) dlogits_[i] *= batch;
+    loss *= batch;
+  }
   PS_ASSIGN_OR_RETURN(double decay_loss, Backward(params, images, dlogits_, grads, hooks, dinput));
   return static_cast<float>(loss + decay_loss);
 }

@@ -114,6 +114,7 @@ class GraphModel : public Model {
   std::string name_;
   Shape example_shape_;
   int num_classes_ = 0;
+  bool sum_loss_ = false;             // LossReduction SUM: the batch's loss summed, not averaged
   std::unique_ptr<Backend> backend_;  // borrowed by the layers
   EmbeddingFront front_;              // empty for a model of images
   Tensor front_out_, dfront_out_;

@@ -64,7 +64,7 @@ StatusOr<std::unique_ptr<WideDeepModel>> WideDeepModel::Create(const proto::Mode
                            std::to_string(m->num_classes_) + " classes");
   }
   m->units_ = m->num_classes_ == 2 ? 1 : m->num_classes_;
-  m->sum_loss_ = spec.wide_deep().loss_reduction() == proto::WideDeepSpec::SUM;
+  m->sum_loss_ = spec.loss_reduction() != proto::MEAN;
   const proto::WideDeepSpec& wd = spec.wide_deep();
   if (wd.dnn_feature_columns().empty()) return InvalidArgument(where + ": no dnn_feature_columns");
   if (!spec.layer().empty()) {

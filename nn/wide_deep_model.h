@@ -84,7 +84,7 @@ class WideDeepModel : public Model {
   std::string name_;
   int num_classes_ = 2;
   int units_ = 1;
-  bool sum_loss_ = true;  // WideDeepSpec::SUM: the batch's loss summed, not averaged
+  bool sum_loss_ = true;  // the batch's loss summed (TF 1.x), not averaged
   std::vector<EmbeddingLookup> lookups_;
   size_t num_dnn_lookups_ = 0;
   std::vector<std::string> dense_columns_;

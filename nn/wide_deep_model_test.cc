@@ -38,8 +38,8 @@ const char kSpec[] = R"(
     linear_feature_columns: ["education", "occupation", "age_b", "cross", "hours"]
     dnn_feature_columns: ["age", "education_indicator", "occupation_embedding"]
     dnn_hidden_units: [5, 4]
-    loss_reduction: REDUCTION
   }
+  loss_reduction: REDUCTION
 )";
 
 data::TabularDataset Rows() {

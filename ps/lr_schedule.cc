@@ -26,6 +26,20 @@ Status Validate(const proto::LrScheduleConfig& c, float learning_rate) {
                                std::to_string(c.decay_rate()));
       }
       return OkStatus();
+    case proto::LrScheduleConfig::POLYNOMIAL_DECAY:
+      if (!IsRate(learning_rate) || !IsRate(c.end_learning_rate())) {
+        return InvalidArgument(
+            "polynomial_decay: learning_rate and end_learning_rate must be >= 0");
+      }
+      if (c.decay_steps() <= 0) {
+        return InvalidArgument("polynomial_decay: decay_steps must be > 0, got " +
+                               std::to_string(c.decay_steps()));
+      }
+      if (!std::isfinite(c.power()) || c.power() <= 0) {
+        return InvalidArgument("polynomial_decay: power must be > 0, got " +
+                               std::to_string(c.power()));
+      }
+      return OkStatus();
     case proto::LrScheduleConfig::PIECEWISE_CONSTANT:
       if (c.values_size() != c.boundaries_size() + 1) {
         return InvalidArgument("piecewise_constant: needs one more of values (" +
@@ -64,7 +78,9 @@ LrSchedule::LrSchedule(const proto::LrScheduleConfig& c, float learning_rate)
       decay_rate_(c.decay_rate()),
       staircase_(c.staircase()),
       boundaries_(c.boundaries().begin(), c.boundaries().end()),
-      values_(c.values().begin(), c.values().end()) {}
+      values_(c.values().begin(), c.values().end()),
+      end_learning_rate_(c.end_learning_rate()),
+      power_(c.power()) {}
 
 float LrSchedule::At(int64_t global_step) const {
   switch (kind_) {
@@ -72,6 +88,13 @@ float LrSchedule::At(int64_t global_step) const {
       double p = static_cast<double>(global_step) / static_cast<double>(decay_steps_);
       if (staircase_) p = std::floor(p);
       return static_cast<float>(learning_rate_ * std::pow(decay_rate_, p));
+    }
+    case proto::LrScheduleConfig::POLYNOMIAL_DECAY: {
+      const double done = static_cast<double>(std::min(global_step, decay_steps_)) /
+                          static_cast<double>(decay_steps_);
+      return static_cast<float>((learning_rate_ - end_learning_rate_) *
+                                    std::pow(1 - done, static_cast<double>(power_)) +
+                                end_learning_rate_);
     }
     case proto::LrScheduleConfig::PIECEWISE_CONSTANT: {
       // The first boundary >= global_step ends the interval holding it.

@@ -34,6 +34,8 @@ class LrSchedule {
   bool staircase_;
   std::vector<int64_t> boundaries_;
   std::vector<float> values_;
+  double end_learning_rate_;  // POLYNOMIAL_DECAY
+  double power_;              // POLYNOMIAL_DECAY
 };
 
 }  // namespace pstrain

@@ -1,5 +1,5 @@
 // Learning-rate schedules against values worked out by hand from TF's
-// exponential_decay and piecewise_constant.
+// exponential_decay, piecewise_constant and polynomial_decay.
 #include "ps/lr_schedule.h"
 
 #include <gtest/gtest.h>
@@ -52,6 +52,29 @@ TEST(LrSchedule, ExponentialDecayStaircaseFloorsTheExponent) {
   EXPECT_FLOAT_EQ(s->At(10), 0.05f);
   EXPECT_FLOAT_EQ(s->At(19), 0.05f);
   EXPECT_FLOAT_EQ(s->At(25), 0.025f);
+}
+
+TEST(LrSchedule, PolynomialDecayByHand) {
+  proto::LrScheduleConfig c;
+  c.set_kind(proto::LrScheduleConfig::POLYNOMIAL_DECAY);
+  c.set_decay_steps(100);
+  c.set_power(1);
+  auto linear = LrSchedule::Create(c, 0.1f);
+  ASSERT_TRUE(linear.ok());
+  // fastText's linear decay: 0.1 * (1 - step / 100), 0 from step 100 on.
+  EXPECT_FLOAT_EQ(linear->At(0), 0.1f);
+  EXPECT_FLOAT_EQ(linear->At(25), 0.075f);
+  EXPECT_FLOAT_EQ(linear->At(100), 0.0f);
+  EXPECT_FLOAT_EQ(linear->At(500), 0.0f);
+  c.set_power(2);
+  c.set_end_learning_rate(0.01f);
+  auto squared = LrSchedule::Create(c, 0.1f);
+  ASSERT_TRUE(squared.ok());
+  // (0.1 - 0.01) * (1 - 50 / 100)^2 + 0.01 = 0.09 * 0.25 + 0.01
+  EXPECT_FLOAT_EQ(squared->At(50), 0.0325f);
+  EXPECT_FLOAT_EQ(squared->At(1000), 0.01f);
+  c.set_power(0);
+  EXPECT_EQ(LrSchedule::Create(c, 0.1f).status().code(), Code::kInvalidArgument);
 }
 
 TEST(LrSchedule, PiecewiseConstantIncludesTheBoundaryInTheEarlierPiece) {

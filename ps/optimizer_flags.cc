@@ -37,9 +37,13 @@ DEFINE_double(l2_regularization_strength, 0, "Ftrl: L2 regularization");
 DEFINE_double(l2_shrinkage_regularization_strength, 0, "Ftrl: L2 shrinkage regularization");
 DEFINE_double(learning_rate_power, -0.5, "Ftrl: power of the per-coordinate rate (<= 0)");
 DEFINE_string(lr_schedule, "constant",
-              "Learning rate from global_step: constant, exponential_decay or "
-              "piecewise_constant");
-DEFINE_int64(decay_steps, 0, "exponential_decay: steps per factor of --decay_rate (> 0)");
+              "Learning rate from global_step: constant, exponential_decay, "
+              "piecewise_constant or polynomial_decay");
+DEFINE_int64(decay_steps, 0,
+             "exponential_decay: steps per factor of --decay_rate; polynomial_decay: steps to "
+             "reach --end_learning_rate (> 0)");
+DEFINE_double(end_learning_rate, 0, "polynomial_decay: the rate after --decay_steps");
+DEFINE_double(decay_power, 1, "polynomial_decay: the power (1: linear, as fastText decays)");
 DEFINE_double(decay_rate, 0, "exponential_decay: factor per --decay_steps (> 0)");
 DEFINE_bool(staircase, false, "exponential_decay: decay in whole steps of --decay_steps");
 DEFINE_string(lr_boundaries, "", "piecewise_constant: global steps, e.g. 1000,2000");
@@ -87,6 +91,11 @@ StatusOr<proto::LrScheduleConfig> LrScheduleFromFlags() {
     s.set_decay_steps(FLAGS_decay_steps);
     s.set_decay_rate(static_cast<float>(FLAGS_decay_rate));
     s.set_staircase(FLAGS_staircase);
+  } else if (FLAGS_lr_schedule == "polynomial_decay") {
+    s.set_kind(proto::LrScheduleConfig::POLYNOMIAL_DECAY);
+    s.set_decay_steps(FLAGS_decay_steps);
+    s.set_end_learning_rate(static_cast<float>(FLAGS_end_learning_rate));
+    s.set_power(static_cast<float>(FLAGS_decay_power));
   } else if (FLAGS_lr_schedule == "piecewise_constant") {
     s.set_kind(proto::LrScheduleConfig::PIECEWISE_CONSTANT);
     PS_ASSIGN_OR_RETURN(auto boundaries, ParseList<int64_t>("lr_boundaries", FLAGS_lr_boundaries));
@@ -95,7 +104,8 @@ StatusOr<proto::LrScheduleConfig> LrScheduleFromFlags() {
     s.mutable_values()->Add(values.begin(), values.end());
   } else {
     return InvalidArgument("--lr_schedule: unknown schedule '" + FLAGS_lr_schedule +
-                           "' (known: constant, exponential_decay, piecewise_constant)");
+                           "' (known: constant, exponential_decay, piecewise_constant, "
+                           "polynomial_decay)");
   }
   return s;
 }
@@ -145,6 +155,7 @@ StatusOr<proto::OptimizerConfig> OptimizerConfigFromFlags(const proto::TrainingR
   c.set_l2_shrinkage_regularization_strength(
       static_cast<float>(FLAGS_l2_shrinkage_regularization_strength));
   const bool schedule_given = Given("lr_schedule") || Given("decay_steps") || Given("decay_rate") ||
+                              Given("end_learning_rate") || Given("decay_power") ||
                               Given("staircase") || Given("lr_boundaries") || Given("lr_values");
   if (schedule_given || !recipe.has_lr_schedule()) {
     PS_ASSIGN_OR_RETURN(*c.mutable_lr_schedule(), LrScheduleFromFlags());

@@ -177,6 +177,8 @@ int main(int argc, char** argv) {
   LOG(INFO) << "worker:" << index << " runs " << towers->why;
   auto spec = pstrain::nn::LoadModelSpec(FLAGS_model);
   if (!spec.ok()) return pstrain::ExitWith(spec.status(), pstrain::kExitBadInput);
+  const pstrain::Status text_flags = pstrain::data::ApplyTextFlags(&*spec);
+  if (!text_flags.ok()) return pstrain::ExitWith(text_flags, pstrain::kExitBadInput);
   // A model of columns trains on one tower of its own; every other model on
   // the towers chosen.
   auto model = [&]() -> pstrain::StatusOr<std::unique_ptr<pstrain::nn::Model>> {
@@ -214,7 +216,7 @@ int main(int argc, char** argv) {
   auto fleet = std::make_unique<pstrain::PsFleet>(
       std::move(connections.connections), std::move(*layout), std::move(connections.memory));
 
-  if (spec->input().has_csv()) {
+  if (pstrain::data::ReadsRows(*spec)) {
     auto rows = pstrain::data::LoadFeaturizedRows(*spec, FLAGS_data_dir, /*train=*/true,
                                                   pstrain::nn::FeatureRequestOf(**model));
     if (!rows.ok()) return pstrain::ExitWith(rows.status(), pstrain::kExitBadInput);
@@ -223,8 +225,8 @@ int main(int argc, char** argv) {
         FLAGS_seed + static_cast<uint64_t>(index), FLAGS_epochs);
     if (!source.ok()) return pstrain::ExitWith(source.status(), pstrain::kExitBadInput);
     LOG(INFO) << "worker:" << index << " reads " << (*source)->examples_per_epoch()
-              << " rows per epoch of " << FLAGS_data_dir << "/" << spec->input().csv().train_file()
-              << " (shard " << index << " of " << config.spec.NumTasks("worker") << ")";
+              << " rows per epoch of " << FLAGS_data_dir << " (shard " << index << " of "
+              << config.spec.NumTasks("worker") << ")";
     return Train(index, model->get(), fleet.get(), source->get(), overlap->overlap, *sync, &stop);
   }
   auto train = pstrain::data::LoadDataset(FLAGS_data_dir, FLAGS_data_format, "train");

@@ -18,8 +18,12 @@ constexpr int32_t kMaxDim = 65536;
 StatusOr<EmbeddingFront> EmbeddingFront::FromSpec(const proto::ModelSpec& spec) {
   EmbeddingFront front;
   const std::string where = "model " + (spec.name().empty() ? "model" : spec.name());
-  // The sparse features the model's input gives (data/pixel_ids.h).
-  const bool pixel_ids = spec.input().preprocessing() == proto::InputSpec::PIXEL_IDS;
+  // The sparse feature the model's input gives: "pixel_ids"
+  // (data/pixel_ids.h) or "words" (data/text_dataset.h).
+  const std::string given = spec.input().has_text() ? "words"
+                            : spec.input().preprocessing() == proto::InputSpec::PIXEL_IDS
+                                ? "pixel_ids"
+                                : "";
   bool front_ended = false;
   for (const proto::LayerSpec& layer : spec.layer()) {
     if (!IsLookup(layer)) {
@@ -35,9 +39,10 @@ StatusOr<EmbeddingFront> EmbeddingFront::FromSpec(const proto::ModelSpec& spec) 
     }
     if (layer.name().empty()) return InvalidArgument(at + ": no name");
     if (e.feature().empty()) return InvalidArgument(at + ": no feature to look up");
-    if (!pixel_ids || e.feature() != "pixel_ids") {
+    if (e.feature() != given) {
       return InvalidArgument(at + ": the input gives no sparse feature '" + e.feature() +
-                             "' (input { preprocessing: PIXEL_IDS } gives 'pixel_ids')");
+                             "' (input { preprocessing: PIXEL_IDS } gives 'pixel_ids', input "
+                             "{ text { ... } } 'words')");
     }
     if (e.dim() < 1 || e.dim() > kMaxDim) {
       return InvalidArgument(at + ": dim must be in [1, " + std::to_string(kMaxDim) + "], got " +
@@ -72,10 +77,9 @@ StatusOr<EmbeddingFront> EmbeddingFront::FromSpec(const proto::ModelSpec& spec) 
     front.width_ += e.dim();
     front.lookups_.push_back(std::move(lookup));
   }
-  if (pixel_ids && front.empty()) {
-    return InvalidArgument(where +
-                           ": its input gives ids (PIXEL_IDS), but no embedding layer "
-                           "looks them up");
+  if (!given.empty() && front.empty()) {
+    return InvalidArgument(where + ": its input gives ids ('" + given +
+                           "'), but no embedding layer looks them up");
   }
   return front;
 }

@@ -1,0 +1,96 @@
+#include "data/text_dataset.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "data/test_util.h"
+
+namespace pstrain {
+namespace data {
+namespace {
+
+// FNV-1a's published test vectors (fastText's hash for ASCII), and a byte
+// above 127, which fastText widens as a signed char:
+// (2166136261 ^ 0xFFFFFFC3) * 16777619 mod 2^32 for "\xC3".
+TEST(FastTextHash, IsFnv1aOverSignedBytes) {
+  EXPECT_EQ(FastTextHash(""), 0x811c9dc5u);
+  EXPECT_EQ(FastTextHash("a"), 0xe40c292cu);
+  EXPECT_EQ(FastTextHash("foobar"), 0xbf9cf968u);
+  EXPECT_EQ(FastTextHash("\xC3"), static_cast<uint32_t>((2166136261u ^ 0xFFFFFFC3u) * 16777619u));
+}
+
+TEST(Tokenize, SplitsOnWhitespaceLowersWordsAndEndsWithEos) {
+  EXPECT_EQ(Tokenize("__label__Net  Fast\tHTTP\vserver\r", /*lowercase=*/true),
+            (std::vector<std::string>{"__label__Net", "fast", "http", "server", "</s>"}));
+  EXPECT_EQ(Tokenize("A b", /*lowercase=*/false), (std::vector<std::string>{"A", "b", "</s>"}));
+  EXPECT_EQ(Tokenize("", true), (std::vector<std::string>{"</s>"}));
+}
+
+std::string Write(const TempDir& dir, const std::string& name, const std::string& text) {
+  const std::string path = dir.path() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+// A line's ids are its known words', then one per word bigram, folded as
+// fastText's addWordNgrams folds them (each hash widened with its sign).
+TEST(TextDictionary, GivesWordsByCountThenHashedBigrams) {
+  TempDir dir;
+  const std::string train = Write(dir, "train.txt",
+                                  "__label__net web server web\n"
+                                  "__label__games web game\n");
+  TextOptions options;
+  options.word_ngrams = 2;
+  options.buckets = 1000;
+  auto dict = TextDictionary::Build(train, options);
+  ASSERT_TRUE(dict.ok()) << dict.status().ToString();
+  // web 3, </s> 2, game 1, server 1 (ties in key order).
+  EXPECT_EQ(dict->num_words(), 4);
+  EXPECT_EQ(dict->labels(), (std::vector<std::string>{"games", "net"}));
+  std::vector<int64_t> ids;
+  dict->LineIds(Tokenize("__label__net Web unknown", true), &ids);
+  const auto hash = [](const char* w) {
+    return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(FastTextHash(w))));
+  };
+  const auto bigram = [&](const char* a, const char* b) {
+    return 4 + static_cast<int64_t>((hash(a) * 116049371 + hash(b)) % 1000);
+  };
+  EXPECT_EQ(ids, (std::vector<int64_t>{0, 1, bigram("web", "unknown"), bigram("unknown", "</s>")}));
+  EXPECT_EQ(dict->LabelOf("__label__net"), 1);
+  EXPECT_EQ(dict->LabelOf("__label__nope"), -1);
+
+  auto rows = ReadFastTextFile(train, *dict);
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_EQ(rows->count, 2);
+  EXPECT_EQ(rows->labels, (std::vector<int32_t>{1, 0}));
+  EXPECT_EQ(rows->sparse.at(kWordsFeature).batch(), 2);
+}
+
+TEST(TextDictionary, ALineWithoutAKnownLabelIsRefusedNamingTheFileAndLine) {
+  TempDir dir;
+  const std::string train = Write(dir, "train.txt", "__label__net web\n");
+  auto dict = TextDictionary::Build(train, TextOptions());
+  ASSERT_TRUE(dict.ok());
+  const std::string unlabelled = Write(dir, "a.txt", "__label__net web\nno label here\n");
+  EXPECT_NE(
+      ReadFastTextFile(unlabelled, *dict).status().message().find(unlabelled + ":2: no __label__"),
+      std::string::npos);
+  const std::string unknown = Write(dir, "b.txt", "__label__games web\n");
+  EXPECT_NE(ReadFastTextFile(unknown, *dict)
+                .status()
+                .message()
+                .find(unknown + ":1: label __label__games is not in the training file"),
+            std::string::npos);
+  TextOptions bad;
+  bad.buckets = 0;
+  EXPECT_EQ(TextDictionary::Build(train, bad).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(TextDictionary::Build(dir.path() + "/none", TextOptions()).status().code(),
+            Code::kNotFound);
+}
+
+}  // namespace
+}  // namespace data
+}  // namespace pstrain
