@@ -27,10 +27,10 @@
 #include "ps/rpc/ps_connections.h"
 #include "ps/sync_flags.h"
 
-DEFINE_string(
-    model, "mnist",
-    "Network being trained: a built-in one (mnist, mnist_bn, cifar10, mnist_ids) or a ModelSpec "
-    "text file (proto/model.proto)");
+DEFINE_string(model, "mnist",
+              "Network being trained: a built-in one (mnist, mnist_bn, cifar10, mnist_ids, "
+              "wide_deep, fasttext, movielens) or a ModelSpec "
+              "text file (proto/model.proto)");
 DEFINE_uint64(seed, 0, "Seed of the variables' initial values");
 DEFINE_string(train_dir, "runs/pstrain", "Where the chief writes checkpoints");
 DEFINE_int32(startup_timeout_secs, 600, "Give up waiting for the ps tasks after this");

@@ -70,8 +70,9 @@ TEST(ModelSpec, BuiltinsBuild) {
     auto model = CreateModel(*spec);
     EXPECT_TRUE(model.ok()) << name << ": " << model.status().ToString();
   }
-  EXPECT_EQ(BuiltinModelNames(), (std::vector<std::string>{"cifar10", "fasttext", "mnist",
-                                                           "mnist_bn", "mnist_ids", "wide_deep"}));
+  EXPECT_EQ(BuiltinModelNames(),
+            (std::vector<std::string>{"cifar10", "fasttext", "mnist", "mnist_bn", "mnist_ids",
+                                      "movielens", "wide_deep"}));
 }
 
 TEST(ModelSpec, EveryKindOfBadSpecIsRefusedNamingTheProblem) {
@@ -147,9 +148,9 @@ TEST(ModelSpec, EveryKindOfBadSpecIsRefusedNamingTheProblem) {
 TEST(ModelSpec, MissingFileIsNotFound) {
   auto spec = LoadModelSpec("/nonexistent/net.pbtxt");
   EXPECT_EQ(spec.status().code(), Code::kNotFound);
-  EXPECT_NE(
-      spec.status().message().find("cifar10, fasttext, mnist, mnist_bn, mnist_ids, wide_deep"),
-      std::string::npos);
+  EXPECT_NE(spec.status().message().find(
+                "cifar10, fasttext, mnist, mnist_bn, mnist_ids, movielens, wide_deep"),
+            std::string::npos);
 }
 
 // A user's network from a file, with every layer kind: a few steps of plain

@@ -24,7 +24,8 @@
 #include "ps/optimizer_flags.h"
 
 DEFINE_string(model, "mnist",
-              "A built-in network (mnist, mnist_bn, cifar10, mnist_ids) or a ModelSpec text file");
+              "A built-in network (mnist, mnist_bn, cifar10, mnist_ids, wide_deep, fasttext, "
+              "movielens) or a ModelSpec text file");
 DEFINE_int32(ps, 1, "Place the variables over this many ps tasks");
 DEFINE_bool(sync_replicas, false, "Use the recipe's sync learning rate (printed only)");
 

