@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "chief/eval_metrics.h"
 #include "chief/http/http_server.h"
 #include "chief/supervisor.h"
 #include "cluster/cluster_flags.h"
@@ -62,7 +63,10 @@ DEFINE_double(
 DEFINE_double(target_accuracy, 0,
               "End training once an evaluation while training reaches this test accuracy: the "
               "workers stop after their step, and the chief saves and reports as at the end "
-              "(0: off; needs --eval_secs)");
+              "(0: off; needs --eval_secs), or the metric --target_metric names");
+DEFINE_string(target_metric, "accuracy",
+              "What --target_accuracy is the target of: accuracy, or, for a model of rows (CSV "
+              "or text), auc, precision, recall, macro_f1 or log_loss (reached at or below)");
 DEFINE_int32(http_port, 0,
              "Serve /healthz, /metrics, /status and a status page on this port (0: a free "
              "port, -1: off)");
@@ -109,7 +113,19 @@ int main(int argc, char** argv) {
                                          ? FLAGS_eval_use_moving_averages
                                          : recipe.eval_use_moving_averages();
   options.batch_size = FLAGS_batch_size;
-  if (FLAGS_eval_secs < 0 || FLAGS_target_accuracy < 0 || FLAGS_target_accuracy > 1 ||
+  if (FLAGS_target_metric != "accuracy") {
+    pstrain::Status known =
+        pstrain::MetricNamed(pstrain::EvalMetrics(), FLAGS_target_metric).status();
+    if (known.ok() && !pstrain::data::ReadsRows(*spec)) {
+      known = pstrain::InvalidArgument("--target_metric=" + FLAGS_target_metric + ": model " +
+                                       FLAGS_model + " reports its test accuracy only");
+    }
+    if (!known.ok()) return pstrain::ExitWith(known, pstrain::kExitBadInput);
+  }
+  options.target_metric = FLAGS_target_metric;
+  const bool unbounded = pstrain::LowerIsBetter(FLAGS_target_metric);  // a log loss
+  if (FLAGS_eval_secs < 0 || FLAGS_target_accuracy < 0 ||
+      (FLAGS_target_accuracy > 1 && !unbounded) ||
       (FLAGS_target_accuracy > 0 && FLAGS_eval_secs == 0)) {
     return pstrain::ExitWith(
         pstrain::InvalidArgument("--eval_secs must be >= 0 and --target_accuracy in [0, 1], "

@@ -104,6 +104,17 @@ EvalMetrics ComputeEvalMetrics(const std::vector<float>& probabilities, int clas
   return m;
 }
 
+StatusOr<double> MetricNamed(const EvalMetrics& m, const std::string& name) {
+  if (name == "accuracy") return m.accuracy;
+  if (name == "auc") return m.auc;
+  if (name == "log_loss") return m.log_loss;
+  if (name == "precision") return m.precision;
+  if (name == "recall") return m.recall;
+  if (name == "macro_f1") return m.macro_f1;
+  return InvalidArgument("metric '" + name +
+                         "' is not accuracy, auc, log_loss, precision, recall or macro_f1");
+}
+
 std::string MetricsText(const EvalMetrics& m) {
   char line[192];
   if (m.classes == 2) {

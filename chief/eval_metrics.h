@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "core/status.h"
+
 namespace pstrain {
 
 struct EvalMetrics {
@@ -42,6 +44,12 @@ EvalMetrics ComputeEvalMetrics(const std::vector<float>& probabilities, int clas
 // The area under the ROC curve of `scores` for the examples with
 // positive[i] (roc_auc_score); NaN without positives or negatives.
 double RocAuc(const std::vector<double>& scores, const std::vector<bool>& positive);
+
+// The metric of that name ("accuracy", "auc", "log_loss", "precision",
+// "recall", "macro_f1"); InvalidArgument naming the known ones for another.
+StatusOr<double> MetricNamed(const EvalMetrics& m, const std::string& name);
+// Whether a lower value of the metric is the better one (log_loss).
+inline bool LowerIsBetter(const std::string& name) { return name == "log_loss"; }
 
 // "accuracy 0.8512, auc 0.9021, log loss 0.3211, precision 0.7312, recall
 // 0.6010" (two classes) or "..., macro-F1 0.8311" (more).

@@ -58,6 +58,18 @@ TEST(EvalMetrics, AClassTheSetDoesNotHoldHasNoAucInTheMean) {
   EXPECT_NEAR(m.accuracy, 0.625, 1e-12);
 }
 
+TEST(EvalMetrics, EachMetricByItsName) {
+  EvalMetrics m;
+  m.auc = 0.75;
+  m.log_loss = 0.5;
+  EXPECT_EQ(*MetricNamed(m, "auc"), 0.75);
+  EXPECT_EQ(*MetricNamed(m, "log_loss"), 0.5);
+  EXPECT_TRUE(LowerIsBetter("log_loss"));
+  EXPECT_FALSE(LowerIsBetter("auc"));
+  EXPECT_NE(MetricNamed(m, "f1").status().message().find("is not accuracy, auc"),
+            std::string::npos);
+}
+
 TEST(EvalMetrics, AnAucWithoutBothClassesIsNaN) {
   EXPECT_TRUE(std::isnan(RocAuc({0.1, 0.9}, {true, true})));
   EXPECT_EQ(RocAuc({0.1, 0.9}, {false, true}), 1.0);

@@ -54,6 +54,20 @@ std::string EvalResult::MetricsSuffix() const {
   return comma == std::string::npos ? "" : text.substr(comma);
 }
 
+Status ForEachEvalScalar(const EvalResult& eval,
+                         const std::function<Status(const std::string& tag, double value)>& add) {
+  PS_RETURN_IF_ERROR(add("eval/precision_at_1", eval.accuracy()));
+  if (!eval.metrics) return OkStatus();
+  const EvalMetrics& m = *eval.metrics;
+  PS_RETURN_IF_ERROR(add("eval/auc", m.auc));
+  PS_RETURN_IF_ERROR(add("eval/log_loss", m.log_loss));
+  if (m.classes == 2) {
+    PS_RETURN_IF_ERROR(add("eval/precision", m.precision));
+    return add("eval/recall", m.recall);
+  }
+  return add("eval/macro_f1", m.macro_f1);
+}
+
 namespace {
 
 // A model of ids' logits on a batch of its features.

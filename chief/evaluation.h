@@ -66,6 +66,13 @@ StatusOr<EvalResult> EvaluatePrecisionAt1(nn::Model* model, const std::vector<Te
                                           int batch_size = 1000,
                                           const RowPull& pull_rows = nullptr);
 
+// Each scalar an evaluation gives TensorBoard, to `add`:
+// "eval/precision_at_1" (the accuracy) and, with metrics, "eval/auc",
+// "eval/log_loss" and "eval/precision" and "eval/recall" (two classes) or
+// "eval/macro_f1"; the first error `add` returns.
+Status ForEachEvalScalar(const EvalResult& eval,
+                         const std::function<Status(const std::string& tag, double value)>& add);
+
 // A model of columns on every row of `rows` (data/feature_batches.h), in
 // batches of batch_size, with the rows of its tables pulled: accuracy and
 // the other metrics.

@@ -415,11 +415,8 @@ Status Supervisor::Finish() {
   PsFleet::PsSteps steps;
   PS_RETURN_IF_ERROR(fleet_->PullState(&state, &steps));
   const int64_t step = steps[0];
-  if (step != last_saved_step_) {
-    PS_ASSIGN_OR_RETURN(std::string prefix, checkpoints_.Save(step, state));
-    last_saved_step_ = step;
-    LOG(INFO) << "saved the final checkpoint " << prefix;
-  }
+  // With the tables' rows, as every checkpoint (a delta where one is due).
+  if (step != last_saved_step_) PS_RETURN_IF_ERROR(SaveCheckpoint("final"));
   PS_RETURN_IF_ERROR(MarkTrainingDone(options_.train_dir, "model.ckpt-" + std::to_string(step)));
   PS_ASSIGN_OR_RETURN(EvalResult eval, EvaluateState(state));
   char line[128];
@@ -462,16 +459,9 @@ StatusOr<EvalResult> Supervisor::EvaluateState(const std::map<std::string, Tenso
 }
 
 Status Supervisor::SummarizeEval(int64_t step, const EvalResult& eval) {
-  PS_RETURN_IF_ERROR(summaries_->Accuracy(step, "eval/precision_at_1", eval.accuracy()));
-  if (!eval.metrics) return OkStatus();
-  const EvalMetrics& m = *eval.metrics;
-  PS_RETURN_IF_ERROR(summaries_->Accuracy(step, "eval/auc", m.auc));
-  PS_RETURN_IF_ERROR(summaries_->Accuracy(step, "eval/log_loss", m.log_loss));
-  if (m.classes == 2) {
-    PS_RETURN_IF_ERROR(summaries_->Accuracy(step, "eval/precision", m.precision));
-    return summaries_->Accuracy(step, "eval/recall", m.recall);
-  }
-  return summaries_->Accuracy(step, "eval/macro_f1", m.macro_f1);
+  return ForEachEvalScalar(eval, [&](const std::string& tag, double value) {
+    return summaries_->Accuracy(step, tag, value);
+  });
 }
 
 Status Supervisor::EvaluateWhileTraining() {
@@ -490,9 +480,17 @@ Status Supervisor::EvaluateWhileTraining() {
   // A model of columns' other metrics come between the two.
   LOG(INFO) << line << eval.MetricsSuffix() << after;
   if (summaries_ != nullptr) PS_RETURN_IF_ERROR(SummarizeEval(step, eval));
-  if (options_.target_accuracy > 0 && eval.accuracy() >= options_.target_accuracy) {
-    std::snprintf(line, sizeof(line), "test accuracy %.4f reached the target %.4f at step %lld",
-                  eval.accuracy(), options_.target_accuracy, static_cast<long long>(step));
+  const std::string& metric = options_.target_metric;
+  double value = eval.accuracy();
+  if (metric != "accuracy") {
+    if (!eval.metrics) return InvalidArgument("the evaluation reports no " + metric);
+    PS_ASSIGN_OR_RETURN(value, MetricNamed(*eval.metrics, metric));
+  }
+  const bool reached =
+      LowerIsBetter(metric) ? value <= options_.target_accuracy : value >= options_.target_accuracy;
+  if (options_.target_accuracy > 0 && reached) {
+    std::snprintf(line, sizeof(line), "test %s %.4f reached the target %.4f at step %lld",
+                  metric.c_str(), value, options_.target_accuracy, static_cast<long long>(step));
     end_reason_ = line;
     LOG(INFO) << end_reason_ << " after " << secs << " s of training: ending training";
   }

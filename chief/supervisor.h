@@ -83,6 +83,9 @@ struct SupervisorOptions {
   bool eval_use_moving_averages = false;
   double eval_secs = 0;        // evaluate while training this often (0: at the end only)
   double target_accuracy = 0;  // end training once an evaluation reaches it (0: off)
+  // What target_accuracy is the target of: "accuracy", or another metric of
+  // chief/eval_metrics.h for a model of rows (log_loss: at or below).
+  std::string target_metric = "accuracy";
   std::string model_name;
   ImageInput input;  // how the test and training images become the model's input
   // A model of columns' test set, transformed (then no test images).

@@ -70,5 +70,39 @@ TEST(SparseTraining, AKilledPsGetsItsRowsBackAndTrainingEndsAsWell) {
       m[1].str().c_str());
 }
 
+// The evaluator task on a model of ids: the final checkpoint (a delta of a
+// full one, --delta_checkpoints) read with its rows, file by file, gives the
+// precision the chief measured with the rows on the ps.
+TEST(SparseTraining, TheEvaluatorReadsTheRowsOfAFullAndADeltaCheckpoint) {
+  if (!testing::HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  testing::TempDir dir("sparse_evaluator");
+  TestCluster cluster(dir.path(), 2, 1,
+                      {"--model=mnist_ids", "--batch_size=64", "--max_steps=300", "--epochs=0",
+                       "--test_only_step_delay_ms=10", "--save_checkpoint_steps=40",
+                       "--save_checkpoint_secs=0", "--delta_checkpoints=10",
+                       "--train_dir=" + dir.path(), "--save_summaries_steps=0", "--http_port=-1"});
+  cluster.StartAll();
+  ASSERT_EQ(cluster.WaitForJobEnd(std::chrono::seconds(300)), "");
+  const std::string chief = cluster.Output("chief:0");
+  std::smatch final_line;
+  ASSERT_TRUE(std::regex_search(chief, final_line,
+                                std::regex(R"(final: step (\d+), test accuracy (0\.\d{4}))")))
+      << chief;
+  std::string out;
+  const std::string result =
+      testing::RunToCompletion({testing::BuildDir() + "/chief/evaluator", "--model=mnist_ids",
+                                "--train_dir=" + dir.path(), "--run_once"},
+                               std::chrono::seconds(120), &out);
+  ASSERT_EQ(result, "exit code 0") << out;
+  std::smatch eval;
+  ASSERT_TRUE(std::regex_search(
+      out, eval, std::regex(R"(eval: model\.ckpt-(\d+) precision @ 1 = (0\.\d{4}))")))
+      << out;
+  EXPECT_EQ(eval[1], final_line[1]) << out;
+  EXPECT_EQ(eval[2], final_line[2]) << "the evaluator: " << out << "\nthe chief: " << chief;
+  EXPECT_NE(chief.find("saved delta checkpoint"), std::string::npos)
+      << "no delta checkpoint was saved: " << chief;
+}
+
 }  // namespace
 }  // namespace pstrain
