@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "data/example_rows.h"
 #include "data/shard_order.h"
 #include "data/text_dataset.h"
 
@@ -35,12 +36,17 @@ StatusOr<FeaturizedRows> Featurize(const TabularDataset& ds, const FeatureColumn
 }
 
 bool ReadsRows(const proto::ModelSpec& spec) {
-  return spec.input().has_csv() || spec.input().has_text();
+  return spec.input().has_csv() || spec.input().has_text() || spec.input().has_examples();
 }
 
 StatusOr<FeaturizedRows> LoadFeaturizedRows(const proto::ModelSpec& spec,
                                             const std::string& data_dir, bool train,
                                             const FeatureRequest& request) {
+  if (spec.input().has_examples()) {
+    const proto::ExampleInputSpec& examples = spec.input().examples();
+    return ReadExampleRows(data_dir + "/" + (train ? examples.train_file() : examples.test_file()),
+                           examples, spec.num_classes());
+  }
   if (spec.input().has_text()) {
     const proto::TextInputSpec& text = spec.input().text();
     TextOptions options;

@@ -50,13 +50,15 @@ struct FeaturizedRows {
 StatusOr<FeaturizedRows> Featurize(const TabularDataset& ds, const FeatureColumns& columns,
                                    const FeatureRequest& request);
 
-// Whether the spec's input is rows (CSV or text) rather than images.
+// Whether the spec's input is rows (CSV, text or Examples of sparse
+// features) rather than images.
 bool ReadsRows(const proto::ModelSpec& spec);
 
 // The train_file or test_file of the spec's CSV input in data_dir, read
 // (data/csv_dataset.h) and transformed by the spec's feature columns; or of
 // its text input, read as fastText reads it (data/text_dataset.h, the
-// dictionary made from the train_file). The readers' errors (naming the
+// dictionary made from the train_file); or of its Examples
+// (data/example_rows.h). The readers' errors (naming the
 // file, line and column), the columns'; InvalidArgument when the text has
 // more labels than the model has classes.
 StatusOr<FeaturizedRows> LoadFeaturizedRows(const proto::ModelSpec& spec,

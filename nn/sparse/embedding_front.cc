@@ -1,6 +1,7 @@
 #include "nn/sparse/embedding_front.h"
 
 #include <cstring>
+#include <set>
 
 namespace pstrain {
 namespace nn {
@@ -18,12 +19,13 @@ constexpr int32_t kMaxDim = 65536;
 StatusOr<EmbeddingFront> EmbeddingFront::FromSpec(const proto::ModelSpec& spec) {
   EmbeddingFront front;
   const std::string where = "model " + (spec.name().empty() ? "model" : spec.name());
-  // The sparse feature the model's input gives: "pixel_ids"
-  // (data/pixel_ids.h) or "words" (data/text_dataset.h).
-  const std::string given = spec.input().has_text() ? "words"
-                            : spec.input().preprocessing() == proto::InputSpec::PIXEL_IDS
-                                ? "pixel_ids"
-                                : "";
+  // The sparse features the model's input gives: "pixel_ids"
+  // (data/pixel_ids.h), "words" (data/text_dataset.h) or the Examples'
+  // (data/example_rows.h).
+  std::set<std::string> given;
+  if (spec.input().has_text()) given.insert("words");
+  if (spec.input().preprocessing() == proto::InputSpec::PIXEL_IDS) given.insert("pixel_ids");
+  for (const auto& f : spec.input().examples().feature()) given.insert(f.name());
   bool front_ended = false;
   for (const proto::LayerSpec& layer : spec.layer()) {
     if (!IsLookup(layer)) {
@@ -39,10 +41,11 @@ StatusOr<EmbeddingFront> EmbeddingFront::FromSpec(const proto::ModelSpec& spec) 
     }
     if (layer.name().empty()) return InvalidArgument(at + ": no name");
     if (e.feature().empty()) return InvalidArgument(at + ": no feature to look up");
-    if (e.feature() != given) {
+    if (given.count(e.feature()) == 0) {
       return InvalidArgument(at + ": the input gives no sparse feature '" + e.feature() +
                              "' (input { preprocessing: PIXEL_IDS } gives 'pixel_ids', input "
-                             "{ text { ... } } 'words')");
+                             "{ text { ... } } 'words', input { examples { ... } } its "
+                             "features)");
     }
     if (e.dim() < 1 || e.dim() > kMaxDim) {
       return InvalidArgument(at + ": dim must be in [1, " + std::to_string(kMaxDim) + "], got " +
@@ -78,7 +81,7 @@ StatusOr<EmbeddingFront> EmbeddingFront::FromSpec(const proto::ModelSpec& spec) 
     front.lookups_.push_back(std::move(lookup));
   }
   if (!given.empty() && front.empty()) {
-    return InvalidArgument(where + ": its input gives ids ('" + given +
+    return InvalidArgument(where + ": its input gives ids ('" + *given.begin() +
                            "'), but no embedding layer looks them up");
   }
   return front;

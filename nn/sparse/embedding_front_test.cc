@@ -190,6 +190,30 @@ TEST(ModelOfIds, SpecsThatDoNotHoldTogetherAreRefusedNamingTheLayer) {
       << late.status().ToString();
 }
 
+TEST(ModelOfIds, LooksUpTheFeaturesOfItsExamples) {
+  const std::string examples = R"(name: "recommender" num_classes: 3
+    input { examples { train_file: "train.tfrecords" label_key: "label"
+                       feature { name: "movies" weight_key: "ratings" }
+                       feature { name: "tags" hash_buckets: 1000 } } }
+    layer { name: "watched" embedding_bag { feature: "movies" dim: 4 combiner: "sum" } }
+    layer { name: "tagged" embedding_bag { feature: FEATURE dim: 2 } }
+    layer { name: "logits" dense { units: 3
+      weights_initializer { constant: 0 } biases_initializer { constant: 0 } } })";
+  std::string good = examples;
+  good.replace(good.find("FEATURE"), 7, "\"tags\"");
+  auto spec = ParseModelSpec(good, "recommender.pbtxt");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  auto model = GraphModel::Create(*spec);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  EXPECT_EQ((*model)->example_shape(), (Shape{1, 1, 6}));
+  std::string bad = examples;
+  bad.replace(bad.find("FEATURE"), 7, "\"genres\"");
+  auto refused = GraphModel::Create(*ParseModelSpec(bad, "recommender.pbtxt"));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("no sparse feature 'genres'"), std::string::npos)
+      << refused.status().ToString();
+}
+
 TEST(ModelOfIds, TakesNoImagesAndTrainsOnOneTower) {
   auto spec = ParseModelSpec(
       SpecText(R"(layer { name: "bag" embedding_bag { feature: "pixel_ids" dim: 4 } })"),
