@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The cifar10 issue's bar, as a user runs it: Fashion-MNIST written in the
+# cifar10 as its tutorial trains it, as a user runs it: Fashion-MNIST written in the
 # CIFAR-10 binary layout, a cluster from TF_CONFIG alone (1 chief, 2 ps,
 # 2 workers), --model=cifar10 with its recipe (TF's distortions, a 20,000
 # example shuffle buffer, gradient descent at 0.1, moving averages 0.9999).

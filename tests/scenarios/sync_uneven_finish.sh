@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The end-of-training scenario of the hardening issue, as a user runs it:
+# The end of sync training when workers finish at different times, as a user runs it:
 # a cluster started from TF_CONFIG alone (no launcher), 1 chief, 2 ps and
 # 3 workers, sync replicas with 2 of 3 gradients per step, each worker
 # --epochs=3. Workers finish their shards at different steps; the job must
