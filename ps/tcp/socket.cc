@@ -90,9 +90,15 @@ Socket::Socket(int fd) : fd_(fd) {
   // gone (a cut link, a dead host): the connection fails instead of
   // retransmitting for minutes, and the caller backs off and reconnects. A
   // request waiting for its reply (a sync pull waiting for the step) has
-  // nothing unacknowledged and is not affected.
+  // nothing unacknowledged of its own: keepalive probes every 2 s give it
+  // some, which a live peer acknowledges however long the wait, and a cut
+  // link leaves unacknowledged, so a waiting caller learns of the cut too.
   const unsigned int unacked_ms = static_cast<unsigned int>(kUnackedTimeout.count());
   setsockopt(fd_, IPPROTO_TCP, TCP_USER_TIMEOUT, &unacked_ms, sizeof(unacked_ms));
+  const int probe_secs = 2;
+  setsockopt(fd_, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+  setsockopt(fd_, IPPROTO_TCP, TCP_KEEPIDLE, &probe_secs, sizeof(probe_secs));
+  setsockopt(fd_, IPPROTO_TCP, TCP_KEEPINTVL, &probe_secs, sizeof(probe_secs));
 }
 
 Socket::~Socket() {
