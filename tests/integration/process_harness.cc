@@ -179,12 +179,19 @@ std::string TestCluster::WaitForJobEnd(std::chrono::seconds chief_timeout) {
 }
 
 bool TestCluster::WaitForStep(int64_t step, std::chrono::seconds timeout) {
+  return WaitForPs0(
+      [step](const proto::StatusResponse& st) { return st.ready() && st.global_step() >= step; },
+      timeout);
+}
+
+bool TestCluster::WaitForPs0(const std::function<bool(const proto::StatusResponse&)>& done,
+                             std::chrono::seconds timeout) {
   PsClient ps0(0, spec_.spec.Address("ps", 0));
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
     for (auto& [name, t] : tasks_) t->running();  // keep the pipes drained
     auto st = ps0.GetStatus(std::chrono::seconds(1));
-    if (st.ok() && st->ready() && st->global_step() >= step) return true;
+    if (st.ok() && done(*st)) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   return false;

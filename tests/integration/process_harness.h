@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "cluster/cluster_spec.h"
 #include "deploy/local/task_process.h"
+#include "proto/ps.pb.h"
 
 namespace pstrain {
 namespace testing {
@@ -84,6 +86,9 @@ class TestCluster {
   std::string WaitForJobEnd(std::chrono::seconds chief_timeout);
   // Polls ps:0 until global_step >= step; false after `timeout`.
   bool WaitForStep(int64_t step, std::chrono::seconds timeout);
+  // Polls ps:0 until `done` holds for its status; false after `timeout`.
+  bool WaitForPs0(const std::function<bool(const proto::StatusResponse&)>& done,
+                  std::chrono::seconds timeout);
 
  private:
   std::vector<std::string> Argv(const std::string& task) const;

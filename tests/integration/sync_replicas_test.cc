@@ -140,9 +140,21 @@ TEST_P(BoundedStaleness, FastWorkerWaitsForTheSlowest) {
                       {"--model=" + GetParam(), "--staleness=2", "--max_steps=40", "--epochs=0",
                        "--train_dir=" + dir.path(), "--log_frequency=10", "--http_port=-1",
                        "--save_summaries_steps=0"});
-  cluster.StartAll();
-  cluster.Kill9("worker:1");
+  // The slow worker starts first: a worker that has never sent a heartbeat
+  // holds nobody back, and a model of ids takes its 40 steps in a second.
+  cluster.Start("ps:0");
+  cluster.Start("chief:0");
   cluster.Start("worker:1", {"--test_only_step_delay_ms=300"});
+  ASSERT_TRUE(cluster.WaitForPs0(
+      [](const proto::StatusResponse& st) {
+        for (const auto& w : st.workers()) {
+          if (w.worker() == 1) return true;
+        }
+        return false;
+      },
+      std::chrono::seconds(60)))
+      << cluster.Tails();
+  cluster.Start("worker:0");
   ASSERT_TRUE(cluster.WaitForExit("chief:0", std::chrono::seconds(300))) << cluster.Tails();
   ASSERT_TRUE(cluster.task("chief:0")->process()->succeeded()) << cluster.Output("chief:0");
   int steps[2];
