@@ -33,14 +33,14 @@ std::vector<std::string_view> Split(std::string_view line) {
 Status CheckOptions(const CsvOptions& options) {
   if (options.columns.empty()) return InvalidArgument("the CSV input names no columns");
   std::set<std::string> names;
-  for (const CsvColumn& c : options.columns) {
+  for (const TableColumn& c : options.columns) {
     if (c.name.empty()) return InvalidArgument("a CSV column has no name");
     if (!names.insert(c.name).second) {
       return InvalidArgument("the CSV column " + c.name + " is named twice");
     }
   }
   auto label = std::find_if(options.columns.begin(), options.columns.end(),
-                            [&](const CsvColumn& c) { return c.name == options.label_column; });
+                            [&](const TableColumn& c) { return c.name == options.label_column; });
   if (label == options.columns.end()) {
     return InvalidArgument("the label column '" + options.label_column +
                            "' is not one of the CSV columns");
@@ -62,20 +62,13 @@ CsvOptions CsvOptionsOf(const proto::CsvInputSpec& spec) {
   return o;
 }
 
-int TabularDataset::ColumnIndex(const std::string& name) const {
-  for (size_t c = 0; c < columns.size(); ++c) {
-    if (columns[c].name == name) return static_cast<int>(c);
-  }
-  return -1;
-}
-
 StatusOr<TabularDataset> ReadCsvFile(const std::string& path, const CsvOptions& options) {
   PS_RETURN_IF_ERROR(CheckOptions(options));
   std::ifstream in(path);
   if (!in) return NotFound("cannot open " + path);
   TabularDataset ds;
   std::vector<int> slot;  // per file column: its index in ds.columns, -1 for the label
-  for (const CsvColumn& c : options.columns) {
+  for (const TableColumn& c : options.columns) {
     if (c.name == options.label_column) {
       slot.push_back(-1);
       continue;
@@ -85,6 +78,7 @@ StatusOr<TabularDataset> ReadCsvFile(const std::string& path, const CsvOptions& 
   }
   ds.numbers.resize(ds.columns.size());
   ds.strings.resize(ds.columns.size());
+  ds.string_splits.resize(ds.columns.size());
   std::string line;
   for (int64_t line_number = 1; std::getline(in, line); ++line_number) {
     const std::string_view trimmed = Trim(line);
@@ -96,7 +90,7 @@ StatusOr<TabularDataset> ReadCsvFile(const std::string& path, const CsvOptions& 
                              std::to_string(options.columns.size()) + " (one per column)");
     }
     for (size_t i = 0; i < values.size(); ++i) {
-      const CsvColumn& column = options.columns[i];
+      const TableColumn& column = options.columns[i];
       std::string_view v = values[i];
       if (slot[i] < 0) {
         if (!v.empty() && v.back() == '.') v.remove_suffix(1);

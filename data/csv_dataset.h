@@ -22,36 +22,20 @@
 #include <vector>
 
 #include "core/status.h"
+#include "data/tabular_dataset.h"
 #include "proto/feature_columns.pb.h"
 
 namespace pstrain {
 namespace data {
 
-struct CsvColumn {
-  std::string name;
-  bool numeric = false;
-};
-
 struct CsvOptions {
-  std::vector<CsvColumn> columns;  // every column of the file, in order
-  std::string label_column;        // one of them
+  std::vector<TableColumn> columns;  // every column of the file, in order
+  std::string label_column;          // one of them
   std::vector<std::string> label_vocabulary;
 };
 
 // The options a model spec's CSV input states.
 CsvOptions CsvOptionsOf(const proto::CsvInputSpec& spec);
-
-// The rows column by column; the label column is not among the columns.
-struct TabularDataset {
-  std::vector<CsvColumn> columns;
-  std::vector<std::vector<float>> numbers;        // per column: one per row if numeric
-  std::vector<std::vector<std::string>> strings;  // per column: one per row if not
-  std::vector<int32_t> labels;
-  int64_t count = 0;
-
-  // The index of a column among `columns`, or -1.
-  int ColumnIndex(const std::string& name) const;
-};
 
 // InvalidArgument for options that do not hold together (no columns, two of
 // one name, a label column that is not one of them or is numeric, an empty

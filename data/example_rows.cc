@@ -52,13 +52,39 @@ Status AppendFeature(const tensorflow::Example& example,
   return OkStatus();
 }
 
-}  // namespace
+// One example's value of numeric column `key`.
+Status AppendNumber(const tensorflow::Example& example, const std::string& key,
+                    std::vector<float>* numbers) {
+  const tensorflow::Feature& f = FeatureOf(example, key);
+  if (f.float_list().value_size() == 1) {
+    numbers->push_back(f.float_list().value(0));
+  } else if (f.int64_list().value_size() == 1) {
+    numbers->push_back(static_cast<float>(f.int64_list().value(0)));
+  } else {
+    return InvalidArgument("feature " + key + ": a numeric column needs one float or int64 value");
+  }
+  return OkStatus();
+}
 
-StatusOr<FeaturizedRows> ReadExampleRows(const std::string& path,
-                                         const proto::ExampleInputSpec& spec, int num_classes) {
+// One example's values of string column `key`, as many as it has.
+Status AppendStrings(const tensorflow::Example& example, const std::string& key,
+                     std::vector<std::string>* strings) {
+  const tensorflow::Feature& f = FeatureOf(example, key);
+  if (f.has_float_list()) {
+    return InvalidArgument("feature " + key + ": floats, for a column of strings or ids");
+  }
+  strings->insert(strings->end(), f.bytes_list().value().begin(), f.bytes_list().value().end());
+  for (int64_t v : f.int64_list().value()) strings->push_back(std::to_string(v));
+  return OkStatus();
+}
+
+// Reads every record of `path` as an Example with a label, calling
+// row(example, "FILE: record N") for each; InvalidArgument for a file
+// without records.
+template <typename RowFn>
+Status ForEachExample(const std::string& path, const std::string& label_key, int num_classes,
+                      std::vector<int32_t>* labels, RowFn row) {
   PS_ASSIGN_OR_RETURN(std::unique_ptr<TfRecordReader> reader, TfRecordReader::Open(path));
-  FeaturizedRows rows;
-  for (const auto& f : spec.feature()) rows.sparse[f.name()];
   std::string record;
   tensorflow::Example example;
   for (;;) {
@@ -69,21 +95,64 @@ StatusOr<FeaturizedRows> ReadExampleRows(const std::string& path,
     const std::string where = path + ": record " + std::to_string(index);
     const std::string at = where + ": ";
     if (!example.ParseFromString(record)) return InvalidArgument(at + "not a tf.train.Example");
-    const tensorflow::Feature& label = FeatureOf(example, spec.label_key());
+    const tensorflow::Feature& label = FeatureOf(example, label_key);
     if (label.int64_list().value_size() != 1 || label.int64_list().value(0) < 0 ||
         label.int64_list().value(0) >= num_classes) {
-      return InvalidArgument(at + "feature " + spec.label_key() +
-                             ": the label must be one int64 in [0, " + std::to_string(num_classes) +
-                             ")");
+      return InvalidArgument(at + "feature " + label_key + ": the label must be one int64 in [0, " +
+                             std::to_string(num_classes) + ")");
     }
-    rows.labels.push_back(static_cast<int32_t>(label.int64_list().value(0)));
-    for (const auto& f : spec.feature()) {
-      PS_RETURN_IF_ERROR(AppendFeature(example, f, &rows.sparse[f.name()]).Annotate(where));
-    }
-    ++rows.count;
+    labels->push_back(static_cast<int32_t>(label.int64_list().value(0)));
+    PS_RETURN_IF_ERROR(row(example, where));
   }
-  if (rows.count == 0) return InvalidArgument(path + " holds no records");
+  if (labels->empty()) return InvalidArgument(path + " holds no records");
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<FeaturizedRows> ReadExampleRows(const std::string& path,
+                                         const proto::ExampleInputSpec& spec, int num_classes) {
+  FeaturizedRows rows;
+  for (const auto& f : spec.feature()) rows.sparse[f.name()];
+  PS_RETURN_IF_ERROR(ForEachExample(
+      path, spec.label_key(), num_classes, &rows.labels,
+      [&](const tensorflow::Example& example, const std::string& where) {
+        for (const auto& f : spec.feature()) {
+          PS_RETURN_IF_ERROR(AppendFeature(example, f, &rows.sparse[f.name()]).Annotate(where));
+        }
+        ++rows.count;
+        return OkStatus();
+      }));
   return rows;
+}
+
+StatusOr<TabularDataset> ReadExampleTable(const std::string& path,
+                                          const proto::ExampleInputSpec& spec, int num_classes) {
+  TabularDataset ds;
+  for (const auto& c : spec.column()) ds.columns.push_back({c.name(), c.numeric()});
+  const size_t n = ds.columns.size();
+  ds.numbers.resize(n);
+  ds.strings.resize(n);
+  ds.string_splits.resize(n);
+  for (size_t c = 0; c < n; ++c) {
+    if (!ds.columns[c].numeric) ds.string_splits[c].push_back(0);
+  }
+  PS_RETURN_IF_ERROR(ForEachExample(
+      path, spec.label_key(), num_classes, &ds.labels,
+      [&](const tensorflow::Example& example, const std::string& where) {
+        for (size_t c = 0; c < n; ++c) {
+          const std::string& key = ds.columns[c].name;
+          if (ds.columns[c].numeric) {
+            PS_RETURN_IF_ERROR(AppendNumber(example, key, &ds.numbers[c]).Annotate(where));
+          } else {
+            PS_RETURN_IF_ERROR(AppendStrings(example, key, &ds.strings[c]).Annotate(where));
+            ds.string_splits[c].push_back(static_cast<int64_t>(ds.strings[c].size()));
+          }
+        }
+        ++ds.count;
+        return OkStatus();
+      }));
+  return ds;
 }
 
 }  // namespace data

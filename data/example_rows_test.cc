@@ -93,6 +93,55 @@ TEST(ExampleRows, ARecordThatDoesNotFitIsRefusedNamingTheRecordAndFeature) {
   EXPECT_EQ(ReadExampleRows(dir.path() + "/none", Spec(), 3).status().code(), Code::kNotFound);
 }
 
+// The movies and tags of Example(), as the columns of a model of columns:
+// ratings numeric, movies and tags strings.
+proto::ExampleInputSpec TableSpec(bool ratings_numeric) {
+  proto::ExampleInputSpec spec;
+  spec.set_label_key("label");
+  auto* ratings = spec.add_column();
+  ratings->set_name("ratings");
+  ratings->set_numeric(ratings_numeric);
+  spec.add_column()->set_name("movies");
+  spec.add_column()->set_name("tags");
+  return spec;
+}
+
+TEST(ExampleTable, NumbersAreOneValueAndStringsAsManyAsTheExampleHas) {
+  TempDir dir;
+  const std::string path =
+      WriteRecords(dir, {Example({7, 3}, {5}, {"funny", "dark"}, 1), Example({}, {2.5f}, {}, 0)});
+  auto ds = ReadExampleTable(path, TableSpec(true), 2);
+  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+  ASSERT_EQ(ds->count, 2);
+  EXPECT_EQ(ds->labels, (std::vector<int32_t>{1, 0}));
+  EXPECT_EQ(ds->numbers[0], (std::vector<float>{5, 2.5f}));
+  const auto strings = [&](int column, int64_t row) {
+    auto [first, last] = ds->Strings(column, row);
+    return std::vector<std::string>(first, last);
+  };
+  EXPECT_EQ(strings(1, 0), (std::vector<std::string>{"7", "3"}));  // int64s as decimal text
+  EXPECT_EQ(strings(2, 0), (std::vector<std::string>{"funny", "dark"}));
+  EXPECT_TRUE(strings(1, 1).empty());
+  EXPECT_TRUE(strings(2, 1).empty());
+}
+
+TEST(ExampleTable, AColumnTheExampleCannotFillIsRefusedNamingTheRecord) {
+  TempDir dir;
+  const std::string two_ratings = WriteRecords(dir, {Example({1, 2}, {4, 5}, {}, 0)});
+  auto ds = ReadExampleTable(two_ratings, TableSpec(true), 2);
+  EXPECT_NE(ds.status().message().find(
+                two_ratings + ": record 0: feature ratings: a numeric column needs one float"),
+            std::string::npos)
+      << ds.status().ToString();
+  ds = ReadExampleTable(two_ratings, TableSpec(false), 2);
+  EXPECT_NE(ds.status().message().find("feature ratings: floats, for a column of strings"),
+            std::string::npos)
+      << ds.status().ToString();
+  // WriteRecords writes one file: the one above is replaced.
+  const std::string none = WriteRecords(dir, {Example({1}, {}, {}, 0)});
+  EXPECT_FALSE(ReadExampleTable(none, TableSpec(true), 2).ok());
+}
+
 }  // namespace
 }  // namespace data
 }  // namespace pstrain

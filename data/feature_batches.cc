@@ -44,8 +44,12 @@ StatusOr<FeaturizedRows> LoadFeaturizedRows(const proto::ModelSpec& spec,
                                             const FeatureRequest& request) {
   if (spec.input().has_examples()) {
     const proto::ExampleInputSpec& examples = spec.input().examples();
-    return ReadExampleRows(data_dir + "/" + (train ? examples.train_file() : examples.test_file()),
-                           examples, spec.num_classes());
+    const std::string path =
+        data_dir + "/" + (train ? examples.train_file() : examples.test_file());
+    if (examples.column().empty()) return ReadExampleRows(path, examples, spec.num_classes());
+    PS_ASSIGN_OR_RETURN(TabularDataset ds, ReadExampleTable(path, examples, spec.num_classes()));
+    PS_ASSIGN_OR_RETURN(FeatureColumns columns, FeatureColumns::FromSpec(spec));
+    return Featurize(ds, columns, request);
   }
   if (spec.input().has_text()) {
     const proto::TextInputSpec& text = spec.input().text();

@@ -58,7 +58,8 @@ bool ReadsRows(const proto::ModelSpec& spec);
 // (data/csv_dataset.h) and transformed by the spec's feature columns; or of
 // its text input, read as fastText reads it (data/text_dataset.h, the
 // dictionary made from the train_file); or of its Examples
-// (data/example_rows.h). The readers' errors (naming the
+// (data/example_rows.h: sparse features as they are, or columns transformed
+// by the feature columns). The readers' errors (naming the
 // file, line and column), the columns'; InvalidArgument when the text has
 // more labels than the model has classes.
 StatusOr<FeaturizedRows> LoadFeaturizedRows(const proto::ModelSpec& spec,

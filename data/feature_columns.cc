@@ -1,6 +1,7 @@
 #include "data/feature_columns.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 
 #include "core/fingerprint.h"
@@ -15,7 +16,7 @@ Status Bad(const FeatureColumn& c, const std::string& problem) {
   return InvalidArgument("feature column " + (c.name().empty() ? "?" : c.name()) + ": " + problem);
 }
 
-// A numeric value in an error message.
+// A numeric value as text: an integer as its decimal digits.
 std::string DecimalText(float x) {
   if (x == std::floor(x) && std::fabs(x) < 1e15) {
     return std::to_string(static_cast<int64_t>(x));
@@ -23,12 +24,36 @@ std::string DecimalText(float x) {
   return std::to_string(x);
 }
 
+// An identity column's id for one value, written as an integer: the value,
+// or the column's default_value for one outside [0, num_buckets) (no id for
+// -1); InvalidArgument when the value is not an integer, or outside
+// without a default.
+Status IdentityId(const FeatureColumn& c, const std::string& value, int64_t row,
+                  std::vector<int64_t>* ids) {
+  const auto& i = c.identity();
+  int64_t id = -1;
+  const char* end = value.data() + value.size();
+  const bool integer =
+      !value.empty() && std::from_chars(value.data(), end, id).ptr == end && id >= 0;
+  if (integer && id < i.num_buckets()) {
+    ids->push_back(id);
+  } else if (!i.has_default_value()) {
+    return Bad(c, "value " + value + " of row " + std::to_string(row) + " is not an id in [0, " +
+                      std::to_string(i.num_buckets()) + ")");
+  } else if (i.default_value() >= 0) {
+    ids->push_back(i.default_value());
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 StatusOr<FeatureColumns> FeatureColumns::Create(const std::vector<proto::FeatureColumn>& columns,
-                                                const std::vector<CsvColumn>& inputs) {
+                                                const std::vector<TableColumn>& inputs) {
   FeatureColumns fc;
-  for (const CsvColumn& in : inputs) fc.inputs_[in.name] = in;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    fc.inputs_[inputs[i].name] = {static_cast<int>(i), inputs[i].numeric};
+  }
   enum Want { kNumbers, kStrings, kEither };
   const auto input = [&](const FeatureColumn& c, const std::string& key, Want want) -> Status {
     auto it = fc.inputs_.find(key);
@@ -88,7 +113,7 @@ StatusOr<FeatureColumns> FeatureColumns::Create(const std::vector<proto::Feature
         if (c.hash_bucket().hash_bucket_size() < 1) return Bad(c, "hash_bucket_size must be >= 1");
         break;
       case FeatureColumn::kIdentity:
-        PS_RETURN_IF_ERROR(input(c, c.identity().key(), kNumbers));
+        PS_RETURN_IF_ERROR(input(c, c.identity().key(), kEither));
         if (c.identity().num_buckets() < 1) return Bad(c, "num_buckets must be >= 1");
         if (c.identity().has_default_value() &&
             (c.identity().default_value() < -1 ||
@@ -135,8 +160,12 @@ StatusOr<FeatureColumns> FeatureColumns::Create(const std::vector<proto::Feature
 }
 
 StatusOr<FeatureColumns> FeatureColumns::FromSpec(const proto::ModelSpec& spec) {
+  std::vector<TableColumn> inputs;
+  if (spec.input().has_examples()) {
+    for (const auto& c : spec.input().examples().column())
+      inputs.push_back({c.name(), c.numeric()});
+  }
   const proto::CsvInputSpec& csv = spec.input().csv();
-  std::vector<CsvColumn> inputs;
   for (const auto& c : csv.column()) {
     if (c.name() != csv.label_column()) inputs.push_back({c.name(), c.numeric()});
   }
@@ -184,12 +213,13 @@ int64_t FeatureColumns::DenseWidth(const std::string& name) const {
 }
 
 float FeatureColumns::Number(const std::string& key, const TabularDataset& ds, int64_t row) const {
-  return ds.numbers[ds.ColumnIndex(key)][row];
+  return ds.numbers[inputs_.at(key).index][row];
 }
 
-const std::string& FeatureColumns::Text(const std::string& key, const TabularDataset& ds,
-                                        int64_t row) const {
-  return ds.strings[ds.ColumnIndex(key)][row];
+std::pair<const std::string*, const std::string*> FeatureColumns::Strings(const std::string& key,
+                                                                          const TabularDataset& ds,
+                                                                          int64_t row) const {
+  return ds.Strings(inputs_.at(key).index, row);
 }
 
 Status FeatureColumns::ExampleIds(const FeatureColumn& c, const TabularDataset& ds, int64_t row,
@@ -204,16 +234,17 @@ Status FeatureColumns::ExampleIds(const FeatureColumn& c, const TabularDataset& 
     }
     case FeatureColumn::kVocabularyList: {
       const auto& v = c.vocabulary_list();
-      const std::string& s = Text(v.key(), ds, row);
-      auto it = std::find(v.vocabulary().begin(), v.vocabulary().end(), s);
-      if (it != v.vocabulary().end()) {
-        ids->push_back(it - v.vocabulary().begin());
-      } else if (v.num_oov_buckets() > 0) {
-        ids->push_back(v.vocabulary_size() + StringToHashBucketFast(s, v.num_oov_buckets()));
-      } else {
-        // TF's lookup gives default_value, -1 unless set; a -1 id crosses
-        // (CrossedIds) but is looked up nowhere (Ids drops it).
-        ids->push_back(v.has_default_value() ? v.default_value() : -1);
+      for (auto [s, end] = Strings(v.key(), ds, row); s != end; ++s) {
+        auto it = std::find(v.vocabulary().begin(), v.vocabulary().end(), *s);
+        if (it != v.vocabulary().end()) {
+          ids->push_back(it - v.vocabulary().begin());
+        } else if (v.num_oov_buckets() > 0) {
+          ids->push_back(v.vocabulary_size() + StringToHashBucketFast(*s, v.num_oov_buckets()));
+        } else {
+          // TF's lookup gives default_value, -1 unless set; a -1 id crosses
+          // (CrossedIds) but is looked up nowhere (Ids drops it).
+          ids->push_back(v.has_default_value() ? v.default_value() : -1);
+        }
       }
       return OkStatus();
     }
@@ -221,7 +252,9 @@ Status FeatureColumns::ExampleIds(const FeatureColumn& c, const TabularDataset& 
       const std::string& key = c.hash_bucket().key();
       const int64_t size = c.hash_bucket().hash_bucket_size();
       if (!inputs_.at(key).numeric) {
-        ids->push_back(StringToHashBucketFast(Text(key, ds, row), size));
+        for (auto [s, end] = Strings(key, ds, row); s != end; ++s) {
+          ids->push_back(StringToHashBucketFast(*s, size));
+        }
         return OkStatus();
       }
       // TF hashes an integer column's values as their decimal text.
@@ -235,14 +268,11 @@ Status FeatureColumns::ExampleIds(const FeatureColumn& c, const TabularDataset& 
     }
     case FeatureColumn::kIdentity: {
       const auto& i = c.identity();
-      const float x = Number(i.key(), ds, row);
-      if (x == std::floor(x) && x >= 0 && x < static_cast<float>(i.num_buckets())) {
-        ids->push_back(static_cast<int64_t>(x));
-      } else if (!i.has_default_value()) {
-        return Bad(c, "value " + DecimalText(x) + " of row " + std::to_string(row) +
-                          " is not an id in [0, " + std::to_string(i.num_buckets()) + ")");
-      } else if (i.default_value() >= 0) {
-        ids->push_back(i.default_value());
+      if (inputs_.at(i.key()).numeric) {
+        return IdentityId(c, DecimalText(Number(i.key(), ds, row)), row, ids);
+      }
+      for (auto [s, end] = Strings(i.key(), ds, row); s != end; ++s) {
+        PS_RETURN_IF_ERROR(IdentityId(c, *s, row, ids));
       }
       return OkStatus();
     }
@@ -276,7 +306,10 @@ Status FeatureColumns::CrossedIds(const FeatureColumn& c, const TabularDataset& 
     for (int64_t id : column_ids) hashes.back().push_back(CrossFeatureHash(id));
   }
   for (const std::string& key : c.crossed().keys()) {
-    hashes.push_back({CrossFeatureHash(Text(key, ds, row))});
+    hashes.emplace_back();
+    for (auto [s, end] = Strings(key, ds, row); s != end; ++s) {
+      hashes.back().push_back(CrossFeatureHash(*s));
+    }
   }
   // Every combination of one value of each key, the last key's varying
   // fastest.

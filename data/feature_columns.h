@@ -1,8 +1,11 @@
 // FeatureColumns: TensorFlow's feature columns (proto/feature_columns.proto)
-// over the rows of a TabularDataset (data/csv_dataset.h): what each
+// over the rows of a TabularDataset (data/tabular_dataset.h): what each
 // categorical column makes of a batch of rows (ids, as ragged tensors, with
 // weights for a weighted column) and what each dense column does (numeric
 // values, an indicator's multi-hot vector), with TF's semantics and hashes.
+// A string input column may hold several values in a row (a variable-length
+// feature): a categorical column gives an id for each, and a crossed column
+// crosses every one with every value of its other keys, as TF's do.
 //
 // Thread safety: const after Create; any thread may transform batches.
 #ifndef PSTRAIN_DATA_FEATURE_COLUMNS_H_
@@ -11,11 +14,12 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/ragged.h"
 #include "core/status.h"
-#include "data/csv_dataset.h"
+#include "data/tabular_dataset.h"
 #include "proto/feature_columns.pb.h"
 #include "proto/model.pb.h"
 
@@ -33,11 +37,12 @@ class FeatureColumns {
   // that is not a column of the kind it needs (a bucketized column of a
   // categorical one, an embedding of a numeric one), boundaries that do not
   // ascend, bucket counts < 1, a crossed column of fewer than two keys or
-  // of a numeric column, an empty vocabulary.
+  // of a numeric column, an empty vocabulary. The datasets given to Ids and
+  // Dense must hold `inputs` in this order.
   static StatusOr<FeatureColumns> Create(const std::vector<proto::FeatureColumn>& columns,
-                                         const std::vector<CsvColumn>& inputs);
+                                         const std::vector<TableColumn>& inputs);
   // The spec's feature columns over its CSV input's columns (the label's
-  // left out).
+  // left out), or over its Examples' columns.
   static StatusOr<FeatureColumns> FromSpec(const proto::ModelSpec& spec);
 
   // Whether `name` is a column giving ids (vocabulary list, hash bucket,
@@ -63,7 +68,11 @@ class FeatureColumns {
 
  private:
   std::map<std::string, proto::FeatureColumn> columns_;
-  std::map<std::string, CsvColumn> inputs_;
+  struct Input {
+    int index = 0;  // among the dataset's columns
+    bool numeric = false;
+  };
+  std::map<std::string, Input> inputs_;
   // One example's ids (and weights) of a categorical column.
   // InvalidArgument for an identity column's value outside its buckets
   // without a default. weights may be null.
@@ -73,7 +82,10 @@ class FeatureColumns {
   Status CrossedIds(const proto::FeatureColumn& c, const TabularDataset& ds, int64_t row,
                     std::vector<int64_t>* ids) const;
   float Number(const std::string& key, const TabularDataset& ds, int64_t row) const;
-  const std::string& Text(const std::string& key, const TabularDataset& ds, int64_t row) const;
+  // Row `row`'s strings of input column `key`: [first, second).
+  std::pair<const std::string*, const std::string*> Strings(const std::string& key,
+                                                            const TabularDataset& ds,
+                                                            int64_t row) const;
 };
 
 }  // namespace data

@@ -3,13 +3,17 @@
 #include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "core/tfrecord.h"
 #include "data/csv_dataset.h"
+#include "data/example_rows.h"
 #include "data/test_util.h"
+#include "proto/example.pb.h"
 #include "proto/model.pb.h"
 
 namespace pstrain {
@@ -123,6 +127,92 @@ TEST(FeatureColumns, DenseColumnsGiveValuesAndMultiHotVectors) {
   EXPECT_EQ(out, (std::vector<float>{65, 0, 0, 0, 0, 0,  // Doctorate: outside the list
                                      25, 0, 0, 1, 0, 0,  // 11th
                                      17, 1, 0, 0, 0, 0}));
+}
+
+// The script's rows of variable-length features, as Examples: genres
+// (bytes), tags (int64) and one education (bytes) each.
+struct VarLenRow {
+  std::vector<std::string> genres;
+  std::vector<int64_t> tags;
+  std::string education;
+};
+const VarLenRow kVarLenRows[] = {
+    {{"Action", "Comedy"}, {3, 7}, "11th"},
+    {{}, {}, "HS-grad"},
+    {{"Drama", "Film-Noir", "Action"}, {9}, "Bachelors"},
+};
+
+const char kVarLenColumns[] = R"(
+  feature_column { name: "genres" vocabulary_list { key: "genres"
+                   vocabulary: ["Action", "Comedy", "Drama"] num_oov_buckets: 2 } }
+  feature_column { name: "genres_hashed" hash_bucket { key: "genres" hash_bucket_size: 100 } }
+  feature_column { name: "genres_x_education" crossed { keys: ["genres", "education"]
+                   hash_bucket_size: 1000 } }
+  feature_column { name: "tags" identity { key: "tags" num_buckets: 10 } }
+)";
+
+// What TensorFlow 2.21 gives for them (the script's output, "variable-length"),
+// each row's ids in ascending order.
+const std::map<std::string, std::vector<std::vector<int64_t>>> kTensorFlowVarLenIds = {
+    {"genres", {{0, 1}, {}, {0, 2, 3}}},
+    {"genres_hashed", {{39, 40}, {}, {6, 40, 40}}},
+    {"genres_x_education", {{71, 214}, {}, {423, 752, 754}}},
+    {"tags", {{3, 7}, {}, {9}}},
+};
+
+TEST(FeatureColumns, VariableLengthFeaturesGiveTheIdsTensorFlowGives) {
+  TempDir dir;
+  std::string bytes;
+  for (const VarLenRow& r : kVarLenRows) {
+    tensorflow::Example e;
+    auto& f = *e.mutable_features()->mutable_feature();
+    f["genres"].mutable_bytes_list();  // present, maybe without values
+    for (const std::string& g : r.genres) f["genres"].mutable_bytes_list()->add_value(g);
+    for (int64_t t : r.tags) f["tags"].mutable_int64_list()->add_value(t);
+    f["education"].mutable_bytes_list()->add_value(r.education);
+    f["label"].mutable_int64_list()->add_value(0);
+    AppendTfRecord(e.SerializeAsString(), &bytes);
+  }
+  const std::string path = dir.path() + "/rows.tfrecords";
+  std::ofstream(path, std::ios::binary) << bytes;
+  proto::ExampleInputSpec spec;
+  spec.set_label_key("label");
+  for (const char* key : {"genres", "tags", "education"}) spec.add_column()->set_name(key);
+  auto ds = ReadExampleTable(path, spec, 2);
+  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+  auto columns = FeatureColumns::Create(Parse(kVarLenColumns), ds->columns);
+  ASSERT_TRUE(columns.ok()) << columns.status().ToString();
+  for (const auto& [name, want] : kTensorFlowVarLenIds) {
+    RaggedIds ids;
+    ASSERT_TRUE(columns->Ids(name, *ds, {0, 1, 2}, &ids).ok()) << name;
+    ASSERT_EQ(ids.batch(), 3) << name;
+    for (int64_t b = 0; b < 3; ++b) {
+      std::vector<int64_t> got(ids.values.begin() + ids.row_splits[b],
+                               ids.values.begin() + ids.row_splits[b + 1]);
+      std::sort(got.begin(), got.end());
+      EXPECT_EQ(got, want[b]) << name << ", row " << b;
+    }
+  }
+}
+
+TEST(FeatureColumns, IdentityOfStringsTakesIntegersOnly) {
+  TabularDataset ds;
+  ds.columns = {{"tags", false}};
+  ds.strings = {{"3", "12", "x7"}};
+  ds.string_splits = {{0, 1, 2, 3}};
+  ds.count = 3;
+  auto columns = FeatureColumns::Create(
+      Parse(R"(feature_column { name: "t" identity { key: "tags" num_buckets: 10 } })"),
+      ds.columns);
+  ASSERT_TRUE(columns.ok()) << columns.status().ToString();
+  RaggedIds ids;
+  ASSERT_TRUE(columns->Ids("t", ds, {0}, &ids).ok());
+  EXPECT_EQ(ids.values, (std::vector<int64_t>{3}));
+  Status outside = columns->Ids("t", ds, {1}, &ids);
+  EXPECT_NE(outside.message().find("value 12 of row 1 is not an id in [0, 10)"), std::string::npos)
+      << outside.ToString();
+  Status text = columns->Ids("t", ds, {2}, &ids);
+  EXPECT_NE(text.message().find("value x7 of row 2"), std::string::npos) << text.ToString();
 }
 
 TEST(FeatureColumns, ColumnsThatDoNotHoldTogetherAreRefusedByName) {

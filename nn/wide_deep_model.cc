@@ -51,14 +51,22 @@ StatusOr<std::unique_ptr<WideDeepModel>> WideDeepModel::Create(const proto::Mode
   const std::string where = "model " + m->name_;
   if (!spec.has_wide_deep()) return InvalidArgument(where + ": no wide_deep");
   const proto::CsvInputSpec& csv = spec.input().csv();
-  if (csv.column_size() == 0) {
-    return InvalidArgument(where + ": a model of columns reads CSV rows (input { csv { ... } })");
+  const proto::ExampleInputSpec& examples = spec.input().examples();
+  if (csv.column_size() == 0 && examples.column_size() == 0) {
+    return InvalidArgument(where +
+                           ": a model of columns reads CSV rows (input { csv { ... } }) or "
+                           "the columns of Examples (input { examples { column { ... } } })");
+  }
+  if (examples.feature_size() > 0) {
+    return InvalidArgument(where +
+                           ": a model of columns reads its Examples' columns, not features "
+                           "(examples { feature { ... } } is for embedding layers)");
   }
   auto columns = data::FeatureColumns::FromSpec(spec);
   if (!columns.ok()) return columns.status().Annotate(where);
   m->num_classes_ = spec.num_classes();
   if (m->num_classes_ < 2) return InvalidArgument(where + ": num_classes must be at least 2");
-  if (csv.label_vocabulary_size() != m->num_classes_) {
+  if (csv.column_size() > 0 && csv.label_vocabulary_size() != m->num_classes_) {
     return InvalidArgument(where + ": the label vocabulary has " +
                            std::to_string(csv.label_vocabulary_size()) + " values for " +
                            std::to_string(m->num_classes_) + " classes");

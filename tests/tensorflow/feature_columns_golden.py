@@ -1,8 +1,9 @@
 """Prints the golden ids of data/feature_columns_test.cc: what TensorFlow's
-own feature columns make of the test's census rows, each categorical column
-read back through an indicator_column and input_layer (its multi-hot
-vector's non-zero places, with their counts), the numeric columns as they
-are.
+own feature columns make of the test's census rows, and of rows of
+variable-length features (as VarLenFeature parses them: SparseTensors), each
+categorical column read back through an indicator_column and input_layer
+(its multi-hot vector's non-zero places, with their counts, in ascending
+order).
 
   /opt/pstrain/tf-venv/bin/python tests/tensorflow/feature_columns_golden.py
 """
@@ -42,12 +43,32 @@ COLUMNS = [("age_buckets", age_buckets), ("education", education), ("marital_sta
            ("occupation", occupation), ("education_x_occupation", cross2),
            ("age_buckets_x_education_x_occupation", cross3), ("hours_per_week", hours)]
 
+# Rows of variable-length features (genres: strings, tags: int64 ids) beside
+# one string each (education); a row without genres or tags included.
+VARLEN_ROWS = [
+    (["Action", "Comedy"], [3, 7], "11th"),
+    ([], [], "HS-grad"),
+    (["Drama", "Film-Noir", "Action"], [9], "Bachelors"),
+]
+varlen_features = {
+    "genres": tf.ragged.constant([r[0] for r in VARLEN_ROWS], dtype=tf.string).to_sparse(),
+    "tags": tf.ragged.constant([r[1] for r in VARLEN_ROWS], dtype=tf.int64).to_sparse(),
+    "education": tf.constant([[r[2]] for r in VARLEN_ROWS]),
+}
+genres = fc.categorical_column_with_vocabulary_list(
+    "genres", ["Action", "Comedy", "Drama"], num_oov_buckets=2)
+VARLEN_COLUMNS = [
+    ("genres", genres),
+    ("genres_hashed", fc.categorical_column_with_hash_bucket("genres", hash_bucket_size=100)),
+    ("genres_x_education", fc.crossed_column(["genres", "education"], hash_bucket_size=1000)),
+    ("tags", fc.categorical_column_with_identity("tags", num_buckets=10)),
+]
 
-def main():
-    for name, column in COLUMNS:
+
+def print_ids(features, columns):
+    for name, column in columns:
         dense = tf.compat.v1.feature_column.input_layer(
-            dict(features, hours_per_week=tf.cast(features["hours_per_week"], tf.int64)),
-            [fc.indicator_column(column)]).numpy()
+            features, [fc.indicator_column(column)]).numpy()
         rows = []
         for r in dense:
             ids = []
@@ -55,6 +76,13 @@ def main():
                 ids += [int(i)] * int(round(r[i]))
             rows.append("{" + ", ".join(str(i) for i in ids) + "}")
         print('  {"%s", {%s}},' % (name, ", ".join(rows)))
+
+
+def main():
+    print_ids(dict(features, hours_per_week=tf.cast(features["hours_per_week"], tf.int64)),
+              COLUMNS)
+    print("variable-length:")
+    print_ids(varlen_features, VARLEN_COLUMNS)
 
 
 if __name__ == "__main__":
