@@ -6,12 +6,12 @@
 # pstrain's for RUNS runs of pstrain_local (2 ps, 2 workers, batches of 128,
 # EPOCHS epochs).
 #
-#   bash bench/movielens_bench.sh [BUILD_DIR]     # RUNS=3 EPOCHS=2
+#   bash bench/movielens_bench.sh [BUILD_DIR]     # RUNS=3 EPOCHS=3
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD="${1:-build}"
 RUNS="${RUNS:-3}"
-EPOCHS="${EPOCHS:-2}"
+EPOCHS="${EPOCHS:-3}"
 out="$(mktemp -d /tmp/pstrain_movielens_bench.XXXXXX)"
 trap 'rm -rf "$out"' EXIT
 bash scripts/apt_install.sh python3-sklearn >/dev/null

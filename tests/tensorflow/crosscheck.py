@@ -17,6 +17,9 @@
   6. embedding bag: EmbeddingBagForward and EmbeddingBagBackward, each
      combiner, weighted and not, against tf.nn.embedding_lookup_sparse and
      its gradient; relative error at most 1e-5.
+  7. the data tools' TFRecords (tools/data/tfrecords.py, no TensorFlow in
+     it): Examples of int64, float and bytes features, one empty, written
+     by it and read by TensorFlow, and written by TensorFlow and read by it.
 
 Run by tests/tensorflow/run_crosscheck.sh, which installs TensorFlow into a
 virtual environment first. Prints one line per check and exits 1 if any
@@ -444,6 +447,35 @@ def check_embedding_bag(build, work):
                (batch, len(values), len(unique), fwd, bwd))
 
 
+def check_data_tool_tfrecords(work):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                    "../../tools/data"))
+    import tfrecords
+    rows = [{"ids": [1, -2, 1 << 40], "name": [b"x", b"yz"], "weights": [1.5, -0.25], "none": []},
+            {"ids": [7], "name": [b""], "weights": [0.0], "none": [5]}]
+    path = os.path.join(work, "tool.tfrecords")
+    tfrecords.write(path, rows)
+    theirs = []
+    for raw in tf.data.TFRecordDataset(path):
+        e = tf.train.Example.FromString(raw.numpy()).features.feature
+        theirs.append({k: list(v.int64_list.value) or list(v.bytes_list.value) or
+                       list(v.float_list.value) for k, v in e.items()})
+    report("TFRecord written by tools/data/tfrecords.py read by TensorFlow", theirs == rows,
+           "%d examples" % len(rows))
+    path = os.path.join(work, "tf.tfrecords")
+    with tf.io.TFRecordWriter(path) as w:
+        for r in rows:
+            w.write(tf.train.Example(features=tf.train.Features(feature={
+                "ids": tf.train.Feature(int64_list=tf.train.Int64List(value=r["ids"])),
+                "name": tf.train.Feature(bytes_list=tf.train.BytesList(value=r["name"])),
+                "weights": tf.train.Feature(float_list=tf.train.FloatList(value=r["weights"])),
+                "none": tf.train.Feature(int64_list=tf.train.Int64List(value=r["none"])),
+            })).SerializeToString())
+    ours = list(tfrecords.read(path))
+    report("TFRecord written by TensorFlow read by tools/data/tfrecords.py", ours == rows,
+           "%d examples" % len(rows))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default="build", help="pstrain's build directory")
@@ -457,6 +489,7 @@ def main():
         check_events(build, work)
         check_sparse_optimizers(build, work)
         check_embedding_bag(build, work)
+        check_data_tool_tfrecords(work)
     print("%d check(s) failed" % len(failures) if failures else "all checks passed")
     return 1 if failures else 0
 

