@@ -86,8 +86,8 @@ int main(int argc, char** argv) {
   const int num_workers = config.spec.NumTasks("worker");
   auto spec = pstrain::nn::LoadModelSpec(FLAGS_model);
   if (!spec.ok()) return pstrain::ExitWith(spec.status(), pstrain::kExitBadInput);
-  const pstrain::Status text_flags = pstrain::data::ApplyTextFlags(&*spec);
-  if (!text_flags.ok()) return pstrain::ExitWith(text_flags, pstrain::kExitBadInput);
+  const pstrain::Status data_flags = pstrain::data::ApplyDataFlags(&*spec);
+  if (!data_flags.ok()) return pstrain::ExitWith(data_flags, pstrain::kExitBadInput);
   auto model = pstrain::nn::CreateModel(*spec);
   if (!model.ok()) return pstrain::ExitWith(model.status(), pstrain::kExitBadInput);
   const pstrain::proto::TrainingRecipe& recipe = spec->recipe();

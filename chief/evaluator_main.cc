@@ -244,8 +244,8 @@ int Main(const StopNotice& stop) {
   nn::SetComputeThreads(cluster::ComputeThreadsFromFlagsOrDie(config));
   auto spec = nn::LoadModelSpec(FLAGS_model);
   if (!spec.ok()) return ExitWith(spec.status(), kExitBadInput);
-  const Status text_flags = data::ApplyTextFlags(&*spec);
-  if (!text_flags.ok()) return ExitWith(text_flags, kExitBadInput);
+  const Status data_flags = data::ApplyDataFlags(&*spec);
+  if (!data_flags.ok()) return ExitWith(data_flags, kExitBadInput);
   auto model = nn::CreateModel(*spec);
   if (!model.ok()) return ExitWith(model.status(), kExitBadInput);
   // A model of rows evaluates on its test rows, any other on the test images.

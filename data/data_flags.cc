@@ -1,5 +1,7 @@
 #include "data/data_flags.h"
 
+#include "data/feature_columns.h"
+
 DEFINE_string(data_dir, "/usr/share/datasets/fashion-mnist",
               "Directory of the data set: MNIST IDX files (train-images-idx3-ubyte[.gz], ...), "
               "the CIFAR-10 binaries (the folder holding cifar-10-batches-bin/, or that folder) "
@@ -21,7 +23,8 @@ DEFINE_int32(dim, 0,
 namespace pstrain {
 namespace data {
 
-Status ApplyTextFlags(proto::ModelSpec* spec) {
+Status ApplyDataFlags(proto::ModelSpec* spec) {
+  PS_RETURN_IF_ERROR(ReadVocabularyFiles(spec, FLAGS_data_dir));
   const bool given = FLAGS_ngrams != 0 || FLAGS_buckets != 0 || FLAGS_dim != 0;
   if (!given) return OkStatus();
   if (!spec->input().has_text()) {

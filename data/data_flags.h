@@ -17,11 +17,13 @@ DECLARE_int32(dim);
 namespace pstrain {
 namespace data {
 
-// A text model's spec with --ngrams, --buckets and --dim applied (each when
-// given): its text input's word n-grams and buckets, and the dimension of
-// its embeddings of "words". InvalidArgument naming the flag for a value
-// below 1, or for one given to a model without text input.
-Status ApplyTextFlags(proto::ModelSpec* spec);
+// The spec as the data flags make it: a text model's with --ngrams,
+// --buckets and --dim applied (each when given: its text input's word
+// n-grams and buckets, and the dimension of its embeddings of "words"), and
+// its vocabulary files read from --data_dir (ReadVocabularyFiles).
+// InvalidArgument naming the flag for a value below 1, or for one given to a
+// model without text input; ReadVocabularyFiles' errors.
+Status ApplyDataFlags(proto::ModelSpec* spec);
 
 }  // namespace data
 }  // namespace pstrain

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
 
 #include "core/fingerprint.h"
 
@@ -47,6 +50,43 @@ Status IdentityId(const FeatureColumn& c, const std::string& value, int64_t row,
 }
 
 }  // namespace
+
+Status ReadVocabularyFiles(proto::ModelSpec* spec, const std::string& data_dir) {
+  for (FeatureColumn& c : *spec->mutable_feature_column()) {
+    if (!c.has_vocabulary_file()) continue;
+    const proto::VocabularyFileColumn file = c.vocabulary_file();
+    const std::string& name = file.vocabulary_file();
+    const std::string path = name.empty() || name[0] == '/' ? name : data_dir + "/" + name;
+    const auto bad = [&](const std::string& problem) {
+      return Bad(c, "vocabulary file " + path + ": " + problem);
+    };
+    if (name.empty() || !std::filesystem::is_regular_file(path)) return bad("no such file");
+    std::ifstream in(path);
+    if (!in) return bad("cannot be read");
+    proto::VocabularyListColumn* list = c.mutable_vocabulary_list();  // clears the file column
+    list->set_key(file.key());
+    list->set_num_oov_buckets(file.num_oov_buckets());
+    if (file.has_default_value()) list->set_default_value(file.default_value());
+    std::set<std::string> seen;
+    std::string line;
+    const int64_t wanted = file.has_vocabulary_size() ? file.vocabulary_size() : -1;
+    while (list->vocabulary_size() != wanted && std::getline(in, line)) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (!seen.insert(line).second) {
+        return bad("line " + std::to_string(list->vocabulary_size() + 1) + " repeats '" + line +
+                   "'");
+      }
+      list->add_vocabulary(line);
+    }
+    if (in.bad()) return bad("cannot be read");
+    if (list->vocabulary().empty()) return bad("no lines");
+    if (wanted >= 0 && list->vocabulary_size() < wanted) {
+      return bad(std::to_string(list->vocabulary_size()) + " lines, fewer than vocabulary_size " +
+                 std::to_string(wanted));
+    }
+  }
+  return OkStatus();
+}
 
 StatusOr<FeatureColumns> FeatureColumns::Create(const std::vector<proto::FeatureColumn>& columns,
                                                 const std::vector<TableColumn>& inputs) {
@@ -94,10 +134,17 @@ StatusOr<FeatureColumns> FeatureColumns::Create(const std::vector<proto::Feature
         }
         break;
       }
+      case FeatureColumn::kVocabularyFile:
+        return Bad(c, "vocabulary file " + c.vocabulary_file().vocabulary_file() +
+                          " has not been read (data::ReadVocabularyFiles)");
       case FeatureColumn::kVocabularyList: {
         const auto& v = c.vocabulary_list();
         PS_RETURN_IF_ERROR(input(c, v.key(), kStrings));
         if (v.vocabulary().empty()) return Bad(c, "an empty vocabulary");
+        std::set<std::string> seen;
+        for (const std::string& word : v.vocabulary()) {
+          if (!seen.insert(word).second) return Bad(c, "'" + word + "' is in the vocabulary twice");
+        }
         if (v.num_oov_buckets() < 0) return Bad(c, "num_oov_buckets must be >= 0");
         if (v.num_oov_buckets() > 0 && v.has_default_value()) {
           return Bad(c, "default_value and num_oov_buckets exclude each other");

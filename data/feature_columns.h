@@ -26,6 +26,15 @@
 namespace pstrain {
 namespace data {
 
+// Every vocabulary_file column of the spec replaced by the vocabulary_list
+// of its file's lines (TF's categorical_column_with_vocabulary_file reads
+// them as the graph is built), a relative path taken in data_dir.
+// InvalidArgument as "feature column NAME: vocabulary file PATH: problem"
+// for a file that does not exist or cannot be read, is empty, repeats a
+// line, or has fewer
+// lines than vocabulary_size.
+Status ReadVocabularyFiles(proto::ModelSpec* spec, const std::string& data_dir);
+
 // The feature a linear model's bias reads: id 0, weight 1, in every example.
 inline constexpr char kLinearBiasFeature[] = "linear/bias";
 

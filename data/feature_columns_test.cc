@@ -215,6 +215,59 @@ TEST(FeatureColumns, IdentityOfStringsTakesIntegersOnly) {
   EXPECT_NE(text.message().find("value x7 of row 2"), std::string::npos) << text.ToString();
 }
 
+TEST(FeatureColumns, AVocabularyFileGivesTheIdsOfItsList) {
+  Fixture f = Load(kColumns);
+  // The list of "education" in a file, one more line after it that
+  // vocabulary_size leaves out, CRLF line ends.
+  std::ofstream(f.dir.path() + "/education.txt", std::ios::binary)
+      << "Bachelors\r\nHS-grad\r\n11th\r\nMasters\r\n9th\r\nDoctorate\r\n";
+  proto::ModelSpec spec;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"(feature_column { name: "education" vocabulary_file { key: "education"
+                          vocabulary_file: "education.txt" vocabulary_size: 5 } })",
+      &spec));
+  ASSERT_TRUE(ReadVocabularyFiles(&spec, f.dir.path()).ok());
+  auto columns = FeatureColumns::Create(
+      {spec.feature_column().begin(), spec.feature_column().end()}, f.ds.columns);
+  ASSERT_TRUE(columns.ok()) << columns.status().ToString();
+  RaggedIds ids;
+  ASSERT_TRUE(columns->Ids("education", f.ds, {0, 1, 2, 3, 4}, &ids).ok());
+  EXPECT_EQ(ids.values, (std::vector<int64_t>{2, 1, 0, 3}));  // TF's: Doctorate has none
+  EXPECT_EQ(ids.row_splits, (std::vector<int64_t>{0, 1, 2, 3, 3, 4}));
+}
+
+TEST(FeatureColumns, AVocabularyFileThatCannotServeIsRefusedNamingIt) {
+  TempDir dir;
+  std::ofstream(dir.path() + "/twice.txt") << "a\nb\na\n";
+  std::ofstream(dir.path() + "/empty.txt");
+  const struct {
+    std::string column, error;
+  } cases[] = {
+      {R"(vocabulary_file: "none.txt")",
+       "vocabulary file " + dir.path() + "/none.txt: no such file"},
+      {R"(vocabulary_file: "twice.txt")", "twice.txt: line 3 repeats 'a'"},
+      {R"(vocabulary_file: "empty.txt")", "empty.txt: no lines"},
+      {R"(vocabulary_file: "twice.txt" vocabulary_size: 5)", "twice.txt: line 3 repeats"},
+  };
+  for (const auto& c : cases) {
+    proto::ModelSpec spec;
+    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+        "feature_column { name: \"v\" vocabulary_file { key: \"k\" " + c.column + " } }", &spec));
+    Status s = ReadVocabularyFiles(&spec, dir.path());
+    EXPECT_NE(s.message().find("feature column v: vocabulary file "), std::string::npos);
+    EXPECT_NE(s.message().find(c.error), std::string::npos) << s.ToString();
+  }
+  std::ofstream(dir.path() + "/two.txt") << "a\nb\n";
+  proto::ModelSpec spec;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"(feature_column { name: "v" vocabulary_file { key: "k" vocabulary_file: "two.txt"
+                          vocabulary_size: 3 } })",
+      &spec));
+  Status s = ReadVocabularyFiles(&spec, dir.path());
+  EXPECT_NE(s.message().find("two.txt: 2 lines, fewer than vocabulary_size 3"), std::string::npos)
+      << s.ToString();
+}
+
 TEST(FeatureColumns, ColumnsThatDoNotHoldTogetherAreRefusedByName) {
   const struct {
     std::string text, error;
@@ -236,6 +289,8 @@ TEST(FeatureColumns, ColumnsThatDoNotHoldTogetherAreRefusedByName) {
        "cannot be crossed"},
       {R"(feature_column { name: "x" vocabulary_list { key: "education" } })",
        "an empty vocabulary"},
+      {R"(feature_column { name: "x" vocabulary_list { key: "education" vocabulary: ["a", "a"] } })",
+       "'a' is in the vocabulary twice"},
   };
   TempDir dir;
   const std::string path = dir.path() + "/rows.csv";

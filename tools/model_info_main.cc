@@ -18,6 +18,7 @@
 #include "cluster/placement.h"
 #include "cluster/placement_flags.h"
 #include "core/task_main.h"
+#include "data/data_flags.h"
 #include "nn/graph_model.h"
 #include "nn/model.h"
 #include "nn/model_spec.h"
@@ -59,6 +60,8 @@ std::string Human(double bytes) {
 int Run() {
   auto spec = nn::LoadModelSpec(FLAGS_model);
   if (!spec.ok()) return ExitWith(spec.status(), kExitBadInput);
+  const Status data_flags = data::ApplyDataFlags(&*spec);
+  if (!data_flags.ok()) return ExitWith(data_flags, kExitBadInput);
   auto model = nn::CreateModel(*spec);
   if (!model.ok()) return ExitWith(model.status(), kExitBadInput);
   auto optimizer = OptimizerConfigFromFlags(spec->recipe(), FLAGS_sync_replicas);

@@ -177,8 +177,8 @@ int main(int argc, char** argv) {
   LOG(INFO) << "worker:" << index << " runs " << towers->why;
   auto spec = pstrain::nn::LoadModelSpec(FLAGS_model);
   if (!spec.ok()) return pstrain::ExitWith(spec.status(), pstrain::kExitBadInput);
-  const pstrain::Status text_flags = pstrain::data::ApplyTextFlags(&*spec);
-  if (!text_flags.ok()) return pstrain::ExitWith(text_flags, pstrain::kExitBadInput);
+  const pstrain::Status data_flags = pstrain::data::ApplyDataFlags(&*spec);
+  if (!data_flags.ok()) return pstrain::ExitWith(data_flags, pstrain::kExitBadInput);
   // A model of columns trains on one tower of its own; every other model on
   // the towers chosen.
   auto model = [&]() -> pstrain::StatusOr<std::unique_ptr<pstrain::nn::Model>> {
