@@ -5,6 +5,7 @@
 
 #include "data/input_pipeline.h"
 #include "data/pixel_ids.h"
+#include "ps/client/table_steps.h"
 #include "ps/variable_store.h"
 
 namespace pstrain {
@@ -76,27 +77,10 @@ StatusOr<Tensor> LogitsOfBatch(nn::Model* model, const std::vector<Tensor>& para
   if (pull_rows == nullptr) {
     return InvalidArgument("evaluating a model of ids needs its rows from the ps tasks");
   }
-  const std::map<std::string, RaggedIds>& features = batch.sparse;
-  const std::vector<nn::EmbeddingLookup>& lookups = model->lookups();
-  std::vector<PsFleet::TableStep> tables(lookups.size());
-  nn::SparseInput input;
-  for (size_t l = 0; l < lookups.size(); ++l) {
-    auto it = features.find(lookups[l].feature);
-    if (it == features.end()) {
-      return InvalidArgument("the evaluation input has no sparse feature " + lookups[l].feature);
-    }
-    tables[l].table = lookups[l].table.name();
-    tables[l].dim = lookups[l].table.dim();
-    tables[l].ids =
-        Unique(it->second.values.data(), static_cast<int64_t>(it->second.values.size()));
-  }
+  std::vector<PsFleet::TableStep> tables;
+  PS_RETURN_IF_ERROR(TableStepsOf(model->lookups(), batch, &tables));
   PS_RETURN_IF_ERROR(pull_rows(&tables));
-  for (size_t l = 0; l < lookups.size(); ++l) {
-    input.bags.push_back({&features.at(lookups[l].feature), &tables[l].ids.position});
-    input.rows.push_back(&tables[l].rows);
-  }
-  if (batch.dense.size() > 0) input.dense = &batch.dense;
-  return model->SparseLogits(params, input);
+  return model->SparseLogits(params, SparseInputOf(model->lookups(), batch, tables));
 }
 
 // A model of ids' logits on images [begin, begin + n) of `ds`.

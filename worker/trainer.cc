@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "ps/client/ps_fleet_streams.h"
+#include "ps/client/table_steps.h"
 
 namespace pstrain {
 
@@ -240,8 +241,9 @@ Status Trainer::SerialStep(int64_t min_step, int64_t local_step, StepRecord* rec
   const auto t1 = Clock::now();
   if (ids) {
     PS_ASSIGN_OR_RETURN(record->loss,
-                        model_->SparseLossAndGradients(params_, SparseInputOf(record->batch),
-                                                       record->batch.labels, &grads_, &row_grads_));
+                        model_->SparseLossAndGradients(
+                            params_, SparseInputOf(model_->lookups(), record->batch, tables_),
+                            record->batch.labels, &grads_, &row_grads_));
   } else {
     PS_ASSIGN_OR_RETURN(record->loss, model_->LossAndGradients(params_, record->batch.images,
                                                                record->batch.labels, &grads_));
@@ -261,33 +263,9 @@ Status Trainer::SerialStep(int64_t min_step, int64_t local_step, StepRecord* rec
 }
 
 Status Trainer::TakeIds(const data::Batch& batch) {
-  const std::vector<nn::EmbeddingLookup>& lookups = model_->lookups();
-  tables_.resize(lookups.size());
-  for (size_t l = 0; l < lookups.size(); ++l) {
-    auto it = batch.sparse.find(lookups[l].feature);
-    if (it == batch.sparse.end()) {
-      return InvalidArgument("the input has no sparse feature " + lookups[l].feature +
-                             ", which layer " + lookups[l].layer + " looks up");
-    }
-    const RaggedIds& ids = it->second;
-    PsFleet::TableStep& t = tables_[l];
-    t.table = lookups[l].table.name();
-    t.dim = lookups[l].table.dim();
-    t.ids = Unique(ids.values.data(), static_cast<int64_t>(ids.values.size()));
-  }
+  PS_RETURN_IF_ERROR(TableStepsOf(model_->lookups(), batch, &tables_));
   fleet_->Shard(&tables_);
   return OkStatus();
-}
-
-nn::SparseInput Trainer::SparseInputOf(const data::Batch& batch) const {
-  nn::SparseInput input;
-  for (size_t l = 0; l < tables_.size(); ++l) {
-    input.bags.push_back(
-        {&batch.sparse.at(model_->lookups()[l].feature), &tables_[l].ids.position});
-    input.rows.push_back(&tables_[l].rows);
-  }
-  if (batch.dense.size() > 0) input.dense = &batch.dense;
-  return input;
 }
 
 bool Trainer::ReachedMaxSteps(StepRecord* record) const {

@@ -99,8 +99,6 @@ class Trainer {
   // tables_, split by ps. InvalidArgument naming the feature when the batch
   // lacks it.
   Status TakeIds(const data::Batch& batch);
-  // The batch's ids and the rows pulled for them, as the model reads them.
-  nn::SparseInput SparseInputOf(const data::Batch& batch) const;
   // Whether the pulled global_step reached max_steps (then record->finished).
   bool ReachedMaxSteps(StepRecord* record) const;
   // The next batch into record->batch, or false (record->finished) when
