@@ -87,7 +87,9 @@ TEST_F(CheckpointTest, TableRowsRoundTripBlockByBlockAndACorruptBlockIsFound) {
     ASSERT_TRUE(more.ok()) << more.status().ToString();
     if (!*more) break;
     keys.push_back(got.keys());
-    if (keys.size() == 2) EXPECT_EQ(got.values(), Block({11}, {5, 6}).values());
+    if (keys.size() == 2) {
+      EXPECT_EQ(got.values(), Block({11}, {5, 6}).values());
+    }
   }
   ASSERT_EQ(keys.size(), 3u);
   EXPECT_TRUE(got.erase());

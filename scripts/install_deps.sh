@@ -16,6 +16,7 @@ PACKAGES=(
   zlib1g-dev
   nlohmann-json3-dev
   libcli11-dev
+  libleveldb-dev
   dataset-fashion-mnist
   python3-jsonschema python3-yaml
 )

@@ -20,6 +20,10 @@
   7. the data tools' TFRecords (tools/data/tfrecords.py, no TensorFlow in
      it): Examples of int64, float and bytes features, one empty, written
      by it and read by TensorFlow, and written by TensorFlow and read by it.
+  8. TensorFlow's checkpoint format (chief/tf_bundle.h): a checkpoint pstrain
+     writes listed and loaded by tf.train.list_variables and
+     tf.train.load_checkpoint with every name, shape, dtype and value exact;
+     one tf.compat.v1.train.Saver writes read by pstrain, exactly.
 
 Run by tests/tensorflow/run_crosscheck.sh, which installs TensorFlow into a
 virtual environment first. Prints one line per check and exits 1 if any
@@ -476,6 +480,52 @@ def check_data_tool_tfrecords(work):
            "%d examples" % len(rows))
 
 
+def check_tf_checkpoints(build, work):
+    out = os.path.join(work, "bundle_out")
+    os.makedirs(out)
+    dump(build, out, "--what=bundle", "--seed=5")
+    manifest = json.load(open(os.path.join(out, "manifest.json")))
+    prefix = os.path.join(out, manifest["prefix"])
+    listed = dict(tf.train.list_variables(prefix))
+    reader = tf.train.load_checkpoint(prefix)
+    dtypes = reader.get_variable_to_dtype_map()
+    bad = []
+    for t in manifest["tensors"]:
+        want = np.fromfile(os.path.join(out, t["file"]), dtype=t["dtype"]).reshape(t["shape"])
+        got = reader.get_tensor(t["name"])
+        if (listed.get(t["name"]) != t["shape"] or dtypes[t["name"]].name != t["dtype"] or
+                got.dtype != want.dtype or not np.array_equal(got, want)):
+            bad.append(t["name"])
+    report("checkpoint written by pstrain read by TensorFlow",
+           not bad and len(listed) == len(manifest["tensors"]),
+           "%d tensors%s" % (len(listed), ", differing: " + ", ".join(bad) if bad else ""))
+
+    rng = np.random.default_rng(9)
+    values = {"conv2/weights": rng.standard_normal((5, 5, 3, 2)).astype(np.float32),
+              "local3/biases/ExponentialMovingAverage": rng.standard_normal(7).astype(np.float32),
+              "global_step": np.int64(987654321012)}
+    graph = tf.Graph()
+    with graph.as_default():
+        variables = [tf.compat.v1.get_variable(name, initializer=value)
+                     for name, value in values.items()]
+        saver = tf.compat.v1.train.Saver(variables)
+        with tf.compat.v1.Session(graph=graph) as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            prefix = saver.save(session, os.path.join(work, "tf_saver", "model.ckpt"),
+                                global_step=5, write_meta_graph=False, write_state=False)
+    out = os.path.join(work, "bundle_in")
+    os.makedirs(out)
+    dump(build, out, "--what=bundle", "--bundle=" + prefix)
+    manifest = json.load(open(os.path.join(out, "manifest.json")))
+    read = {t["name"]: np.fromfile(os.path.join(out, t["file"]), dtype=t["dtype"])
+            .reshape(t["shape"]) for t in manifest["tensors"]}
+    same = set(read) == set(values) and all(
+        read[n].dtype == np.asarray(v).dtype and np.array_equal(read[n], v)
+        for n, v in values.items())
+    report("checkpoint written by tf.compat.v1.train.Saver read by pstrain", same,
+           "%d tensors" % len(read))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default="build", help="pstrain's build directory")
@@ -490,6 +540,7 @@ def main():
         check_sparse_optimizers(build, work)
         check_embedding_bag(build, work)
         check_data_tool_tfrecords(work)
+        check_tf_checkpoints(build, work)
     print("%d check(s) failed" % len(failures) if failures else "all checks passed")
     return 1 if failures else 0
 

@@ -23,6 +23,12 @@
 //                   EmbeddingBagForward and EmbeddingBagBackward
 //                   (nn/sparse/embedding_bag.h) on a batch of ragged ids
 //                   with repeats, weighted and not, under each combiner
+//   --what=bundle   a TensorFlow checkpoint (chief/tf_bundle.h) pstrain
+//                   writes: float tensors of random values (a scalar among
+//                   them) and int64 ones, written to --out/model.ckpt-3 and
+//                   each also as a raw array (manifest.json names them);
+//                   with --bundle=PREFIX, the tensors of that checkpoint as
+//                   pstrain reads them, as raw arrays and a manifest
 #include <gflags/gflags.h>
 
 #include <algorithm>
@@ -34,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include "chief/tf_bundle.h"
 #include "core/task_main.h"
 #include "data/dataset_loader.h"
 #include "data/distortions.h"
@@ -44,7 +51,7 @@
 #include "ps/embedding/sparse_rows.h"
 #include "ps/memory_budget.h"
 
-DEFINE_string(what, "model", "model, distort, read, sparse_optimizers or embedding_bag");
+DEFINE_string(what, "model", "model, distort, read, sparse_optimizers, embedding_bag or bundle");
 DEFINE_string(out, "", "Directory to write into (must exist)");
 DEFINE_string(model, "cifar10", "--what=model: a built-in network or a ModelSpec file");
 DEFINE_int32(batch, 8, "--what=model: images in the batch; --what=distort: images");
@@ -52,6 +59,7 @@ DEFINE_uint64(seed, 1, "Seed of the variables, images, draws, rows and gradients
 DEFINE_string(data_dir, "", "--what=read: the data set's directory");
 DEFINE_string(data_format, "auto", "--what=read: idx, cifar, tfrecord or auto");
 DEFINE_string(split, "train", "--what=read: train or test");
+DEFINE_string(bundle, "", "--what=bundle: read this checkpoint instead of writing one");
 
 namespace pstrain {
 namespace {
@@ -79,6 +87,59 @@ std::string JsonShape(const Shape& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
   return s + "]";
+}
+
+// The manifest entry of one tensor written as the raw array `file`.
+std::string BundleEntryJson(const std::string& name, const char* dtype, const Shape& shape,
+                            const std::string& file) {
+  return "{\"name\": \"" + name + "\", \"dtype\": \"" + dtype +
+         "\", \"shape\": " + JsonShape(shape) + ", \"file\": \"" + file + "\"}";
+}
+
+Status WriteBundle() {
+  std::mt19937_64 rng(FLAGS_seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  PS_ASSIGN_OR_RETURN(auto writer, TfBundleWriter::Create(FLAGS_out + "/model.ckpt-3"));
+  std::vector<std::string> entries;
+  const std::vector<std::pair<std::string, Shape>> floats = {
+      {"conv1/weights", {3, 3, 2, 4}}, {"softmax_linear/biases", {10}}, {"a_scalar", {}}};
+  for (size_t i = 0; i < floats.size(); ++i) {
+    Tensor t(floats[i].second, Tensor::kUninitialized);
+    for (int64_t j = 0; j < t.size(); ++j) t[j] = normal(rng);
+    PS_RETURN_IF_ERROR(writer->AddFloat(floats[i].first, t));
+    const std::string file = "float_" + std::to_string(i) + ".f32";
+    PS_RETURN_IF_ERROR(WriteArray(file, t.data(), static_cast<size_t>(t.size())));
+    entries.push_back(BundleEntryJson(floats[i].first, "float32", t.shape(), file));
+  }
+  const std::vector<int64_t> step = {123}, ids = {-5, 0, 1LL << 40, 7};
+  PS_RETURN_IF_ERROR(writer->AddInt64("global_step", {}, step));
+  PS_RETURN_IF_ERROR(writer->AddInt64("table/keys", {4}, ids));
+  PS_RETURN_IF_ERROR(WriteArray("step.i64", step.data(), step.size()));
+  PS_RETURN_IF_ERROR(WriteArray("ids.i64", ids.data(), ids.size()));
+  entries.push_back(BundleEntryJson("global_step", "int64", {}, "step.i64"));
+  entries.push_back(BundleEntryJson("table/keys", "int64", {4}, "ids.i64"));
+  PS_RETURN_IF_ERROR(writer->Finish());
+  std::string manifest = "{\"prefix\": \"model.ckpt-3\", \"tensors\": [";
+  for (size_t i = 0; i < entries.size(); ++i) manifest += (i ? ", " : "") + entries[i];
+  return WriteText("manifest.json", manifest + "]}\n");
+}
+
+Status DumpBundle() {
+  PS_ASSIGN_OR_RETURN(auto bundle, ReadTfBundle(FLAGS_bundle));
+  std::string manifest = "{\"tensors\": [";
+  int i = 0;
+  for (const auto& [name, t] : bundle) {
+    const std::string file = "tensor_" + std::to_string(i) + ".raw";
+    if (t.dtype == tensorflow::DT_FLOAT) {
+      PS_RETURN_IF_ERROR(WriteArray(file, t.floats.data(), static_cast<size_t>(t.floats.size())));
+    } else {
+      PS_RETURN_IF_ERROR(WriteArray(file, t.int64s.data(), t.int64s.size()));
+    }
+    manifest +=
+        (i++ ? ", " : "") +
+        BundleEntryJson(name, t.dtype == tensorflow::DT_FLOAT ? "float32" : "int64", t.shape, file);
+  }
+  return WriteText("manifest.json", manifest + "]}\n");
 }
 
 Status DumpModel() {
@@ -489,6 +550,7 @@ Status Run() {
   if (FLAGS_what == "read") return DumpDataset();
   if (FLAGS_what == "sparse_optimizers") return DumpSparseOptimizers();
   if (FLAGS_what == "embedding_bag") return DumpEmbeddingBag();
+  if (FLAGS_what == "bundle") return FLAGS_bundle.empty() ? WriteBundle() : DumpBundle();
   return InvalidArgument(
       "--what must be model, distort, read, sparse_optimizers or embedding_bag, not \"" +
       FLAGS_what + "\"");

@@ -1,0 +1,192 @@
+#include "chief/tf_bundle.h"
+
+#include <leveldb/env.h>
+#include <leveldb/iterator.h>
+#include <leveldb/options.h>
+#include <leveldb/table.h>
+#include <leveldb/table_builder.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/crc32c.h"
+
+namespace pstrain {
+namespace {
+
+// The index is small (an entry per tensor): it is built in memory and
+// written through AtomicFile, read whole, then parsed.
+class StringSink : public leveldb::WritableFile {
+ public:
+  explicit StringSink(std::string* out) : out_(out) {}
+  leveldb::Status Append(const leveldb::Slice& data) override {
+    out_->append(data.data(), data.size());
+    return leveldb::Status::OK();
+  }
+  leveldb::Status Close() override { return leveldb::Status::OK(); }
+  leveldb::Status Flush() override { return leveldb::Status::OK(); }
+  leveldb::Status Sync() override { return leveldb::Status::OK(); }
+
+ private:
+  std::string* const out_;
+};
+
+class StringSource : public leveldb::RandomAccessFile {
+ public:
+  explicit StringSource(const std::string& data) : data_(data) {}
+  leveldb::Status Read(uint64_t offset, size_t n, leveldb::Slice* result,
+                       char* /*scratch*/) const override {
+    if (offset > data_.size()) return leveldb::Status::Corruption("read past the end");
+    *result = leveldb::Slice(data_.data() + offset, std::min<uint64_t>(n, data_.size() - offset));
+    return leveldb::Status::OK();
+  }
+
+ private:
+  const std::string& data_;
+};
+
+leveldb::Options TableOptions() {
+  leveldb::Options options;
+  options.compression = leveldb::kNoCompression;
+  return options;
+}
+
+size_t BytesPer(tensorflow::DataType dtype) { return dtype == tensorflow::DT_FLOAT ? 4 : 8; }
+
+}  // namespace
+
+std::string TfBundleIndexPath(const std::string& prefix) { return prefix + ".index"; }
+std::string TfBundleDataPath(const std::string& prefix) { return prefix + ".data-00000-of-00001"; }
+
+StatusOr<std::unique_ptr<TfBundleWriter>> TfBundleWriter::Create(const std::string& prefix) {
+  PS_ASSIGN_OR_RETURN(std::unique_ptr<AtomicFile> data,
+                      AtomicFile::Create(TfBundleDataPath(prefix)));
+  return std::unique_ptr<TfBundleWriter>(new TfBundleWriter(prefix, std::move(data)));
+}
+
+TfBundleWriter::TfBundleWriter(std::string prefix, std::unique_ptr<AtomicFile> data)
+    : prefix_(std::move(prefix)), data_(std::move(data)) {}
+
+Status TfBundleWriter::AddFloat(const std::string& name, const Tensor& tensor) {
+  return AddBytes(name, tensorflow::DT_FLOAT, tensor.shape(), tensor.data(),
+                  static_cast<size_t>(tensor.size()) * sizeof(float));
+}
+
+Status TfBundleWriter::AddInt64(const std::string& name, const Shape& shape,
+                                const std::vector<int64_t>& values) {
+  if (static_cast<int64_t>(values.size()) != NumElements(shape)) {
+    return InvalidArgument("tensor " + name + ": " + std::to_string(values.size()) +
+                           " values for shape " + ShapeString(shape));
+  }
+  return AddBytes(name, tensorflow::DT_INT64, shape, values.data(),
+                  values.size() * sizeof(int64_t));
+}
+
+Status TfBundleWriter::AddBytes(const std::string& name, tensorflow::DataType dtype,
+                                const Shape& shape, const void* bytes, size_t n) {
+  if (name.empty()) return InvalidArgument("a tensor needs a name (\"\" is the header's key)");
+  if (entries_.count(name) > 0) return InvalidArgument("tensor " + name + " added twice");
+  tensorflow::BundleEntryProto& entry = entries_[name];
+  entry.set_dtype(dtype);
+  for (int64_t d : shape) entry.mutable_shape()->add_dim()->set_size(d);
+  entry.set_offset(offset_);
+  entry.set_size(static_cast<int64_t>(n));
+  entry.set_crc32c(crc32c::Mask(crc32c::Value(bytes, n)));
+  PS_RETURN_IF_ERROR(data_->Append(bytes, n));
+  offset_ += static_cast<int64_t>(n);
+  return OkStatus();
+}
+
+Status TfBundleWriter::Finish() {
+  PS_RETURN_IF_ERROR(data_->Commit());
+  std::string index;
+  StringSink sink(&index);
+  leveldb::TableBuilder builder(TableOptions(), &sink);
+  tensorflow::BundleHeaderProto header;
+  header.set_num_shards(1);
+  header.set_endianness(tensorflow::BundleHeaderProto::LITTLE);
+  header.mutable_version()->set_producer(1);
+  builder.Add("", header.SerializeAsString());  // "" sorts first
+  for (const auto& [name, entry] : entries_) builder.Add(name, entry.SerializeAsString());
+  const leveldb::Status built = builder.Finish();
+  if (!built.ok())
+    return Internal("building " + TfBundleIndexPath(prefix_) + ": " + built.ToString());
+  return WriteFileAtomically(TfBundleIndexPath(prefix_), index);
+}
+
+StatusOr<std::map<std::string, BundleTensor>> ReadTfBundle(const std::string& prefix) {
+  const std::string index_path = TfBundleIndexPath(prefix);
+  if (!std::filesystem::exists(index_path)) return NotFound("no checkpoint index " + index_path);
+  PS_ASSIGN_OR_RETURN(const std::string index, ReadFileToString(index_path));
+  StringSource source(index);
+  leveldb::Table* opened = nullptr;
+  const leveldb::Status s = leveldb::Table::Open(TableOptions(), &source, index.size(), &opened);
+  if (!s.ok()) return DataLoss(index_path + ": not a tensor bundle index: " + s.ToString());
+  std::unique_ptr<leveldb::Table> table(opened);
+  std::unique_ptr<leveldb::Iterator> it(table->NewIterator(leveldb::ReadOptions()));
+  it->SeekToFirst();
+  tensorflow::BundleHeaderProto header;
+  if (!it->Valid() || !it->key().empty() ||
+      !header.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
+    return DataLoss(index_path + ": no bundle header");
+  }
+  if (header.num_shards() != 1) {
+    return Unimplemented(index_path + ": " + std::to_string(header.num_shards()) +
+                         " data shards (pstrain reads bundles of one)");
+  }
+  if (header.endianness() != tensorflow::BundleHeaderProto::LITTLE) {
+    return Unimplemented(index_path + ": big-endian tensors");
+  }
+  const std::string data_path = TfBundleDataPath(prefix);
+  std::ifstream data(data_path, std::ios::binary);
+  if (!data) return DataLoss("cannot open " + data_path);
+  const int64_t data_bytes = static_cast<int64_t>(std::filesystem::file_size(data_path));
+  std::map<std::string, BundleTensor> tensors;
+  for (it->Next(); it->Valid(); it->Next()) {
+    const std::string name = it->key().ToString();
+    const std::string at = index_path + ": tensor " + name + ": ";
+    tensorflow::BundleEntryProto entry;
+    if (!entry.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
+      return DataLoss(at + "not a BundleEntryProto");
+    }
+    if (!entry.GetReflection()->GetUnknownFields(entry).empty()) {
+      return Unimplemented(at + "sliced (a partitioned variable)");
+    }
+    if (entry.dtype() != tensorflow::DT_FLOAT && entry.dtype() != tensorflow::DT_INT64) {
+      return Unimplemented(at + "dtype " + tensorflow::DataType_Name(entry.dtype()) +
+                           " (pstrain reads float32 and int64)");
+    }
+    BundleTensor& t = tensors[name];
+    t.dtype = entry.dtype();
+    for (const auto& dim : entry.shape().dim()) {
+      if (dim.size() < 0) return DataLoss(at + "a negative dimension");
+      t.shape.push_back(dim.size());
+    }
+    PS_ASSIGN_OR_RETURN(const int64_t count, CheckedNumElements(t.shape));
+    const int64_t size = count * static_cast<int64_t>(BytesPer(entry.dtype()));
+    if (entry.shard_id() != 0 || entry.size() != size || entry.offset() < 0 ||
+        entry.offset() > data_bytes - size) {
+      return DataLoss(at + "its " + std::to_string(entry.size()) + " bytes at " +
+                      std::to_string(entry.offset()) + " do not lie in " + data_path + " (" +
+                      std::to_string(data_bytes) + " bytes) as shape " + ShapeString(t.shape) +
+                      " needs");
+    }
+    void* bytes;
+    if (entry.dtype() == tensorflow::DT_FLOAT) {
+      t.floats = Tensor(t.shape, Tensor::kUninitialized);
+      bytes = t.floats.data();
+    } else {
+      t.int64s.resize(static_cast<size_t>(count));
+      bytes = t.int64s.data();
+    }
+    data.seekg(entry.offset());
+    if (!data.read(static_cast<char*>(bytes), size)) return DataLoss(at + "cannot read its bytes");
+    if (crc32c::Mask(crc32c::Value(bytes, static_cast<size_t>(size))) != entry.crc32c()) {
+      return DataLoss(at + "CRC32C mismatch in " + data_path);
+    }
+  }
+  if (!it->status().ok()) return DataLoss(index_path + ": " + it->status().ToString());
+  return tensors;
+}
+
+}  // namespace pstrain

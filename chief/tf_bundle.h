@@ -1,0 +1,77 @@
+// TensorFlow's V2 checkpoint format, a "tensor bundle", written and read:
+//   PREFIX.index                 a table in LevelDB's format (uncompressed,
+//                                keys in byte order): key "" holds a
+//                                BundleHeaderProto, each tensor's name its
+//                                BundleEntryProto (proto/tensor_bundle.proto:
+//                                dtype, shape, offset and size of its bytes,
+//                                their masked CRC32C)
+//   PREFIX.data-00000-of-00001   the tensors' little-endian bytes, back to back
+// as tf.train.Saver and tf.train.Checkpoint write them, so that
+// tf.train.load_checkpoint reads what pstrain writes and pstrain what
+// TensorFlow wrote. Tensors of float32 and int64.
+//
+// The data file is committed before the index, each through AtomicFile
+// (temporary name, fsync, rename): a bundle is visible, and whole, once its
+// index is.
+#ifndef PSTRAIN_CHIEF_TF_BUNDLE_H_
+#define PSTRAIN_CHIEF_TF_BUNDLE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/atomic_file.h"
+#include "core/status.h"
+#include "core/tensor.h"
+#include "proto/tensor_bundle.pb.h"
+
+namespace pstrain {
+
+std::string TfBundleIndexPath(const std::string& prefix);
+std::string TfBundleDataPath(const std::string& prefix);
+
+// One tensor of a bundle: float32 values in `floats`, or int64 ones in
+// `int64s`.
+struct BundleTensor {
+  tensorflow::DataType dtype = tensorflow::DT_INVALID;
+  Shape shape;
+  Tensor floats;
+  std::vector<int64_t> int64s;
+};
+
+// Thread-compatible.
+class TfBundleWriter {
+ public:
+  static StatusOr<std::unique_ptr<TfBundleWriter>> Create(const std::string& prefix);
+
+  // InvalidArgument for a name given twice or empty (the header's key), or
+  // int64 values that are not the shape's number.
+  Status AddFloat(const std::string& name, const Tensor& tensor);
+  Status AddInt64(const std::string& name, const Shape& shape, const std::vector<int64_t>& values);
+  // Commits the data, then the index.
+  Status Finish();
+
+ private:
+  TfBundleWriter(std::string prefix, std::unique_ptr<AtomicFile> data);
+  Status AddBytes(const std::string& name, tensorflow::DataType dtype, const Shape& shape,
+                  const void* bytes, size_t n);
+
+  const std::string prefix_;
+  std::unique_ptr<AtomicFile> data_;
+  int64_t offset_ = 0;
+  std::map<std::string, tensorflow::BundleEntryProto> entries_;  // in key order
+};
+
+// Every tensor of the bundle at `prefix`. NotFound when its index is
+// absent; DataLoss naming the file (and the tensor) for an index that is not
+// such a table or lacks the header, an entry whose bytes lie outside the
+// data file or fail their CRC32C; Unimplemented for what pstrain does not
+// read (several data shards, sliced variables, big-endian bytes, dtypes
+// other than float32 and int64), naming the tensor.
+StatusOr<std::map<std::string, BundleTensor>> ReadTfBundle(const std::string& prefix);
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_CHIEF_TF_BUNDLE_H_
