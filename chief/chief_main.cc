@@ -10,6 +10,7 @@
 #include "chief/eval_metrics.h"
 #include "chief/http/http_server.h"
 #include "chief/supervisor.h"
+#include "chief/warm_start.h"
 #include "cluster/cluster_flags.h"
 #include "cluster/cpu_share_flags.h"
 #include "core/stop_signals.h"
@@ -33,6 +34,17 @@ DEFINE_string(model, "mnist",
               "wide_deep, fasttext, movielens) or a ModelSpec "
               "text file (proto/model.proto)");
 DEFINE_uint64(seed, 0, "Seed of the variables' initial values");
+DEFINE_string(warm_start_from, "",
+              "A TensorFlow checkpoint (its prefix: PREFIX.index, PREFIX.data-00000-of-00001) "
+              "whose values the model's variables start from when --train_dir has no "
+              "checkpoint; a variable it lacks, or holds with another shape or dtype, stops "
+              "the chief");
+DEFINE_string(warm_start_vars, ".*",
+              "With --warm_start_from: a regex; only the variables whose whole names match it "
+              "are warm-started, the others start from --seed");
+DEFINE_string(warm_start_map, "",
+              "With --warm_start_from: tf_name=pstrain_name,... for variables the checkpoint "
+              "holds under other names");
 DEFINE_string(train_dir, "runs/pstrain", "Where the chief writes checkpoints");
 DEFINE_int32(startup_timeout_secs, 600, "Give up waiting for the ps tasks after this");
 DEFINE_int32(ps_lost_timeout_secs, 120,
@@ -113,6 +125,20 @@ int main(int argc, char** argv) {
                                          ? FLAGS_eval_use_moving_averages
                                          : recipe.eval_use_moving_averages();
   options.batch_size = FLAGS_batch_size;
+  std::map<std::string, pstrain::Tensor> warm_start;
+  if (!FLAGS_warm_start_from.empty()) {
+    auto values = pstrain::WarmStartValues(
+        (*model)->variables(),
+        {FLAGS_warm_start_from, FLAGS_warm_start_vars, FLAGS_warm_start_map});
+    if (!values.ok()) return pstrain::ExitWith(values.status(), pstrain::kExitBadInput);
+    warm_start = std::move(*values);
+    options.warm_start = &warm_start;
+    options.warm_start_from = FLAGS_warm_start_from;
+  } else if (given("warm_start_vars") || given("warm_start_map")) {
+    return pstrain::ExitWith(
+        pstrain::InvalidArgument("--warm_start_vars and --warm_start_map need --warm_start_from"),
+        pstrain::kExitBadInput);
+  }
   if (FLAGS_target_metric != "accuracy") {
     pstrain::Status known =
         pstrain::MetricNamed(pstrain::EvalMetrics(), FLAGS_target_metric).status();

@@ -69,11 +69,22 @@ Status Supervisor::RestoreOrInitialize(const std::string& why) {
   }
   if (ckpt.status().code() != Code::kNotFound) return ckpt.status();
   std::vector<Tensor> values;
-  for (const auto& v : model_->variables()) values.push_back(nn::InitialValue(v, options_.seed));
+  size_t warm = 0;
+  for (const auto& v : model_->variables()) {
+    const bool given = options_.warm_start != nullptr && options_.warm_start->count(v.name) > 0;
+    values.push_back(given ? options_.warm_start->at(v.name) : nn::InitialValue(v, options_.seed));
+    warm += given;
+  }
   header.set_global_step(0);
   PS_RETURN_IF_ERROR(fleet_->InitVariables(values, header));
-  LOG(INFO) << why << ": no checkpoint in " << options_.train_dir
-            << "; initialized every variable from seed " << options_.seed;
+  if (warm > 0) {
+    LOG(INFO) << why << ": no checkpoint in " << options_.train_dir << "; warm-started " << warm
+              << " of " << values.size() << " variables from " << options_.warm_start_from
+              << ", the others from seed " << options_.seed;
+  } else {
+    LOG(INFO) << why << ": no checkpoint in " << options_.train_dir
+              << "; initialized every variable from seed " << options_.seed;
+  }
   return OkStatus();
 }
 

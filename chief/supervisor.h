@@ -62,6 +62,10 @@ namespace pstrain {
 struct SupervisorOptions {
   std::string train_dir;
   uint64_t seed = 0;
+  // A train dir without a checkpoint: these variables start from these
+  // values (chief/warm_start.h), read from warm_start_from; may be null.
+  const std::map<std::string, Tensor>* warm_start = nullptr;
+  std::string warm_start_from;
   int num_workers = 0;
   int batch_size = 128;    // for examples/sec
   proto::InitHeader init;  // optimizer, sync config, heartbeat timeout, EMA

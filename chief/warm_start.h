@@ -1,0 +1,35 @@
+// Warm starts from TensorFlow checkpoints (chief/tf_bundle.h), as
+// tf.estimator.WarmStartSettings gives them: the model's variables whose
+// names match a regex take their values from the checkpoint, each under its
+// own name or the TF name a map gives it; the others start as usual. Only
+// a train dir without a checkpoint of its own is warm-started.
+#ifndef PSTRAIN_CHIEF_WARM_START_H_
+#define PSTRAIN_CHIEF_WARM_START_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/tensor.h"
+#include "nn/model.h"
+
+namespace pstrain {
+
+struct WarmStartOptions {
+  std::string prefix;       // the checkpoint (PREFIX.index, PREFIX.data-...)
+  std::string vars = ".*";  // a regex the whole pstrain name must match
+  std::string map;          // "tf_name=pstrain_name,..."
+};
+
+// The values of the matching variables, by pstrain name. InvalidArgument
+// naming the variable (and the checkpoint) for one the checkpoint lacks or
+// holds with another shape or dtype, for a regex that does not parse or
+// matches no variable, for a map entry that is not tf_name=pstrain_name or
+// names no variable of the model; the checkpoint's read errors.
+StatusOr<std::map<std::string, Tensor>> WarmStartValues(
+    const std::vector<nn::VariableSpec>& variables, const WarmStartOptions& options);
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_CHIEF_WARM_START_H_
