@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "chief/tf_bundle.h"
 #include "core/atomic_file.h"
 #include "core/crc32c.h"
 #include "proto/checkpoint.pb.h"
@@ -194,7 +195,28 @@ StatusOr<proto::CheckpointIndex> ReadCheckpointIndex(const std::string& prefix) 
   return index;
 }
 
+namespace {
+
+// A TensorFlow checkpoint as pstrain's: its float tensors, its global_step
+// (an int64 scalar; 0 without one).
+StatusOr<Checkpoint> ReadTfCheckpoint(const std::string& prefix) {
+  PS_ASSIGN_OR_RETURN(auto bundle, ReadTfBundle(prefix));
+  Checkpoint ckpt;
+  ckpt.prefix = prefix;
+  for (auto& [name, t] : bundle) {
+    if (t.dtype == tensorflow::DT_FLOAT) {
+      ckpt.tensors.emplace(name, std::move(t.floats));
+    } else if (name == "global_step" && t.int64s.size() == 1) {
+      ckpt.global_step = t.int64s[0];
+    }
+  }
+  return ckpt;
+}
+
+}  // namespace
+
 StatusOr<Checkpoint> ReadCheckpoint(const std::string& prefix) {
+  if (std::filesystem::exists(TfBundleDataPath(prefix))) return ReadTfCheckpoint(prefix);
   const std::string index_path = prefix + ".index";
   PS_ASSIGN_OR_RETURN(proto::CheckpointIndex index, ReadCheckpointIndex(prefix));
   const std::string data_path = prefix + ".data";

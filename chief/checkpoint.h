@@ -108,7 +108,9 @@ StatusOr<std::string> WriteCheckpoint(
 // Reads and verifies a checkpoint from its prefix path: its tensors, and of
 // its tables what they are (their rows file's length is checked, each
 // block's bytes when read). DataLoss naming the file (and the tensor) for a
-// bad magic, a truncated file or a CRC mismatch.
+// bad magic, a truncated file or a CRC mismatch. A TensorFlow checkpoint
+// (PREFIX.data-00000-of-00001 beside the index, chief/tf_bundle.h) gives its
+// float tensors and its global_step, with ReadTfBundle's errors.
 StatusOr<Checkpoint> ReadCheckpoint(const std::string& prefix);
 // The index alone, verified.
 StatusOr<proto::CheckpointIndex> ReadCheckpointIndex(const std::string& prefix);

@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,6 +60,9 @@ DEFINE_string(model, "mnist",
               "ModelSpec text file");
 DEFINE_int32(eval_interval_secs, 60, "Look for new checkpoints this often");
 DEFINE_bool(run_once, false, "Evaluate the latest readable checkpoint and exit");
+DEFINE_string(checkpoint, "",
+              "Evaluate this checkpoint (its prefix, e.g. runs/x/model.ckpt-1200; pstrain's or "
+              "one TensorFlow wrote) once and exit, instead of --train_dir's");
 DEFINE_bool(eval_use_moving_averages, true,
             "Evaluate the ExponentialMovingAverage shadows where a checkpoint "
             "holds them all");
@@ -160,7 +164,9 @@ int RunOnce(const std::vector<std::string>& names, CheckpointEvaluator* evaluato
     if (*done) return kExitDone;
   }
   return ExitWith(
-      NotFound("nothing to evaluate: no readable checkpoint in --train_dir " + FLAGS_train_dir),
+      NotFound(FLAGS_checkpoint.empty()
+                   ? "nothing to evaluate: no readable checkpoint in --train_dir " + FLAGS_train_dir
+                   : "--checkpoint " + FLAGS_checkpoint + " could not be evaluated"),
       kExitBadInput);
 }
 
@@ -225,8 +231,17 @@ int Watch(CheckpointWatcher* watcher, CheckpointEvaluator* evaluator, const Stop
 }
 
 int Main(const StopNotice& stop) {
-  if (FLAGS_train_dir.empty())
-    return ExitWith(InvalidArgument("--train_dir is required"), kExitBadInput);
+  if (!FLAGS_checkpoint.empty()) {
+    if (!FLAGS_train_dir.empty()) {
+      return ExitWith(InvalidArgument("--checkpoint and --train_dir exclude each other"),
+                      kExitBadInput);
+    }
+    FLAGS_train_dir = std::filesystem::path(FLAGS_checkpoint).parent_path().string();
+    if (FLAGS_train_dir.empty()) FLAGS_train_dir = ".";
+  }
+  if (FLAGS_train_dir.empty()) {
+    return ExitWith(InvalidArgument("--train_dir or --checkpoint is required"), kExitBadInput);
+  }
   if (FLAGS_eval_interval_secs <= 0) {
     return ExitWith(InvalidArgument("--eval_interval_secs must be positive"), kExitBadInput);
   }
@@ -273,6 +288,9 @@ int Main(const StopNotice& stop) {
   CheckpointWatcher watcher(FLAGS_train_dir);
   CheckpointEvaluator evaluator(FLAGS_train_dir, model->get(), rows ? nullptr : &*test,
                                 rows ? &*test_rows : nullptr, ImageInputOf(*spec), writer->get());
+  if (!FLAGS_checkpoint.empty()) {
+    return RunOnce({std::filesystem::path(FLAGS_checkpoint).filename().string()}, &evaluator);
+  }
   if (!FLAGS_run_once) return Watch(&watcher, &evaluator, stop);
   auto names = watcher.NewCheckpoints();
   if (!names.ok()) return ExitWith(names.status(), kExitBadInput);
@@ -288,6 +306,7 @@ int main(int argc, char** argv) {
   pstrain::InitTaskMain(
       "evaluates the chief's checkpoints on the test set.\n"
       "  evaluator --train_dir=runs/x [--run_once]\n"
+      "  evaluator --checkpoint=runs/x/model.ckpt-1200   (or a TensorFlow checkpoint)\n"
       "Accepts --cluster_spec or TF_CONFIG (task type "
       "\"evaluator\") but needs neither.",
       &argc, &argv);

@@ -284,7 +284,7 @@ TEST(Evaluator, SigtermAfterTheEndOfTrainingExits0) {
 TEST(Evaluator, BadFlagsExit1AndABadClusterSpecExits2) {
   std::string out;
   EXPECT_EQ(RunEvaluator({"--run_once"}, &out), "exit code 1") << out;
-  EXPECT_NE(out.find("--train_dir is required"), std::string::npos) << out;
+  EXPECT_NE(out.find("--train_dir or --checkpoint is required"), std::string::npos) << out;
   EXPECT_EQ(RunEvaluator({"--train_dir=/tmp", "--cluster_spec=/nonexistent/cluster.json"}, &out),
             "exit code 2")
       << out;

@@ -1,10 +1,12 @@
-// Warm starts as a user runs them: a TensorFlow checkpoint of a trained
-// mnist (pstrain's trained variables written in TF's format,
-// chief/tf_bundle.h) given to a new run's chief as --warm_start_from. At
-// learning rate 0 the new run ends at exactly the accuracy the first one
-// ended at, where a cold start sits near chance (0.1).
+// TensorFlow checkpoints as a user brings them: one of a trained mnist
+// (pstrain's trained variables written in TF's format, chief/tf_bundle.h)
+// evaluated by the evaluator (--checkpoint) at the accuracy the training
+// ended at, and given to a new run's chief as --warm_start_from: at
+// learning rate 0 the new run ends at exactly that accuracy, where a cold
+// start sits near chance (0.1).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <regex>
 #include <string>
 
@@ -30,7 +32,7 @@ std::string RunLocal(const std::string& train_dir, std::vector<std::string> extr
   return testing::RunToCompletion(argv, std::chrono::seconds(300), out);
 }
 
-TEST(WarmStart, ARunStartsAtTheAccuracyOfTheTensorFlowCheckpoint) {
+TEST(TensorFlowCheckpoint, IsEvaluatedAtItsAccuracyAndWarmStartsARunThere) {
   if (!testing::HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   testing::TempDir source("warm_start_source"), target("warm_start_target"), tf("warm_start_tf");
   std::string out;
@@ -47,6 +49,15 @@ TEST(WarmStart, ARunStartsAtTheAccuracyOfTheTensorFlowCheckpoint) {
     ASSERT_TRUE((*writer)->AddFloat(name, tensor).ok());
   ASSERT_TRUE((*writer)->AddInt64("global_step", {}, {200}).ok());
   ASSERT_TRUE((*writer)->Finish().ok());
+
+  char evaluated[64];
+  std::snprintf(evaluated, sizeof(evaluated), "eval: model.ckpt-200 precision @ 1 = %.4f", trained);
+  ASSERT_EQ(testing::RunToCompletion({BuildDir() + "/chief/evaluator", "--checkpoint=" + prefix,
+                                      "--eval_dir=" + tf.path() + "/eval"},
+                                     std::chrono::seconds(120), &out),
+            "exit code 0")
+      << out;
+  EXPECT_NE(out.find(evaluated), std::string::npos) << out;
 
   ASSERT_EQ(RunLocal(target.path(),
                      {"--max_steps=3", "--learning_rate=0", "--warm_start_from=" + prefix}, &out),
