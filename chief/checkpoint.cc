@@ -22,6 +22,25 @@ std::string BaseName(const std::string& path) {
 
 std::string Quote(const std::string& s) { return "\"" + s + "\""; }
 
+// pstrain's index beside a TensorFlow bundle.
+constexpr char kTfSidecar[] = ".pstrain";
+
+bool IsTfCheckpoint(const std::string& prefix) {
+  return std::filesystem::exists(TfBundleDataPath(prefix));
+}
+
+// "PSCKPT01", u64 length L, L bytes of the index, u32 masked CRC32C.
+std::string IndexFile(const proto::CheckpointIndex& index) {
+  const std::string body = index.SerializeAsString();
+  std::string file(kIndexMagic, sizeof(kIndexMagic));
+  const uint64_t len = body.size();
+  file.append(reinterpret_cast<const char*>(&len), sizeof(len));
+  file += body;
+  const uint32_t crc = crc32c::Mask(crc32c::Value(body.data(), body.size()));
+  file.append(reinterpret_cast<const char*>(&crc), sizeof(crc));
+  return file;
+}
+
 }  // namespace
 
 std::string CheckpointName(int64_t step) { return "model.ckpt-" + std::to_string(step); }
@@ -30,9 +49,21 @@ CheckpointWriter::CheckpointWriter(std::string prefix, std::unique_ptr<AtomicFil
                                    std::unique_ptr<AtomicFile> rows)
     : prefix_(std::move(prefix)), data_(std::move(data)), rows_(std::move(rows)) {}
 
+CheckpointWriter::~CheckpointWriter() = default;
+
 StatusOr<std::unique_ptr<CheckpointWriter>> CheckpointWriter::Create(const std::string& dir,
-                                                                     int64_t step) {
+                                                                     int64_t step,
+                                                                     CheckpointFormat format,
+                                                                     TfNameFn tf_name) {
   const std::string prefix = dir + "/" + CheckpointName(step);
+  if (format == CheckpointFormat::kTensorFlow) {
+    PS_ASSIGN_OR_RETURN(auto bundle, TfBundleWriter::Create(prefix));
+    std::unique_ptr<CheckpointWriter> w(new CheckpointWriter(prefix, nullptr, nullptr));
+    w->bundle_ = std::move(bundle);
+    w->tf_name_ = std::move(tf_name);
+    w->index_.set_global_step(step);
+    return w;
+  }
   PS_ASSIGN_OR_RETURN(auto data, AtomicFile::Create(prefix + ".data"));
   std::unique_ptr<CheckpointWriter> w(new CheckpointWriter(prefix, std::move(data), nullptr));
   w->index_.set_global_step(step);
@@ -41,6 +72,11 @@ StatusOr<std::unique_ptr<CheckpointWriter>> CheckpointWriter::Create(const std::
 }
 
 Status CheckpointWriter::AddTensor(const std::string& name, const Tensor& t) {
+  if (bundle_ != nullptr) {
+    const std::string tf = tf_name_ ? tf_name_(name) : name;
+    if (tf != name) (*index_.mutable_tf_names())[tf] = name;
+    return bundle_->AddFloat(tf, t);
+  }
   PS_RETURN_IF_ERROR(data_->Append(t.data(), t.bytes()));
   proto::CheckpointEntry* e = index_.add_entries();
   e->set_name(name);
@@ -94,16 +130,15 @@ Status CheckpointWriter::AddRows(const proto::RowBlock& block) {
 StatusOr<std::string> CheckpointWriter::Finish() {
   index_.set_data_bytes(data_bytes_);
   index_.set_rows_bytes(rows_bytes_);
-  PS_RETURN_IF_ERROR(data_->Commit());
+  if (data_ != nullptr) PS_RETURN_IF_ERROR(data_->Commit());
   if (rows_ != nullptr) PS_RETURN_IF_ERROR(rows_->Commit());
-  const std::string body = index_.SerializeAsString();
-  std::string file(kIndexMagic, sizeof(kIndexMagic));
-  const uint64_t len = body.size();
-  file.append(reinterpret_cast<const char*>(&len), sizeof(len));
-  file += body;
-  const uint32_t crc = crc32c::Mask(crc32c::Value(body.data(), body.size()));
-  file.append(reinterpret_cast<const char*>(&crc), sizeof(crc));
-  PS_RETURN_IF_ERROR(WriteFileAtomically(prefix_ + ".index", file));
+  if (bundle_ != nullptr) {
+    PS_RETURN_IF_ERROR(bundle_->AddInt64("global_step", {}, {index_.global_step()}));
+    PS_RETURN_IF_ERROR(WriteFileAtomically(prefix_ + kTfSidecar, IndexFile(index_)));
+    PS_RETURN_IF_ERROR(bundle_->Finish());
+    return prefix_;
+  }
+  PS_RETURN_IF_ERROR(WriteFileAtomically(prefix_ + ".index", IndexFile(index_)));
   return prefix_;
 }
 
@@ -171,7 +206,7 @@ StatusOr<bool> TableRowsReader::Next(proto::RowBlock* block) {
 }
 
 StatusOr<proto::CheckpointIndex> ReadCheckpointIndex(const std::string& prefix) {
-  const std::string index_path = prefix + ".index";
+  const std::string index_path = prefix + (IsTfCheckpoint(prefix) ? kTfSidecar : ".index");
   PS_ASSIGN_OR_RETURN(std::string file, ReadFileToString(index_path));
   if (file.size() < sizeof(kIndexMagic) + 12 ||
       std::memcmp(file.data(), kIndexMagic, sizeof(kIndexMagic)) != 0) {
@@ -197,26 +232,52 @@ StatusOr<proto::CheckpointIndex> ReadCheckpointIndex(const std::string& prefix) 
 
 namespace {
 
-// A TensorFlow checkpoint as pstrain's: its float tensors, its global_step
-// (an int64 scalar; 0 without one).
+// The index's tables, delta base and rows file into *ckpt; DataLoss when
+// the rows file is not as long as the index says.
+Status AttachTables(const proto::CheckpointIndex& index, const std::string& prefix,
+                    Checkpoint* ckpt) {
+  ckpt->tables.assign(index.tables().begin(), index.tables().end());
+  if (index.has_delta_base_step()) ckpt->delta_base_step = index.delta_base_step();
+  if (index.tables_size() > 0 && !index.rows_file().empty()) {
+    const std::string rows_path = prefix + ".rows";
+    std::error_code ec;
+    const uint64_t rows_bytes = std::filesystem::file_size(rows_path, ec);
+    if (ec || rows_bytes != index.rows_bytes()) {
+      return DataLoss(rows_path + ": holds " + (ec ? ec.message() : std::to_string(rows_bytes)) +
+                      " bytes, index says " + std::to_string(index.rows_bytes()) + " (truncated?)");
+    }
+  }
+  return OkStatus();
+}
+
+// A TensorFlow checkpoint: its float tensors, its global_step (an int64
+// scalar; 0 without one); with pstrain's index beside it, the tensors under
+// pstrain's names and the tables.
 StatusOr<Checkpoint> ReadTfCheckpoint(const std::string& prefix) {
   PS_ASSIGN_OR_RETURN(auto bundle, ReadTfBundle(prefix));
+  proto::CheckpointIndex index;
+  if (std::filesystem::exists(prefix + kTfSidecar)) {
+    PS_ASSIGN_OR_RETURN(index, ReadCheckpointIndex(prefix));
+  }
   Checkpoint ckpt;
   ckpt.prefix = prefix;
   for (auto& [name, t] : bundle) {
     if (t.dtype == tensorflow::DT_FLOAT) {
-      ckpt.tensors.emplace(name, std::move(t.floats));
+      auto renamed = index.tf_names().find(name);
+      ckpt.tensors.emplace(renamed == index.tf_names().end() ? name : renamed->second,
+                           std::move(t.floats));
     } else if (name == "global_step" && t.int64s.size() == 1) {
       ckpt.global_step = t.int64s[0];
     }
   }
+  PS_RETURN_IF_ERROR(AttachTables(index, prefix, &ckpt));
   return ckpt;
 }
 
 }  // namespace
 
 StatusOr<Checkpoint> ReadCheckpoint(const std::string& prefix) {
-  if (std::filesystem::exists(TfBundleDataPath(prefix))) return ReadTfCheckpoint(prefix);
+  if (IsTfCheckpoint(prefix)) return ReadTfCheckpoint(prefix);
   const std::string index_path = prefix + ".index";
   PS_ASSIGN_OR_RETURN(proto::CheckpointIndex index, ReadCheckpointIndex(prefix));
   const std::string data_path = prefix + ".data";
@@ -228,17 +289,7 @@ StatusOr<Checkpoint> ReadCheckpoint(const std::string& prefix) {
   Checkpoint ckpt;
   ckpt.global_step = index.global_step();
   ckpt.prefix = prefix;
-  ckpt.tables.assign(index.tables().begin(), index.tables().end());
-  if (index.has_delta_base_step()) ckpt.delta_base_step = index.delta_base_step();
-  if (index.tables_size() > 0 && !index.rows_file().empty()) {
-    const std::string rows_path = prefix + ".rows";
-    std::error_code ec;
-    const uint64_t rows_bytes = std::filesystem::file_size(rows_path, ec);
-    if (ec || rows_bytes != index.rows_bytes()) {
-      return DataLoss(rows_path + ": holds " + (ec ? ec.message() : std::to_string(rows_bytes)) +
-                      " bytes, index says " + std::to_string(index.rows_bytes()) + " (truncated?)");
-    }
-  }
+  PS_RETURN_IF_ERROR(AttachTables(index, prefix, &ckpt));
   for (const proto::CheckpointEntry& e : index.entries()) {
     Shape shape(e.meta().shape().begin(), e.meta().shape().end());
     // Every number here comes from the file: the shape is checked before

@@ -14,6 +14,14 @@
 // through AtomicFile (temporary name, fsync, rename): a crash at any
 // instant leaves the previous checkpoint whole.
 //
+// In TensorFlow's format (CheckpointFormat::kTensorFlow) the tensors and
+// global_step are a TF tensor bundle instead (chief/tf_bundle.h:
+// model.ckpt-STEP.index and .data-00000-of-00001), each under its TF name (a
+// slot as TF names it: ".../Adagrad", ".../Adam_1"), and pstrain's index of
+// the rest (tables, delta base, the TF names that differ) is
+// model.ckpt-STEP.pstrain; the rows, then .pstrain, then the bundle are
+// committed, the bundle's index last.
+//
 // A delta checkpoint (delta_base_step set) holds whole variables but only
 // the rows changed since a full checkpoint, and the keys dropped since:
 // a restore reads the full one's tables, then the delta's.
@@ -22,6 +30,7 @@
 
 #include <cstdint>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -47,13 +56,24 @@ struct Checkpoint {
   std::optional<int64_t> delta_base_step;
 };
 
+enum class CheckpointFormat { kPstrain, kTensorFlow };
+
+// A tensor's name in a TensorFlow checkpoint, given pstrain's.
+using TfNameFn = std::function<std::string(const std::string&)>;
+
+class TfBundleWriter;
+
 // Writes one checkpoint: tensors, then tables block by block. Nothing of it
 // is visible (every file has a temporary name) until Finish.
 //
 // Thread-compatible.
 class CheckpointWriter {
  public:
-  static StatusOr<std::unique_ptr<CheckpointWriter>> Create(const std::string& dir, int64_t step);
+  // tf_name (kTensorFlow only; null: every name as it is).
+  static StatusOr<std::unique_ptr<CheckpointWriter>> Create(
+      const std::string& dir, int64_t step, CheckpointFormat format = CheckpointFormat::kPstrain,
+      TfNameFn tf_name = nullptr);
+  ~CheckpointWriter();
 
   Status AddTensor(const std::string& name, const Tensor& tensor);
   // The following AddRows belong to this table (a row: dim x (1 + slots)
@@ -73,6 +93,8 @@ class CheckpointWriter {
 
   const std::string prefix_;
   std::unique_ptr<AtomicFile> data_, rows_;
+  std::unique_ptr<TfBundleWriter> bundle_;  // kTensorFlow: the tensors
+  TfNameFn tf_name_;
   proto::CheckpointIndex index_;
   uint64_t data_bytes_ = 0, rows_bytes_ = 0;
 };

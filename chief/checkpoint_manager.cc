@@ -28,7 +28,7 @@ StatusOr<std::string> CheckpointManager::Save(int64_t step,
                                               const std::map<std::string, Tensor>& tensors,
                                               const AddTables& add_tables,
                                               std::optional<int64_t> delta_base) {
-  PS_ASSIGN_OR_RETURN(auto writer, CheckpointWriter::Create(options_.dir, step));
+  PS_ASSIGN_OR_RETURN(auto writer, CheckpointWriter::Create(options_.dir, step, format_, tf_name_));
   for (const auto& [name, t] : tensors) PS_RETURN_IF_ERROR(writer->AddTensor(name, t));
   if (add_tables) PS_RETURN_IF_ERROR(add_tables(writer.get()));
   if (delta_base) writer->SetDeltaBase(*delta_base);
@@ -70,7 +70,8 @@ StatusOr<std::string> CheckpointManager::Save(int64_t step,
 
 void CheckpointManager::DeleteCheckpoint(const std::string& base) {
   std::error_code ec;
-  for (const char* ext : {".index", ".data", ".rows"}) {
+  // The index first: a checkpoint without one is no checkpoint.
+  for (const char* ext : {".index", ".data", ".data-00000-of-00001", ".pstrain", ".rows"}) {
     std::filesystem::remove(options_.dir + "/" + base + ext, ec);
   }
 }

@@ -32,6 +32,12 @@ class CheckpointManager {
   };
   // Reads the existing state file, if any, to continue its list.
   explicit CheckpointManager(Options options);
+  // The format Save writes (pstrain's unless set); kTensorFlow with each
+  // tensor's TF name (null: its own). Either is read back.
+  void SetFormat(CheckpointFormat format, TfNameFn tf_name) {
+    format_ = format;
+    tf_name_ = std::move(tf_name);
+  }
 
   // Writes model.ckpt-<step> and the state file; deletes checkpoints that
   // fall out of the kept list. Returns the checkpoint's prefix path.
@@ -60,6 +66,8 @@ class CheckpointManager {
   std::optional<int64_t> DeltaBaseOf(const std::string& base) const;
 
   const Options options_;
+  CheckpointFormat format_ = CheckpointFormat::kPstrain;
+  TfNameFn tf_name_;
   std::vector<std::string> kept_;  // base names, oldest first
   // Dropped from kept_ but still on disk: full checkpoints a kept delta
   // needs.

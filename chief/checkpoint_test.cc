@@ -8,8 +8,10 @@
 #include <fstream>
 #include <functional>
 
+#include "chief/tf_bundle.h"
 #include "core/atomic_file.h"
 #include "core/crc32c.h"
+#include "core/test_util.h"
 #include "proto/checkpoint.pb.h"
 
 namespace pstrain {
@@ -233,10 +235,52 @@ TEST_F(CheckpointTest, StateFileRoundTrips) {
 namespace pstrain {
 namespace {
 
+// In TensorFlow's format: the tensors in a TF bundle under their TF names
+// (global_step with them), read back under pstrain's; the tables' rows and
+// the delta base beside it, as in pstrain's format.
+TEST(TfFormatCheckpoint, TensorsUnderTfNamesAndTablesBesideThem) {
+  test_util::TempDir dir;
+  const TfNameFn tf_name = [](const std::string& name) {
+    return name == "w/accumulator" ? std::string("w/Adagrad") : name;
+  };
+  auto writer = CheckpointWriter::Create(dir.path(), 7, CheckpointFormat::kTensorFlow, tf_name);
+  ASSERT_TRUE(writer.ok());
+  ASSERT_TRUE((*writer)->AddTensor("w", Tensor({2}, {1, 2})).ok());
+  ASSERT_TRUE((*writer)->AddTensor("w/accumulator", Tensor({2}, {3, 4})).ok());
+  (*writer)->BeginTable("emb", 1, {"accumulator"});
+  ASSERT_TRUE((*writer)->AddRows(Block({5, -9}, {1, 2, 3, 4})).ok());
+  (*writer)->SetDeltaBase(3);
+  auto prefix = (*writer)->Finish();
+  ASSERT_TRUE(prefix.ok()) << prefix.status().ToString();
+
+  auto bundle = ReadTfBundle(*prefix);  // as TensorFlow sees it
+  ASSERT_TRUE(bundle.ok()) << bundle.status().ToString();
+  EXPECT_EQ(bundle->size(), 3u);
+  EXPECT_EQ(bundle->at("w/Adagrad").floats[1], 4.0f);
+  EXPECT_EQ(bundle->at("global_step").int64s, (std::vector<int64_t>{7}));
+
+  auto ckpt = ReadCheckpoint(*prefix);
+  ASSERT_TRUE(ckpt.ok()) << ckpt.status().ToString();
+  EXPECT_EQ(ckpt->global_step, 7);
+  ASSERT_EQ(ckpt->tensors.size(), 2u);
+  EXPECT_EQ(ckpt->tensors.at("w/accumulator")[0], 3.0f);
+  EXPECT_EQ(ckpt->delta_base_step, std::optional<int64_t>(3));
+  ASSERT_EQ(ckpt->tables.size(), 1u);
+  auto reader = TableRowsReader::Open(*prefix, ckpt->tables[0]);
+  ASSERT_TRUE(reader.ok());
+  proto::RowBlock got;
+  auto more = (*reader)->Next(&got);
+  ASSERT_TRUE(more.ok() && *more) << more.status().ToString();
+  EXPECT_EQ(got.keys(), Block({5, -9}, {1, 2, 3, 4}).keys());
+}
+
 // A crash at every write point of a checkpoint save (each file's writes,
 // fsync, rename and directory fsync: data, index, state file, deletions
-// after) leaves the previous checkpoint whole and found on restart.
-TEST(CheckpointCrash, EveryWritePointLeavesThePreviousCheckpointWhole) {
+// after) leaves the previous checkpoint whole and found on restart, in
+// either format.
+class CheckpointCrash : public ::testing::TestWithParam<CheckpointFormat> {};
+
+TEST_P(CheckpointCrash, EveryWritePointLeavesThePreviousCheckpointWhole) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("pstrain_crash_" + std::to_string(getpid()));
   std::map<std::string, Tensor> v1, v2;
@@ -246,14 +290,18 @@ TEST(CheckpointCrash, EveryWritePointLeavesThePreviousCheckpointWhole) {
   for (int point = 1;; ++point) {
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
+    // In TensorFlow's format "w" is "tf/w" there.
+    const TfNameFn tf_name = [](const std::string& name) { return "tf/" + name; };
     {
       CheckpointManager m({dir.string(), 1, 10000});
+      m.SetFormat(GetParam(), tf_name);
       ASSERT_TRUE(m.Save(100, v1).ok());
     }
     pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
       CheckpointManager m({dir.string(), 1, 10000});
+      m.SetFormat(GetParam(), tf_name);
       CrashAtWritePointForTest(point);
       _exit(m.Save(200, v2).ok() ? 0 : 1);
     }
@@ -279,6 +327,14 @@ TEST(CheckpointCrash, EveryWritePointLeavesThePreviousCheckpointWhole) {
   EXPECT_GE(crashed_at, 8) << "a save has at least 8 write points (2 files x 4 + state file)";
   std::filesystem::remove_all(dir);
 }
+
+INSTANTIATE_TEST_SUITE_P(Formats, CheckpointCrash,
+                         ::testing::Values(CheckpointFormat::kPstrain,
+                                           CheckpointFormat::kTensorFlow),
+                         [](const ::testing::TestParamInfo<CheckpointFormat>& info) {
+                           return info.param == CheckpointFormat::kPstrain ? "Pstrain"
+                                                                           : "TensorFlow";
+                         });
 
 }  // namespace
 }  // namespace pstrain

@@ -54,6 +54,11 @@ DEFINE_int32(progress_secs, 15, "Log global_step and finished workers this often
 DEFINE_double(save_checkpoint_secs, 600, "Save a checkpoint this often (0: no timer)");
 DEFINE_int64(save_checkpoint_steps, 0, "Also save a checkpoint every this many steps (0: off)");
 DEFINE_int32(max_to_keep, 5, "Checkpoints kept; older ones are deleted");
+DEFINE_string(checkpoint_format, "pstrain",
+              "pstrain (model.ckpt-STEP.index and .data) or tensorflow (TensorFlow's: "
+              "model.ckpt-STEP.index and .data-00000-of-00001, slots under TF's names, which "
+              "tf.train.load_checkpoint and tf.compat.v1.train.Saver read; pstrain's index of "
+              "the tables beside it in .pstrain); either is read back");
 DEFINE_int32(delta_checkpoints, 0,
              "Models with embedding tables: after each full checkpoint, this many checkpoints "
              "save only the rows changed since it (0: every checkpoint is full)");
@@ -118,6 +123,15 @@ int main(int argc, char** argv) {
   options.save_checkpoint_secs = FLAGS_save_checkpoint_secs;
   options.save_checkpoint_steps = FLAGS_save_checkpoint_steps;
   options.max_to_keep = FLAGS_max_to_keep;
+  if (FLAGS_checkpoint_format != "pstrain" && FLAGS_checkpoint_format != "tensorflow") {
+    return pstrain::ExitWith(
+        pstrain::InvalidArgument("--checkpoint_format must be pstrain or tensorflow, not " +
+                                 FLAGS_checkpoint_format),
+        pstrain::kExitBadInput);
+  }
+  options.checkpoint_format = FLAGS_checkpoint_format == "tensorflow"
+                                  ? pstrain::CheckpointFormat::kTensorFlow
+                                  : pstrain::CheckpointFormat::kPstrain;
   options.delta_checkpoints = FLAGS_delta_checkpoints;
   options.keep_checkpoint_every_n_hours = FLAGS_keep_checkpoint_every_n_hours;
   options.save_summaries_steps = FLAGS_save_summaries_steps;

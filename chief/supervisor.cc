@@ -6,6 +6,7 @@
 
 #include "chief/evaluation.h"
 #include "chief/table_checkpoints.h"
+#include "chief/tf_names.h"
 #include "chief/training_done.h"
 #include "ps/variable_store.h"
 
@@ -52,6 +53,8 @@ Supervisor::Supervisor(nn::Model* model, PsFleet* fleet, const data::ImageDatase
                               std::chrono::duration<double>(options_.eval_secs))),
       progress_timer_(clock_, options_.progress_interval) {
   ps_tables_.resize(fleet->num_ps());
+  checkpoints_.SetFormat(options_.checkpoint_format,
+                         TfCheckpointNames(model->variables(), options_.init.optimizer()));
 }
 
 Status Supervisor::RestoreOrInitialize(const std::string& why) {
