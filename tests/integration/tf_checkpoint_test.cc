@@ -84,5 +84,38 @@ TEST(TensorFlowCheckpoint, IsEvaluatedAtItsAccuracyAndWarmStartsARunThere) {
       << out;
 }
 
+// A model with embedding tables saved in TensorFlow's format: the chief
+// restarted on the train dir restores the variables and the rows from it,
+// and the evaluator evaluates it.
+TEST(TensorFlowCheckpoint, AModelOfIdsSavedInTfFormatIsRestoredAndEvaluated) {
+  if (!testing::HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  testing::TempDir dir("tf_format_ids");
+  std::string out;
+  const std::vector<std::string> flags = {"--model=mnist_ids", "--checkpoint_format=tensorflow"};
+  std::vector<std::string> first = flags, second = flags;
+  first.push_back("--max_steps=60");
+  second.push_back("--max_steps=90");
+  ASSERT_EQ(RunLocal(dir.path(), first, &out), "exit code 0") << out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(out, m, std::regex(R"(final: step (\d+))"))) << out;
+  const std::string saved = "model.ckpt-" + m[1].str();
+  auto bundle = ReadTfBundle(dir.path() + "/" + saved);
+  ASSERT_TRUE(bundle.ok()) << bundle.status().ToString();
+  EXPECT_EQ(bundle->at("global_step").int64s, (std::vector<int64_t>{std::stoll(m[1])}));
+
+  ASSERT_EQ(RunLocal(dir.path(), second, &out), "exit code 0") << out;
+  EXPECT_NE(out.find("restored every ps from " + dir.path() + "/" + saved), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("final: step 9"), std::string::npos) << out;
+
+  ASSERT_EQ(testing::RunToCompletion({BuildDir() + "/chief/evaluator", "--model=mnist_ids",
+                                      "--checkpoint=" + dir.path() + "/" + saved,
+                                      "--eval_dir=" + dir.path() + "/eval_once"},
+                                     std::chrono::seconds(120), &out),
+            "exit code 0")
+      << out;
+  EXPECT_NE(out.find("eval: " + saved + " precision @ 1 = 0."), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace pstrain
