@@ -24,6 +24,17 @@
      writes listed and loaded by tf.train.list_variables and
      tf.train.load_checkpoint with every name, shape, dtype and value exact;
      one tf.compat.v1.train.Saver writes read by pstrain, exactly.
+  9. cifar10 trained by pstrain (Fashion-MNIST in CIFAR-10's layout, moving
+     averages kept) and saved with --checkpoint_format=tensorflow, restored
+     into a TF 1.x graph of the same network by tf.compat.v1.train.Saver
+     from the moving averages (ExponentialMovingAverage.variables_to_restore),
+     evaluated on the 10,000 test images with TF's evaluation crop and
+     standardization: the same precision@1 as pstrain's final evaluation.
+ 10. the other way: the same TF 1.x graph trained by TensorFlow (200 steps
+     of gradient descent on the training images, cropped and standardized
+     as for evaluation) and saved by tf.compat.v1.train.Saver, evaluated by
+     pstrain's evaluator (--checkpoint): the same precision@1 as TF's own
+     evaluation of it.
 
 Run by tests/tensorflow/run_crosscheck.sh, which installs TensorFlow into a
 virtual environment first. Prints one line per check and exits 1 if any
@@ -91,7 +102,7 @@ def tf_cifar10(v, images):
                        v["conv2/biases"])
     norm2 = tf_lrn(conv2)
     pool2 = tf.nn.max_pool2d(norm2, 3, 2, "SAME")
-    flat = tf.reshape(pool2, [images.shape[0], -1])
+    flat = tf.reshape(pool2, [-1, int(np.prod(pool2.shape[1:]))])
     local3 = tf.nn.relu(tf.matmul(flat, v["local3/weights"]) + v["local3/biases"])
     local4 = tf.nn.relu(tf.matmul(local3, v["local4/weights"]) + v["local4/biases"])
     return tf.matmul(local4, v["softmax_linear/weights"]) + v["softmax_linear/biases"]
@@ -526,6 +537,121 @@ def check_tf_checkpoints(build, work):
            "%d tensors" % len(read))
 
 
+CIFAR10_VARIABLES = [("conv1/weights", [5, 5, 3, 64], 5e-2), ("conv1/biases", [64], 0.0),
+                     ("conv2/weights", [5, 5, 64, 64], 5e-2), ("conv2/biases", [64], 0.1),
+                     ("local3/weights", [2304, 384], 0.04), ("local3/biases", [384], 0.1),
+                     ("local4/weights", [384, 192], 0.04), ("local4/biases", [192], 0.1),
+                     ("softmax_linear/weights", [192, 10], 1 / 192.0),
+                     ("softmax_linear/biases", [10], 0.0)]
+
+
+def fmnist_as_cifar(build, work):
+    """The directory of Fashion-MNIST in CIFAR-10's layout, made once."""
+    data = os.path.join(work, "fmnist_cifar")
+    if not os.path.isdir(data):
+        subprocess.run([os.path.join(build, "tools", "pstrain_fmnist_to_cifar"),
+                        "--data_dir=" + FASHION_MNIST, "--output_dir=" + data], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return data
+
+
+def cifar_batch_file(data, name):
+    raw = np.fromfile(os.path.join(data, "cifar-10-batches-bin", name), np.uint8)
+    raw = raw.reshape(-1, 1 + 3 * 32 * 32)
+    return raw[:, 1:].reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1), raw[:, 0].astype(np.int64)
+
+
+def eval_input(batch):
+    """cifar10_input's evaluation path: the central 24x24, standardized."""
+    return tf.map_fn(lambda im: tf.image.per_image_standardization(
+        tf.image.resize_with_crop_or_pad(tf.cast(im, tf.float32), 24, 24)),
+        batch, fn_output_signature=tf.float32)
+
+
+def check_tf_trained_cifar10(build, work):
+    data = fmnist_as_cifar(build, work)
+    train_x, train_y = cifar_batch_file(data, "data_batch_1.bin")
+    test_x, test_y = cifar_batch_file(data, "test_batch.bin")
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.compat.v1.set_random_seed(3)
+        batch = tf.compat.v1.placeholder(tf.uint8, [None, 32, 32, 3])
+        labels = tf.compat.v1.placeholder(tf.int64, [None])
+        v = {}
+        for name, shape, init in CIFAR10_VARIABLES:
+            initializer = (tf.compat.v1.truncated_normal_initializer(stddev=init)
+                           if name.endswith("weights") else tf.compat.v1.constant_initializer(init))
+            v[name] = tf.compat.v1.get_variable(name, shape, initializer=initializer)
+        step = tf.compat.v1.train.get_or_create_global_step()
+        logits = tf_cifar10(v, eval_input(batch))
+        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=labels, logits=logits))
+        train = tf.compat.v1.train.GradientDescentOptimizer(0.05).minimize(loss, global_step=step)
+        saver = tf.compat.v1.train.Saver(list(v.values()) + [step])
+        with tf.compat.v1.Session(graph=graph) as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            for i in range(200):
+                j = (i * 128) % 9984
+                session.run(train, {batch: train_x[j:j + 128], labels: train_y[j:j + 128]})
+            correct = 0
+            for i in range(0, 10000, 1000):
+                out = session.run(logits, {batch: test_x[i:i + 1000]})
+                correct += int(np.sum(np.argmax(out, 1) == test_y[i:i + 1000]))
+            prefix = saver.save(session, os.path.join(work, "tf_cifar10", "model.ckpt"),
+                                global_step=step, write_meta_graph=False)
+    theirs = "%.4f" % (correct / 10000.0)
+    run = subprocess.run([os.path.join(build, "chief", "evaluator"), "--model=cifar10",
+                          "--data_dir=" + data, "--checkpoint=" + prefix,
+                          "--eval_dir=" + os.path.join(work, "tf_cifar10_eval")],
+                         capture_output=True, text=True)
+    line = [l for l in (run.stdout + run.stderr).splitlines() if "precision @ 1 = " in l]
+    ours = line[-1].split("precision @ 1 = ")[1].split()[0] if line else "none"
+    report("cifar10 trained by TensorFlow, evaluated by pstrain", run.returncode == 0 and
+           ours == theirs, "%s: TF's precision@1 %s, pstrain's evaluator %s" %
+           (os.path.basename(prefix), theirs, ours))
+
+
+def check_cifar10_checkpoint(build, work):
+    data = fmnist_as_cifar(build, work)
+    train_dir = os.path.join(work, "cifar10_train")
+    run = subprocess.run([os.path.join(build, "deploy", "pstrain_local"), "--ps=1", "--workers=1",
+                          "--model=cifar10", "--data_dir=" + data, "--epochs=0",
+                          "--max_steps=300", "--ema_decay=0.99", "--checkpoint_format=tensorflow",
+                          "--train_dir=" + train_dir, "--http_port=-1"],
+                         capture_output=True, text=True)
+    final = [l for l in (run.stdout + run.stderr).splitlines() if "final: step" in l]
+    if run.returncode != 0 or not final:
+        report("cifar10 trained by pstrain, evaluated by TensorFlow", False,
+               "pstrain_local exited %d" % run.returncode)
+        return
+    ours = final[-1].split("test accuracy ")[1].split()[0]
+    prefix = tf.train.latest_checkpoint(train_dir)
+
+    images, labels = cifar_batch_file(data, "test_batch.bin")
+    graph = tf.Graph()
+    with graph.as_default():
+        batch = tf.compat.v1.placeholder(tf.uint8, [1000, 32, 32, 3])
+        x = eval_input(batch)
+        shapes = dict(tf.train.list_variables(prefix))
+        names = ["conv1/weights", "conv1/biases", "conv2/weights", "conv2/biases",
+                 "local3/weights", "local3/biases", "local4/weights", "local4/biases",
+                 "softmax_linear/weights", "softmax_linear/biases"]
+        v = {n: tf.compat.v1.get_variable(n, shapes[n]) for n in names}
+        logits = tf_cifar10(v, x)
+        ema = tf.compat.v1.train.ExponentialMovingAverage(0.99)
+        saver = tf.compat.v1.train.Saver(ema.variables_to_restore(list(v.values())))
+        with tf.compat.v1.Session(graph=graph) as session:
+            saver.restore(session, prefix)
+            correct = 0
+            for i in range(0, 10000, 1000):
+                out = session.run(logits, {batch: images[i:i + 1000]})
+                correct += int(np.sum(np.argmax(out, 1) == labels[i:i + 1000]))
+    theirs = "%.4f" % (correct / 10000.0)
+    report("cifar10 trained by pstrain, evaluated by TensorFlow", theirs == ours,
+           "%s: pstrain's final precision@1 %s, TF 1.x graph restored by Saver from the moving "
+           "averages %s" % (os.path.basename(prefix), ours, theirs))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default="build", help="pstrain's build directory")
@@ -541,6 +667,8 @@ def main():
         check_embedding_bag(build, work)
         check_data_tool_tfrecords(work)
         check_tf_checkpoints(build, work)
+        check_cifar10_checkpoint(build, work)
+        check_tf_trained_cifar10(build, work)
     print("%d check(s) failed" % len(failures) if failures else "all checks passed")
     return 1 if failures else 0
 
