@@ -54,11 +54,12 @@ DEFINE_int32(progress_secs, 15, "Log global_step and finished workers this often
 DEFINE_double(save_checkpoint_secs, 600, "Save a checkpoint this often (0: no timer)");
 DEFINE_int64(save_checkpoint_steps, 0, "Also save a checkpoint every this many steps (0: off)");
 DEFINE_int32(max_to_keep, 5, "Checkpoints kept; older ones are deleted");
-DEFINE_string(checkpoint_format, "pstrain",
-              "pstrain (model.ckpt-STEP.index and .data) or tensorflow (TensorFlow's: "
-              "model.ckpt-STEP.index and .data-00000-of-00001, slots under TF's names, which "
-              "tf.train.load_checkpoint and tf.compat.v1.train.Saver read; pstrain's index of "
-              "the tables beside it in .pstrain); either is read back");
+DEFINE_string(checkpoint_format, "tensorflow",
+              "tensorflow (TensorFlow's V2 checkpoints: model.ckpt-STEP.index and "
+              ".data-00000-of-00001, slots under TF's names, which tf.train.load_checkpoint and "
+              "tf.compat.v1.train.Saver read; pstrain's index of the tables beside them in "
+              ".pstrain) or pstrain (its own: model.ckpt-STEP.index and .data); either is read "
+              "back");
 DEFINE_int32(delta_checkpoints, 0,
              "Models with embedding tables: after each full checkpoint, this many checkpoints "
              "save only the rows changed since it (0: every checkpoint is full)");

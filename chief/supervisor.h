@@ -80,7 +80,7 @@ struct SupervisorOptions {
   int64_t save_checkpoint_steps = 0;  // 0: not by steps
   int max_to_keep = 5;
   // kTensorFlow: TF's bundle, slots under TF's names (chief/tf_names.h).
-  CheckpointFormat checkpoint_format = CheckpointFormat::kPstrain;
+  CheckpointFormat checkpoint_format = CheckpointFormat::kTensorFlow;
   double keep_checkpoint_every_n_hours = 10000;
   // Embedding tables: after each full checkpoint, this many checkpoints
   // save only the rows changed since it (0: every checkpoint is full).

@@ -122,7 +122,7 @@ TEST(SyncReplicas, RepeatedRunsAreBitIdentical) {
          "--http_port=-1", "--save_summaries_steps=0"},
         std::chrono::seconds(300), &out);
     ASSERT_EQ(result, "exit code 0") << out;
-    data[run] = ReadBytes(dir.path() + "/model.ckpt-25.data");
+    data[run] = ReadBytes(dir.path() + "/model.ckpt-25.data-00000-of-00001");
     ASSERT_GT(data[run].size(), 13000000u);
   }
   EXPECT_TRUE(data[0] == data[1]) << "two sync runs with the same seeds differ";
