@@ -10,6 +10,7 @@
 #include "chief/eval_metrics.h"
 #include "chief/http/http_server.h"
 #include "chief/supervisor.h"
+#include "chief/tf_names.h"
 #include "chief/warm_start.h"
 #include "cluster/cluster_flags.h"
 #include "cluster/cpu_share_flags.h"
@@ -25,6 +26,7 @@
 #include "nn/model_spec.h"
 #include "nn/wide_deep_model.h"
 #include "ps/client/ps_fleet.h"
+#include "ps/optimizer.h"
 #include "ps/optimizer_flags.h"
 #include "ps/rpc/ps_connections.h"
 #include "ps/sync_flags.h"
@@ -42,6 +44,10 @@ DEFINE_string(warm_start_from, "",
 DEFINE_string(warm_start_vars, ".*",
               "With --warm_start_from: a regex; only the variables whose whole names match it "
               "are warm-started, the others start from --seed");
+DEFINE_bool(warm_start_slots, false,
+            "With --warm_start_from: also the optimizer slots (under TensorFlow's names) and the "
+            "moving averages (with --ema_decay) of the warm-started variables; one the "
+            "checkpoint lacks stops the chief");
 DEFINE_string(warm_start_map, "",
               "With --warm_start_from: tf_name=pstrain_name,... for variables the checkpoint "
               "holds under other names");
@@ -140,20 +146,6 @@ int main(int argc, char** argv) {
                                          ? FLAGS_eval_use_moving_averages
                                          : recipe.eval_use_moving_averages();
   options.batch_size = FLAGS_batch_size;
-  std::map<std::string, pstrain::Tensor> warm_start;
-  if (!FLAGS_warm_start_from.empty()) {
-    auto values = pstrain::WarmStartValues(
-        (*model)->variables(),
-        {FLAGS_warm_start_from, FLAGS_warm_start_vars, FLAGS_warm_start_map});
-    if (!values.ok()) return pstrain::ExitWith(values.status(), pstrain::kExitBadInput);
-    warm_start = std::move(*values);
-    options.warm_start = &warm_start;
-    options.warm_start_from = FLAGS_warm_start_from;
-  } else if (given("warm_start_vars") || given("warm_start_map")) {
-    return pstrain::ExitWith(
-        pstrain::InvalidArgument("--warm_start_vars and --warm_start_map need --warm_start_from"),
-        pstrain::kExitBadInput);
-  }
   if (FLAGS_target_metric != "accuracy") {
     pstrain::Status known =
         pstrain::MetricNamed(pstrain::EvalMetrics(), FLAGS_target_metric).status();
@@ -191,6 +183,28 @@ int main(int argc, char** argv) {
   auto optimizer = pstrain::OptimizerConfigFromFlags(recipe, sync->enabled());
   if (!optimizer.ok()) return pstrain::ExitWith(optimizer.status(), pstrain::kExitBadInput);
   *options.init.mutable_optimizer() = *optimizer;
+  std::map<std::string, pstrain::Tensor> warm_start;
+  if (!FLAGS_warm_start_from.empty()) {
+    pstrain::WarmStartOptions warm;
+    warm.prefix = FLAGS_warm_start_from;
+    warm.vars = FLAGS_warm_start_vars;
+    warm.map = FLAGS_warm_start_map;
+    warm.slots = FLAGS_warm_start_slots;
+    auto created = pstrain::Optimizer::Create(*optimizer);
+    if (warm.slots && created.ok()) warm.slot_names = (*created)->slot_names();
+    warm.tf_name = pstrain::TfCheckpointNames((*model)->variables(), *optimizer);
+    warm.moving_average = ema_decay > 0;
+    auto values = pstrain::WarmStartValues((*model)->variables(), warm);
+    if (!values.ok()) return pstrain::ExitWith(values.status(), pstrain::kExitBadInput);
+    warm_start = std::move(*values);
+    options.warm_start = &warm_start;
+    options.warm_start_from = FLAGS_warm_start_from;
+  } else if (given("warm_start_vars") || given("warm_start_map") || given("warm_start_slots")) {
+    return pstrain::ExitWith(
+        pstrain::InvalidArgument(
+            "--warm_start_vars, --warm_start_map and --warm_start_slots need --warm_start_from"),
+        pstrain::kExitBadInput);
+  }
   options.init.set_heartbeat_timeout_secs(static_cast<float>(FLAGS_heartbeat_timeout_secs));
 
   auto layout = pstrain::PsFleet::LayoutFromFlags(config.spec.NumTasks("ps"), (*model)->variables(),

@@ -79,11 +79,22 @@ Status Supervisor::RestoreOrInitialize(const std::string& why) {
     warm += given;
   }
   header.set_global_step(0);
-  PS_RETURN_IF_ERROR(fleet_->InitVariables(values, header));
+  // Slots and moving averages warm-started too: the ps tasks take them as
+  // they take a checkpoint's.
+  const size_t slots = options_.warm_start == nullptr ? 0 : options_.warm_start->size() - warm;
+  if (slots > 0) {
+    PsFleet::State state = *options_.warm_start;
+    for (size_t i = 0; i < values.size(); ++i)
+      state.emplace(model_->variables()[i].name, values[i]);
+    PS_RETURN_IF_ERROR(fleet_->RestoreState(state, header));
+  } else {
+    PS_RETURN_IF_ERROR(fleet_->InitVariables(values, header));
+  }
   if (warm > 0) {
     LOG(INFO) << why << ": no checkpoint in " << options_.train_dir << "; warm-started " << warm
-              << " of " << values.size() << " variables from " << options_.warm_start_from
-              << ", the others from seed " << options_.seed;
+              << " of " << values.size() << " variables"
+              << (slots > 0 ? " and " + std::to_string(slots) + " of their slots" : std::string())
+              << " from " << options_.warm_start_from << ", the others from seed " << options_.seed;
   } else {
     LOG(INFO) << why << ": no checkpoint in " << options_.train_dir
               << "; initialized every variable from seed " << options_.seed;

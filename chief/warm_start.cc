@@ -33,25 +33,43 @@ StatusOr<std::map<std::string, Tensor>> WarmStartValues(
   }
   PS_ASSIGN_OR_RETURN(const auto bundle, ReadTfBundle(options.prefix));
   std::map<std::string, Tensor> values;
-  for (const nn::VariableSpec& v : variables) {
-    if (!std::regex_match(v.name, vars)) continue;
-    auto mapped = tf_names.find(v.name);
-    const std::string tf_name = mapped == tf_names.end() ? v.name : mapped->second;
+  // The tensor `name` (a variable, or one of its slots) from the
+  // checkpoint's tensor `tf_name`, of the variable's shape.
+  const auto take = [&](const std::string& name, const std::string& tf_name,
+                        const std::string& kind, const Shape& shape) -> Status {
     const std::string what =
-        "variable " + v.name + (tf_name == v.name ? "" : " (" + tf_name + " in the checkpoint)");
+        kind + " " + name + (tf_name == name ? "" : " (" + tf_name + " in the checkpoint)");
     auto it = bundle.find(tf_name);
     if (it == bundle.end()) return InvalidArgument(from + ": no " + what);
     if (it->second.dtype != tensorflow::DT_FLOAT) {
       return InvalidArgument(from + ": " + what + " is " +
                              tensorflow::DataType_Name(it->second.dtype) + ", not float32");
     }
-    if (it->second.shape != v.shape) {
+    if (it->second.shape != shape) {
       return InvalidArgument(from + ": " + what + " has shape " + ShapeString(it->second.shape) +
-                             ", the model's " + ShapeString(v.shape));
+                             ", the model's " + ShapeString(shape));
     }
-    values[v.name] = it->second.floats;
+    values[name] = it->second.floats;
+    return OkStatus();
+  };
+  size_t warmed = 0;
+  for (const nn::VariableSpec& v : variables) {
+    if (!std::regex_match(v.name, vars)) continue;
+    auto mapped = tf_names.find(v.name);
+    const std::string tf_name = mapped == tf_names.end() ? v.name : mapped->second;
+    PS_RETURN_IF_ERROR(take(v.name, tf_name, "variable", v.shape));
+    ++warmed;
+    if (!options.slots || !v.trainable) continue;
+    std::vector<std::string> extras = options.slot_names;
+    if (options.moving_average) extras.push_back("ExponentialMovingAverage");
+    for (const std::string& slot : extras) {
+      // The slot's TF name, under the variable's TF name.
+      const std::string own = v.name + "/" + slot;
+      const std::string tf_own = options.tf_name ? options.tf_name(own) : own;
+      PS_RETURN_IF_ERROR(take(own, tf_name + tf_own.substr(v.name.size()), "slot", v.shape));
+    }
   }
-  if (values.empty()) {
+  if (warmed == 0) {
     return InvalidArgument("--warm_start_vars: '" + options.vars + "' matches no variable");
   }
   return values;

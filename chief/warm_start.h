@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "chief/checkpoint.h"
 #include "core/status.h"
 #include "core/tensor.h"
 #include "nn/model.h"
@@ -20,13 +21,22 @@ struct WarmStartOptions {
   std::string prefix;       // the checkpoint (PREFIX.index, PREFIX.data-...)
   std::string vars = ".*";  // a regex the whole pstrain name must match
   std::string map;          // "tf_name=pstrain_name,..."
+  // Also each matching trainable variable's optimizer slots (these, under
+  // the names tf_name gives them) and, with moving_average, its
+  // ExponentialMovingAverage.
+  bool slots = false;
+  std::vector<std::string> slot_names;
+  TfNameFn tf_name;
+  bool moving_average = false;
 };
 
-// The values of the matching variables, by pstrain name. InvalidArgument
-// naming the variable (and the checkpoint) for one the checkpoint lacks or
-// holds with another shape or dtype, for a regex that does not parse or
-// matches no variable, for a map entry that is not tf_name=pstrain_name or
-// names no variable of the model; the checkpoint's read errors.
+// The values of the matching variables (and of their slots and moving
+// averages when asked), by pstrain name. InvalidArgument naming the
+// variable (and the checkpoint) for one the checkpoint lacks or holds with
+// another shape or dtype, likewise for a slot or moving average asked for,
+// for a regex that does not parse or matches no variable, for a map entry
+// that is not tf_name=pstrain_name or names no variable of the model; the
+// checkpoint's read errors.
 StatusOr<std::map<std::string, Tensor>> WarmStartValues(
     const std::vector<nn::VariableSpec>& variables, const WarmStartOptions& options);
 

@@ -22,6 +22,15 @@ nn::VariableSpec Variable(const std::string& name, Shape shape) {
   return v;
 }
 
+WarmStartOptions Options(const std::string& prefix, const std::string& vars,
+                         const std::string& map) {
+  WarmStartOptions o;
+  o.prefix = prefix;
+  o.vars = vars;
+  o.map = map;
+  return o;
+}
+
 class WarmStart : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -30,11 +39,14 @@ class WarmStart : public ::testing::Test {
     ASSERT_TRUE(writer.ok());
     ASSERT_TRUE((*writer)->AddFloat("conv1/weights", Tensor({2, 3}, {1, 2, 3, 4, 5, 6})).ok());
     ASSERT_TRUE((*writer)->AddFloat("old/biases", Tensor({3}, {7, 8, 9})).ok());
+    ASSERT_TRUE((*writer)->AddFloat("old/biases/Adagrad", Tensor({3}, {0.5f, 0.5f, 0.5f})).ok());
+    ASSERT_TRUE(
+        (*writer)->AddFloat("old/biases/ExponentialMovingAverage", Tensor({3}, {6, 7, 8})).ok());
     ASSERT_TRUE((*writer)->AddInt64("global_step", {}, {100}).ok());
     ASSERT_TRUE((*writer)->Finish().ok());
   }
   StatusOr<std::map<std::string, Tensor>> Warm(const std::string& vars, const std::string& map) {
-    return WarmStartValues(variables_, {prefix_, vars, map});
+    return WarmStartValues(variables_, Options(prefix_, vars, map));
   }
   Status Error(const std::string& vars, const std::string& map) { return Warm(vars, map).status(); }
 
@@ -57,6 +69,36 @@ TEST_F(WarmStart, TheMatchingVariablesTakeTheCheckpointsValuesUnderTheirMappedNa
   EXPECT_EQ(Values(mapped->at("softmax/biases")), (std::vector<float>{7, 8, 9}));
 }
 
+// Asked for, the slots (under TF's names, below the variable's mapped TF
+// name) and the moving averages come too.
+TEST_F(WarmStart, SlotsAndMovingAveragesComeUnderTheirTfNamesWhenAsked) {
+  WarmStartOptions options = Options(prefix_, "softmax/biases", "old/biases=softmax/biases");
+  options.slots = true;
+  options.slot_names = {"accumulator"};
+  options.tf_name = [](const std::string& name) {
+    const std::string suffix = "/accumulator";
+    return name.size() > suffix.size() &&
+                   name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0
+               ? name.substr(0, name.size() - suffix.size()) + "/Adagrad"
+               : name;
+  };
+  options.moving_average = true;
+  auto values = WarmStartValues(variables_, options);
+  ASSERT_TRUE(values.ok()) << values.status().ToString();
+  ASSERT_EQ(values->size(), 3u);
+  EXPECT_EQ(Values(values->at("softmax/biases/accumulator")),
+            (std::vector<float>{0.5f, 0.5f, 0.5f}));
+  EXPECT_EQ(Values(values->at("softmax/biases/ExponentialMovingAverage")),
+            (std::vector<float>{6, 7, 8}));
+  options.vars = "conv1/weights";  // its checkpoint holds no slot
+  EXPECT_NE(
+      WarmStartValues(variables_, options)
+          .status()
+          .message()
+          .find("no slot conv1/weights/accumulator (conv1/weights/Adagrad in the checkpoint)"),
+      std::string::npos);
+}
+
 TEST_F(WarmStart, WhatTheCheckpointCannotGiveIsRefusedNamingTheVariable) {
   const struct {
     std::string vars, map, error;
@@ -77,7 +119,7 @@ TEST_F(WarmStart, WhatTheCheckpointCannotGiveIsRefusedNamingTheVariable) {
     EXPECT_EQ(s.code(), Code::kInvalidArgument) << c.error;
     EXPECT_NE(s.message().find(c.error), std::string::npos) << s.ToString();
   }
-  EXPECT_EQ(WarmStartValues(variables_, {dir_.path() + "/none", ".*", ""}).status().code(),
+  EXPECT_EQ(WarmStartValues(variables_, Options(dir_.path() + "/none", ".*", "")).status().code(),
             Code::kNotFound);
 }
 

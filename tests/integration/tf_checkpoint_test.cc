@@ -1,9 +1,10 @@
 // TensorFlow checkpoints as a user brings them: one of a trained mnist
 // (pstrain's trained variables written in TF's format, chief/tf_bundle.h)
 // evaluated by the evaluator (--checkpoint) at the accuracy the training
-// ended at, and given to a new run's chief as --warm_start_from: at
-// learning rate 0 the new run ends at exactly that accuracy, where a cold
-// start sits near chance (0.1).
+// ended at, and given to a new run's chief as --warm_start_from (with
+// --warm_start_slots, its Momentum slots too): at learning rate 0 the new
+// run ends at exactly that accuracy, where a cold start sits near chance
+// (0.1).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -60,13 +61,17 @@ TEST(TensorFlowCheckpoint, IsEvaluatedAtItsAccuracyAndWarmStartsARunThere) {
   EXPECT_NE(out.find(evaluated), std::string::npos) << out;
 
   ASSERT_EQ(RunLocal(target.path(),
-                     {"--max_steps=3", "--learning_rate=0", "--warm_start_from=" + prefix}, &out),
+                     {"--max_steps=3", "--learning_rate=0", "--warm_start_from=" + prefix,
+                      "--warm_start_slots"},
+                     &out),
             "exit code 0")
       << out;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(out, m, std::regex(R"(warm-started (\d+) of (\d+) variables)")))
+  ASSERT_TRUE(std::regex_search(
+      out, m, std::regex(R"(warm-started (\d+) of (\d+) variables and (\d+) of their slots)")))
       << out;
   EXPECT_EQ(m[1], m[2]);
+  EXPECT_EQ(m[3], m[1]);  // Momentum: one slot a variable
   EXPECT_EQ(testing::FinalAccuracy(out), trained) << out;
 
   // A variable the checkpoint holds under another shape stops the chief at

@@ -34,7 +34,8 @@
      of gradient descent on the training images, cropped and standardized
      as for evaluation) and saved by tf.compat.v1.train.Saver, evaluated by
      pstrain's evaluator (--checkpoint): the same precision@1 as TF's own
-     evaluation of it.
+     evaluation of it; and a pstrain run warm-started from it
+     (--warm_start_from, at learning rate 0) ends at that precision@1 too.
 
 Run by tests/tensorflow/run_crosscheck.sh, which installs TensorFlow into a
 virtual environment first. Prints one line per check and exits 1 if any
@@ -568,6 +569,24 @@ def eval_input(batch):
         batch, fn_output_signature=tf.float32)
 
 
+def run_output(argv, marker, before):
+    """Runs argv; the word after `before` on its last line holding `marker`
+    ("none" when there is none), and whether it exited 0."""
+    run = subprocess.run(argv, capture_output=True, text=True)
+    lines = [l for l in (run.stdout + run.stderr).splitlines() if marker in l]
+    value = lines[-1].split(before)[1].split()[0] if lines else "none"
+    return value, run.returncode == 0
+
+
+def train_cifar10(build, data, train_dir, *flags):
+    """pstrain_local's cifar10 on `data`: its final test accuracy, as printed,
+    and whether it exited 0."""
+    return run_output([os.path.join(build, "deploy", "pstrain_local"), "--ps=1", "--workers=1",
+                       "--model=cifar10", "--data_dir=" + data, "--epochs=0",
+                       "--train_dir=" + train_dir, "--http_port=-1"] + list(flags),
+                      "final: step", "test accuracy ")
+
+
 def check_tf_trained_cifar10(build, work):
     data = fmnist_as_cifar(build, work)
     train_x, train_y = cifar_batch_file(data, "data_batch_1.bin")
@@ -600,31 +619,30 @@ def check_tf_trained_cifar10(build, work):
             prefix = saver.save(session, os.path.join(work, "tf_cifar10", "model.ckpt"),
                                 global_step=step, write_meta_graph=False)
     theirs = "%.4f" % (correct / 10000.0)
-    run = subprocess.run([os.path.join(build, "chief", "evaluator"), "--model=cifar10",
-                          "--data_dir=" + data, "--checkpoint=" + prefix,
-                          "--eval_dir=" + os.path.join(work, "tf_cifar10_eval")],
-                         capture_output=True, text=True)
-    line = [l for l in (run.stdout + run.stderr).splitlines() if "precision @ 1 = " in l]
-    ours = line[-1].split("precision @ 1 = ")[1].split()[0] if line else "none"
-    report("cifar10 trained by TensorFlow, evaluated by pstrain", run.returncode == 0 and
-           ours == theirs, "%s: TF's precision@1 %s, pstrain's evaluator %s" %
+    ours, ok = run_output([os.path.join(build, "chief", "evaluator"), "--model=cifar10",
+                           "--data_dir=" + data, "--checkpoint=" + prefix,
+                           "--eval_dir=" + os.path.join(work, "tf_cifar10_eval")],
+                          "precision @ 1 = ", "precision @ 1 = ")
+    report("cifar10 trained by TensorFlow, evaluated by pstrain", ok and ours == theirs,
+           "%s: TF's precision@1 %s, pstrain's evaluator %s" %
            (os.path.basename(prefix), theirs, ours))
+    warm, ok = train_cifar10(build, data, os.path.join(work, "warm_cifar10"), "--max_steps=5",
+                             "--learning_rate=0", "--noeval_use_moving_averages",
+                             "--warm_start_from=" + prefix)
+    report("cifar10 warm-started from TensorFlow's checkpoint", ok and warm == theirs,
+           "%s: TF's precision@1 %s, pstrain after 5 steps at learning rate 0 %s" %
+           (os.path.basename(prefix), theirs, warm))
 
 
 def check_cifar10_checkpoint(build, work):
     data = fmnist_as_cifar(build, work)
     train_dir = os.path.join(work, "cifar10_train")
-    run = subprocess.run([os.path.join(build, "deploy", "pstrain_local"), "--ps=1", "--workers=1",
-                          "--model=cifar10", "--data_dir=" + data, "--epochs=0",
-                          "--max_steps=300", "--ema_decay=0.99", "--checkpoint_format=tensorflow",
-                          "--train_dir=" + train_dir, "--http_port=-1"],
-                         capture_output=True, text=True)
-    final = [l for l in (run.stdout + run.stderr).splitlines() if "final: step" in l]
-    if run.returncode != 0 or not final:
+    ours, ok = train_cifar10(build, data, train_dir, "--max_steps=300", "--ema_decay=0.99",
+                             "--checkpoint_format=tensorflow")
+    if not ok:
         report("cifar10 trained by pstrain, evaluated by TensorFlow", False,
-               "pstrain_local exited %d" % run.returncode)
+               "pstrain_local failed")
         return
-    ours = final[-1].split("test accuracy ")[1].split()[0]
     prefix = tf.train.latest_checkpoint(train_dir)
 
     images, labels = cifar_batch_file(data, "test_batch.bin")
