@@ -36,6 +36,9 @@
      pstrain's evaluator (--checkpoint): the same precision@1 as TF's own
      evaluation of it; and a pstrain run warm-started from it
      (--warm_start_from, at learning rate 0) ends at that precision@1 too.
+ 11. a crash at every write point of a save in TensorFlow's format leaves a
+     checkpoint TensorFlow finds (tf.train.latest_checkpoint) and loads
+     whole: the previous one, or the new one once its index is in place.
 
 Run by tests/tensorflow/run_crosscheck.sh, which installs TensorFlow into a
 virtual environment first. Prints one line per check and exits 1 if any
@@ -670,6 +673,28 @@ def check_cifar10_checkpoint(build, work):
            "averages %s" % (os.path.basename(prefix), ours, theirs))
 
 
+def check_crashed_saves(build, work):
+    out = os.path.join(work, "crash")
+    os.makedirs(out)
+    m = dump(build, out, "--what=crash")
+    bad = []
+    for point in m["points"]:
+        train_dir = os.path.join(out, "point_%d" % point)
+        prefix = tf.train.latest_checkpoint(train_dir)
+        try:
+            reader = tf.train.load_checkpoint(prefix)
+            step = int(reader.get_tensor("global_step"))
+            want = {100: 1.0, 200: 2.0}[step]
+            whole = all(np.all(reader.get_tensor(n) == want) for n in ("w", "w/Momentum"))
+        except Exception as e:  # noqa: BLE001 - any failure to load is the finding
+            whole = False
+            step = repr(e)[:60]
+        if not whole:
+            bad.append("%d (%s)" % (point, step))
+    report("every crash point of a save leaves a checkpoint TensorFlow loads whole", not bad,
+           "%d write points%s" % (len(m["points"]), ", not at: " + ", ".join(bad) if bad else ""))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default="build", help="pstrain's build directory")
@@ -687,6 +712,7 @@ def main():
         check_tf_checkpoints(build, work)
         check_cifar10_checkpoint(build, work)
         check_tf_trained_cifar10(build, work)
+        check_crashed_saves(build, work)
     print("%d check(s) failed" % len(failures) if failures else "all checks passed")
     return 1 if failures else 0
 

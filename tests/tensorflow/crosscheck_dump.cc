@@ -29,10 +29,20 @@
 //                   each also as a raw array (manifest.json names them);
 //                   with --bundle=PREFIX, the tensors of that checkpoint as
 //                   pstrain reads them, as raw arrays and a manifest
+//   --what=crash    a train dir per write point of a checkpoint save in
+//                   TensorFlow's format (--out/point_N): model.ckpt-100
+//                   (every value 1) saved whole, then model.ckpt-200
+//                   (every value 2) saved by a process that dies at write
+//                   point N (core/atomic_file.h); the last N is the first
+//                   save that runs to the end
 #include <gflags/gflags.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
@@ -40,7 +50,9 @@
 #include <string>
 #include <vector>
 
+#include "chief/checkpoint_manager.h"
 #include "chief/tf_bundle.h"
+#include "core/atomic_file.h"
 #include "core/task_main.h"
 #include "data/dataset_loader.h"
 #include "data/distortions.h"
@@ -51,7 +63,8 @@
 #include "ps/embedding/sparse_rows.h"
 #include "ps/memory_budget.h"
 
-DEFINE_string(what, "model", "model, distort, read, sparse_optimizers, embedding_bag or bundle");
+DEFINE_string(what, "model",
+              "model, distort, read, sparse_optimizers, embedding_bag, bundle or crash");
 DEFINE_string(out, "", "Directory to write into (must exist)");
 DEFINE_string(model, "cifar10", "--what=model: a built-in network or a ModelSpec file");
 DEFINE_int32(batch, 8, "--what=model: images in the batch; --what=distort: images");
@@ -140,6 +153,39 @@ Status DumpBundle() {
         BundleEntryJson(name, t.dtype == tensorflow::DT_FLOAT ? "float32" : "int64", t.shape, file);
   }
   return WriteText("manifest.json", manifest + "]}\n");
+}
+
+Status CrashSaves() {
+  std::map<std::string, Tensor> v1, v2;
+  v1.emplace("w", Tensor({64}, std::vector<float>(64, 1.0f)));
+  v1.emplace("w/Momentum", Tensor({64}, std::vector<float>(64, 1.0f)));
+  v2.emplace("w", Tensor({64}, std::vector<float>(64, 2.0f)));
+  v2.emplace("w/Momentum", Tensor({64}, std::vector<float>(64, 2.0f)));
+  std::string points;
+  for (int point = 1;; ++point) {
+    const std::string dir = FLAGS_out + "/point_" + std::to_string(point);
+    std::filesystem::create_directories(dir);
+    {
+      CheckpointManager m({dir, 5, 10000});
+      m.SetFormat(CheckpointFormat::kTensorFlow, nullptr);
+      PS_RETURN_IF_ERROR(m.Save(100, v1).status());
+    }
+    const pid_t pid = fork();
+    if (pid < 0) return Internal("fork failed");
+    if (pid == 0) {
+      CheckpointManager m({dir, 5, 10000});
+      m.SetFormat(CheckpointFormat::kTensorFlow, nullptr);
+      CrashAtWritePointForTest(point);
+      _exit(m.Save(200, v2).ok() ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status)) return Internal("the saving process did not exit");
+    points += (point > 1 ? ", " : "") + std::to_string(point);
+    if (WEXITSTATUS(status) == 0) break;  // past the last write point
+    if (WEXITSTATUS(status) != kCrashExitCode) return Internal("the save failed otherwise");
+  }
+  return WriteText("manifest.json", "{\"points\": [" + points + "]}\n");
 }
 
 Status DumpModel() {
@@ -551,6 +597,7 @@ Status Run() {
   if (FLAGS_what == "sparse_optimizers") return DumpSparseOptimizers();
   if (FLAGS_what == "embedding_bag") return DumpEmbeddingBag();
   if (FLAGS_what == "bundle") return FLAGS_bundle.empty() ? WriteBundle() : DumpBundle();
+  if (FLAGS_what == "crash") return CrashSaves();
   return InvalidArgument(
       "--what must be model, distort, read, sparse_optimizers or embedding_bag, not \"" +
       FLAGS_what + "\"");
