@@ -6,6 +6,7 @@
 #include <leveldb/table.h>
 #include <leveldb/table_builder.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -48,7 +49,41 @@ class StringSource : public leveldb::RandomAccessFile {
 leveldb::Options TableOptions() {
   leveldb::Options options;
   options.compression = leveldb::kNoCompression;
+  options.paranoid_checks = true;  // the index block's CRC is checked before it is used
   return options;
+}
+
+bool ReadVarint64(const std::string& s, size_t* pos, uint64_t* v) {
+  *v = 0;
+  for (int shift = 0; shift < 64 && *pos < s.size(); shift += 7) {
+    const uint8_t b = static_cast<uint8_t>(s[(*pos)++]);
+    *v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if ((b & 0x80) == 0) return true;
+  }
+  return false;
+}
+
+// Whether the table's footer (its last 48 bytes: the metaindex and index
+// blocks' handles, then LevelDB's magic number) points inside the table.
+// LevelDB allocates a block's claimed size before it reads it: a damaged
+// footer must not reach it. The blocks the index points to are read only
+// once the index block's CRC32C has been checked.
+bool FooterFits(const std::string& table) {
+  constexpr size_t kFooter = 48, kTrailer = 5;
+  constexpr uint64_t kMagic = 0xdb4775248b80fb57ull;
+  if (table.size() < kFooter) return false;
+  uint64_t magic = 0;
+  std::memcpy(&magic, table.data() + table.size() - 8, sizeof(magic));
+  if (magic != kMagic) return false;
+  const std::string footer = table.substr(table.size() - kFooter, kFooter - 8);
+  size_t pos = 0;
+  for (int block = 0; block < 2; ++block) {
+    uint64_t offset = 0, size = 0;
+    if (!ReadVarint64(footer, &pos, &offset) || !ReadVarint64(footer, &pos, &size)) return false;
+    const uint64_t limit = table.size() - kFooter;
+    if (offset > limit || size > limit - offset || size + kTrailer > limit - offset) return false;
+  }
+  return true;
 }
 
 size_t BytesPer(tensorflow::DataType dtype) { return dtype == tensorflow::DT_FLOAT ? 4 : 8; }
@@ -118,12 +153,17 @@ StatusOr<std::map<std::string, BundleTensor>> ReadTfBundle(const std::string& pr
   const std::string index_path = TfBundleIndexPath(prefix);
   if (!std::filesystem::exists(index_path)) return NotFound("no checkpoint index " + index_path);
   PS_ASSIGN_OR_RETURN(const std::string index, ReadFileToString(index_path));
+  if (!FooterFits(index)) {
+    return DataLoss(index_path + ": not a tensor bundle index (no table footer that fits)");
+  }
   StringSource source(index);
   leveldb::Table* opened = nullptr;
   const leveldb::Status s = leveldb::Table::Open(TableOptions(), &source, index.size(), &opened);
   if (!s.ok()) return DataLoss(index_path + ": not a tensor bundle index: " + s.ToString());
   std::unique_ptr<leveldb::Table> table(opened);
-  std::unique_ptr<leveldb::Iterator> it(table->NewIterator(leveldb::ReadOptions()));
+  leveldb::ReadOptions read;
+  read.verify_checksums = true;
+  std::unique_ptr<leveldb::Iterator> it(table->NewIterator(read));
   it->SeekToFirst();
   tensorflow::BundleHeaderProto header;
   if (!it->Valid() || !it->key().empty() ||

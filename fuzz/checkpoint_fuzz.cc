@@ -1,7 +1,9 @@
 // Checkpoints: the input is two parts (fuzz_input.h), the index file and
-// the data file of one checkpoint.
+// the data file of one checkpoint, read as pstrain's format, then as
+// TensorFlow's (the index a LevelDB table, the data PREFIX.data-00000-of-00001).
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "chief/checkpoint.h"
@@ -17,5 +19,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       ".ckpt.data", reinterpret_cast<const uint8_t*>(contents.data()), contents.size());
   const std::string prefix = index_file.path().substr(0, index_file.path().size() - 6);
   (void)pstrain::ReadCheckpoint(prefix);
+  const std::string tf_data = prefix + ".data-00000-of-00001";
+  if (std::FILE* f = std::fopen(tf_data.c_str(), "wb")) {
+    std::fwrite(contents.data(), 1, contents.size(), f);
+    std::fclose(f);
+    (void)pstrain::ReadCheckpoint(prefix);
+    std::remove(tf_data.c_str());
+  }
   return 0;
 }
