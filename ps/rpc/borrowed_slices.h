@@ -5,7 +5,11 @@
 // frees it once the bytes are in the socket), so the memory must outlive
 // every slice: the destructor waits until gRPC has let go of them all.
 // Declare a BorrowedSlices after (inside the lifetime of) the memory it
-// lends.
+// lends, and before the call's ClientContext: a call holds its slices until
+// it is destroyed, so waiting while it lives would wait forever. A server
+// handler, which cannot destroy its call, sends SharedTensorSlice instead.
+// The connection's keepalive (grpc_options.h) bounds the wait for a
+// transport stuck on a dead peer.
 #ifndef PSTRAIN_PS_RPC_BORROWED_SLICES_H_
 #define PSTRAIN_PS_RPC_BORROWED_SLICES_H_
 

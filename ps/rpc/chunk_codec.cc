@@ -6,6 +6,7 @@
 #include <grpcpp/support/proto_buffer_reader.h>
 
 #include <string>
+#include <utility>
 
 namespace pstrain {
 
@@ -87,8 +88,8 @@ Status DecodeChunk(CodedInputStream* in, const google::protobuf::MessageLite& ou
 }  // namespace
 
 grpc::ByteBuffer EncodeChunkMessage(const google::protobuf::MessageLite& rest, int chunk_field,
-                                    const proto::TensorChunk& head, const char* data, size_t size,
-                                    BorrowedSlices* borrowed) {
+                                    const proto::TensorChunk& head, grpc::Slice data) {
+  const size_t size = data.size();
   std::string prefix = rest.SerializeAsString();
   const std::string head_bytes = head.SerializeAsString();
   const uint32_t data_tag =
@@ -103,7 +104,7 @@ grpc::ByteBuffer EncodeChunkMessage(const google::protobuf::MessageLite& rest, i
   }
   AppendLengthTag(kDataField, &prefix);
   AppendVarint(size, &prefix);
-  grpc::Slice slices[2] = {grpc::Slice(prefix), borrowed->Borrow(data, size)};
+  grpc::Slice slices[2] = {grpc::Slice(prefix), std::move(data)};
   return grpc::ByteBuffer(slices, 2);
 }
 

@@ -4,7 +4,7 @@
 // The bytes are plain protobuf: a message's other fields, then its
 // TensorChunk field with the chunk's data last, so any protobuf reader (the
 // generated stubs of tests and other clients) reads them as usual. The
-// writer sends the data from the tensor's own memory (BorrowedSlices); the
+// writer sends the data from the tensor's own memory (a slice of it); the
 // reader copies it once, from gRPC's buffers straight into the tensor that
 // TensorAssembler reassembles. A message whose chunk is laid out otherwise
 // (the data not last) is still read, through a copy.
@@ -13,22 +13,22 @@
 
 #include <google/protobuf/message_lite.h>
 #include <grpcpp/support/byte_buffer.h>
+#include <grpcpp/support/slice.h>
 
 #include <cstddef>
 
 #include "core/status.h"
 #include "proto/tensor.pb.h"
-#include "ps/rpc/borrowed_slices.h"
 #include "ps/tensor_chunks.h"
 
 namespace pstrain {
 
 // A message of which field number `chunk_field` is a TensorChunk: `rest` (the
 // message's other fields; the chunk field unset), then the chunk `head` with
-// [data, data + size) as its data, lent through `borrowed`.
+// `data` as its data, sent from the slice's own memory (a BorrowedSlices'
+// or a SharedTensorSlice).
 grpc::ByteBuffer EncodeChunkMessage(const google::protobuf::MessageLite& rest, int chunk_field,
-                                    const proto::TensorChunk& head, const char* data, size_t size,
-                                    BorrowedSlices* borrowed);
+                                    const proto::TensorChunk& head, grpc::Slice data);
 
 // Reads one such message: every field but the chunk into *rest, the chunk
 // into *assembler (when null, the chunk is skipped unread). Returns whether

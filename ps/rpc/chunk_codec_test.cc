@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "proto/ps.pb.h"
+#include "ps/rpc/borrowed_slices.h"
 
 namespace pstrain {
 namespace {
@@ -51,7 +52,7 @@ Tensor RoundTrip(const Tensor& t, uint32_t chunk_bytes, size_t pieces, int64_t* 
     ForEachChunkSpan(
         "w", t, chunk_bytes, [&](const proto::TensorChunk& head, const char* data, size_t n) {
           wire.push_back(Flatten(EncodeChunkMessage(rest, proto::PullResponse::kChunkFieldNumber,
-                                                    head, data, n, &borrowed)));
+                                                    head, borrowed.Borrow(data, n))));
           return true;
         });
   }
@@ -94,8 +95,8 @@ TEST(ChunkCodec, WritesPlainProtobuf) {
   BorrowedSlices borrowed;
   proto::PushRequest rest;
   ForEachChunkSpan("b", t, 0, [&](const proto::TensorChunk& head, const char* data, size_t n) {
-    const std::string bytes = Flatten(
-        EncodeChunkMessage(rest, proto::PushRequest::kChunkFieldNumber, head, data, n, &borrowed));
+    const std::string bytes = Flatten(EncodeChunkMessage(
+        rest, proto::PushRequest::kChunkFieldNumber, head, borrowed.Borrow(data, n)));
     proto::PushRequest parsed;
     EXPECT_TRUE(parsed.ParseFromString(bytes));
     proto::PushRequest expected;

@@ -3,12 +3,23 @@
 namespace pstrain {
 
 namespace {
+
 constexpr int kMaxMessageBytes = 64 << 20;
+constexpr int kKeepaliveMs = static_cast<int>(kKeepalive.count());
+
 }  // namespace
 
-void ConfigureMessageSizes(grpc::ServerBuilder* builder) {
+void ConfigureServer(grpc::ServerBuilder* builder) {
   builder->SetMaxReceiveMessageSize(kMaxMessageBytes);
   builder->SetMaxSendMessageSize(kMaxMessageBytes);
+  builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveMs);
+  builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveMs);
+  builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder->AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  // Clients ping every kKeepalive; gRPC's default would answer pings more
+  // often than every 5 minutes with GOAWAY.
+  builder->AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+                              kKeepaliveMs / 2);
 }
 
 grpc::ChannelArguments DefaultChannelArguments() {
@@ -19,6 +30,11 @@ grpc::ChannelArguments DefaultChannelArguments() {
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveMs);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveMs);
+  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  args.SetInt(GRPC_ARG_HTTP2_MIN_SENT_PING_INTERVAL_WITHOUT_DATA_MS, kKeepaliveMs);
   return args;
 }
 

@@ -53,7 +53,7 @@ Status PsClient::SendTensors(const std::string& method, const Header& header,
     ok = ForEachChunkSpan(it->first, *it->second, chunk_bytes_,
                           [&](const proto::TensorChunk& head, const char* data, size_t n) {
                             return call.Write(EncodeChunkMessage(rest, Request::kChunkFieldNumber,
-                                                                 head, data, n, &borrowed));
+                                                                 head, borrowed.Borrow(data, n)));
                           });
   }
   ok = ok && call.WritesDone();

@@ -27,7 +27,6 @@
 
 #include "proto/ps.grpc.pb.h"
 #include "ps/client/ps_connection.h"
-#include "ps/rpc/borrowed_slices.h"
 #include "ps/tcp/tensor_channel_client.h"
 #include "ps/tensor_chunks.h"
 

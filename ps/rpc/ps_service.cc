@@ -7,9 +7,9 @@
 #include <utility>
 
 #include "ps/rpc/blocking_reactors.h"
-#include "ps/rpc/borrowed_slices.h"
 #include "ps/rpc/chunk_codec.h"
 #include "ps/rpc/grpc_status.h"
+#include "ps/rpc/shared_tensor_slice.h"
 #include "ps/rpc/unparsed_stream.h"
 #include "ps/tensor_chunks.h"
 #include "ps/tensor_streams.h"
@@ -104,13 +104,12 @@ grpc::Status PsService::ServePull(const proto::PullRequest& request,
   proto::PullResponse rest;
   rest.set_global_step(pulled->step);
   // The tensors go out from the pulled values themselves.
-  BorrowedSlices borrowed;
   for (const auto& [name, tensor] : pulled->tensors) {
     bool sent = ForEachChunkSpan(
         name, *tensor, chunk_bytes,
         [&](const proto::TensorChunk& head, const char* data, size_t n) {
-          return write(EncodeChunkMessage(rest, proto::PullResponse::kChunkFieldNumber, head, data,
-                                          n, &borrowed));
+          return write(EncodeChunkMessage(rest, proto::PullResponse::kChunkFieldNumber, head,
+                                          SharedTensorSlice(tensor, data, n)));
         });
     if (!sent) return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
   }

@@ -33,7 +33,7 @@ StatusOr<std::unique_ptr<PsServer>> PsServer::Start(PsCore* core, const std::str
     ps->service_->set_tensor_channel(ps->channel_->port(), ps->channel_->local_socket());
   }
   grpc::ServerBuilder builder;
-  ConfigureMessageSizes(&builder);
+  ConfigureServer(&builder);
   grpc::ResourceQuota quota(task);
   quota.SetMaxThreads(kMaxThreads);
   builder.SetResourceQuota(quota);

@@ -1,6 +1,7 @@
 // Real ps_server processes on loopback: pushes from many threads land
 // exactly, tensors are stitched across partitions, a malformed spec is
 // refused, and a Shutdown ends the process with exit code 0.
+#include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +11,8 @@
 
 #include "core/testing/wait_until.h"
 #include "ps/client/ps_fleet.h"
+#include "ps/rpc/generic_call.h"
+#include "ps/rpc/grpc_options.h"
 #include "ps/rpc/ps_client.h"
 #include "ps/rpc/ps_connections.h"
 #include "tests/integration/process_harness.h"
@@ -113,6 +116,45 @@ TEST(PsProcess, SigtermBeforeTheChiefsShutdownExits143) {
   EXPECT_EQ(ps0.process()->exit_description(), "exit code 143") << ps0.output();
   EXPECT_NE(ps0.output().find("shutting down: signal Terminated"), std::string::npos)
       << ps0.output();
+}
+
+// A client that stops reading a pull (a worker cut off mid-transfer) does
+// not keep the ps from exiting when the job ends: the ps never waits on the
+// network for memory it lent to gRPC.
+TEST(PsProcess, ExitsWhileAPullIsLeftUnread) {
+  testing::TempDir dir("ps_unread_pull");
+  auto spec = testing::MakeLocalSpec(dir.path(), 1, 0);
+  RunningTask ps0("ps:0", PsArgv(spec.path, 0));
+  // 16 MB: far more than gRPC's flow-control window holds unread.
+  std::vector<cluster::VariableInfo> vars = {{"a", {4096, 1024}, 0}};
+  auto placement =
+      cluster::ComputePlacement(vars, 1, cluster::PlacementStrategy::kGreedy, 64 << 20);
+  ASSERT_TRUE(placement.ok());
+  std::unique_ptr<PsFleet> fleet = ConnectFleet(spec.spec, {vars, *placement, {}, {}});
+  ASSERT_TRUE(fleet->WaitForPs(false, nullptr, std::chrono::seconds(30)).ok());
+  proto::InitHeader header;
+  header.mutable_optimizer()->set_name("GradientDescent");
+  header.mutable_optimizer()->set_learning_rate(0.5f);
+  ASSERT_TRUE(fleet->InitVariables({Tensor({4096, 1024})}, header).ok());
+
+  grpc::GenericStub stub(grpc::CreateCustomChannel(
+      spec.spec.Address("ps", 0), grpc::InsecureChannelCredentials(), DefaultChannelArguments()));
+  grpc::ClientContext ctx;
+  GenericCall pull(&stub, &ctx, "/pstrain.proto.Ps/Pull");
+  proto::PullRequest request;
+  request.set_placement_fingerprint(placement->fingerprint);
+  request.set_chunk_bytes(1 << 20);
+  grpc::ByteBuffer bytes;
+  bool own_buffer = false;
+  grpc::SerializationTraits<proto::PullRequest>::Serialize(request, &bytes, &own_buffer);
+  ASSERT_TRUE(pull.Write(bytes) && pull.WritesDone());
+  ASSERT_TRUE(pull.Read(&bytes));  // the first chunk, and no more
+
+  ASSERT_TRUE(fleet->ShutdownAll("test done").ok());
+  EXPECT_TRUE(ps0.WaitForExit(std::chrono::seconds(30))) << ps0.output();
+  EXPECT_TRUE(ps0.process()->succeeded()) << ps0.process()->exit_description() << ps0.output();
+  ctx.TryCancel();
+  EXPECT_FALSE(pull.Finish().ok());
 }
 
 }  // namespace
