@@ -1,8 +1,10 @@
 #include "chief/checkpoint.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <sstream>
 
 #include "chief/tf_bundle.h"
@@ -89,12 +91,37 @@ Status CheckpointWriter::AddTensor(const std::string& name, const Tensor& t) {
   return OkStatus();
 }
 
-void CheckpointWriter::BeginTable(const std::string& name, int dim,
-                                  const std::vector<std::string>& slot_names) {
+Status CheckpointWriter::BeginTable(const std::string& name, int dim,
+                                    const std::vector<std::string>& slot_names) {
+  PS_RETURN_IF_ERROR(EndTableTensors());
   proto::TableCheckpoint* t = index_.add_tables();
   t->set_name(name);
   t->set_dim(dim);
   for (const std::string& s : slot_names) t->add_slot_names(s);
+  if (bundle_ == nullptr || index_.has_delta_base_step()) return OkStatus();
+  key_spool_.reset(std::tmpfile());
+  if (key_spool_ == nullptr) {
+    return Unavailable("no temporary file for the keys of table " + name + ": " +
+                       std::strerror(errno));
+  }
+  spooled_keys_ = 0;
+  return bundle_->BeginTensor(name + "-values", tensorflow::DT_FLOAT);
+}
+
+Status CheckpointWriter::EndTableTensors() {
+  if (key_spool_ == nullptr) return OkStatus();
+  const proto::TableCheckpoint& t = index_.tables(index_.tables_size() - 1);
+  PS_RETURN_IF_ERROR(bundle_->EndTensor({spooled_keys_, t.dim()}));
+  PS_RETURN_IF_ERROR(bundle_->BeginTensor(t.name() + "-keys", tensorflow::DT_INT64));
+  std::rewind(key_spool_.get());
+  std::vector<char> chunk(1 << 20);
+  for (size_t n; (n = std::fread(chunk.data(), 1, chunk.size(), key_spool_.get())) > 0;) {
+    PS_RETURN_IF_ERROR(bundle_->AppendToTensor(chunk.data(), n));
+  }
+  const bool failed = std::ferror(key_spool_.get()) != 0;
+  key_spool_.reset();
+  if (failed) return Unavailable("reading back the keys of table " + t.name() + " failed");
+  return bundle_->EndTensor({spooled_keys_});
 }
 
 Status CheckpointWriter::AddRows(const proto::RowBlock& block) {
@@ -124,7 +151,21 @@ Status CheckpointWriter::AddRows(const proto::RowBlock& block) {
                                block.values().data(), block.values().size()));
   if (!block.erase()) t->set_num_rows(t->num_rows() + static_cast<int64_t>(rows));
   rows_bytes_ += block.keys().size() + block.values().size();
-  return OkStatus();
+  if (key_spool_ == nullptr || block.erase()) return OkStatus();
+  // The bundle's values: each row without its slots.
+  if (std::fwrite(block.keys().data(), 1, block.keys().size(), key_spool_.get()) !=
+      block.keys().size()) {
+    return Unavailable("spooling the keys of table " + t->name() + " failed");
+  }
+  spooled_keys_ += static_cast<int64_t>(rows);
+  const size_t value_bytes = sizeof(float) * t->dim();
+  if (t->slot_names_size() == 0)
+    return bundle_->AppendToTensor(block.values().data(), rows * value_bytes);
+  std::string values(rows * value_bytes, '\0');
+  for (uint64_t r = 0; r < rows; ++r) {
+    std::memcpy(&values[r * value_bytes], block.values().data() + r * row_bytes, value_bytes);
+  }
+  return bundle_->AppendToTensor(values.data(), values.size());
 }
 
 StatusOr<std::string> CheckpointWriter::Finish() {
@@ -133,6 +174,7 @@ StatusOr<std::string> CheckpointWriter::Finish() {
   if (data_ != nullptr) PS_RETURN_IF_ERROR(data_->Commit());
   if (rows_ != nullptr) PS_RETURN_IF_ERROR(rows_->Commit());
   if (bundle_ != nullptr) {
+    PS_RETURN_IF_ERROR(EndTableTensors());
     PS_RETURN_IF_ERROR(bundle_->AddInt64("global_step", {}, {index_.global_step()}));
     PS_RETURN_IF_ERROR(WriteFileAtomically(prefix_ + kTfSidecar, IndexFile(index_)));
     PS_RETURN_IF_ERROR(bundle_->Finish());
@@ -254,11 +296,20 @@ Status AttachTables(const proto::CheckpointIndex& index, const std::string& pref
 // scalar; 0 without one); with pstrain's index beside it, the tensors under
 // pstrain's names and the tables.
 StatusOr<Checkpoint> ReadTfCheckpoint(const std::string& prefix) {
-  PS_ASSIGN_OR_RETURN(auto bundle, ReadTfBundle(prefix));
   proto::CheckpointIndex index;
   if (std::filesystem::exists(prefix + kTfSidecar)) {
     PS_ASSIGN_OR_RETURN(index, ReadCheckpointIndex(prefix));
   }
+  // The tables' keys and values tensors stay in the file: a restore streams
+  // the rows from the rows file.
+  std::set<std::string> tables;
+  for (const proto::TableCheckpoint& t : index.tables()) {
+    tables.insert(t.name() + "-keys");
+    tables.insert(t.name() + "-values");
+  }
+  PS_ASSIGN_OR_RETURN(auto bundle, ReadTfBundle(prefix, [&tables](const std::string& name) {
+                        return tables.count(name) > 0;
+                      }));
   Checkpoint ckpt;
   ckpt.prefix = prefix;
   for (auto& [name, t] : bundle) {

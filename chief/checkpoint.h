@@ -29,6 +29,7 @@
 #define PSTRAIN_CHIEF_CHECKPOINT_H_
 
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -66,6 +67,14 @@ class TfBundleWriter;
 // Writes one checkpoint: tensors, then tables block by block. Nothing of it
 // is visible (every file has a temporary name) until Finish.
 //
+// In TensorFlow's format a full checkpoint also holds each table as TF's
+// hash tables export theirs: "<table>-keys" (int64 [rows]) and
+// "<table>-values" (float [rows, dim], the rows without their slots), in the
+// order the ps tasks sent them. The values stream into the bundle as the
+// blocks arrive and the keys wait in a temporary file until the table ends,
+// so no table is ever held in memory. A delta checkpoint holds only changes
+// and leaves them out.
+//
 // Thread-compatible.
 class CheckpointWriter {
  public:
@@ -78,11 +87,12 @@ class CheckpointWriter {
   Status AddTensor(const std::string& name, const Tensor& tensor);
   // The following AddRows belong to this table (a row: dim x (1 + slots)
   // floats).
-  void BeginTable(const std::string& name, int dim, const std::vector<std::string>& slot_names);
+  Status BeginTable(const std::string& name, int dim, const std::vector<std::string>& slot_names);
   // One block of the current table as a ps sent it (proto::RowBlock's
   // bytes): InvalidArgument when the values are not a whole row per key.
   Status AddRows(const proto::RowBlock& block);
-  // Makes this a delta checkpoint of the full one at `step`.
+  // Makes this a delta checkpoint of the full one at `step`; before any
+  // BeginTable.
   void SetDeltaBase(int64_t step) { index_.set_delta_base_step(step); }
   // Commits the data and the rows, then the index; returns the prefix.
   StatusOr<std::string> Finish();
@@ -91,9 +101,15 @@ class CheckpointWriter {
   CheckpointWriter(std::string prefix, std::unique_ptr<AtomicFile> data,
                    std::unique_ptr<AtomicFile> rows);
 
+  // Writes the streamed table's "-keys" tensor from the spool and ends it.
+  Status EndTableTensors();
+
   const std::string prefix_;
   std::unique_ptr<AtomicFile> data_, rows_;
   std::unique_ptr<TfBundleWriter> bundle_;  // kTensorFlow: the tensors
+  // The table streaming into the bundle: its keys so far, their count.
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> key_spool_{nullptr, &std::fclose};
+  int64_t spooled_keys_ = 0;
   TfNameFn tf_name_;
   proto::CheckpointIndex index_;
   uint64_t data_bytes_ = 0, rows_bytes_ = 0;

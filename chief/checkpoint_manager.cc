@@ -30,8 +30,8 @@ StatusOr<std::string> CheckpointManager::Save(int64_t step,
                                               std::optional<int64_t> delta_base) {
   PS_ASSIGN_OR_RETURN(auto writer, CheckpointWriter::Create(options_.dir, step, format_, tf_name_));
   for (const auto& [name, t] : tensors) PS_RETURN_IF_ERROR(writer->AddTensor(name, t));
-  if (add_tables) PS_RETURN_IF_ERROR(add_tables(writer.get()));
   if (delta_base) writer->SetDeltaBase(*delta_base);
+  if (add_tables) PS_RETURN_IF_ERROR(add_tables(writer.get()));
   PS_ASSIGN_OR_RETURN(std::string prefix, writer->Finish());
   const std::string base = CheckpointName(step);
   kept_.erase(std::remove(kept_.begin(), kept_.end(), base), kept_.end());

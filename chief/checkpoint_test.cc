@@ -66,12 +66,12 @@ TEST_F(CheckpointTest, TableRowsRoundTripBlockByBlockAndACorruptBlockIsFound) {
   auto writer = CheckpointWriter::Create(dir_.string(), 7);
   ASSERT_TRUE(writer.ok());
   ASSERT_TRUE((*writer)->AddTensor("w", b_).ok());
-  (*writer)->BeginTable("emb", 1, {"accumulator"});  // 2 floats a row
+  (*writer)->SetDeltaBase(3);
+  ASSERT_TRUE((*writer)->BeginTable("emb", 1, {"accumulator"}).ok());  // 2 floats a row
   ASSERT_TRUE((*writer)->AddRows(Block({5, -9}, {1, 2, 3, 4})).ok());
   ASSERT_TRUE((*writer)->AddRows(Block({11}, {5, 6})).ok());
   ASSERT_TRUE((*writer)->AddRows(Block({42}, {}, /*erase=*/true)).ok());
   EXPECT_EQ((*writer)->AddRows(Block({1, 2}, {1, 2, 3})).code(), Code::kInvalidArgument);
-  (*writer)->SetDeltaBase(3);
   auto prefix = (*writer)->Finish();
   ASSERT_TRUE(prefix.ok()) << prefix.status().ToString();
 
@@ -247,9 +247,9 @@ TEST(TfFormatCheckpoint, TensorsUnderTfNamesAndTablesBesideThem) {
   ASSERT_TRUE(writer.ok());
   ASSERT_TRUE((*writer)->AddTensor("w", Tensor({2}, {1, 2})).ok());
   ASSERT_TRUE((*writer)->AddTensor("w/accumulator", Tensor({2}, {3, 4})).ok());
-  (*writer)->BeginTable("emb", 1, {"accumulator"});
-  ASSERT_TRUE((*writer)->AddRows(Block({5, -9}, {1, 2, 3, 4})).ok());
   (*writer)->SetDeltaBase(3);
+  ASSERT_TRUE((*writer)->BeginTable("emb", 1, {"accumulator"}).ok());
+  ASSERT_TRUE((*writer)->AddRows(Block({5, -9}, {1, 2, 3, 4})).ok());
   auto prefix = (*writer)->Finish();
   ASSERT_TRUE(prefix.ok()) << prefix.status().ToString();
 
@@ -272,6 +272,45 @@ TEST(TfFormatCheckpoint, TensorsUnderTfNamesAndTablesBesideThem) {
   auto more = (*reader)->Next(&got);
   ASSERT_TRUE(more.ok() && *more) << more.status().ToString();
   EXPECT_EQ(got.keys(), Block({5, -9}, {1, 2, 3, 4}).keys());
+}
+
+// A full checkpoint in TensorFlow's format holds each table as TF's hash
+// tables export theirs, "<table>-keys" and "<table>-values" (the rows
+// without their slots), streamed over several blocks and tables; pstrain's
+// reader leaves them in the file and restores from the rows file.
+TEST(TfFormatCheckpoint, FullCheckpointHoldsEachTablesKeysAndValues) {
+  test_util::TempDir dir;
+  auto writer = CheckpointWriter::Create(dir.path(), 9, CheckpointFormat::kTensorFlow);
+  ASSERT_TRUE(writer.ok());
+  ASSERT_TRUE((*writer)->AddTensor("w", Tensor({2}, {1, 2})).ok());
+  ASSERT_TRUE((*writer)->BeginTable("users/embedding_weights", 2, {"accumulator"}).ok());
+  ASSERT_TRUE((*writer)->AddRows(Block({5, -9}, {1, 2, 10, 20, 3, 4, 30, 40})).ok());
+  ASSERT_TRUE((*writer)->AddRows(Block({1LL << 40}, {5, 6, 50, 60})).ok());
+  ASSERT_TRUE((*writer)->BeginTable("items", 1, {}).ok());
+  ASSERT_TRUE((*writer)->AddRows(Block({3}, {7})).ok());
+  ASSERT_TRUE((*writer)->BeginTable("empty", 4, {}).ok());
+  auto prefix = (*writer)->Finish();
+  ASSERT_TRUE(prefix.ok()) << prefix.status().ToString();
+
+  auto bundle = ReadTfBundle(*prefix);
+  ASSERT_TRUE(bundle.ok()) << bundle.status().ToString();
+  const BundleTensor& keys = bundle->at("users/embedding_weights-keys");
+  EXPECT_EQ(keys.dtype, tensorflow::DT_INT64);
+  EXPECT_EQ(keys.int64s, (std::vector<int64_t>{5, -9, 1LL << 40}));
+  const BundleTensor& values = bundle->at("users/embedding_weights-values");
+  EXPECT_EQ(values.shape, (Shape{3, 2}));
+  EXPECT_EQ(std::vector<float>(values.floats.data(), values.floats.data() + 6),
+            (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(bundle->at("items-keys").int64s, (std::vector<int64_t>{3}));
+  EXPECT_EQ(bundle->at("items-values").floats[0], 7.0f);
+  EXPECT_EQ(bundle->at("empty-keys").shape, (Shape{0}));
+  EXPECT_EQ(bundle->at("empty-values").shape, (Shape{0, 4}));
+
+  auto ckpt = ReadCheckpoint(*prefix);
+  ASSERT_TRUE(ckpt.ok()) << ckpt.status().ToString();
+  EXPECT_EQ(ckpt->tensors.size(), 1u);  // "w": the tables stay in the file
+  ASSERT_EQ(ckpt->tables.size(), 3u);
+  EXPECT_EQ(ckpt->tables[0].num_rows(), 3);
 }
 
 // A crash at every write point of a checkpoint save (each file's writes,

@@ -1,5 +1,6 @@
 #include "chief/saved_rows.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "ps/embedding/row_initializer.h"
@@ -89,6 +90,18 @@ Status SavedRows::Pull(std::vector<PsFleet::TableStep>* steps) const {
 int64_t SavedRows::rows(const std::string& table) const {
   auto it = tables_.find(table);
   return it == tables_.end() ? 0 : static_cast<int64_t>(it->second.rows.size());
+}
+
+std::vector<std::pair<int64_t, const std::vector<float>*>> SavedRows::SortedRows(
+    const std::string& table) const {
+  std::vector<std::pair<int64_t, const std::vector<float>*>> sorted;
+  auto it = tables_.find(table);
+  if (it == tables_.end()) return sorted;
+  sorted.reserve(it->second.rows.size());
+  for (const auto& [key, row] : it->second.rows) sorted.emplace_back(key, &row);
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  return sorted;
 }
 
 }  // namespace pstrain

@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "chief/checkpoint.h"
@@ -36,6 +37,10 @@ class SavedRows {
   Status Pull(std::vector<PsFleet::TableStep>* steps) const;
 
   int64_t rows(const std::string& table) const;
+  // The saved rows of `table` by ascending key (none for a table Read was
+  // not given); valid while this object lives.
+  std::vector<std::pair<int64_t, const std::vector<float>*>> SortedRows(
+      const std::string& table) const;
 
  private:
   struct Table {

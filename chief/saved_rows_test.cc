@@ -31,16 +31,17 @@ TEST(SavedRows, AreTheFullCheckpointsWithTheDeltaApplied) {
   std::filesystem::create_directories(dir);
   auto full = CheckpointWriter::Create(dir.string(), 3);
   ASSERT_TRUE(full.ok());
-  (*full)->BeginTable("emb", 2, {"accumulator"});  // 4 floats a row: 2 values, 2 slots
+  ASSERT_TRUE(
+      (*full)->BeginTable("emb", 2, {"accumulator"}).ok());  // 4 floats a row: 2 values, 2 slots
   ASSERT_TRUE((*full)->AddRows(Block({5, 9}, {1, 2, 0, 0, 3, 4, 0, 0})).ok());
   ASSERT_TRUE((*full)->AddRows(Block({11}, {5, 6, 0, 0})).ok());
   ASSERT_TRUE((*full)->Finish().ok());
   auto delta = CheckpointWriter::Create(dir.string(), 7);
   ASSERT_TRUE(delta.ok());
-  (*delta)->BeginTable("emb", 2, {"accumulator"});
+  (*delta)->SetDeltaBase(3);
+  ASSERT_TRUE((*delta)->BeginTable("emb", 2, {"accumulator"}).ok());
   ASSERT_TRUE((*delta)->AddRows(Block({9, 12}, {7, 8, 0, 0, 9, 10, 0, 0})).ok());
   ASSERT_TRUE((*delta)->AddRows(Block({11}, {}, /*erase=*/true)).ok());
-  (*delta)->SetDeltaBase(3);
   auto prefix = (*delta)->Finish();
   ASSERT_TRUE(prefix.ok()) << prefix.status().ToString();
   auto ckpt = ReadCheckpoint(*prefix);

@@ -51,8 +51,8 @@ Status SaveTables(PsFleet* fleet, CheckpointWriter* writer, bool delta, bool sta
     PS_RETURN_IF_ERROR(fleet->ExportTable(
         table.name(), delta, start_deltas, [&](const proto::ExportRowsResponse& reply) {
           if (!begun) {
-            writer->BeginTable(table.name(), reply.dim(),
-                               {reply.slot_names().begin(), reply.slot_names().end()});
+            PS_RETURN_IF_ERROR(writer->BeginTable(
+                table.name(), reply.dim(), {reply.slot_names().begin(), reply.slot_names().end()}));
             begun = true;
           }
           return writer->AddRows(reply.block());

@@ -119,6 +119,7 @@ Status TfBundleWriter::AddInt64(const std::string& name, const Shape& shape,
 
 Status TfBundleWriter::AddBytes(const std::string& name, tensorflow::DataType dtype,
                                 const Shape& shape, const void* bytes, size_t n) {
+  if (streaming_ != nullptr) return InvalidArgument("tensor " + name + " added while streaming");
   if (name.empty()) return InvalidArgument("a tensor needs a name (\"\" is the header's key)");
   if (entries_.count(name) > 0) return InvalidArgument("tensor " + name + " added twice");
   tensorflow::BundleEntryProto& entry = entries_[name];
@@ -132,7 +133,43 @@ Status TfBundleWriter::AddBytes(const std::string& name, tensorflow::DataType dt
   return OkStatus();
 }
 
+Status TfBundleWriter::BeginTensor(const std::string& name, tensorflow::DataType dtype) {
+  if (streaming_ != nullptr) return InvalidArgument("tensor " + name + " begun while streaming");
+  if (name.empty()) return InvalidArgument("a tensor needs a name (\"\" is the header's key)");
+  if (entries_.count(name) > 0) return InvalidArgument("tensor " + name + " added twice");
+  streaming_ = &entries_[name];
+  streaming_->set_dtype(dtype);
+  streaming_->set_offset(offset_);
+  streaming_crc_ = 0;
+  return OkStatus();
+}
+
+Status TfBundleWriter::AppendToTensor(const void* bytes, size_t n) {
+  if (streaming_ == nullptr) return InvalidArgument("bytes appended to no tensor");
+  streaming_crc_ = crc32c::Extend(streaming_crc_, bytes, n);
+  PS_RETURN_IF_ERROR(data_->Append(bytes, n));
+  offset_ += static_cast<int64_t>(n);
+  return OkStatus();
+}
+
+Status TfBundleWriter::EndTensor(const Shape& shape) {
+  if (streaming_ == nullptr) return InvalidArgument("no tensor to end");
+  tensorflow::BundleEntryProto* entry = streaming_;
+  streaming_ = nullptr;
+  PS_ASSIGN_OR_RETURN(const int64_t count, CheckedNumElements(shape));
+  const int64_t size = offset_ - entry->offset();
+  if (size != count * static_cast<int64_t>(BytesPer(entry->dtype()))) {
+    return InvalidArgument(std::to_string(size) + " bytes streamed for a tensor of shape " +
+                           ShapeString(shape));
+  }
+  for (int64_t d : shape) entry->mutable_shape()->add_dim()->set_size(d);
+  entry->set_size(size);
+  entry->set_crc32c(crc32c::Mask(streaming_crc_));
+  return OkStatus();
+}
+
 Status TfBundleWriter::Finish() {
+  if (streaming_ != nullptr) return InvalidArgument("a streamed tensor was not ended");
   PS_RETURN_IF_ERROR(data_->Commit());
   std::string index;
   StringSink sink(&index);
@@ -149,7 +186,8 @@ Status TfBundleWriter::Finish() {
   return WriteFileAtomically(TfBundleIndexPath(prefix_), index);
 }
 
-StatusOr<std::map<std::string, BundleTensor>> ReadTfBundle(const std::string& prefix) {
+StatusOr<std::map<std::string, BundleTensor>> ReadTfBundle(
+    const std::string& prefix, const std::function<bool(const std::string&)>& skip) {
   const std::string index_path = TfBundleIndexPath(prefix);
   if (!std::filesystem::exists(index_path)) return NotFound("no checkpoint index " + index_path);
   PS_ASSIGN_OR_RETURN(const std::string index, ReadFileToString(index_path));
@@ -196,7 +234,7 @@ StatusOr<std::map<std::string, BundleTensor>> ReadTfBundle(const std::string& pr
       return Unimplemented(at + "dtype " + tensorflow::DataType_Name(entry.dtype()) +
                            " (pstrain reads float32 and int64)");
     }
-    BundleTensor& t = tensors[name];
+    BundleTensor t;
     t.dtype = entry.dtype();
     for (const auto& dim : entry.shape().dim()) {
       if (dim.size() < 0) return DataLoss(at + "a negative dimension");
@@ -211,6 +249,7 @@ StatusOr<std::map<std::string, BundleTensor>> ReadTfBundle(const std::string& pr
                       std::to_string(data_bytes) + " bytes) as shape " + ShapeString(t.shape) +
                       " needs");
     }
+    if (skip && skip(name)) continue;
     void* bytes;
     if (entry.dtype() == tensorflow::DT_FLOAT) {
       t.floats = Tensor(t.shape, Tensor::kUninitialized);
@@ -224,6 +263,7 @@ StatusOr<std::map<std::string, BundleTensor>> ReadTfBundle(const std::string& pr
     if (crc32c::Mask(crc32c::Value(bytes, static_cast<size_t>(size))) != entry.crc32c()) {
       return DataLoss(at + "CRC32C mismatch in " + data_path);
     }
+    tensors.emplace(name, std::move(t));
   }
   if (!it->status().ok()) return DataLoss(index_path + ": " + it->status().ToString());
   return tensors;

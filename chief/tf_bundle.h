@@ -17,6 +17,7 @@
 #define PSTRAIN_CHIEF_TF_BUNDLE_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -50,6 +51,14 @@ class TfBundleWriter {
   // int64 values that are not the shape's number.
   Status AddFloat(const std::string& name, const Tensor& tensor);
   Status AddInt64(const std::string& name, const Shape& shape, const std::vector<int64_t>& values);
+  // A tensor written in parts, straight to the data file, whose shape is
+  // known at its end (an embedding table's keys or values, streamed block
+  // by block): Begin, any number of Appends, End. No other tensor may be
+  // added in between. End: InvalidArgument unless the bytes appended are
+  // the shape's.
+  Status BeginTensor(const std::string& name, tensorflow::DataType dtype);
+  Status AppendToTensor(const void* bytes, size_t n);
+  Status EndTensor(const Shape& shape);
   // Commits the data, then the index.
   Status Finish();
 
@@ -62,15 +71,21 @@ class TfBundleWriter {
   std::unique_ptr<AtomicFile> data_;
   int64_t offset_ = 0;
   std::map<std::string, tensorflow::BundleEntryProto> entries_;  // in key order
+  // The tensor being streamed (BeginTensor) and its CRC32C so far.
+  tensorflow::BundleEntryProto* streaming_ = nullptr;
+  uint32_t streaming_crc_ = 0;
 };
 
-// Every tensor of the bundle at `prefix`. NotFound when its index is
-// absent; DataLoss naming the file (and the tensor) for an index that is not
+// Every tensor of the bundle at `prefix` but those `skip` (may be null)
+// names, whose entries are checked but whose bytes are not read: the
+// caller reads them itself, in parts (an embedding table). NotFound when its
+// index is absent; DataLoss naming the file (and the tensor) for an index that is not
 // such a table or lacks the header, an entry whose bytes lie outside the
 // data file or fail their CRC32C; Unimplemented for what pstrain does not
 // read (several data shards, sliced variables, big-endian bytes, dtypes
 // other than float32 and int64), naming the tensor.
-StatusOr<std::map<std::string, BundleTensor>> ReadTfBundle(const std::string& prefix);
+StatusOr<std::map<std::string, BundleTensor>> ReadTfBundle(
+    const std::string& prefix, const std::function<bool(const std::string&)>& skip = nullptr);
 
 }  // namespace pstrain
 

@@ -1,6 +1,7 @@
 #include "chief/warm_start.h"
 
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "chief/tf_bundle.h"
@@ -31,34 +32,19 @@ StatusOr<std::map<std::string, Tensor>> WarmStartValues(
   } catch (const std::regex_error& e) {
     return InvalidArgument("--warm_start_vars: '" + options.vars + "' is not a regex: " + e.what());
   }
-  PS_ASSIGN_OR_RETURN(const auto bundle, ReadTfBundle(options.prefix));
-  std::map<std::string, Tensor> values;
-  // The tensor `name` (a variable, or one of its slots) from the
-  // checkpoint's tensor `tf_name`, of the variable's shape.
-  const auto take = [&](const std::string& name, const std::string& tf_name,
-                        const std::string& kind, const Shape& shape) -> Status {
-    const std::string what =
-        kind + " " + name + (tf_name == name ? "" : " (" + tf_name + " in the checkpoint)");
-    auto it = bundle.find(tf_name);
-    if (it == bundle.end()) return InvalidArgument(from + ": no " + what);
-    if (it->second.dtype != tensorflow::DT_FLOAT) {
-      return InvalidArgument(from + ": " + what + " is " +
-                             tensorflow::DataType_Name(it->second.dtype) + ", not float32");
-    }
-    if (it->second.shape != shape) {
-      return InvalidArgument(from + ": " + what + " has shape " + ShapeString(it->second.shape) +
-                             ", the model's " + ShapeString(shape));
-    }
-    values[name] = it->second.floats;
-    return OkStatus();
+  // Each tensor to take: a variable, or one of its slots, from the
+  // checkpoint's tensor of that TF name, of the variable's shape.
+  struct Wanted {
+    std::string name, tf_name, kind;
+    Shape shape;
   };
-  size_t warmed = 0;
+  std::vector<Wanted> wanted;
+  std::set<std::string> tf_wanted;
   for (const nn::VariableSpec& v : variables) {
     if (!std::regex_match(v.name, vars)) continue;
     auto mapped = tf_names.find(v.name);
     const std::string tf_name = mapped == tf_names.end() ? v.name : mapped->second;
-    PS_RETURN_IF_ERROR(take(v.name, tf_name, "variable", v.shape));
-    ++warmed;
+    wanted.push_back({v.name, tf_name, "variable", v.shape});
     if (!options.slots || !v.trainable) continue;
     std::vector<std::string> extras = options.slot_names;
     if (options.moving_average) extras.push_back("ExponentialMovingAverage");
@@ -66,11 +52,33 @@ StatusOr<std::map<std::string, Tensor>> WarmStartValues(
       // The slot's TF name, under the variable's TF name.
       const std::string own = v.name + "/" + slot;
       const std::string tf_own = options.tf_name ? options.tf_name(own) : own;
-      PS_RETURN_IF_ERROR(take(own, tf_name + tf_own.substr(v.name.size()), "slot", v.shape));
+      wanted.push_back({own, tf_name + tf_own.substr(v.name.size()), "slot", v.shape});
     }
   }
-  if (warmed == 0) {
+  if (wanted.empty()) {
     return InvalidArgument("--warm_start_vars: '" + options.vars + "' matches no variable");
+  }
+  for (const Wanted& w : wanted) tf_wanted.insert(w.tf_name);
+  // Only the wanted tensors are read (not an embedding table's keys and values).
+  PS_ASSIGN_OR_RETURN(const auto bundle,
+                      ReadTfBundle(options.prefix, [&tf_wanted](const std::string& name) {
+                        return tf_wanted.count(name) == 0;
+                      }));
+  std::map<std::string, Tensor> values;
+  for (const Wanted& w : wanted) {
+    const std::string what = w.kind + " " + w.name +
+                             (w.tf_name == w.name ? "" : " (" + w.tf_name + " in the checkpoint)");
+    auto it = bundle.find(w.tf_name);
+    if (it == bundle.end()) return InvalidArgument(from + ": no " + what);
+    if (it->second.dtype != tensorflow::DT_FLOAT) {
+      return InvalidArgument(from + ": " + what + " is " +
+                             tensorflow::DataType_Name(it->second.dtype) + ", not float32");
+    }
+    if (it->second.shape != w.shape) {
+      return InvalidArgument(from + ": " + what + " has shape " + ShapeString(it->second.shape) +
+                             ", the model's " + ShapeString(w.shape));
+    }
+    values[w.name] = it->second.floats;
   }
   return values;
 }
