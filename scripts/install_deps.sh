@@ -17,6 +17,7 @@ PACKAGES=(
   nlohmann-json3-dev
   libcli11-dev
   libleveldb-dev
+  libonnx-dev
   dataset-fashion-mnist
   python3-jsonschema python3-yaml
 )

@@ -39,6 +39,20 @@
  11. a crash at every write point of a save in TensorFlow's format leaves a
      checkpoint TensorFlow finds (tf.train.latest_checkpoint) and loads
      whole: the previous one, or the new one once its index is in place.
+ 12. embedding tables in TensorFlow's format: mnist_ids trained by pstrain
+     with --checkpoint_format=tensorflow; TensorFlow lists each table's
+     "<table>-keys" and "<table>-values" tensors, imports them into a
+     tf.lookup.experimental.MutableHashTable, and its lookups give exactly
+     the rows pstrain_export --format=projector writes from pstrain's rows
+     file, whose projector_config.pbtxt TensorBoard's own ProjectorConfig
+     parses, naming each table with its shape and files.
+ 13. ONNX export: mnist and mnist_bn trained by pstrain on Fashion-MNIST,
+     and check 9's cifar10 (its moving averages), exported by pstrain_export
+     --format=onnx; each file passes onnx.checker (full check, with shape
+     inference), and onnxruntime's logits on the 10,000 test images, fed
+     the images as pstrain's evaluation prepares them, match pstrain's to a
+     relative 1e-5 (each example's largest difference over its largest
+     logit), with the same precision@1.
 
 Run by tests/tensorflow/run_crosscheck.sh, which installs TensorFlow into a
 virtual environment first. Prints one line per check and exits 1 if any
@@ -57,7 +71,11 @@ import tempfile
 import numpy as np
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import onnx  # noqa: E402
+import onnxruntime  # noqa: E402
 import tensorflow as tf  # noqa: E402
+from google.protobuf import text_format  # noqa: E402
+from tensorboard.plugins.projector import projector_config_pb2  # noqa: E402
 
 FASHION_MNIST = "/usr/share/datasets/fashion-mnist"
 failures = []
@@ -581,13 +599,17 @@ def run_output(argv, marker, before):
     return value, run.returncode == 0
 
 
-def train_cifar10(build, data, train_dir, *flags):
-    """pstrain_local's cifar10 on `data`: its final test accuracy, as printed,
+def train_local(build, model, data, train_dir, *flags):
+    """pstrain_local's `model` on `data`: its final test accuracy, as printed,
     and whether it exited 0."""
     return run_output([os.path.join(build, "deploy", "pstrain_local"), "--ps=1", "--workers=1",
-                       "--model=cifar10", "--data_dir=" + data, "--epochs=0",
+                       "--model=" + model, "--data_dir=" + data, "--epochs=0",
                        "--train_dir=" + train_dir, "--http_port=-1"] + list(flags),
                       "final: step", "test accuracy ")
+
+
+def train_cifar10(build, data, train_dir, *flags):
+    return train_local(build, "cifar10", data, train_dir, *flags)
 
 
 def check_tf_trained_cifar10(build, work):
@@ -673,6 +695,88 @@ def check_cifar10_checkpoint(build, work):
            "averages %s" % (os.path.basename(prefix), ours, theirs))
 
 
+def check_table_tensors(build, work):
+    train_dir = os.path.join(work, "mnist_ids_train")
+    _, ok = train_local(build, "mnist_ids", FASHION_MNIST, train_dir, "--max_steps=100",
+                        "--checkpoint_format=tensorflow")
+    prefix = tf.train.latest_checkpoint(train_dir) if ok else None
+    if prefix is None:
+        report("embedding tables as TF hash tables' keys and values", False, "no checkpoint")
+        return
+    out = os.path.join(work, "projector")
+    subprocess.run([os.path.join(build, "export", "pstrain_export"), "--model=mnist_ids",
+                    "--checkpoint=" + prefix, "--format=projector", "--output=" + out],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    reader = tf.train.load_checkpoint(prefix)
+    tables = sorted(n[:-len("-keys")] for n in reader.get_variable_to_shape_map()
+                    if n.endswith("-keys"))
+    config = projector_config_pb2.ProjectorConfig()
+    with open(os.path.join(out, "projector_config.pbtxt")) as f:
+        text_format.Parse(f.read(), config)
+    embeddings = {e.tensor_name: e for e in config.embeddings}
+    details, same = [], bool(tables) and sorted(embeddings) == tables
+    for table in tables:
+        keys = reader.get_tensor(table + "-keys")
+        values = reader.get_tensor(table + "-values")
+        hashed = tf.lookup.experimental.MutableHashTable(
+            tf.int64, tf.float32, default_value=np.zeros(values.shape[1], np.float32))
+        hashed.insert(keys, values)
+        folder = os.path.join(out, table.replace("/", "_"))
+        want_keys = np.loadtxt(os.path.join(folder, "metadata.tsv"), dtype=np.int64, ndmin=1)
+        want = np.loadtxt(os.path.join(folder, "vectors.tsv"), dtype=np.float32, ndmin=2)
+        got = hashed.lookup(tf.constant(want_keys)).numpy()
+        info = embeddings.get(table)
+        same = (same and len(keys) == len(want_keys) and np.array_equal(got, want) and
+                list(info.tensor_shape) == list(values.shape) and
+                os.path.join(out, info.tensor_path) == os.path.join(folder, "vectors.tsv") and
+                os.path.join(out, info.metadata_path) == os.path.join(folder, "metadata.tsv"))
+        details.append("%s: %d rows of %d" % (table, len(keys), values.shape[1]))
+    report("embedding tables as TF hash tables' keys and values", same,
+           "%s; TF's MutableHashTable gives every row the projector export wrote"
+           % ", ".join(details))
+
+
+def check_onnx_export(build, work):
+    runs = []
+    for model in ("mnist", "mnist_bn"):
+        train_dir = os.path.join(work, model + "_train")
+        _, ok = train_local(build, model, FASHION_MNIST, train_dir, "--max_steps=300")
+        runs.append((model, FASHION_MNIST, train_dir, ok, []))
+    runs.append(("cifar10", fmnist_as_cifar(build, work), os.path.join(work, "cifar10_train"),
+                 True, ["--use_moving_averages"]))
+    print("onnx %s, onnxruntime %s" % (onnx.__version__, onnxruntime.__version__))
+    for model, data, train_dir, trained, flags in runs:
+        name = "%s exported to ONNX, run by onnxruntime" % model
+        prefix = tf.train.latest_checkpoint(train_dir) if trained else None
+        if prefix is None:
+            report(name, False, "no checkpoint in " + train_dir)
+            continue
+        path = os.path.join(work, model + ".onnx")
+        subprocess.run([os.path.join(build, "export", "pstrain_export"), "--model=" + model,
+                        "--checkpoint=" + prefix, "--format=onnx", "--output=" + path] + flags,
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        onnx.checker.check_model(onnx.load(path), full_check=True)
+        out = os.path.join(work, model + "_logits")
+        os.makedirs(out)
+        m = dump(build, out, "--what=logits", "--model=" + model, "--data_dir=" + data,
+                 "--checkpoint=" + prefix, *flags)
+        images = load(out, "images.f32", shape=[m["count"]] + m["example"])
+        ours = load(out, "logits.f32", shape=[m["count"], m["classes"]])
+        labels = load(out, "labels.i32", np.int32)
+        session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+        theirs = np.concatenate([session.run(["logits"], {"images": images[i:i + 1000]})[0]
+                                 for i in range(0, m["count"], 1000)])
+        rel = float(np.max(np.max(np.abs(theirs - ours), axis=1) /
+                           np.maximum(np.max(np.abs(ours), axis=1), 1e-30)))
+        p_ours = float(np.mean(np.argmax(ours, 1) == labels))
+        p_theirs = float(np.mean(np.argmax(theirs, 1) == labels))
+        report(name, rel <= 1e-5 and p_ours == p_theirs,
+               "%s (%s): opset %d, onnx.checker passes; logits relative error %.2e; "
+               "precision@1 pstrain %.4f, onnxruntime %.4f" %
+               (os.path.basename(prefix), "moving averages" if m["moving_averages"] else
+                "variables", onnx.load(path).opset_import[0].version, rel, p_ours, p_theirs))
+
+
 def check_crashed_saves(build, work):
     out = os.path.join(work, "crash")
     os.makedirs(out)
@@ -713,6 +817,8 @@ def main():
         check_cifar10_checkpoint(build, work)
         check_tf_trained_cifar10(build, work)
         check_crashed_saves(build, work)
+        check_table_tensors(build, work)
+        check_onnx_export(build, work)
     print("%d check(s) failed" % len(failures) if failures else "all checks passed")
     return 1 if failures else 0
 

@@ -29,6 +29,9 @@
 //                   each also as a raw array (manifest.json names them);
 //                   with --bundle=PREFIX, the tensors of that checkpoint as
 //                   pstrain reads them, as raw arrays and a manifest
+//   --what=logits   a checkpoint's (--checkpoint, --use_moving_averages)
+//                   logits on --data_dir's test set, and the images as the
+//                   network takes them (images.f32, logits.f32, labels.i32)
 //   --what=crash    a train dir per write point of a checkpoint save in
 //                   TensorFlow's format (--out/point_N): model.ckpt-100
 //                   (every value 1) saved whole, then model.ckpt-200
@@ -45,18 +48,22 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "chief/checkpoint_manager.h"
+#include "chief/evaluation.h"
 #include "chief/tf_bundle.h"
 #include "core/atomic_file.h"
 #include "core/task_main.h"
 #include "data/dataset_loader.h"
 #include "data/distortions.h"
+#include "data/input_pipeline.h"
 #include "nn/model.h"
+#include "nn/model_spec.h"
 #include "nn/sparse/embedding_bag.h"
 #include "proto/ps.pb.h"
 #include "ps/embedding/embedding_table.h"
@@ -64,7 +71,7 @@
 #include "ps/memory_budget.h"
 
 DEFINE_string(what, "model",
-              "model, distort, read, sparse_optimizers, embedding_bag, bundle or crash");
+              "model, distort, read, sparse_optimizers, embedding_bag, bundle, crash or logits");
 DEFINE_string(out, "", "Directory to write into (must exist)");
 DEFINE_string(model, "cifar10", "--what=model: a built-in network or a ModelSpec file");
 DEFINE_int32(batch, 8, "--what=model: images in the batch; --what=distort: images");
@@ -73,6 +80,8 @@ DEFINE_string(data_dir, "", "--what=read: the data set's directory");
 DEFINE_string(data_format, "auto", "--what=read: idx, cifar, tfrecord or auto");
 DEFINE_string(split, "train", "--what=read: train or test");
 DEFINE_string(bundle, "", "--what=bundle: read this checkpoint instead of writing one");
+DEFINE_string(checkpoint, "", "--what=logits: the checkpoint's prefix");
+DEFINE_bool(use_moving_averages, false, "--what=logits: the moving averages' logits");
 
 namespace pstrain {
 namespace {
@@ -298,6 +307,41 @@ Status DumpDataset() {
   std::ostringstream m;
   m << "{\"count\": " << ds.count << ", \"height\": " << ds.rows << ", \"width\": " << ds.cols
     << ", \"depth\": " << ds.depth << "}\n";
+  return WriteText("manifest.json", m.str());
+}
+
+// --what=logits -------------------------------------------------------------
+
+Status DumpLogits() {
+  PS_ASSIGN_OR_RETURN(proto::ModelSpec spec, nn::LoadModelSpec(FLAGS_model));
+  PS_ASSIGN_OR_RETURN(std::unique_ptr<nn::Model> model, nn::CreateModel(spec));
+  PS_ASSIGN_OR_RETURN(Checkpoint ckpt, ReadCheckpoint(FLAGS_checkpoint));
+  bool averaged = false;
+  PS_ASSIGN_OR_RETURN(std::vector<Tensor> params,
+                      SelectEvalParams(*model, ckpt.tensors, FLAGS_use_moving_averages,
+                                       FLAGS_checkpoint, &averaged));
+  PS_ASSIGN_OR_RETURN(data::ImageDataset ds,
+                      data::LoadDataset(FLAGS_data_dir, FLAGS_data_format, "test"));
+  const ImageInput input = ImageInputOf(spec);
+  std::vector<float> images, logits;
+  Shape example;
+  for (int64_t begin = 0; begin < ds.count; begin += 1000) {
+    const int64_t n = std::min<int64_t>(1000, ds.count - begin);
+    Tensor x;
+    PS_RETURN_IF_ERROR(
+        data::PrepareEvalImages(ds, begin, n, input.preprocessing, input.height, input.width, &x));
+    PS_ASSIGN_OR_RETURN(Tensor y, model->Logits(params, x));
+    example.assign(x.shape().begin() + 1, x.shape().end());
+    images.insert(images.end(), x.data(), x.data() + x.size());
+    logits.insert(logits.end(), y.data(), y.data() + y.size());
+  }
+  PS_RETURN_IF_ERROR(WriteArray("images.f32", images.data(), images.size()));
+  PS_RETURN_IF_ERROR(WriteArray("logits.f32", logits.data(), logits.size()));
+  PS_RETURN_IF_ERROR(WriteArray("labels.i32", ds.labels.data(), ds.labels.size()));
+  std::ostringstream m;
+  m << "{\"count\": " << ds.count << ", \"example\": " << JsonShape(example)
+    << ", \"classes\": " << model->num_classes()
+    << ", \"moving_averages\": " << (averaged ? "true" : "false") << "}\n";
   return WriteText("manifest.json", m.str());
 }
 
@@ -598,6 +642,7 @@ Status Run() {
   if (FLAGS_what == "embedding_bag") return DumpEmbeddingBag();
   if (FLAGS_what == "bundle") return FLAGS_bundle.empty() ? WriteBundle() : DumpBundle();
   if (FLAGS_what == "crash") return CrashSaves();
+  if (FLAGS_what == "logits") return DumpLogits();
   return InvalidArgument(
       "--what must be model, distort, read, sparse_optimizers or embedding_bag, not \"" +
       FLAGS_what + "\"");
