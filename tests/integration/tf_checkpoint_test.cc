@@ -4,15 +4,19 @@
 // ended at, and given to a new run's chief as --warm_start_from (with
 // --warm_start_slots, its Momentum slots too): at learning rate 0 the new
 // run ends at exactly that accuracy, where a cold start sits near chance
-// (0.1).
+// (0.1); pstrain_export writes it as ONNX. A model of ids saved in TF's
+// format holds its table as keys and values tensors, which the projector
+// export agrees with.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <regex>
 #include <string>
 
 #include "chief/checkpoint.h"
 #include "chief/tf_bundle.h"
+#include "core/atomic_file.h"
 #include "tests/integration/process_harness.h"
 
 namespace pstrain {
@@ -87,6 +91,27 @@ TEST(TensorFlowCheckpoint, IsEvaluatedAtItsAccuracyAndWarmStartsARunThere) {
                      "[1024], the model's [10]"),
             std::string::npos)
       << out;
+
+  // Exported for serving; a checkpoint without moving averages refuses to
+  // export them, and an output that exists stays whole.
+  const std::string onnx = tf.path() + "/mnist.onnx";
+  ASSERT_EQ(testing::RunToCompletion({BuildDir() + "/export/pstrain_export", "--model=mnist",
+                                      "--checkpoint=" + prefix, "--output=" + onnx},
+                                     std::chrono::seconds(60), &out),
+            "exit code 0")
+      << out;
+  EXPECT_NE(out.find("wrote " + onnx + ": ONNX opset 13,"), std::string::npos) << out;
+  auto exported = ReadFileToString(onnx);
+  ASSERT_TRUE(exported.ok());
+  EXPECT_EQ(testing::RunToCompletion(
+                {BuildDir() + "/export/pstrain_export", "--model=mnist", "--checkpoint=" + prefix,
+                 "--output=" + onnx, "--use_moving_averages"},
+                std::chrono::seconds(60), &out),
+            "exit code 1");
+  EXPECT_NE(out.find("holds no ExponentialMovingAverage for every trainable variable"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(ReadFileToString(onnx).value(), *exported);
 }
 
 // A model with embedding tables saved in TensorFlow's format: the chief
@@ -107,6 +132,36 @@ TEST(TensorFlowCheckpoint, AModelOfIdsSavedInTfFormatIsRestoredAndEvaluated) {
   auto bundle = ReadTfBundle(dir.path() + "/" + saved);
   ASSERT_TRUE(bundle.ok()) << bundle.status().ToString();
   EXPECT_EQ(bundle->at("global_step").int64s, (std::vector<int64_t>{std::stoll(m[1])}));
+
+  // Each table as TF's hash tables export theirs, and as projector files.
+  auto ckpt = ReadCheckpoint(dir.path() + "/" + saved);
+  ASSERT_TRUE(ckpt.ok()) << ckpt.status().ToString();
+  ASSERT_EQ(ckpt->tables.size(), 1u);
+  const proto::TableCheckpoint& table = ckpt->tables[0];
+  const BundleTensor& keys = bundle->at(table.name() + "-keys");
+  EXPECT_EQ(keys.shape, (Shape{table.num_rows()}));
+  EXPECT_EQ(bundle->at(table.name() + "-values").shape, (Shape{table.num_rows(), table.dim()}));
+  const std::string projector = dir.path() + "/projector";
+  ASSERT_EQ(testing::RunToCompletion({BuildDir() + "/export/pstrain_export", "--model=mnist_ids",
+                                      "--checkpoint=" + dir.path() + "/" + saved,
+                                      "--format=projector", "--output=" + projector},
+                                     std::chrono::seconds(60), &out),
+            "exit code 0")
+      << out;
+  std::vector<int64_t> sorted = keys.int64s;
+  std::sort(sorted.begin(), sorted.end());
+  std::string key_lines;
+  for (int64_t k : sorted) key_lines += std::to_string(k) + "\n";
+  EXPECT_EQ(ReadFileToString(projector + "/pixels_embedding_weights/metadata.tsv").value(),
+            key_lines);
+  EXPECT_EQ(testing::RunToCompletion({BuildDir() + "/export/pstrain_export", "--model=mnist_ids",
+                                      "--checkpoint=" + dir.path() + "/" + saved,
+                                      "--output=" + dir.path() + "/ids.onnx"},
+                                     std::chrono::seconds(60), &out),
+            "exit code 1");
+  EXPECT_NE(out.find("looks up an embedding table; ONNX export covers dense networks"),
+            std::string::npos)
+      << out;
 
   ASSERT_EQ(RunLocal(dir.path(), second, &out), "exit code 0") << out;
   EXPECT_NE(out.find("restored every ps from " + dir.path() + "/" + saved), std::string::npos)
