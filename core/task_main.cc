@@ -4,14 +4,65 @@
 #include <glog/logging.h>
 #include <malloc.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
 
 #include "core/openmp_spin.h"
 #include "core/tls.h"
 
 namespace pstrain {
 
+namespace {
+
+// Where pstrain's sources are: the prefix of this file's name before
+// "core/task_main.cc", as the compiler names every source.
+std::string SourceRoot() {
+  const std::string self = __FILE__;
+  return self.substr(0, self.size() - std::strlen("core/task_main.cc"));
+}
+
+// --help: the usage and the binary's own flags (those defined in pstrain's
+// sources), not glog's and gflags' own, which --helpfull lists too.
+void PrintOwnFlags(const char* program, const char* usage) {
+  const char* slash = std::strrchr(program, '/');
+  std::printf("%s: %s\n", slash != nullptr ? slash + 1 : program, usage);
+  std::vector<gflags::CommandLineFlagInfo> flags;
+  gflags::GetAllFlags(&flags);
+  const std::string root = SourceRoot();
+  std::sort(flags.begin(), flags.end(), [](const auto& a, const auto& b) {
+    return a.filename != b.filename ? a.filename < b.filename : a.name < b.name;
+  });
+  std::string file;
+  for (const gflags::CommandLineFlagInfo& flag : flags) {
+    if (flag.filename.compare(0, root.size(), root) != 0) continue;
+    if (flag.filename != file) {
+      file = flag.filename;
+      std::printf("\n  Flags from %s:\n", file.substr(root.size()).c_str());
+    }
+    std::printf("%s", gflags::DescribeOneFlag(flag).c_str());
+  }
+  std::printf("\n  --helpfull lists the logging flags too (glog's: --v, --vmodule, ...).\n");
+}
+
+bool AsksForHelp(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-help") == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void InitTaskMain(const char* usage, int* argc, char*** argv) {
+  if (AsksForHelp(*argc, *argv)) {
+    gflags::SetUsageMessage(usage);
+    PrintOwnFlags((*argv)[0], usage);
+    std::exit(0);
+  }
   RunWithOpenMpSpinLimit(*argv);
   // Tasks allocate and free multi-megabyte tensors every step. By default
   // glibc maps each one with mmap and unmaps it on free, so every step pays

@@ -315,6 +315,22 @@ TEST(Convert, BadInputExitsOneWithOneLine) {
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 
+// --help lists the tool's own flags with their defaults, and not glog's
+// (which --helpfull adds); it exits 0.
+TEST(Tools, HelpListsTheToolsOwnFlags) {
+  TempDir dir;
+  const std::string out = dir.path() + "/help.txt";
+  const int status = std::system((Binary("pstrain_convert") + " --help >" + out + " 2>&1").c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  const std::string help = ReadBytes(out);
+  EXPECT_EQ(help.rfind("pstrain_convert: ", 0), 0u) << help;
+  EXPECT_NE(help.find("Flags from tools/convert_main.cc:"), std::string::npos) << help;
+  EXPECT_NE(help.find("-input_format (Format of the data set"), std::string::npos) << help;
+  EXPECT_EQ(help.find("logtostderr"), std::string::npos) << help;
+  EXPECT_EQ(help.find("flagfile"), std::string::npos) << help;
+}
+
 }  // namespace
 }  // namespace data
 }  // namespace pstrain

@@ -104,9 +104,10 @@ grpc::Status PsService::ServePull(const proto::PullRequest& request,
   proto::PullResponse rest;
   rest.set_global_step(pulled->step);
   // The tensors go out from the pulled values themselves.
-  for (const auto& [name, tensor] : pulled->tensors) {
+  for (const auto& pulled_tensor : pulled->tensors) {
+    const VariableStore::SharedTensor& tensor = pulled_tensor.second;
     bool sent = ForEachChunkSpan(
-        name, *tensor, chunk_bytes,
+        pulled_tensor.first, *tensor, chunk_bytes,
         [&](const proto::TensorChunk& head, const char* data, size_t n) {
           return write(EncodeChunkMessage(rest, proto::PullResponse::kChunkFieldNumber, head,
                                           SharedTensorSlice(tensor, data, n)));
