@@ -2,7 +2,6 @@
 
 #include <onnx/checker.h>
 
-#include <cstring>
 #include <exception>
 #include <initializer_list>
 #include <utility>
@@ -14,12 +13,6 @@ namespace pstrain {
 
 namespace {
 
-std::string ShapeText(const Shape& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 Status LooksUpATable(const std::string& layer) {
   return InvalidArgument("layer " + layer +
                          " looks up an embedding table; ONNX export covers dense networks "
@@ -29,7 +22,7 @@ Status LooksUpATable(const std::string& layer) {
 // Where the tensor flowing between layers is, and its layout.
 enum class Layout { kNhwc, kNchw, kFlat };
 
-// Builds the graph layer by layer; x() is the current tensor.
+// Builds the graph layer by layer; x_ names the current tensor.
 class GraphBuilder {
  public:
   GraphBuilder(onnx::GraphProto* graph, const std::map<std::string, Tensor>& params)
@@ -42,8 +35,8 @@ class GraphBuilder {
     if (it == params_.end())
       return InvalidArgument("variable " + name + " is not in the checkpoint");
     if (it->second.shape() != shape) {
-      return InvalidArgument("variable " + name + " has shape " + ShapeText(it->second.shape()) +
-                             ", the model's " + ShapeText(shape));
+      return InvalidArgument("variable " + name + " has shape " + ShapeString(it->second.shape()) +
+                             ", the model's " + ShapeString(shape));
     }
     return &it->second;
   }
@@ -244,7 +237,7 @@ class GraphBuilder {
 
   Status Start(const Shape& input_shape) {
     if (input_shape.size() != 3) {
-      return InvalidArgument("input_shape " + ShapeText(input_shape) + " is not [H, W, C]");
+      return InvalidArgument("input_shape " + ShapeString(input_shape) + " is not [H, W, C]");
     }
     h_ = input_shape[0];
     w_ = input_shape[1];

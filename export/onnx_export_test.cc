@@ -244,7 +244,7 @@ TEST(OnnxExport, RefusesWhatItCannotExport) {
   params.at("conv2/weights") = Tensor({5, 5, 32, 32});
   refused = ExportOnnx(mnist, params);
   EXPECT_NE(refused.status().message().find(
-                "variable conv2/weights has shape [5, 5, 32, 32], the model's [5, 5, 32, 64]"),
+                "variable conv2/weights has shape [5,5,32,32], the model's [5,5,32,64]"),
             std::string::npos)
       << refused.status().ToString();
 }
