@@ -1,6 +1,7 @@
 // Real ps_server processes on loopback: pushes from many threads land
 // exactly, tensors are stitched across partitions, a malformed spec is
-// refused, and a Shutdown ends the process with exit code 0.
+// refused, and a Shutdown ends the process with exit code 0, even while a
+// client has stopped reading a pull.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
