@@ -13,6 +13,7 @@
 #include "core/crc32c.h"
 #include "core/test_util.h"
 #include "proto/checkpoint.pb.h"
+#include "ps/testing/row_blocks.h"
 
 namespace pstrain {
 namespace {
@@ -52,12 +53,7 @@ class CheckpointTest : public ::testing::Test {
 
 proto::RowBlock Block(const std::vector<int64_t>& keys, const std::vector<float>& values,
                       bool erase = false) {
-  proto::RowBlock b;
-  b.set_table("emb");
-  b.set_keys(std::string(reinterpret_cast<const char*>(keys.data()), keys.size() * 8));
-  b.set_values(std::string(reinterpret_cast<const char*>(values.data()), values.size() * 4));
-  b.set_erase(erase);
-  return b;
+  return MakeRowBlock("emb", keys, values, erase);
 }
 
 // A table's blocks go to the rows file as they come and read back one at

@@ -6,20 +6,14 @@
 #include <vector>
 
 #include "ps/embedding/row_initializer.h"
-#include "ps/embedding/sparse_rows.h"
+#include "ps/testing/row_blocks.h"
 
 namespace pstrain {
 namespace {
 
 proto::RowBlock Block(const std::vector<int64_t>& keys, const std::vector<float>& values,
                       bool erase = false) {
-  proto::RowBlock b;
-  b.set_table("emb");
-  b.set_keys(EncodeKeys(keys));
-  b.set_values(
-      std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float)));
-  b.set_erase(erase);
-  return b;
+  return MakeRowBlock("emb", keys, values, erase);
 }
 
 // A full checkpoint at step 3 and a delta of it at step 7 (one row changed,

@@ -119,22 +119,13 @@ Status TfBundleWriter::AddInt64(const std::string& name, const Shape& shape,
 
 Status TfBundleWriter::AddBytes(const std::string& name, tensorflow::DataType dtype,
                                 const Shape& shape, const void* bytes, size_t n) {
-  if (streaming_ != nullptr) return InvalidArgument("tensor " + name + " added while streaming");
-  if (name.empty()) return InvalidArgument("a tensor needs a name (\"\" is the header's key)");
-  if (entries_.count(name) > 0) return InvalidArgument("tensor " + name + " added twice");
-  tensorflow::BundleEntryProto& entry = entries_[name];
-  entry.set_dtype(dtype);
-  for (int64_t d : shape) entry.mutable_shape()->add_dim()->set_size(d);
-  entry.set_offset(offset_);
-  entry.set_size(static_cast<int64_t>(n));
-  entry.set_crc32c(crc32c::Mask(crc32c::Value(bytes, n)));
-  PS_RETURN_IF_ERROR(data_->Append(bytes, n));
-  offset_ += static_cast<int64_t>(n);
-  return OkStatus();
+  PS_RETURN_IF_ERROR(BeginTensor(name, dtype));
+  PS_RETURN_IF_ERROR(AppendToTensor(bytes, n));
+  return EndTensor(shape);
 }
 
 Status TfBundleWriter::BeginTensor(const std::string& name, tensorflow::DataType dtype) {
-  if (streaming_ != nullptr) return InvalidArgument("tensor " + name + " begun while streaming");
+  if (streaming_ != nullptr) return InvalidArgument("tensor " + name + " added while streaming");
   if (name.empty()) return InvalidArgument("a tensor needs a name (\"\" is the header's key)");
   if (entries_.count(name) > 0) return InvalidArgument("tensor " + name + " added twice");
   streaming_ = &entries_[name];

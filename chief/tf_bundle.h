@@ -77,13 +77,13 @@ class TfBundleWriter {
 };
 
 // Every tensor of the bundle at `prefix` but those `skip` (may be null)
-// names, whose entries are checked but whose bytes are not read: the
-// caller reads them itself, in parts (an embedding table). NotFound when its
-// index is absent; DataLoss naming the file (and the tensor) for an index that is not
-// such a table or lacks the header, an entry whose bytes lie outside the
-// data file or fail their CRC32C; Unimplemented for what pstrain does not
-// read (several data shards, sliced variables, big-endian bytes, dtypes
-// other than float32 and int64), naming the tensor.
+// names, whose entries are checked but whose bytes are not read (an
+// embedding table's keys and values, which pstrain restores from its rows
+// file). NotFound when its index is absent; DataLoss naming the file (and
+// the tensor) for an index that is not such a table or lacks the header, an entry whose bytes lie
+// outside the data file or fail their CRC32C; Unimplemented for what pstrain does not read (several
+// data shards, sliced variables, big-endian bytes, dtypes other than float32 and int64), naming the
+// tensor.
 StatusOr<std::map<std::string, BundleTensor>> ReadTfBundle(
     const std::string& prefix, const std::function<bool(const std::string&)>& skip = nullptr);
 

@@ -39,7 +39,6 @@ StatusOr<std::map<std::string, Tensor>> WarmStartValues(
     Shape shape;
   };
   std::vector<Wanted> wanted;
-  std::set<std::string> tf_wanted;
   for (const nn::VariableSpec& v : variables) {
     if (!std::regex_match(v.name, vars)) continue;
     auto mapped = tf_names.find(v.name);
@@ -58,6 +57,7 @@ StatusOr<std::map<std::string, Tensor>> WarmStartValues(
   if (wanted.empty()) {
     return InvalidArgument("--warm_start_vars: '" + options.vars + "' matches no variable");
   }
+  std::set<std::string> tf_wanted;
   for (const Wanted& w : wanted) tf_wanted.insert(w.tf_name);
   // Only the wanted tensors are read (not an embedding table's keys and values).
   PS_ASSIGN_OR_RETURN(const auto bundle,

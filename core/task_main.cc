@@ -59,7 +59,6 @@ bool AsksForHelp(int argc, char** argv) {
 
 void InitTaskMain(const char* usage, int* argc, char*** argv) {
   if (AsksForHelp(*argc, *argv)) {
-    gflags::SetUsageMessage(usage);
     PrintOwnFlags((*argv)[0], usage);
     std::exit(0);
   }

@@ -12,20 +12,10 @@
 
 #include "chief/checkpoint.h"
 #include "core/atomic_file.h"
-#include "ps/embedding/sparse_rows.h"
+#include "ps/testing/row_blocks.h"
 
 namespace pstrain {
 namespace {
-
-proto::RowBlock Block(const std::string& table, const std::vector<int64_t>& keys,
-                      const std::vector<float>& values) {
-  proto::RowBlock b;
-  b.set_table(table);
-  b.set_keys(EncodeKeys(keys));
-  b.set_values(
-      std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float)));
-  return b;
-}
 
 std::string Read(const std::filesystem::path& path) {
   auto text = ReadFileToString(path.string());
@@ -43,13 +33,14 @@ TEST(ProjectorExport, WritesEachTablesRowsKeysAndTheConfig) {
   auto writer = CheckpointWriter::Create(dir.string(), 5);
   ASSERT_TRUE(writer.ok());
   ASSERT_TRUE((*writer)->BeginTable("users/embedding_weights", 2, {"accumulator"}).ok());
-  ASSERT_TRUE(
-      (*writer)
-          ->AddRows(Block("users/embedding_weights", {42, -3}, {0.1f, 2, 9, 9, -1.5f, 1e-8f, 9, 9}))
-          .ok());
-  ASSERT_TRUE((*writer)->AddRows(Block("users/embedding_weights", {7}, {3, 4, 9, 9})).ok());
+  ASSERT_TRUE((*writer)
+                  ->AddRows(MakeRowBlock("users/embedding_weights", {42, -3},
+                                         {0.1f, 2, 9, 9, -1.5f, 1e-8f, 9, 9}))
+                  .ok());
+  ASSERT_TRUE((*writer)->AddRows(MakeRowBlock("users/embedding_weights", {7}, {3, 4, 9, 9})).ok());
   ASSERT_TRUE((*writer)->BeginTable("items/embedding_weights", 3, {"accumulator"}).ok());
-  ASSERT_TRUE((*writer)->AddRows(Block("items/embedding_weights", {1}, {1, 2, 3, 9, 9, 9})).ok());
+  ASSERT_TRUE(
+      (*writer)->AddRows(MakeRowBlock("items/embedding_weights", {1}, {1, 2, 3, 9, 9, 9})).ok());
   auto prefix = (*writer)->Finish();
   ASSERT_TRUE(prefix.ok()) << prefix.status().ToString();
   auto ckpt = ReadCheckpoint(*prefix);

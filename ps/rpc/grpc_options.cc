@@ -1,5 +1,7 @@
 #include "ps/rpc/grpc_options.h"
 
+#include <utility>
+
 namespace pstrain {
 
 namespace {
@@ -7,15 +9,21 @@ namespace {
 constexpr int kMaxMessageBytes = 64 << 20;
 constexpr int kKeepaliveMs = static_cast<int>(kKeepalive.count());
 
+// The keepalive, the same on both ends: a ping every kKeepalive, on a
+// connection with no call or no data too, answered within kKeepalive.
+constexpr std::pair<const char*, int> kKeepaliveArgs[] = {
+    {GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveMs},
+    {GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveMs},
+    {GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1},
+    {GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0},
+};
+
 }  // namespace
 
 void ConfigureServer(grpc::ServerBuilder* builder) {
   builder->SetMaxReceiveMessageSize(kMaxMessageBytes);
   builder->SetMaxSendMessageSize(kMaxMessageBytes);
-  builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveMs);
-  builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveMs);
-  builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  builder->AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  for (const auto& [name, value] : kKeepaliveArgs) builder->AddChannelArgument(name, value);
   // Clients ping every kKeepalive; gRPC's default would answer pings more
   // often than every 5 minutes with GOAWAY.
   builder->AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
@@ -30,10 +38,7 @@ grpc::ChannelArguments DefaultChannelArguments() {
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveMs);
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveMs);
-  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  for (const auto& [name, value] : kKeepaliveArgs) args.SetInt(name, value);
   args.SetInt(GRPC_ARG_HTTP2_MIN_SENT_PING_INTERVAL_WITHOUT_DATA_MS, kKeepaliveMs);
   return args;
 }
