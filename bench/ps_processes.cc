@@ -12,7 +12,6 @@
 #include <tuple>
 
 #include "cluster/cluster_spec.h"
-#include "deploy/local/free_ports.h"
 
 namespace pstrain {
 namespace bench {
@@ -99,11 +98,11 @@ CpuSample SampleCpu() {
 Status PsProcesses::Start(const std::string& binary, int num_ps, const std::string& dir,
                           bool show_output, const std::vector<std::string>& extra_args) {
   show_output_ = show_output;
-  PS_ASSIGN_OR_RETURN(ports_, PickFreePorts("127.0.0.1", num_ps));
+  PS_ASSIGN_OR_RETURN(reserved_, ReservedPorts::Reserve("127.0.0.1", num_ps));
   const std::string spec_path = dir + "/cluster.json";
   cluster::ClusterSpec spec;
   for (int i = 0; i < num_ps; ++i)
-    spec.jobs["ps"].push_back("127.0.0.1:" + std::to_string(ports_[i]));
+    spec.jobs["ps"].push_back("127.0.0.1:" + std::to_string(ports()[i]));
   PS_RETURN_IF_ERROR(cluster::WriteClusterSpec(spec, spec_path));
   for (int i = 0; i < num_ps; ++i) {
     std::vector<std::string> argv = {binary, "--cluster_spec=" + spec_path, "--job=ps",

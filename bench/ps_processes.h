@@ -16,6 +16,7 @@
 
 #include "cluster/cluster_spec.h"
 #include "core/status.h"
+#include "deploy/local/free_ports.h"
 #include "deploy/local/task_process.h"
 
 namespace pstrain {
@@ -53,7 +54,7 @@ class PsProcesses {
   // extra_args go to every ps_server (say, --tensor_port=-1).
   Status Start(const std::string& binary, int num_ps, const std::string& dir,
                bool show_output = false, const std::vector<std::string>& extra_args = {});
-  const std::vector<int>& ports() const { return ports_; }
+  const std::vector<int>& ports() const { return reserved_.ports(); }
   // True when every process has exited within `timeout`.
   bool WaitForExit(std::chrono::seconds timeout);
   // Stops draining; kills what still runs.
@@ -65,7 +66,7 @@ class PsProcesses {
   void Drain();
 
   bool show_output_ = false;
-  std::vector<int> ports_;
+  ReservedPorts reserved_;  // held while the ps tasks run
   std::vector<std::unique_ptr<TaskProcess>> procs_;
   std::thread drainer_;
   std::atomic<bool> done_{false}, all_exited_{false};

@@ -52,7 +52,6 @@
 #include "core/status.h"
 #include "core/task_main.h"
 #include "core/tensor.h"
-#include "deploy/local/free_ports.h"
 #include "deploy/local/task_process.h"
 #include "ps/client/ps_fleet.h"
 #include "ps/rpc/ps_connections.h"

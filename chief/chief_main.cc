@@ -52,7 +52,9 @@ DEFINE_string(warm_start_map, "",
               "With --warm_start_from: tf_name=pstrain_name,... for variables the checkpoint "
               "holds under other names");
 DEFINE_string(train_dir, "runs/pstrain", "Where the chief writes checkpoints");
-DEFINE_int32(startup_timeout_secs, 600, "Give up waiting for the ps tasks after this");
+DEFINE_int32(startup_timeout_secs, 600,
+             "Give up waiting for the ps tasks after this; a worker never heard from this long "
+             "after the model is ready ends the job, naming it");
 DEFINE_int32(ps_lost_timeout_secs, 120,
              "While training, exit 138 (for a restart) once ps:0, which holds global_step, has "
              "not answered for this long");
@@ -257,7 +259,14 @@ int main(int argc, char** argv) {
   pstrain::Supervisor supervisor(model->get(), &fleet, columns ? nullptr : &*test,
                                  columns ? nullptr : &*train, &stop, options);
   pstrain::Status s = supervisor.Start();
-  if (s.ok()) s = supervisor.Monitor();
+  if (s.ok()) {
+    s = supervisor.Monitor();
+    if (s.code() == pstrain::Code::kFailedPrecondition) {
+      // A worker failed, or never came: retrying the chief cannot mend it.
+      supervisor.EndOnFailure(s);
+      return pstrain::ExitWith(s, pstrain::kExitBadInput);
+    }
+  }
   if (s.ok()) s = supervisor.Finish();
   if (s.ok()) return pstrain::kExitDone;  // the job is done, whatever signal came since
   if (stop.requested()) {

@@ -1,10 +1,10 @@
 // evaluator: the Evaluator replica type of Kubeflow's TFJob. Watches
 // --train_dir for the chief's checkpoints and evaluates each new one's
-// precision @ 1 on the test set (the 10,000 test images; a model of rows
+// test accuracy (precision @ 1) on the test set (the 10,000 test images; a model of rows
 // its test rows), with the moving averages where the checkpoint holds one
 // for every variable, and a model of ids or columns with the checkpoint's
 // embedding rows (chief/saved_rows.h). Each result is logged as
-//   eval: model.ckpt-1200 precision @ 1 = 0.8731 (10000 examples)
+//   eval: model.ckpt-1200 test accuracy 0.8731 (10000 examples)
 // (a model of rows adding ", auc 0.9057, log loss ...") and written as the
 // scalar "eval/precision_at_1" (and "eval/auc", ...) at the checkpoint's
 // step into the evaluator's own TensorBoard event file in --eval_dir.
@@ -56,8 +56,8 @@ DEFINE_string(train_dir, "", "The chief's train dir, where the checkpoints are (
 DEFINE_string(eval_dir, "",
               "Where the evaluator writes its event files (default <train_dir>/eval)");
 DEFINE_string(model, "mnist",
-              "Network the checkpoints hold: a built-in one (mnist, mnist_bn, cifar10) or a "
-              "ModelSpec text file");
+              "Network the checkpoints hold: a built-in one (mnist, mnist_bn, cifar10, mnist_ids, "
+              "wide_deep, fasttext, movielens) or a ModelSpec text file (proto/model.proto)");
 DEFINE_int32(eval_interval_secs, 60, "Look for new checkpoints this often");
 DEFINE_bool(run_once, false, "Evaluate the latest readable checkpoint and exit");
 DEFINE_string(checkpoint, "",
@@ -121,7 +121,7 @@ class CheckpointEvaluator {
     auto result = EvaluateCheckpoint(*ckpt, *params);
     if (!result.ok()) return Skip(base, result.status());
     char line[256];
-    std::snprintf(line, sizeof(line), "eval: %s precision @ 1 = %.4f (%lld examples)", base.c_str(),
+    std::snprintf(line, sizeof(line), "eval: %s test accuracy %.4f (%lld examples)", base.c_str(),
                   result->accuracy(), static_cast<long long>(result->examples));
     LOG(INFO) << line << result->MetricsSuffix();
     PS_RETURN_IF_ERROR(ForEachEvalScalar(*result, [&](const std::string& tag, double value) {

@@ -295,7 +295,10 @@ Status Supervisor::Monitor() {
     if (st.ok() && FromAnEmptyPs(*st)) continue;  // the next poll restores it
     if (st.ok()) {
       last_contact = clock_->Now();
-      if (ObserveWorkers(*st)) return OkStatus();
+      // A failed worker counts as done: its failure ends the job first.
+      const bool over = ObserveWorkers(*st);
+      PS_RETURN_IF_ERROR(CheckWorkersCanGoOn());
+      if (over) return OkStatus();
       RunSchedules(*st);
       ReportProgress(*st);
     } else if (clock_->Now() - last_contact > options_.ps_lost_timeout) {
@@ -344,6 +347,34 @@ bool Supervisor::ObserveWorkers(const proto::StatusResponse& st) {
   return true;
 }
 
+Status Supervisor::CheckWorkersCanGoOn() const {
+  if (!roster_.failure().empty()) {
+    return FailedPrecondition(roster_.failure() + " (the chief runs model " + options_.model_name +
+                              ")");
+  }
+  const std::vector<int> never = roster_.NeverHeardFrom();
+  if (!never.empty() && clock_->Now() - training_started_ > options_.startup_timeout) {
+    return FailedPrecondition(
+        WorkerList(never) + " never reported to ps:0 within --startup_timeout_secs (" +
+        std::to_string(options_.startup_timeout.count()) +
+        " s): not started, failed before it could, or started with another cluster spec");
+  }
+  return OkStatus();
+}
+
+void Supervisor::EndOnFailure(const Status& why) {
+  const std::string reason = "the job failed: " + why.message();
+  LOG(ERROR) << reason;
+  Status s = fleet_->client(0)->EndTraining(reason.substr(0, 1024));
+  if (!s.ok()) LOG(WARNING) << "telling the workers to stop: " << s.ToString();
+  if (model_ready_) {
+    s = SaveCheckpoint("the job failed");
+    if (!s.ok()) LOG(WARNING) << "checkpoint not saved: " << s.ToString();
+  }
+  s = fleet_->ShutdownAll(reason);
+  if (!s.ok()) LOG(WARNING) << "shutting the ps tasks down: " << s.ToString();
+}
+
 void Supervisor::RunSchedules(const proto::StatusResponse& st) {
   const bool by_steps = options_.save_checkpoint_steps > 0 &&
                         st.global_step() >= last_saved_step_ + options_.save_checkpoint_steps;
@@ -370,6 +401,9 @@ void Supervisor::ReportProgress(const proto::StatusResponse& st) {
   LOG(INFO) << "global_step " << st.global_step() << ", loss " << MeanWorkerLoss(st)
             << ", learning rate " << st.learning_rate() << ", workers done "
             << st.done_workers_size() << "/" << options_.num_workers
+            << (roster_.NeverHeardFrom().empty()
+                    ? ""
+                    : " (never heard from: " + WorkerList(roster_.NeverHeardFrom()) + ")")
             << (options_.init.sync().enabled()
                     ? ", stale gradients dropped " + std::to_string(st.stale_dropped())
                     : "");

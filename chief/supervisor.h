@@ -24,6 +24,8 @@
 //                            report done);
 //               progress     a line every progress_interval.
 //             All its time comes from options.clock.
+//             A worker's failure, or one never heard from, ends the job
+//             (EndOnFailure) rather than leaving it waiting.
 //   Finish    final checkpoint, evaluation on the test set (the final line),
 //             shut every ps down.
 //   SaveOnStop  a graceful stop (SIGTERM): save a checkpoint (once the
@@ -108,8 +110,14 @@ class Supervisor {
              const data::ImageDataset* train_set, StopNotice* stop, SupervisorOptions options);
 
   Status Start();
-  // Returns when every worker has reported done; Aborted on a stop request.
+  // Returns when every worker has reported done; Aborted on a stop request;
+  // FailedPrecondition when the job cannot go on: a worker failed (a bad
+  // flag, another model), or one never reported to ps:0 within
+  // startup_timeout of the model being ready; the error names it.
   Status Monitor();
+  // After Monitor's FailedPrecondition: tells the workers to stop, saves a
+  // checkpoint, and shuts every ps down with `why`, so the whole job ends.
+  void EndOnFailure(const Status& why);
   Status Finish();
   Status SaveOnStop();
 
@@ -130,6 +138,9 @@ class Supervisor {
   // The roster and what follows from it: live workers (sync), the step
   // watch, metrics. True once no worker can still push.
   bool ObserveWorkers(const proto::StatusResponse& coordinator);
+  // FailedPrecondition when a worker failed, or has never been heard from
+  // since startup_timeout after the model was ready.
+  Status CheckWorkersCanGoOn() const;
   // Checkpoints, summaries, evaluation and the word to end training, each
   // when it is due.
   void RunSchedules(const proto::StatusResponse& coordinator);

@@ -199,7 +199,7 @@ TEST_F(SupervisorTest, MonitorEndsWhenTheWorkerIsDoneAndFinishSavesAndShutsTheJo
   Supervisor sup(model_.get(), fleet.get(), &test_set_, nullptr, &stop_, Options());
   ASSERT_TRUE(sup.Start().ok());
   ASSERT_TRUE(ps->Heartbeat(0, 1, 2.3f).ok());
-  ASSERT_TRUE(ps->WorkerDone(0).ok());
+  ASSERT_TRUE(ps->WorkerDone(0, "").ok());
   ASSERT_TRUE(sup.Monitor().ok());
   ASSERT_TRUE(sup.Finish().ok());
   auto state = ReadCheckpointState(dir_.path());
@@ -266,7 +266,9 @@ class RestartingPs : public PsConnection {
                                                float loss) override {
     return ps_->Heartbeat(worker, local_step, loss);
   }
-  Status WorkerDone(int worker) override { return ps_->WorkerDone(worker); }
+  Status WorkerDone(int worker, const std::string& failure) override {
+    return ps_->WorkerDone(worker, failure);
+  }
   Status SetLiveWorkers(const std::vector<int>& workers) override {
     return ps_->SetLiveWorkers(workers);
   }
@@ -352,7 +354,7 @@ TEST_F(SupervisorTest, AnEvaluationThatReachesTheTargetEndsTraining) {
   EXPECT_NE(beat->training_ended().find("reached the target"), std::string::npos)
       << beat->training_ended();
   // The worker's part: report done; the next poll ends Monitor.
-  ASSERT_TRUE(ps->WorkerDone(0).ok());
+  ASSERT_TRUE(ps->WorkerDone(0, "").ok());
   clock.Advance(std::chrono::seconds(1));
   monitor.join();
   EXPECT_TRUE(monitored.ok()) << monitored.ToString();

@@ -26,7 +26,8 @@ TrainingSummaries::TrainingSummaries(std::unique_ptr<EventWriter> writer, nn::Mo
 
 Status TrainingSummaries::Scalars(int64_t step, double loss, double learning_rate,
                                   double steps_per_sec, double examples_per_sec) {
-  PS_RETURN_IF_ERROR(writer_->AddScalar("loss", step, static_cast<float>(loss)));
+  // No worker has reported a loss yet: a 0 would read as a perfect model.
+  if (loss > 0) PS_RETURN_IF_ERROR(writer_->AddScalar("loss", step, static_cast<float>(loss)));
   PS_RETURN_IF_ERROR(writer_->AddScalar("learning_rate", step, static_cast<float>(learning_rate)));
   PS_RETURN_IF_ERROR(
       writer_->AddScalar("global_step/sec", step, static_cast<float>(steps_per_sec)));

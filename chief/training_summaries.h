@@ -30,6 +30,8 @@ class TrainingSummaries {
                                                              const data::ImageDataset* train_set,
                                                              const ImageInput& input);
 
+  // loss: the workers' mean latest loss; 0 when none has reported one, and
+  // then no loss scalar is written.
   Status Scalars(int64_t step, double loss, double learning_rate, double steps_per_sec,
                  double examples_per_sec);
   // An embedding table's shard on one ps: "<table>/ps_<P>/rows", "/bytes",

@@ -7,11 +7,17 @@
 namespace pstrain {
 
 WorkerRoster::WorkerRoster(int num_workers, double heartbeat_timeout_secs)
-    : heartbeat_timeout_secs_(heartbeat_timeout_secs), states_(num_workers, State::kLive) {}
+    : heartbeat_timeout_secs_(heartbeat_timeout_secs),
+      states_(num_workers, State::kLive),
+      heard_(num_workers, false) {}
 
 void WorkerRoster::Update(const proto::StatusResponse& st) {
   for (const proto::WorkerState& w : st.workers()) {
     if (w.worker() < 0 || w.worker() >= static_cast<int>(states_.size())) continue;
+    heard_[w.worker()] = true;
+    if (w.done() && !w.failure().empty() && failure_.empty()) {
+      failure_ = "worker:" + std::to_string(w.worker()) + " failed: " + w.failure();
+    }
     State now = State::kLive;
     if (w.done()) {
       now = State::kDone;
@@ -35,6 +41,14 @@ std::vector<int> WorkerRoster::InState(State state) const {
   std::vector<int> out;
   for (size_t w = 0; w < states_.size(); ++w) {
     if (states_[w] == state) out.push_back(static_cast<int>(w));
+  }
+  return out;
+}
+
+std::vector<int> WorkerRoster::NeverHeardFrom() const {
+  std::vector<int> out;
+  for (size_t w = 0; w < heard_.size(); ++w) {
+    if (!heard_[w]) out.push_back(static_cast<int>(w));
   }
   return out;
 }

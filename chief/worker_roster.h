@@ -7,6 +7,9 @@
 //            heartbeat timeout (it comes back with its next heartbeat);
 //   live     otherwise, including a worker not heard from yet: it can still
 //            push, so a synchronous step may count on it.
+// A worker that reported a failure (WorkerDone with one) is done, and its
+// failure ends the job (the chief's call). A worker ps:0 has never heard
+// from is live but never_heard_from() names it.
 // The job is over when no worker is live and at least one finished: the
 // rest are dead, and waiting for them would hang the job as TensorFlow's
 // did. While every worker is dead and none finished, training waits (a
@@ -37,10 +40,16 @@ class WorkerRoster {
   std::vector<int> InState(State state) const;
   // No worker can still push and at least one finished.
   bool JobOver() const;
+  // Workers ps:0 has no record of: never started, or not with this spec.
+  std::vector<int> NeverHeardFrom() const;
+  // "worker:1: <its failure>" for the first worker that failed; "" if none.
+  const std::string& failure() const { return failure_; }
 
  private:
   const double heartbeat_timeout_secs_;
   std::vector<State> states_;  // by worker index
+  std::vector<bool> heard_;    // by worker index
+  std::string failure_;
 };
 
 // "worker:0, worker:2"; "none" when empty.

@@ -2,6 +2,9 @@
 
 #include <glog/logging.h>
 
+#include <netdb.h>
+#include <sys/socket.h>
+
 #include <cctype>
 #include <utility>
 
@@ -79,6 +82,16 @@ std::string AddressHost(const std::string& address) {
     host = host.substr(1, host.size() - 2);
   }
   return host;
+}
+
+Status CheckHostResolves(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &found);
+  if (found != nullptr) ::freeaddrinfo(found);
+  if (rc == 0) return OkStatus();
+  return Unavailable("the host name " + host + " does not resolve (" + ::gai_strerror(rc) + ")");
 }
 
 StatusOr<nlohmann::json> ParseJson(const std::string& text) {

@@ -53,6 +53,11 @@ struct ClusterConfig {
 // ("[::1]:80" -> "::1"): what a socket connects to or listens on.
 std::string AddressHost(const std::string& address);
 
+// OK when `host` (a name or an address) resolves; else Unavailable saying
+// that the name does not resolve, and the resolver's reason. A DNS record
+// may still come (a Kubernetes service's does), so the caller may wait.
+Status CheckHostResolves(const std::string& host);
+
 // Parses and validates {"chief":[...],"ps":[...],"worker":[...]}: known job
 // names, addresses "host:port" with port 1..65535 (IPv6 hosts in brackets), no
 // address used twice, at least one ps task, at most one chief.

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "core/openmp_spin.h"
-#include "core/tls.h"
 
 namespace pstrain {
 
@@ -57,7 +56,7 @@ bool AsksForHelp(int argc, char** argv) {
 
 }  // namespace
 
-void InitTaskMain(const char* usage, int* argc, char*** argv) {
+void InitToolMain(const char* usage, int* argc, char*** argv) {
   if (AsksForHelp(*argc, *argv)) {
     PrintOwnFlags((*argv)[0], usage);
     std::exit(0);
@@ -72,9 +71,6 @@ void InitTaskMain(const char* usage, int* argc, char*** argv) {
   gflags::ParseCommandLineFlags(argc, argv, true);
   FLAGS_logtostderr = true;
   google::InitGoogleLogging((*argv)[0]);
-  const Status tls = InitTaskTlsFromFlags();
-  if (!tls.ok()) std::exit(ExitWith(tls, kExitBadInput));
-  if (TaskTls() != nullptr) LOG(INFO) << "mutual TLS as " << TaskTls()->subject;
 }
 
 int ExitStopped(const StopNotice& stop) {

@@ -31,9 +31,16 @@ constexpr int kExitStoppedBySignal = 128;  // plus the signal's number: 143 for 
 // when the stop came from no signal (it is not a normal end either).
 int ExitStopped(const StopNotice& stop);
 
-// Limits OpenMP's spinning (core/openmp_spin.h: may run the binary again
-// first), sets the --help text, parses the flags (removing them from argv),
-// sends glog's output to stderr, and keeps large buffers in the heap.
+// What every binary does first: limits OpenMP's spinning
+// (core/openmp_spin.h: may run the binary again first), answers --help with
+// the usage and the binary's own flags, parses the flags (removing them from
+// argv), sends glog's output to stderr, and keeps large buffers in the heap.
+void InitToolMain(const char* usage, int* argc, char*** argv);
+
+// A cluster task's start (ps, worker, chief, evaluator): InitToolMain, then
+// mutual TLS from --tls_cert, --tls_key and --tls_ca (exit 1 when they are
+// bad). In task_main_tls.cc, so that an offline tool, which calls
+// InitToolMain alone, neither links nor lists the TLS flags.
 void InitTaskMain(const char* usage, int* argc, char*** argv);
 
 // Logs the error and returns `exit_code`, for `return ExitWith(s, code);`.

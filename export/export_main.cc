@@ -34,8 +34,8 @@
 #include "nn/model_spec.h"
 
 DEFINE_string(model, "mnist",
-              "The checkpoint's network: a built-in one (mnist, mnist_bn, cifar10, movielens, ...) "
-              "or a ModelSpec text file");
+              "The checkpoint's network: a built-in one (mnist, mnist_bn, cifar10, mnist_ids, "
+              "wide_deep, fasttext, movielens) or a ModelSpec text file (proto/model.proto)");
 DEFINE_string(checkpoint, "",
               "The checkpoint's prefix, e.g. runs/x/model.ckpt-1200 (pstrain's or TensorFlow's; "
               "required)");
@@ -114,7 +114,7 @@ Status Run() {
 }  // namespace pstrain
 
 int main(int argc, char** argv) {
-  pstrain::InitTaskMain(
+  pstrain::InitToolMain(
       "writes a trained model for serving (ONNX) or its embedding tables for TensorBoard's "
       "projector.\n"
       "  pstrain_export --model=cifar10 --checkpoint=DIR/model.ckpt-5000 --format=onnx "

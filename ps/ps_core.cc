@@ -418,15 +418,21 @@ proto::StatusResponse PsCore::GetStatus() const {
     ws->set_local_step(w.local_step);
     ws->set_done(w.done);
     ws->set_loss(w.loss);
+    ws->set_failure(w.failure);
     if (w.done) response.add_done_workers(w.worker);
   }
   return response;
 }
 
-Status PsCore::WorkerDone(int worker) {
+Status PsCore::WorkerDone(int worker, const std::string& failure) {
   PS_RETURN_IF_ERROR(CheckWorker(worker));
-  workers_.MarkDone(worker);
-  LOG(INFO) << "ps:" << task_index_ << " worker:" << worker << " finished";
+  if (failure.size() > 1024) return InvalidArgument("a worker's failure of over 1 KB");
+  workers_.MarkDone(worker, failure);
+  if (failure.empty()) {
+    LOG(INFO) << "ps:" << task_index_ << " worker:" << worker << " finished";
+  } else {
+    LOG(ERROR) << "ps:" << task_index_ << " worker:" << worker << " failed: " << failure;
+  }
   return OkStatus();
 }
 

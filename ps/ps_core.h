@@ -119,7 +119,7 @@ class PsCore {
                     proto::ImportRowsResponse* response);
 
   proto::StatusResponse GetStatus() const;
-  Status WorkerDone(int worker);
+  Status WorkerDone(int worker, const std::string& failure);
   // Sync replicas: the workers that can still push. Returns the store's step.
   StatusOr<int64_t> SetLiveWorkers(const std::vector<int>& workers);
   StatusOr<proto::HeartbeatResponse> Heartbeat(int worker, int64_t local_step, float loss);

@@ -11,13 +11,15 @@ void WorkerRegistry::Heartbeat(int worker, int64_t local_step, float loss) {
   e.local_step = local_step;
   if (loss >= 0) e.loss = loss;
   e.done = false;  // a restarted worker rejoins
+  e.failure.clear();
 }
 
-void WorkerRegistry::MarkDone(int worker) {
+void WorkerRegistry::MarkDone(int worker, const std::string& failure) {
   MutexLock lock(&mu_);
   Entry& e = workers_[worker];
   e.last_seen = clock_->Now();
   e.done = true;
+  e.failure = failure;
 }
 
 std::vector<WorkerRegistry::WorkerState> WorkerRegistry::Snapshot() const {
@@ -26,7 +28,7 @@ std::vector<WorkerRegistry::WorkerState> WorkerRegistry::Snapshot() const {
   std::vector<WorkerState> out;
   for (const auto& [w, e] : workers_) {
     out.push_back({w, std::chrono::duration<double>(now - e.last_seen).count(), e.local_step,
-                   e.done, e.loss});
+                   e.done, e.loss, e.failure});
   }
   return out;
 }

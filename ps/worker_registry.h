@@ -27,11 +27,14 @@ class WorkerRegistry {
     int64_t local_step = 0;
     bool done = false;
     float loss = 0;
+    std::string failure;  // done, but failed (WorkerDoneRequest::failure)
   };
 
   // loss < 0: not known (the previous one is kept).
   void Heartbeat(int worker, int64_t local_step, float loss = -1);
-  void MarkDone(int worker);
+  // `failure` non-empty: the worker ended on an error (kept until it
+  // heartbeats again, as a restarted worker does).
+  void MarkDone(int worker, const std::string& failure);
   std::vector<WorkerState> Snapshot() const;
   // The smallest local step among workers that are neither done nor silent
   // for longer than `timeout`; -1 when there are none.
@@ -43,6 +46,7 @@ class WorkerRegistry {
     int64_t local_step = 0;
     bool done = false;
     float loss = 0;
+    std::string failure;
   };
   Clock* const clock_;
   mutable Mutex mu_;

@@ -22,7 +22,7 @@ TEST(WorkerRegistry, SlowestLiveWorkerIgnoresSilentAndDoneWorkers) {
   clock.Advance(std::chrono::seconds(3));  // worker 1 silent for 11 s: dead
   EXPECT_EQ(reg.MinLiveLocalStep(std::chrono::seconds(10)), 40);
 
-  reg.MarkDone(2);
+  reg.MarkDone(2, "");
   EXPECT_EQ(reg.MinLiveLocalStep(std::chrono::seconds(10)), 60);
 
   auto snap = reg.Snapshot();

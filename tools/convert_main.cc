@@ -66,7 +66,7 @@ Status Run() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  pstrain::InitTaskMain(
+  pstrain::InitToolMain(
       "pstrain_convert --input_format=idx|cifar --data_dir=DIR --output_dir=DIR "
       "[--compression=none|gzip]\n"
       "Writes the train and test splits of an MNIST IDX or CIFAR-10 binary data set as TFRecord\n"

@@ -30,7 +30,7 @@ pstrain::Status PrintFile(const std::string& path, int* count) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  pstrain::InitTaskMain(
+  pstrain::InitToolMain(
       "event_reader FILE...\n"
       "Prints each event of TensorBoard event files (step, wall time, each value: scalar,\n"
       "histogram num/min/max, image WxHxC), one per line, and verifies every record's CRCs.\n"

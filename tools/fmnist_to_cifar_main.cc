@@ -104,7 +104,7 @@ Status Run() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  pstrain::InitTaskMain(
+  pstrain::InitToolMain(
       "pstrain_fmnist_to_cifar [--data_dir=DIR] --output_dir=DIR\n"
       "Writes Fashion-MNIST in the CIFAR-10 binary layout into DIR/cifar-10-batches-bin/:\n"
       "data_batch_1..5.bin (training images 0..49999, 10,000 per file, in order),\n"

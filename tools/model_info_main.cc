@@ -174,7 +174,7 @@ int Run() {
 }  // namespace pstrain
 
 int main(int argc, char** argv) {
-  pstrain::InitTaskMain(
+  pstrain::InitToolMain(
       "prints a network's variables, totals, FLOPs and placement over ps tasks.\n"
       "  pstrain_model_info --model=cifar10 --ps=2",
       &argc, &argv);

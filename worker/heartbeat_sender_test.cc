@@ -57,7 +57,7 @@ TEST_F(HeartbeatSenderTest, NoHeartbeatUndoesWorkerDoneAfterStop) {
   sender.Stop();  // idempotent
   // Its thread is gone, not waiting for the next interval.
   EXPECT_EQ(clock_.sleepers(), 0);
-  ASSERT_TRUE(ps_.WorkerDone(3).ok());
+  ASSERT_TRUE(ps_.WorkerDone(3, "").ok());
   clock_.Advance(std::chrono::seconds(200));
   auto w = Worker3();
   ASSERT_TRUE(w.has_value());

@@ -74,6 +74,17 @@ DEFINE_int32(test_only_step_delay_ms, 0, "Test only: sleep this long in every st
 
 namespace {
 
+// Ends the worker on an error retrying cannot mend (exit 1), first telling
+// ps:0, so the chief ends the job naming it instead of waiting for this
+// worker: best effort, the exit code says it either way.
+int FailJob(int index, pstrain::PsFleet* fleet, const pstrain::Status& error) {
+  std::string failure = error.ToString();
+  if (failure.size() > 1024) failure.resize(1024);
+  const pstrain::Status told = fleet->client(0)->WorkerDone(index, failure);
+  if (!told.ok()) LOG(WARNING) << "could not tell ps:0 of the failure: " << told.ToString();
+  return pstrain::ExitWith(error, pstrain::kExitBadInput);
+}
+
 // Waits for the model on the ps tasks, trains until the end and reports
 // done: the task's exit code.
 int Train(int index, pstrain::nn::Model* model, pstrain::PsFleet* fleet,
@@ -83,9 +94,12 @@ int Train(int index, pstrain::nn::Model* model, pstrain::PsFleet* fleet,
                                            std::chrono::seconds(FLAGS_ready_timeout_secs));
   if (!ready.ok()) {
     if (stop->requested()) return pstrain::ExitStopped(*stop);
-    return pstrain::ExitWith(ready, ready.code() == pstrain::Code::kFailedPrecondition
-                                        ? pstrain::kExitBadInput
-                                        : pstrain::kExitRetryable);
+    if (ready.code() == pstrain::Code::kFailedPrecondition) {
+      return FailJob(
+          index, fleet,
+          ready.Annotate("worker:" + std::to_string(index) + " runs model " + FLAGS_model));
+    }
+    return pstrain::ExitWith(ready, pstrain::kExitRetryable);
   }
   LOG(INFO) << "worker:" << index << " model is ready; training";
 
@@ -102,10 +116,10 @@ int Train(int index, pstrain::nn::Model* model, pstrain::PsFleet* fleet,
   topts.retry_budget = std::chrono::seconds(FLAGS_retry_timeout_secs);
   topts.overlap = overlap;
   auto wd = pstrain::ParseVariableFloats("weight_decay", FLAGS_weight_decay);
-  if (!wd.ok()) return pstrain::ExitWith(wd.status(), pstrain::kExitBadInput);
+  if (!wd.ok()) return FailJob(index, fleet, wd.status());
   auto multipliers =
       pstrain::ParseVariableFloats("gradient_multipliers", FLAGS_gradient_multipliers);
-  if (!multipliers.ok()) return pstrain::ExitWith(multipliers.status(), pstrain::kExitBadInput);
+  if (!multipliers.ok()) return FailJob(index, fleet, multipliers.status());
   topts.gradients.weight_decay = *wd;
   topts.gradients.multipliers = *multipliers;
   topts.gradients.clip_value = static_cast<float>(FLAGS_clip_gradients_by_value);
@@ -120,19 +134,19 @@ int Train(int index, pstrain::nn::Model* model, pstrain::PsFleet* fleet,
   const pstrain::Status options_fit =
       pstrain::CheckGradientOptions(topts.gradients, names, trainable);
   if (!options_fit.ok()) {
-    return pstrain::ExitWith(options_fit.Annotate("model " + FLAGS_model), pstrain::kExitBadInput);
+    return FailJob(index, fleet, options_fit.Annotate("model " + FLAGS_model));
   }
   pstrain::Trainer trainer(model, fleet, input, &heartbeat, stop, topts);
   auto result = trainer.Run();
   if (!result.ok() && stop->requested()) return pstrain::ExitStopped(*stop);
   if (!result.ok()) {
-    return pstrain::ExitWith(result.status(),
-                             result.status().code() == pstrain::Code::kInvalidArgument
-                                 ? pstrain::kExitBadInput
-                                 : pstrain::kExitRetryable);
+    if (result.status().code() == pstrain::Code::kInvalidArgument) {
+      return FailJob(index, fleet, result.status());
+    }
+    return pstrain::ExitWith(result.status(), pstrain::kExitRetryable);
   }
-  LOG(INFO) << "worker:" << index << " done after " << result->local_steps
-            << " local steps, global_step " << result->global_step << ", "
+  LOG(INFO) << "worker:" << index << (result->stopped ? " stopped after " : " done after ")
+            << result->local_steps << " local steps, global_step " << result->global_step << ", "
             << result->stale_gradients << " stale gradients dropped, loss " << result->first_loss
             << " -> " << result->last_loss;
   if (result->stopped) {
@@ -141,7 +155,7 @@ int Train(int index, pstrain::nn::Model* model, pstrain::PsFleet* fleet,
     return pstrain::ExitStopped(*stop);
   }
   heartbeat.Stop();  // no heartbeat may land after WorkerDone and undo it
-  pstrain::Status done = fleet->client(0)->WorkerDone(index);
+  pstrain::Status done = fleet->client(0)->WorkerDone(index, "");
   if (!done.ok()) return pstrain::ExitWith(done, pstrain::kExitRetryable);
   return pstrain::kExitDone;
 }

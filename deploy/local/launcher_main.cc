@@ -1,11 +1,15 @@
 // pstrain_local: runs a whole cluster (1 chief, --ps ps tasks, --workers
-// workers) as processes on loopback, on free ports. Every output line is
-// prefixed with its task ("[worker:1] ..."). Ctrl-C, or any task failing,
-// stops everything (then the exit code is non-zero and the failed task is
-// named); when the chief finishes, the launcher exits 0.
+// workers) as processes on one host, on ports it holds for them. Every output
+// line is prefixed with its task ("[worker:1] ..."). When the chief
+// finishes, the launcher exits 0; when a task fails, it stops the rest and
+// exits 1 naming it; on SIGINT (a terminal's Ctrl-C) or SIGTERM it stops the
+// workers, then the chief (which saves a checkpoint while the ps tasks still
+// serve), then the ps tasks, and exits 128 + the signal; a second signal
+// kills every task at once.
 //
-// Flags it does not know are passed to every task, with --undefok so a task
-// ignores those it does not define.
+// Every other flag goes to the tasks whose binaries define it (each binary
+// is asked for its flags); a flag none defines is refused, naming the
+// nearest real one.
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -17,6 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +31,7 @@
 #include "cluster/cluster_spec.h"
 #include "deploy/local/free_ports.h"
 #include "deploy/local/local_certs.h"
+#include "deploy/local/task_flags.h"
 #include "deploy/local/task_process.h"
 
 namespace {
@@ -37,18 +43,22 @@ struct Options {
   std::string host = "127.0.0.1";
   int grace_secs = 20;
   bool tls = false;
-  std::vector<std::string> passthrough;
-  std::vector<std::string> passthrough_names;
+  std::vector<std::string> task_args;  // what the launcher does not take itself
 };
 
-// The launcher's own flags; every other --flag goes to every task (their
-// names are passed on as --undefok, so a task ignores those it lacks).
+// The launcher's own flags, for the nearest-name suggestion.
+const std::vector<std::string> kLauncherFlags = {"ps",         "workers", "bin_dir", "host",
+                                                 "grace_secs", "tls",     "help"};
+
+// The launcher's own flags; the rest are the tasks' (routed in Cluster::Run).
 Options ParseArgs(int argc, char** argv) {
   Options o;
   o.bin_dir = std::filesystem::canonical("/proc/self/exe").parent_path().parent_path().string();
   CLI::App app(
-      "Runs 1 chief, N ps tasks and N workers on loopback. Other flags (--model=mnist, "
-      "--epochs=3, --train_dir=runs/x, ...) go to every task.",
+      "Runs 1 chief, N ps tasks and N workers on one host. Other flags (--model=mnist, "
+      "--epochs=3, --train_dir=runs/x, ...) go to the tasks that take them; one no task "
+      "takes is refused. Ctrl-C stops the job gracefully (the chief saves a checkpoint "
+      "first) and exits 130; a second Ctrl-C stops it at once.",
       "pstrain_local");
   app.allow_extras();
   app.add_option("--ps", o.num_ps, "ps tasks")->check(CLI::Range(1, 1000))->capture_default_str();
@@ -57,7 +67,10 @@ Options ParseArgs(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--bin_dir", o.bin_dir, "the build directory holding the binaries")
       ->capture_default_str();
-  app.add_option("--host", o.host, "the address every task listens on")->capture_default_str();
+  app.add_option("--host", o.host,
+                 "the IPv4 address every task listens on (the ps tasks' ports, the chief's "
+                 "HTTP port)")
+      ->capture_default_str();
   app.add_option("--grace_secs", o.grace_secs,
                  "seconds a task gets to stop after SIGTERM before SIGKILL")
       ->check(CLI::Range(0, 1000))
@@ -71,23 +84,7 @@ Options ParseArgs(int argc, char** argv) {
     // --help: 0; a bad flag or value: 1, after CLI11's message naming it.
     std::exit(app.exit(e) == 0 ? 0 : 1);
   }
-  for (const std::string& arg : app.remaining()) {
-    if (arg.rfind("--", 0) != 0) {
-      std::fprintf(stderr, "pstrain_local: unexpected argument '%s'\n", arg.c_str());
-      std::exit(1);
-    }
-    const size_t eq = arg.find('=');
-    std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-    if (name == "tls_cert" || name == "tls_key" || name == "tls_ca" || name == "cluster_spec" ||
-        name == "job" || name == "task") {
-      std::fprintf(stderr, "pstrain_local: --%s is set by the launcher%s\n", name.c_str(),
-                   name.rfind("tls_", 0) == 0 ? ": use --tls" : "");
-      std::exit(1);
-    }
-    o.passthrough.push_back(arg);
-    if (name.rfind("no", 0) == 0 && eq == std::string::npos) name = name.substr(2);
-    o.passthrough_names.push_back(name);
-  }
+  o.task_args = app.remaining();
   return o;
 }
 
@@ -102,14 +99,44 @@ void WriteOut(const std::string& s) {
   std::fflush(stdout);
 }
 
+// The tasks' flags, asked of their binaries, and the launcher's arguments
+// routed to the jobs that take them; exits 1 naming a flag no task takes.
+std::map<std::string, std::vector<std::string>> RouteTaskArgs(const Options& o) {
+  std::map<std::string, pstrain::FlagSet> jobs;
+  for (const char* job : {"ps", "chief", "worker"}) {
+    auto flags = pstrain::ReadBinaryFlags(Binary(o, job));
+    if (!flags.ok()) {
+      std::fprintf(stderr, "pstrain_local: %s\n", flags.status().ToString().c_str());
+      std::exit(1);
+    }
+    jobs[job] = std::move(flags).value();
+  }
+  auto route = pstrain::RouteFlags(o.task_args, jobs, kLauncherFlags,
+                                   {{"cluster_spec", ""},
+                                    {"job", ""},
+                                    {"task", ""},
+                                    {"tls_cert", "--tls"},
+                                    {"tls_key", "--tls"},
+                                    {"tls_ca", "--tls"},
+                                    {"listen_host", "--host"},
+                                    {"http_host", "--host"}});
+  if (!route.ok()) {
+    std::fprintf(stderr, "pstrain_local: %s\n", route.status().message().c_str());
+    std::exit(1);
+  }
+  return std::move(route->by_job);
+}
+
 class Cluster {
  public:
-  explicit Cluster(Options o) : o_(std::move(o)) {}
+  Cluster(Options o, std::map<std::string, std::vector<std::string>> args, int signal_fd)
+      : o_(std::move(o)), args_(std::move(args)), signal_fd_(signal_fd) {}
 
   int Run() {
-    auto ports = pstrain::PickFreePorts(o_.host, 1 + o_.num_ps + o_.num_workers);
+    auto ports = pstrain::ReservedPorts::Reserve(o_.host, 1 + o_.num_ps + o_.num_workers);
     if (!ports.ok()) return Fatal(ports.status().ToString());
-    std::string spec = WriteSpec(*ports);
+    ports_ = std::move(ports).value();
+    std::string spec = WriteSpec(ports_.ports());
     if (spec.empty()) return 1;
     if (o_.tls) {
       std::vector<std::string> names = {"chief:0"};
@@ -120,19 +147,19 @@ class Cluster {
       WriteOut("pstrain_local: mutual TLS on every channel, certificates in " + dir_.string() +
                "\n");
     }
-    std::string undefok;
-    for (const auto& n : o_.passthrough_names) undefok += (undefok.empty() ? "" : ",") + n;
+    // Each task listens on --host alone, as the spec names it.
+    args_["ps"].push_back("--listen_host=" + o_.host);
+    args_["chief"].push_back("--http_host=" + o_.host);
     auto start = [&](const std::string& job, int index) {
       std::vector<std::string> argv = {Binary(o_, job), "--cluster_spec=" + spec, "--job=" + job,
                                        "--task=" + std::to_string(index)};
-      argv.insert(argv.end(), o_.passthrough.begin(), o_.passthrough.end());
+      argv.insert(argv.end(), args_[job].begin(), args_[job].end());
       if (o_.tls) {
         for (std::string& f :
              pstrain::LocalTlsFlags(dir_.string(), job + ":" + std::to_string(index))) {
           argv.push_back(std::move(f));
         }
       }
-      if (!undefok.empty()) argv.push_back("--undefok=" + undefok);
       // Each task sizes its compute threads from the spec (workers sharing
       // this host split its CPUs), as it would started from TF_CONFIG.
       auto p = pstrain::TaskProcess::Spawn(job + ":" + std::to_string(index), argv, {});
@@ -148,7 +175,8 @@ class Cluster {
       if (!start("worker", i)) return Fatal("cannot start worker:" + std::to_string(i));
     }
     WriteOut("pstrain_local: started 1 chief, " + std::to_string(o_.num_ps) + " ps, " +
-             std::to_string(o_.num_workers) + " workers (cluster spec " + spec + ")\n");
+             std::to_string(o_.num_workers) + (o_.num_workers == 1 ? " worker" : " workers") +
+             " (cluster spec " + spec + ")\n");
     return Supervise();
   }
 
@@ -177,43 +205,46 @@ class Cluster {
 
   int Fatal(const std::string& msg) {
     std::fprintf(stderr, "pstrain_local: %s\n", msg.c_str());
-    StopAll();
+    StopAll(Ending::kFailure);
     return 1;
+  }
+
+  // The stop signal waiting on signal_fd_, or 0.
+  int TakeSignal() {
+    signalfd_siginfo si;
+    if (::read(signal_fd_, &si, sizeof(si)) != sizeof(si)) return 0;
+    return static_cast<int>(si.ssi_signo);
   }
 
   // Relays output and watches exits until the job ends; returns the exit code.
   int Supervise() {
-    sigset_t mask;
-    sigemptyset(&mask);
-    sigaddset(&mask, SIGINT);
-    sigaddset(&mask, SIGTERM);
-    int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
     for (;;) {
-      std::vector<pollfd> fds = {{sfd, POLLIN, 0}};
+      std::vector<pollfd> fds = {{signal_fd_, POLLIN, 0}};
       for (auto& t : tasks_) {
         if (t->output_fd() >= 0) fds.push_back({t->output_fd(), POLLIN, 0});
       }
       ::poll(fds.data(), fds.size(), 200);
       Relay();
-      signalfd_siginfo si;
-      if (::read(sfd, &si, sizeof(si)) == sizeof(si)) {
-        WriteOut("pstrain_local: " + std::string(strsignal(static_cast<int>(si.ssi_signo))) +
-                 "; stopping the cluster\n");
-        StopAll();
-        return 130;
+      if (const int signo = TakeSignal(); signo != 0) {
+        WriteOut("pstrain_local: " + std::string(strsignal(signo)) +
+                 "; stopping the cluster: the workers, then the chief (it saves a checkpoint), "
+                 "then the ps tasks (" +
+                 (signo == SIGINT ? "Ctrl-C" : "the signal") +
+                 " again stops every task at once)\n");
+        return StopAll(Ending::kSignal) ? kStoppedBySignal + signo : kStoppedBySignal + SIGKILL;
       }
       for (auto& t : tasks_) {
         if (!t->running() || !t->PollExit()) continue;
         Relay();
         if (t->name() == "chief:0" && t->succeeded()) {
           WriteOut("pstrain_local: chief:0 finished; waiting for the other tasks to exit\n");
-          StopAll(/*wait_first=*/true);
+          StopAll(Ending::kChiefDone);
           return 0;
         }
         if (!t->succeeded()) {
           WriteOut("pstrain_local: " + t->name() + " failed (" + t->exit_description() +
                    "); stopping the cluster\n");
-          StopAll();
+          StopAll(Ending::kFailure);
           return 1;
         }
       }
@@ -226,58 +257,69 @@ class Cluster {
     if (!out.empty()) WriteOut(out);
   }
 
-  // Stops every task still running. When `wait_first`, the tasks are
-  // expected to exit on their own (the chief told them to) and get the grace
-  // period before SIGTERM; otherwise SIGTERM goes out at once. The ps tasks
-  // get theirs only once the chief and the workers are gone (or the grace
-  // period is over), so the chief can save a checkpoint from them first.
-  // SIGKILL follows for any task still up a grace period after its SIGTERM.
-  void StopAll(bool wait_first = false) {
+  enum class Ending { kChiefDone, kFailure, kSignal };
+  static constexpr int kStoppedBySignal = 128;
+
+  // Stops every task still running, in order: the workers, then the chief,
+  // then the ps tasks, each group stopped once the one before has exited, so
+  // the chief saves its checkpoint from ps tasks that still serve. A group
+  // gets SIGTERM, then SIGKILL a grace period later. After the chief finished
+  // (kChiefDone) the tasks are expected to exit on their own and get the
+  // grace period first. A stop signal meanwhile kills every task at once;
+  // returns false then.
+  bool StopAll(Ending ending) {
     using Clock = std::chrono::steady_clock;
     const auto grace = std::chrono::seconds(o_.grace_secs);
-    const auto is_ps = [](const pstrain::TaskProcess& t) { return t.name().rfind("ps:", 0) == 0; };
-    auto term_at = wait_first ? Clock::now() + grace : Clock::now();
-    auto ps_term_at = term_at + grace;
-    bool termed = false, ps_termed = false, killed = false;
+    auto group = [](const pstrain::TaskProcess& t) {
+      if (t.name().rfind("worker:", 0) == 0) return 0;
+      return t.name().rfind("chief:", 0) == 0 ? 1 : 2;
+    };
+    // Until then every group may exit on its own.
+    const auto own_exit_until = ending == Ending::kChiefDone ? Clock::now() + grace : Clock::now();
+    int stopping = 0;  // the group being stopped; 3 once all are gone
+    bool termed = false;
+    auto act_at = own_exit_until;  // when the group gets SIGTERM, or SIGKILL once termed
+    bool graceful = true;
     for (;;) {
       Relay();
-      bool any = false, others = false;
-      for (auto& t : tasks_) {
-        const bool up = !t->PollExit();
-        any |= up;
-        others |= up && !is_ps(*t);
+      if (const int signo = TakeSignal(); signo != 0 && graceful) {
+        WriteOut("pstrain_local: " + std::string(strsignal(signo)) +
+                 " again; killing every task now\n");
+        for (auto& t : tasks_) t->Signal(SIGKILL);
+        graceful = false;
       }
-      if (!any) break;
+      bool up[3] = {false, false, false};
+      for (auto& t : tasks_) {
+        if (!t->PollExit()) up[group(*t)] = true;
+      }
+      while (stopping < 3 && !up[stopping]) {
+        ++stopping;
+        termed = false;
+        act_at = std::max(Clock::now(), own_exit_until);
+      }
+      if (stopping == 3) break;
       const auto now = Clock::now();
-      if (!termed && now >= term_at) {
+      if (now >= act_at) {
         for (auto& t : tasks_) {
-          if (!is_ps(*t)) t->Signal(SIGTERM);
+          if (group(*t) != stopping || !t->running()) continue;
+          if (termed) WriteOut("pstrain_local: " + t->name() + " did not stop; killing it\n");
+          t->Signal(termed ? SIGKILL : SIGTERM);
         }
         termed = true;
-      }
-      if (termed && !ps_termed && (!others || now >= ps_term_at)) {
-        for (auto& t : tasks_) {
-          if (is_ps(*t)) t->Signal(SIGTERM);
-        }
-        ps_termed = true;
-        ps_term_at = now;
-      }
-      if (ps_termed && !killed && now >= ps_term_at + grace) {
-        for (auto& t : tasks_) {
-          if (!t->running()) continue;
-          WriteOut("pstrain_local: " + t->name() + " did not stop; killing it\n");
-          t->Signal(SIGKILL);
-        }
-        killed = true;
+        act_at = now + grace;
       }
       ::usleep(50 * 1000);
     }
     Relay();
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
+    return graceful;
   }
 
   const Options o_;
+  std::map<std::string, std::vector<std::string>> args_;  // by job
+  const int signal_fd_;
+  pstrain::ReservedPorts ports_;  // held for the tasks while they run
   std::filesystem::path dir_;
   std::vector<std::unique_ptr<pstrain::TaskProcess>> tasks_;
 };
@@ -290,6 +332,8 @@ int main(int argc, char** argv) {
   sigaddset(&mask, SIGINT);
   sigaddset(&mask, SIGTERM);
   sigprocmask(SIG_BLOCK, &mask, nullptr);
+  const int signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
   Options o = ParseArgs(argc, argv);
-  return Cluster(std::move(o)).Run();
+  auto args = RouteTaskArgs(o);
+  return Cluster(std::move(o), std::move(args), signal_fd).Run();
 }

@@ -23,6 +23,10 @@ StatusOr<std::unique_ptr<TaskProcess>> TaskProcess::Spawn(const std::string& nam
   if (pid == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (::getppid() != parent) _exit(127);  // the launcher died before prctl
+    // A process group of its own: a terminal's Ctrl-C (SIGINT to the
+    // foreground group) reaches the launcher alone, which then stops the
+    // tasks in order, the ps tasks last, so the chief can still save.
+    ::setpgid(0, 0);
     ::dup2(fds[1], STDOUT_FILENO);
     ::dup2(fds[1], STDERR_FILENO);
     sigset_t none;
@@ -101,6 +105,10 @@ std::string TaskProcess::exit_description() const {
 
 void TaskProcess::Signal(int signo) {
   if (running_) ::kill(pid_, signo);
+}
+
+void TaskProcess::SignalGroup(int signo) {
+  if (running_) ::kill(-pid_, signo);
 }
 
 }  // namespace pstrain

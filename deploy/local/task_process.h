@@ -1,6 +1,8 @@
 // TaskProcess: one cluster task run as a child process whose stdout and
 // stderr come back through a pipe, a line at a time, for the launcher to
-// prefix. The child gets SIGTERM if the launcher dies (PR_SET_PDEATHSIG).
+// prefix. The child runs in a process group of its own, so signals sent to
+// the launcher's group (a terminal's Ctrl-C) do not reach it; it gets
+// SIGTERM if the launcher dies (PR_SET_PDEATHSIG).
 //
 // Thread-compatible: the launcher's single loop owns every TaskProcess.
 #ifndef PSTRAIN_DEPLOY_LOCAL_TASK_PROCESS_H_
@@ -39,6 +41,9 @@ class TaskProcess {
   bool succeeded() const { return !running_ && exited_normally_ && exit_code_ == 0; }
   std::string exit_description() const;
   void Signal(int signo);
+  // To its whole process group, as a terminal's Ctrl-C reaches a
+  // foreground job (the child leads a group of its own).
+  void SignalGroup(int signo);
 
  private:
   TaskProcess(std::string name, pid_t pid, int fd);

@@ -103,7 +103,9 @@ class PsConnection {
   // The ps's state, answered even before it is initialized; kUnavailable
   // or kDeadlineExceeded within `timeout` when it does not answer.
   virtual StatusOr<proto::StatusResponse> GetStatus(std::chrono::milliseconds timeout) = 0;
-  virtual Status WorkerDone(int worker) = 0;
+  // The worker has finished; with a `failure` (at most 1 KB), it stopped on
+  // an error retrying cannot mend, which ends the job.
+  virtual Status WorkerDone(int worker, const std::string& failure) = 0;
   // Sync replicas: the workers that can still push (the chief's view).
   virtual Status SetLiveWorkers(const std::vector<int>& workers) = 0;
   // Embedding rows in blocks, for checkpoints and restores (gRPC on every

@@ -1,20 +1,18 @@
 #include "ps/client/ps_fleet.h"
 
-#include <cstring>
-
-#include "cluster/key_partition.h"
-#include "ps/embedding/embedding_table.h"
-
 #include <glog/logging.h>
 
 #include <cstring>
 #include <future>
 #include <map>
+#include <sstream>
 #include <thread>
 
+#include "cluster/key_partition.h"
 #include "cluster/placement_flags.h"
 #include "ps/client/ps_fleet_streams.h"
 #include "ps/client/shard_rows.h"
+#include "ps/embedding/embedding_table.h"
 
 namespace pstrain {
 StatusOr<PsFleet::Layout> PsFleet::PlaceFromFlags(int num_ps,
@@ -54,6 +52,7 @@ Status PsFleet::WaitForPs(bool require_ready, const StopNotice* stop,
                           std::chrono::seconds timeout) {
   const auto start = std::chrono::steady_clock::now();
   auto last_log = start - std::chrono::hours(1);
+  std::string logged;  // what the last line said we wait for
   for (;;) {
     std::string waiting;
     for (int ps = 0; ps < num_ps(); ++ps) {
@@ -63,17 +62,26 @@ Status PsFleet::WaitForPs(bool require_ready, const StopNotice* stop,
       } else if (require_ready && !st->ready()) {
         waiting = clients_[ps]->name() + " to be initialized by the chief";
       } else if (require_ready && st->placement_fingerprint() != placement_.fingerprint) {
+        std::ostringstream fingerprints;
+        fingerprints << std::hex << st->placement_fingerprint() << ", this task's "
+                     << placement_.fingerprint;
         return FailedPrecondition(clients_[ps]->name() +
-                                  " holds variables under another placement; do all tasks "
-                                  "use the same model, optimizer and placement flags?");
+                                  " holds variables under another placement (fingerprint " +
+                                  fingerprints.str() +
+                                  "); do all tasks use the same model, optimizer and "
+                                  "placement flags?");
       }
       if (!waiting.empty()) break;
     }
     if (waiting.empty()) return OkStatus();
     const auto now = std::chrono::steady_clock::now();
-    if (now - last_log >= std::chrono::seconds(5)) {
-      LOG(INFO) << "waiting for " << waiting;
+    // A new reason at once (after 5 s), the same one again every 30 s.
+    if (now - last_log >= std::chrono::seconds(waiting == logged ? 30 : 5)) {
+      LOG(INFO) << (waiting == logged ? "still waiting (" : "waiting (")
+                << std::chrono::duration_cast<std::chrono::seconds>(now - start).count()
+                << " s) for " << waiting;
       last_log = now;
+      logged = waiting;
     }
     if (now - start >= timeout) return DeadlineExceeded("gave up waiting for " + waiting);
     if (stop != nullptr && stop->requested())

@@ -268,8 +268,14 @@ StatusOr<proto::StatusResponse> PsClient::GetStatus(std::chrono::milliseconds ti
   // listens: wait for the connection (within the deadline) instead of
   // failing at once while gRPC backs off between connection attempts.
   ctx.set_wait_for_ready(true);
-  PS_RETURN_IF_ERROR(
-      FromGrpcStatus(stub_->GetStatus(&ctx, proto::StatusRequest(), &response), name_));
+  Status s = FromGrpcStatus(stub_->GetStatus(&ctx, proto::StatusRequest(), &response), name_);
+  if (s.code() == Code::kDeadlineExceeded || s.code() == Code::kUnavailable) {
+    // gRPC says only that the deadline passed; a name that does not
+    // resolve is worth saying in those words.
+    const Status resolves = cluster::CheckHostResolves(host_);
+    if (!resolves.ok()) return resolves.Annotate(name_);
+  }
+  PS_RETURN_IF_ERROR(s);
   return response;
 }
 
@@ -326,9 +332,10 @@ Status PsClient::Control(grpc::Status (proto::Ps::Stub::*method)(grpc::ClientCon
   return FromGrpcStatus(((*stub_).*method)(&ctx, request, &response), name_);
 }
 
-Status PsClient::WorkerDone(int worker) {
+Status PsClient::WorkerDone(int worker, const std::string& failure) {
   proto::WorkerDoneRequest request;
   request.set_worker(worker);
+  request.set_failure(failure);
   return Control(&proto::Ps::Stub::WorkerDone, request);
 }
 

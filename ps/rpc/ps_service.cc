@@ -156,7 +156,8 @@ grpc::Status PsService::GetStatus(grpc::ServerContext*, const proto::StatusReque
 
 grpc::Status PsService::WorkerDone(grpc::ServerContext*, const proto::WorkerDoneRequest* request,
                                    proto::WorkerDoneResponse*) {
-  return ToGrpcStatus(core_->WorkerDone(request->worker()).Annotate("WorkerDone"));
+  return ToGrpcStatus(
+      core_->WorkerDone(request->worker(), request->failure()).Annotate("WorkerDone"));
 }
 
 grpc::Status PsService::SetLiveWorkers(grpc::ServerContext*,

@@ -41,7 +41,8 @@ StatusOr<std::unique_ptr<PsServer>> PsServer::Start(PsCore* core, const std::str
   builder.RegisterService(ps->service_.get());
   ps->server_ = builder.BuildAndStart();
   if (!ps->server_ || ps->port_ == 0) {
-    return Unavailable(task + " cannot listen on " + listen_address);
+    return Unavailable(task + " cannot listen on " + listen_address +
+                       " (is the port taken, or the address not one of this host's?)");
   }
   return ps;
 }

@@ -113,8 +113,9 @@ int main(int argc, char** argv) {
                        [&stop](const std::string& reason) { stop.Notify(reason); });
   auto server =
       pstrain::PsServer::Start(&core, FLAGS_listen_host + ":" + port, FLAGS_tensor_port, &limits);
-  // Retryable: the port may be free on the next try.
-  if (!server.ok()) return pstrain::ExitWith(server.status(), pstrain::kExitRetryable);
+  // The address this task was given cannot be had: bad input, as a flag
+  // naming a port in use is (the error names the address).
+  if (!server.ok()) return pstrain::ExitWith(server.status(), pstrain::kExitBadInput);
   LOG(INFO) << "ps:" << config.task.index << " serving on port " << (*server)->port()
             << " (incarnation " << (*server)->incarnation() << ")"
             << ((*server)->tensor_port() > 0

@@ -135,8 +135,8 @@ StatusOr<proto::StatusResponse> InProcessPs::GetStatus(std::chrono::milliseconds
   return core_.GetStatus();
 }
 
-Status InProcessPs::WorkerDone(int worker) {
-  return core_.WorkerDone(worker).Annotate(name_ + ": WorkerDone");
+Status InProcessPs::WorkerDone(int worker, const std::string& failure) {
+  return core_.WorkerDone(worker, failure).Annotate(name_ + ": WorkerDone");
 }
 
 Status InProcessPs::SetLiveWorkers(const std::vector<int>& workers) {

@@ -69,7 +69,7 @@ void Save(const std::string& dir, int64_t step, bool with_averages) {
 // The "eval: ..." lines of the evaluator's output: checkpoint -> precision.
 std::vector<std::pair<std::string, double>> EvalLines(const std::string& out) {
   static const std::regex line(
-      R"(eval: (model\.ckpt-\d+) precision @ 1 = ([01]\.\d{4}) \(10000 examples\))");
+      R"(eval: (model\.ckpt-\d+) test accuracy ([01]\.\d{4}) \(10000 examples\))");
   std::vector<std::pair<std::string, double>> lines;
   for (std::sregex_iterator it(out.begin(), out.end(), line), end; it != end; ++it) {
     lines.emplace_back((*it)[1], std::stod((*it)[2]));

@@ -3,7 +3,6 @@
 // Fashion-MNIST, and the chief evaluates and writes the final variables.
 #include <gtest/gtest.h>
 
-#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <regex>
@@ -93,79 +92,6 @@ TEST(LocalCluster, AFailingTaskStopsEverythingAndIsNamed) {
   EXPECT_EQ(result, "exit code 1") << out;
   EXPECT_NE(out.find("pstrain_local: worker:0 failed (exit code 1)"), std::string::npos) << out;
   EXPECT_NE(out.find("--batch_size must be positive"), std::string::npos) << out;
-}
-
-// The launcher's own flags are parsed by CLI11: --help lists them, a bad
-// value or a flag the launcher sets itself exits 1 naming it, and nothing
-// starts.
-TEST(LocalCluster, LauncherFlagsHelpAndBadValues) {
-  const std::string launcher = BuildDir() + "/deploy/pstrain_local";
-  std::string out;
-  EXPECT_EQ(testing::RunToCompletion({launcher, "--help"}, std::chrono::seconds(20), &out),
-            "exit code 0");
-  for (const char* flag : {"--ps", "--workers", "--bin_dir", "--host", "--grace_secs", "--tls"}) {
-    EXPECT_NE(out.find(flag), std::string::npos) << flag << "\n" << out;
-  }
-  const struct {
-    const char* arg;
-    const char* says;
-  } bad[] = {{"--ps=0", "--ps: Value 0 not in range 1 to 1000"},
-             {"--workers=two", "--workers"},
-             {"--job=ps", "pstrain_local: --job is set by the launcher"},
-             {"--tls_ca=x", "--tls_ca is set by the launcher: use --tls"}};
-  for (const auto& b : bad) {
-    EXPECT_EQ(testing::RunToCompletion({launcher, b.arg}, std::chrono::seconds(20), &out),
-              "exit code 1")
-        << b.arg;
-    EXPECT_NE(out.find(b.says), std::string::npos) << b.arg << "\n" << out;
-    EXPECT_EQ(out.find("chief:0"), std::string::npos) << "a task started: " << out;
-  }
-}
-
-TEST(LocalCluster, CtrlCStopsEveryTask) {
-  if (!testing::HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
-  testing::TempDir dir("local_cluster_ctrl_c");
-  testing::RunningTask launcher(
-      "launcher", {BuildDir() + "/deploy/pstrain_local", "--ps=1", "--workers=1", "--epochs=0",
-                   "--train_dir=" + dir.path(), "--http_port=-1", "--grace_secs=10"});
-  WaitUntil(
-      [&] {
-        return !launcher.running() || launcher.output().find("step 10,") != std::string::npos;
-      },
-      std::chrono::seconds(60), std::chrono::milliseconds(100));
-  ASSERT_NE(launcher.output().find("step 10,"), std::string::npos) << launcher.output();
-  launcher.process()->Signal(SIGINT);
-  ASSERT_TRUE(launcher.WaitForExit(std::chrono::seconds(60)));
-  EXPECT_EQ(launcher.process()->exit_description(), "exit code 130");
-  EXPECT_NE(launcher.output().find("stopping the cluster"), std::string::npos);
-  // Every task got SIGTERM and stopped gracefully: the chief saved first.
-  EXPECT_NE(launcher.output().find("saved checkpoint"), std::string::npos) << launcher.output();
-  EXPECT_NE(launcher.output().find("[ps:0]"), std::string::npos);
-  // No task outlives the launcher. ("[-]" keeps pgrep's own shell out.)
-  const std::string pgrep = "pgrep -f '[-]-train_dir=" + dir.path() + "' > /dev/null";
-  EXPECT_NE(std::system(pgrep.c_str()), 0) << "a task is still running";
-}
-
-TEST(LocalCluster, WorkerUnderAnotherPlacementIsRefused) {
-  if (!testing::HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
-  testing::TempDir dir("placement_mismatch");
-  auto spec = testing::MakeLocalSpec(dir.path(), 2, 1);
-  auto task = [&](const std::string& bin, const std::string& job, std::vector<std::string> extra) {
-    std::vector<std::string> argv = {BuildDir() + bin, "--cluster_spec=" + spec.path,
-                                     "--job=" + job, "--task=0", "--train_dir=" + dir.path()};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    argv.push_back("--undefok=train_dir");
-    return argv;
-  };
-  testing::RunningTask ps0("ps:0", task("/ps/ps_server", "ps", {"--task=0"}));
-  testing::RunningTask ps1("ps:1", task("/ps/ps_server", "ps", {"--task=1"}));
-  testing::RunningTask chief("chief:0", task("/chief/chief", "chief", {}));
-  std::string out;
-  const std::string result =
-      testing::RunToCompletion(task("/worker/worker", "worker", {"--min_slice_bytes=1000"}),
-                               std::chrono::seconds(120), &out);
-  EXPECT_EQ(result, "exit code 1") << out;
-  EXPECT_NE(out.find("another placement"), std::string::npos) << out;
 }
 
 // The chief evaluates while training; the first evaluation at or above the

@@ -37,9 +37,11 @@ TempDir::~TempDir() {
 }
 
 LocalSpec MakeLocalSpec(const std::string& dir, int num_ps, int num_workers) {
-  auto ports = PickFreePorts("127.0.0.1", 1 + num_ps + num_workers);
+  auto ports = ReservedPorts::Reserve("127.0.0.1", 1 + num_ps + num_workers);
+  CHECK(ports.ok()) << ports.status().ToString();
   LocalSpec out;
-  auto addr = [&](int i) { return "127.0.0.1:" + std::to_string((*ports)[i]); };
+  out.ports = std::move(ports).value();
+  auto addr = [&](int i) { return "127.0.0.1:" + std::to_string(out.ports.ports()[i]); };
   out.spec.jobs["chief"] = {addr(0)};
   for (int i = 0; i < num_ps; ++i) out.spec.jobs["ps"].push_back(addr(1 + i));
   for (int i = 0; i < num_workers; ++i) out.spec.jobs["worker"].push_back(addr(1 + num_ps + i));
@@ -78,8 +80,8 @@ bool RunningTask::WaitForExit(std::chrono::seconds timeout) {
 }
 
 std::string RunToCompletion(const std::vector<std::string>& argv, std::chrono::seconds timeout,
-                            std::string* output) {
-  RunningTask task("cmd", argv);
+                            std::string* output, const std::vector<std::string>& env) {
+  RunningTask task("cmd", argv, env);
   bool exited = task.WaitForExit(timeout);
   *output = task.output();
   if (!exited) return "timeout";

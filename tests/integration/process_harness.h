@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cluster/cluster_spec.h"
+#include "deploy/local/free_ports.h"
 #include "deploy/local/task_process.h"
 #include "proto/ps.pb.h"
 
@@ -34,10 +35,12 @@ class TempDir {
   std::string path_;
 };
 
-// A cluster spec on 127.0.0.1 free ports, written to <dir>/cluster.json.
+// A cluster spec on 127.0.0.1 free ports, written to <dir>/cluster.json;
+// the ports stay reserved for the spec's tasks while it lives.
 struct LocalSpec {
   cluster::ClusterSpec spec;
   std::string path;
+  ReservedPorts ports;
 };
 LocalSpec MakeLocalSpec(const std::string& dir, int num_ps, int num_workers);
 
@@ -106,9 +109,9 @@ bool HaveFashionMnist();
 double FinalAccuracy(const std::string& chief_output);
 
 // Runs a command to completion, collecting its output; returns the exit
-// description ("exit code 0") or "timeout".
+// description ("exit code 0") or "timeout". env: as RunningTask's.
 std::string RunToCompletion(const std::vector<std::string>& argv, std::chrono::seconds timeout,
-                            std::string* output);
+                            std::string* output, const std::vector<std::string>& env = {});
 
 }  // namespace testing
 }  // namespace pstrain

@@ -98,8 +98,8 @@ TEST(SparseTraining, TheEvaluatorReadsTheRowsOfAFullAndADeltaCheckpoint) {
                                std::chrono::seconds(120), &out);
   ASSERT_EQ(result, "exit code 0") << out;
   std::smatch eval;
-  ASSERT_TRUE(std::regex_search(
-      out, eval, std::regex(R"(eval: model\.ckpt-(\d+) precision @ 1 = (0\.\d{4}))")))
+  ASSERT_TRUE(std::regex_search(out, eval,
+                                std::regex(R"(eval: model\.ckpt-(\d+) test accuracy (0\.\d{4}))")))
       << out;
   EXPECT_EQ(eval[1], final_line[1]) << out;
   EXPECT_EQ(eval[2], final_line[2]) << "the evaluator: " << out << "\nthe chief: " << chief;

@@ -56,7 +56,7 @@ TEST(TensorFlowCheckpoint, IsEvaluatedAtItsAccuracyAndWarmStartsARunThere) {
   ASSERT_TRUE((*writer)->Finish().ok());
 
   char evaluated[64];
-  std::snprintf(evaluated, sizeof(evaluated), "eval: model.ckpt-200 precision @ 1 = %.4f", trained);
+  std::snprintf(evaluated, sizeof(evaluated), "eval: model.ckpt-200 test accuracy %.4f", trained);
   ASSERT_EQ(testing::RunToCompletion({BuildDir() + "/chief/evaluator", "--checkpoint=" + prefix,
                                       "--eval_dir=" + tf.path() + "/eval"},
                                      std::chrono::seconds(120), &out),
@@ -174,7 +174,7 @@ TEST(TensorFlowCheckpoint, AModelOfIdsSavedInTfFormatIsRestoredAndEvaluated) {
                                      std::chrono::seconds(120), &out),
             "exit code 0")
       << out;
-  EXPECT_NE(out.find("eval: " + saved + " precision @ 1 = 0."), std::string::npos) << out;
+  EXPECT_NE(out.find("eval: " + saved + " test accuracy 0."), std::string::npos) << out;
 }
 
 }  // namespace

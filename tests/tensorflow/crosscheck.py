@@ -647,7 +647,7 @@ def check_tf_trained_cifar10(build, work):
     ours, ok = run_output([os.path.join(build, "chief", "evaluator"), "--model=cifar10",
                            "--data_dir=" + data, "--checkpoint=" + prefix,
                            "--eval_dir=" + os.path.join(work, "tf_cifar10_eval")],
-                          "precision @ 1 = ", "precision @ 1 = ")
+                          "test accuracy ", "test accuracy ")
     report("cifar10 trained by TensorFlow, evaluated by pstrain", ok and ours == theirs,
            "%s: TF's precision@1 %s, pstrain's evaluator %s" %
            (os.path.basename(prefix), theirs, ours))

@@ -652,7 +652,7 @@ Status Run() {
 }  // namespace pstrain
 
 int main(int argc, char** argv) {
-  pstrain::InitTaskMain(
+  pstrain::InitToolMain(
       "crosscheck_dump --what=model|distort|read|sparse_optimizers|embedding_bag "
       "--out=DIR [flags]\n"
       "Writes pstrain's numerics for tests/tensorflow/crosscheck.py.",
