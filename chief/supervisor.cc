@@ -398,8 +398,8 @@ void Supervisor::RunSchedules(const proto::StatusResponse& st) {
 
 void Supervisor::ReportProgress(const proto::StatusResponse& st) {
   if (!progress_timer_.Due()) return;
-  LOG(INFO) << "global_step " << st.global_step() << ", loss " << MeanWorkerLoss(st)
-            << ", learning rate " << st.learning_rate() << ", workers done "
+  LOG(INFO) << "global_step " << st.global_step() << ", mean of the workers' latest losses "
+            << MeanWorkerLoss(st) << ", learning rate " << st.learning_rate() << ", workers done "
             << st.done_workers_size() << "/" << options_.num_workers
             << (roster_.NeverHeardFrom().empty()
                     ? ""

@@ -26,6 +26,23 @@ TEST(WorkerRoster, WorkersNotHeardFromYetCanStillPush) {
   EXPECT_FALSE(roster.JobOver());
 }
 
+TEST(WorkerRoster, NamesTheWorkersNeverHeardFrom) {
+  WorkerRoster roster(3, 10);
+  roster.Update(View({{1, 0.5, false}}));
+  EXPECT_EQ(roster.NeverHeardFrom(), (std::vector<int>{0, 2}));
+  roster.Update(View({{0, 0.5, false}}));  // ps:0's record holds every worker seen
+  EXPECT_EQ(roster.NeverHeardFrom(), (std::vector<int>{2}));
+}
+
+TEST(WorkerRoster, KeepsTheFirstFailureAWorkerReported) {
+  WorkerRoster roster(2, 10);
+  proto::StatusResponse st = View({{0, 0, true}, {1, 0, true}});
+  st.mutable_workers(1)->set_failure("model mnist_bn: another placement");
+  roster.Update(st);
+  EXPECT_EQ(roster.failure(), "worker:1 failed: model mnist_bn: another placement");
+  EXPECT_EQ(roster.state(1), State::kDone);
+}
+
 TEST(WorkerRoster, SilentWorkerIsDeadUntilItsNextHeartbeat) {
   WorkerRoster roster(2, 10);
   roster.Update(View({{0, 1, false}, {1, 10.5, false}}));

@@ -35,5 +35,22 @@ TEST(WorkerRegistry, SlowestLiveWorkerIgnoresSilentAndDoneWorkers) {
   EXPECT_EQ(reg.MinLiveLocalStep(std::chrono::seconds(10)), 21);
 }
 
+// A worker's failure stays with it until it heartbeats again, as a
+// restarted worker does.
+TEST(WorkerRegistry, AFailureIsKeptUntilTheWorkerComesBack) {
+  FakeClock clock;
+  WorkerRegistry reg(&clock);
+  reg.Heartbeat(0, 5);
+  reg.MarkDone(0, "another placement");
+  auto snap = reg.Snapshot();
+  ASSERT_EQ(snap.size(), 1u);
+  EXPECT_TRUE(snap[0].done);
+  EXPECT_EQ(snap[0].failure, "another placement");
+  reg.Heartbeat(0, 6);
+  snap = reg.Snapshot();
+  EXPECT_FALSE(snap[0].done);
+  EXPECT_EQ(snap[0].failure, "");
+}
+
 }  // namespace
 }  // namespace pstrain

@@ -147,8 +147,8 @@ int Train(int index, pstrain::nn::Model* model, pstrain::PsFleet* fleet,
   }
   LOG(INFO) << "worker:" << index << (result->stopped ? " stopped after " : " done after ")
             << result->local_steps << " local steps, global_step " << result->global_step << ", "
-            << result->stale_gradients << " stale gradients dropped, loss " << result->first_loss
-            << " -> " << result->last_loss;
+            << result->stale_gradients << " stale gradients dropped, batch loss "
+            << result->first_loss << " -> " << result->last_loss;
   if (result->stopped) {
     // A graceful stop, not the end of this worker's training: a restarted
     // worker carries on, so it does not report done.

@@ -231,7 +231,8 @@ class Cluster {
                  "then the ps tasks (" +
                  (signo == SIGINT ? "Ctrl-C" : "the signal") +
                  " again stops every task at once)\n");
-        return StopAll(Ending::kSignal) ? kStoppedBySignal + signo : kStoppedBySignal + SIGKILL;
+        StopAll(Ending::kSignal);
+        return kStoppedBySignal + signo;
       }
       for (auto& t : tasks_) {
         if (!t->running() || !t->PollExit()) continue;
@@ -265,9 +266,8 @@ class Cluster {
   // the chief saves its checkpoint from ps tasks that still serve. A group
   // gets SIGTERM, then SIGKILL a grace period later. After the chief finished
   // (kChiefDone) the tasks are expected to exit on their own and get the
-  // grace period first. A stop signal meanwhile kills every task at once;
-  // returns false then.
-  bool StopAll(Ending ending) {
+  // grace period first. A stop signal meanwhile kills every task at once.
+  void StopAll(Ending ending) {
     using Clock = std::chrono::steady_clock;
     const auto grace = std::chrono::seconds(o_.grace_secs);
     auto group = [](const pstrain::TaskProcess& t) {
@@ -279,14 +279,14 @@ class Cluster {
     int stopping = 0;  // the group being stopped; 3 once all are gone
     bool termed = false;
     auto act_at = own_exit_until;  // when the group gets SIGTERM, or SIGKILL once termed
-    bool graceful = true;
+    bool killed_all = false;
     for (;;) {
       Relay();
-      if (const int signo = TakeSignal(); signo != 0 && graceful) {
+      if (const int signo = TakeSignal(); signo != 0 && !killed_all) {
         WriteOut("pstrain_local: " + std::string(strsignal(signo)) +
-                 " again; killing every task now\n");
+                 " while stopping; killing every task now\n");
         for (auto& t : tasks_) t->Signal(SIGKILL);
-        graceful = false;
+        killed_all = true;
       }
       bool up[3] = {false, false, false};
       for (auto& t : tasks_) {
@@ -313,7 +313,6 @@ class Cluster {
     Relay();
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
-    return graceful;
   }
 
   const Options o_;

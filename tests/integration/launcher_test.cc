@@ -61,9 +61,9 @@ TEST(Launcher, CtrlCToTheProcessGroupSavesTheNewestStep) {
   if (!testing::HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   testing::TempDir dir("launcher_ctrl_c");
   testing::RunningTask launcher(
-      "launcher", {BuildDir() + "/deploy/pstrain_local", "--ps=2", "--workers=1", "--epochs=0",
-                   "--log_frequency=10", "--train_dir=" + dir.path(), "--http_port=-1",
-                   "--grace_secs=30"});
+      "launcher",
+      {BuildDir() + "/deploy/pstrain_local", "--ps=2", "--workers=1", "--epochs=0",
+       "--log_frequency=10", "--train_dir=" + dir.path(), "--http_port=-1", "--grace_secs=30"});
   WaitUntil(
       [&] {
         return !launcher.running() || launcher.output().find("step 10,") != std::string::npos;
@@ -78,7 +78,8 @@ TEST(Launcher, CtrlCToTheProcessGroupSavesTheNewestStep) {
   // The worker stopped first, so no step came after the chief's save.
   std::smatch stopped;
   ASSERT_TRUE(std::regex_search(
-      out, stopped, std::regex(R"(\[worker:0\] .*stopped after \d+ local steps, global_step (\d+))")))
+      out, stopped,
+      std::regex(R"(\[worker:0\] .*stopped after \d+ local steps, global_step (\d+))")))
       << out;
   EXPECT_NE(out.find("[chief:0]"), std::string::npos);
   auto state = ReadCheckpointState(dir.path());
@@ -89,6 +90,36 @@ TEST(Launcher, CtrlCToTheProcessGroupSavesTheNewestStep) {
   // Neither ps task was stopped before the save: both shut down after it.
   EXPECT_EQ(out.find("Broken pipe"), std::string::npos) << out;
   // No task outlives the launcher. ("[-]" keeps pgrep's own shell out.)
+  const std::string pgrep = "pgrep -f '[-]-train_dir=" + dir.path() + "' > /dev/null";
+  EXPECT_NE(std::system(pgrep.c_str()), 0) << "a task is still running";
+}
+
+// A second Ctrl-C while the job stops gracefully kills every task at once,
+// saying so. The worker's steps last 30 s, so the first stop is still
+// waiting for it when the second comes.
+TEST(Launcher, ASecondCtrlCKillsEveryTaskAtOnce) {
+  if (!testing::HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  testing::TempDir dir("launcher_second_ctrl_c");
+  testing::RunningTask launcher(
+      "launcher", {BuildDir() + "/deploy/pstrain_local", "--ps=1", "--workers=1", "--epochs=0",
+                   "--test_only_step_delay_ms=30000", "--train_dir=" + dir.path(), "--http_port=-1",
+                   "--grace_secs=60"});
+  auto wait_for = [&](const std::string& text) {
+    return WaitUntil(
+        [&] { return !launcher.running() || launcher.output().find(text) != std::string::npos; },
+        std::chrono::seconds(120), std::chrono::milliseconds(50));
+  };
+  ASSERT_TRUE(wait_for("model is ready; training")) << launcher.output();
+  launcher.process()->SignalGroup(SIGINT);
+  ASSERT_TRUE(wait_for("stopping the cluster")) << launcher.output();
+  launcher.process()->SignalGroup(SIGINT);
+  // Well before the worker's 30 s step could end.
+  ASSERT_TRUE(launcher.WaitForExit(std::chrono::seconds(20))) << launcher.output();
+  EXPECT_EQ(launcher.process()->exit_description(), "exit code 130") << launcher.output();
+  EXPECT_NE(launcher.output().find("pstrain_local: Interrupt while stopping; killing every task "
+                                   "now"),
+            std::string::npos)
+      << launcher.output();
   const std::string pgrep = "pgrep -f '[-]-train_dir=" + dir.path() + "' > /dev/null";
   EXPECT_NE(std::system(pgrep.c_str()), 0) << "a task is still running";
 }
@@ -109,8 +140,8 @@ TEST(Launcher, AWorkerOfAnotherModelEndsTheJob) {
   };
   testing::RunningTask ps0("ps:0", task("/ps/ps_server", "ps", 0, {}));
   testing::RunningTask ps1("ps:1", task("/ps/ps_server", "ps", 1, {}));
-  testing::RunningTask chief("chief:0", task("/chief/chief", "chief", 0,
-                                             {"--train_dir=" + dir.path(), "--http_port=-1"}));
+  testing::RunningTask chief(
+      "chief:0", task("/chief/chief", "chief", 0, {"--train_dir=" + dir.path(), "--http_port=-1"}));
   std::string out;
   EXPECT_EQ(testing::RunToCompletion(task("/worker/worker", "worker", 0, {"--model=mnist_bn"}),
                                      std::chrono::seconds(120), &out),
@@ -121,7 +152,8 @@ TEST(Launcher, AWorkerOfAnotherModelEndsTheJob) {
   EXPECT_EQ(chief.process()->exit_description(), "exit code 1") << chief.output();
   EXPECT_TRUE(std::regex_search(
       chief.output(),
-      std::regex(R"(the job failed: worker:0 failed: .*worker:0 runs model mnist_bn: ps:0 .* another placement.*\(the chief runs model mnist\))")))
+      std::regex(
+          R"(the job failed: worker:0 failed: .*worker:0 runs model mnist_bn: ps:0 .* another placement.*\(the chief runs model mnist\))")))
       << chief.output();
   for (testing::RunningTask* ps : {&ps0, &ps1}) {
     ASSERT_TRUE(ps->WaitForExit(std::chrono::seconds(60))) << ps->output();
