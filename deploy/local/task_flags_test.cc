@@ -8,10 +8,10 @@ namespace {
 // Three jobs' flags, as ReadBinaryFlags would give them (a few of each).
 std::map<std::string, FlagSet> Jobs() {
   return {{"ps", {{"max_memory_bytes", false}, {"v", false}}},
-          {"chief", {{"train_dir", false}, {"learning_rate", false}, {"v", false},
-                     {"sync_replicas", true}}},
-          {"worker", {{"epochs", false}, {"learning_rate", false}, {"v", false},
-                      {"sync_replicas", true}}}};
+          {"chief",
+           {{"train_dir", false}, {"learning_rate", false}, {"v", false}, {"sync_replicas", true}}},
+          {"worker",
+           {{"epochs", false}, {"learning_rate", false}, {"v", false}, {"sync_replicas", true}}}};
 }
 
 const std::vector<std::string> kLauncher = {"ps", "workers", "host"};

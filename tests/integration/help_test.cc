@@ -19,16 +19,11 @@ struct Binary {
 };
 
 const Binary kBinaries[] = {
-    {"ps/ps_server", true, false},
-    {"chief/chief", true, true},
-    {"worker/worker", true, true},
-    {"chief/evaluator", true, true},
-    {"export/pstrain_export", false, true},
-    {"tools/pstrain_model_info", false, true},
-    {"tools/pstrain_convert", false, false},
-    {"tools/pstrain_fmnist_to_cifar", false, false},
-    {"tools/event_reader", false, false},
-    {"cluster/cluster_spec_check", false, false},
+    {"ps/ps_server", true, false},           {"chief/chief", true, true},
+    {"worker/worker", true, true},           {"chief/evaluator", true, true},
+    {"export/pstrain_export", false, true},  {"tools/pstrain_model_info", false, true},
+    {"tools/pstrain_convert", false, false}, {"tools/pstrain_fmnist_to_cifar", false, false},
+    {"tools/event_reader", false, false},    {"cluster/cluster_spec_check", false, false},
 };
 
 TEST(Help, EveryBinarySaysWhatItTakes) {
