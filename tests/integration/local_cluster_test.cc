@@ -32,7 +32,7 @@ TEST(LocalCluster, TrainsBrieflyLossFallsAndFinalVariablesAreSaved) {
 
   // Each worker reports its first and last loss; both must have fallen.
   std::regex done(
-      R"(\[worker:(\d)\] .*done after (\d+) local steps, global_step (\d+), \d+ stale gradients dropped, loss ([0-9.]+) -> ([0-9.]+))");
+      R"(\[worker:(\d)\] .*done after (\d+) local steps, global_step (\d+), \d+ stale gradients dropped, batch loss ([0-9.]+) -> ([0-9.]+))");
   int workers = 0;
   for (std::sregex_iterator it(out.begin(), out.end(), done), end; it != end; ++it) {
     ++workers;
