@@ -178,9 +178,11 @@ TEST(Launcher, AWorkerNeverHeardFromEndsTheJobNamingIt) {
   ASSERT_TRUE(cluster.WaitForExit("chief:0", std::chrono::seconds(120))) << cluster.Tails();
   testing::RunningTask* chief = cluster.task("chief:0");
   EXPECT_EQ(chief->process()->exit_description(), "exit code 1") << cluster.Tails();
-  EXPECT_NE(chief->output().find("worker:1 never reported to ps:0 within --startup_timeout_secs "
-                                 "(5 s)"),
-            std::string::npos)
+  // worker:0 too, where a loaded machine kept it from reporting in time.
+  EXPECT_TRUE(std::regex_search(
+      chief->output(),
+      std::regex(
+          R"((worker:0, )?worker:1 never reported to ps:0 within --startup_timeout_secs \(5 s\))")))
       << chief->output();
   ASSERT_TRUE(cluster.WaitForExit("ps:0", std::chrono::seconds(60))) << cluster.Tails();
 }
