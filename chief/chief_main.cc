@@ -255,6 +255,7 @@ int main(int argc, char** argv) {
   }
   options.board = &board;
   options.model_name = FLAGS_model;
+  options.loss_is_sum = pstrain::nn::SumsLossOverBatch(*spec);
   options.input = pstrain::ImageInputOf(*spec);
   pstrain::Supervisor supervisor(model->get(), &fleet, columns ? nullptr : &*test,
                                  columns ? nullptr : &*train, &stop, options);

@@ -95,7 +95,8 @@ struct SupervisorOptions {
   // chief/eval_metrics.h for a model of rows (log_loss: at or below).
   std::string target_metric = "accuracy";
   std::string model_name;
-  ImageInput input;  // how the test and training images become the model's input
+  bool loss_is_sum = false;  // the model's loss sums its batch (nn/model_spec.h)
+  ImageInput input;          // how the test and training images become the model's input
   // A model of columns' test set, transformed (then no test images).
   const data::FeaturizedRows* test_rows = nullptr;
   MetricsBoard* board = nullptr;  // where /metrics, /status and / read from; may be null

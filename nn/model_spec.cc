@@ -49,6 +49,11 @@ StatusOr<proto::ModelSpec> ParseModelSpec(const std::string& text, const std::st
   return spec;
 }
 
+bool SumsLossOverBatch(const proto::ModelSpec& spec) {
+  if (spec.loss_reduction() == proto::DEFAULT_REDUCTION) return spec.has_wide_deep();
+  return spec.loss_reduction() == proto::SUM;
+}
+
 StatusOr<proto::ModelSpec> LoadModelSpec(const std::string& name_or_path) {
   const auto& builtin = BuiltinModelTexts();
   auto it = builtin.find(name_or_path);

@@ -21,6 +21,11 @@ std::vector<std::string> BuiltinModelNames();
 // value of the wrong type).
 StatusOr<proto::ModelSpec> LoadModelSpec(const std::string& name_or_path);
 
+// Whether the loss a model reports for a batch is the sum of its examples'
+// losses (LossReduction SUM, and a wide_deep model's default, as TF 1.x's
+// canned estimators) rather than their mean.
+bool SumsLossOverBatch(const proto::ModelSpec& spec);
+
 // Parses ModelSpec text; `source` names it in errors.
 StatusOr<proto::ModelSpec> ParseModelSpec(const std::string& text, const std::string& source);
 

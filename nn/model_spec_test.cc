@@ -183,6 +183,21 @@ TEST(ModelSpec, UserNetworkFromAFileTrains) {
   EXPECT_LT(last, 0.8f * *first);
 }
 
+// What a model's reported loss is, for the logs' labels: fastText's every
+// example counts whole (SUM), wide_deep sums by default as TF 1.x's canned
+// estimators, a chain of layers takes the mean.
+TEST(ModelSpec, SumsLossOverBatchAsTheSpecSays) {
+  for (const auto& [name, sums] : std::vector<std::pair<std::string, bool>>{
+           {"mnist", false}, {"cifar10", false}, {"fasttext", true}, {"wide_deep", true}}) {
+    auto spec = LoadModelSpec(name);
+    ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+    EXPECT_EQ(SumsLossOverBatch(*spec), sums) << name;
+  }
+  proto::ModelSpec wide_deep_mean = *LoadModelSpec("wide_deep");
+  wide_deep_mean.set_loss_reduction(proto::MEAN);
+  EXPECT_FALSE(SumsLossOverBatch(wide_deep_mean));
+}
+
 }  // namespace
 }  // namespace nn
 }  // namespace pstrain

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "data/feature_columns.h"
+#include "nn/model_spec.h"
 
 namespace pstrain {
 namespace nn {
@@ -72,7 +73,7 @@ StatusOr<std::unique_ptr<WideDeepModel>> WideDeepModel::Create(const proto::Mode
                            std::to_string(m->num_classes_) + " classes");
   }
   m->units_ = m->num_classes_ == 2 ? 1 : m->num_classes_;
-  m->sum_loss_ = spec.loss_reduction() != proto::MEAN;
+  m->sum_loss_ = SumsLossOverBatch(spec);
   const proto::WideDeepSpec& wd = spec.wide_deep();
   if (wd.dnn_feature_columns().empty()) return InvalidArgument(where + ": no dnn_feature_columns");
   if (!spec.layer().empty()) {

@@ -16,7 +16,8 @@
 
 namespace pstrain {
 
-std::string ProgressLine(int64_t step, float loss, double examples_per_sec, double sec_per_batch) {
+std::string ProgressLine(int64_t step, float loss, bool loss_is_sum, double examples_per_sec,
+                         double sec_per_batch) {
   const auto now = std::chrono::system_clock::now();
   const std::time_t t = std::chrono::system_clock::to_time_t(now);
   const int ms = static_cast<int>(
@@ -27,8 +28,9 @@ std::string ProgressLine(int64_t step, float loss, double examples_per_sec, doub
   std::strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
   char line[160];
   std::snprintf(line, sizeof(line),
-                "%s.%03d: step %lld, loss = %.2f (%.1f examples/sec; %.3f sec/batch)", when, ms,
-                static_cast<long long>(step), loss, examples_per_sec, sec_per_batch);
+                "%s.%03d: step %lld, loss = %.2f (batch %s; %.1f examples/sec; %.3f sec/batch)",
+                when, ms, static_cast<long long>(step), loss, loss_is_sum ? "sum" : "mean",
+                examples_per_sec, sec_per_batch);
   return line;
 }
 
@@ -391,8 +393,8 @@ StatusOr<TrainerResult> Trainer::Run() {
     ++window_steps;
     if (options_.log_frequency > 0 && result.local_steps % options_.log_frequency == 0) {
       const double secs = std::chrono::duration<double>(Clock::now() - window_start).count();
-      LOG(INFO) << ProgressLine(result.global_step, loss, window_examples / secs,
-                                secs / window_steps);
+      LOG(INFO) << ProgressLine(result.global_step, loss, options_.loss_is_sum,
+                                window_examples / secs, secs / window_steps);
       VLOG(1) << "per step: pull " << 1e3 * pull_secs / window_steps << " ms, waiting for "
               << "variables " << 1e3 * wait_secs / window_steps << " ms, compute "
               << 1e3 * compute_secs / window_steps << " ms, push " << 1e3 * push_secs / window_steps

@@ -59,6 +59,9 @@ struct TrainerOptions {
   // faster where the computation's threads take every CPU (the transfers
   // then only slow it down).
   bool overlap = true;
+  // The model's loss is its batch's sum, not its mean (nn/model_spec.h):
+  // the progress line says which.
+  bool loss_is_sum = false;
 };
 
 struct TrainerResult {
@@ -150,8 +153,10 @@ class Trainer {
   PsFleet::PsSteps steps_;
 };
 
-// "2026-11-21 10:00:00.123: step 120, loss = 2.31 (1432.1 examples/sec; 0.089 sec/batch)"
-std::string ProgressLine(int64_t step, float loss, double examples_per_sec, double sec_per_batch);
+// "2026-11-21 10:00:00.123: step 120, loss = 2.31 (batch mean; 1432.1 examples/sec; 0.089
+// sec/batch)", "batch sum" where loss_is_sum.
+std::string ProgressLine(int64_t step, float loss, bool loss_is_sum, double examples_per_sec,
+                         double sec_per_batch);
 
 }  // namespace pstrain
 

@@ -88,8 +88,8 @@ int FailJob(int index, pstrain::PsFleet* fleet, const pstrain::Status& error) {
 // Waits for the model on the ps tasks, trains until the end and reports
 // done: the task's exit code.
 int Train(int index, pstrain::nn::Model* model, pstrain::PsFleet* fleet,
-          pstrain::data::BatchSource* input, bool overlap, const pstrain::proto::SyncConfig& sync,
-          pstrain::StopNotice* stop) {
+          pstrain::data::BatchSource* input, bool overlap, bool loss_is_sum,
+          const pstrain::proto::SyncConfig& sync, pstrain::StopNotice* stop) {
   pstrain::Status ready = fleet->WaitForPs(/*require_ready=*/true, stop,
                                            std::chrono::seconds(FLAGS_ready_timeout_secs));
   if (!ready.ok()) {
@@ -115,6 +115,7 @@ int Train(int index, pstrain::nn::Model* model, pstrain::PsFleet* fleet,
   topts.step_delay = std::chrono::milliseconds(FLAGS_test_only_step_delay_ms);
   topts.retry_budget = std::chrono::seconds(FLAGS_retry_timeout_secs);
   topts.overlap = overlap;
+  topts.loss_is_sum = loss_is_sum;
   auto wd = pstrain::ParseVariableFloats("weight_decay", FLAGS_weight_decay);
   if (!wd.ok()) return FailJob(index, fleet, wd.status());
   auto multipliers =
@@ -148,7 +149,8 @@ int Train(int index, pstrain::nn::Model* model, pstrain::PsFleet* fleet,
   LOG(INFO) << "worker:" << index << (result->stopped ? " stopped after " : " done after ")
             << result->local_steps << " local steps, global_step " << result->global_step << ", "
             << result->stale_gradients << " stale gradients dropped, batch loss "
-            << result->first_loss << " -> " << result->last_loss;
+            << result->first_loss << " -> " << result->last_loss
+            << (loss_is_sum ? " (sums over a batch)" : " (means over a batch)");
   if (result->stopped) {
     // A graceful stop, not the end of this worker's training: a restarted
     // worker carries on, so it does not report done.
@@ -241,7 +243,8 @@ int main(int argc, char** argv) {
     LOG(INFO) << "worker:" << index << " reads " << (*source)->examples_per_epoch()
               << " rows per epoch of " << FLAGS_data_dir << " (shard " << index << " of "
               << config.spec.NumTasks("worker") << ")";
-    return Train(index, model->get(), fleet.get(), source->get(), overlap->overlap, *sync, &stop);
+    return Train(index, model->get(), fleet.get(), source->get(), overlap->overlap,
+                 pstrain::nn::SumsLossOverBatch(*spec), *sync, &stop);
   }
   auto train = pstrain::data::LoadDataset(FLAGS_data_dir, FLAGS_data_format, "train");
   if (!train.ok()) return pstrain::ExitWith(train.status(), pstrain::kExitBadInput);
@@ -281,5 +284,6 @@ int main(int argc, char** argv) {
                     : "")
             << ")";
 
-  return Train(index, model->get(), fleet.get(), input->get(), overlap->overlap, *sync, &stop);
+  return Train(index, model->get(), fleet.get(), input->get(), overlap->overlap,
+               pstrain::nn::SumsLossOverBatch(*spec), *sync, &stop);
 }
