@@ -1,5 +1,7 @@
 #include "ps/rpc/grpc_options.h"
 
+#include <grpc/grpc.h>
+
 #include <utility>
 
 namespace pstrain {
@@ -18,9 +20,23 @@ constexpr std::pair<const char*, int> kKeepaliveArgs[] = {
     {GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0},
 };
 
+// gRPC shuts itself down when its last server or channel goes, and 1.51's
+// shutdown joins its executor thread, which may first wait out a timer (a
+// keepalive's: up to kKeepalive): a ps took 10 s to exit after the chief's
+// shutdown. One reference held for the life of the process keeps gRPC up
+// until the process exits, which ends its threads without waiting.
+void HoldGrpcForTheProcess() {
+  static const bool held = [] {
+    grpc_init();
+    return true;
+  }();
+  (void)held;
+}
+
 }  // namespace
 
 void ConfigureServer(grpc::ServerBuilder* builder) {
+  HoldGrpcForTheProcess();
   builder->SetMaxReceiveMessageSize(kMaxMessageBytes);
   builder->SetMaxSendMessageSize(kMaxMessageBytes);
   for (const auto& [name, value] : kKeepaliveArgs) builder->AddChannelArgument(name, value);
@@ -31,6 +47,7 @@ void ConfigureServer(grpc::ServerBuilder* builder) {
 }
 
 grpc::ChannelArguments DefaultChannelArguments() {
+  HoldGrpcForTheProcess();
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   args.SetMaxSendMessageSize(kMaxMessageBytes);

@@ -8,6 +8,9 @@
 // ping goes unanswered, or whose sent bytes go unacknowledged (gRPC sets
 // TCP_USER_TIMEOUT from the keepalive timeout), for kKeepalive: the memory
 // that gRPC holds for a stuck write is then released.
+//
+// Either call keeps gRPC initialized until the process exits, so that a
+// task's exit never waits for gRPC's own shutdown.
 #ifndef PSTRAIN_PS_RPC_GRPC_OPTIONS_H_
 #define PSTRAIN_PS_RPC_GRPC_OPTIONS_H_
 
