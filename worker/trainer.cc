@@ -187,6 +187,11 @@ bool Trainer::EndedByChief() {
 
 Status Trainer::WaitWithinStaleness(int64_t local_step) {
   auto last_log = std::chrono::steady_clock::now();
+  // Soon at first (the slowest worker may be a step away), then half as
+  // often each time, at most every second: a thousand waiting workers ask
+  // ps:0 about a thousand times a second, not fifty thousand.
+  Backoff poll(std::chrono::milliseconds(20), std::chrono::seconds(1),
+               std::chrono::hours(24 * 365));
   for (;;) {
     PS_ASSIGN_OR_RETURN(int64_t slowest, heartbeat_->Refresh());
     if (slowest < 0 || local_step - slowest <= options_.staleness || EndedByChief()) {
@@ -197,8 +202,9 @@ Status Trainer::WaitWithinStaleness(int64_t local_step) {
                 << local_step - slowest << " ahead of the slowest live worker; waiting";
       last_log = std::chrono::steady_clock::now();
     }
-    if (stop_ != nullptr && stop_->requested()) return Aborted("stopped: " + stop_->reason());
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (!poll.Wait(stop_)) {
+      return Aborted(stop_ != nullptr ? "stopped: " + stop_->reason() : "waited a year");
+    }
   }
 }
 
