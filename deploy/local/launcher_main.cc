@@ -50,7 +50,7 @@ struct Options {
 const std::vector<std::string> kLauncherFlags = {"ps",         "workers", "bin_dir", "host",
                                                  "grace_secs", "tls",     "help"};
 
-// The launcher's own flags; the rest are the tasks' (routed in Cluster::Run).
+// The launcher's own flags; the rest are the tasks' (RouteTaskArgs).
 Options ParseArgs(int argc, char** argv) {
   Options o;
   o.bin_dir = std::filesystem::canonical("/proc/self/exe").parent_path().parent_path().string();
