@@ -79,6 +79,25 @@ std::pair<uint64_t, uint64_t> MachineJiffies() {
 
 }  // namespace
 
+ProcessResources ReadProcessResources(int pid) {
+  ProcessResources r;
+  const std::string dir = "/proc/" + std::to_string(pid);
+  std::ifstream status(dir + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Threads:", 0) == 0) r.threads = std::atoi(line.c_str() + 8);
+    if (line.rfind("VmRSS:", 0) == 0) r.rss_bytes = std::atoll(line.c_str() + 6) * 1024;
+  }
+  std::error_code ec;
+  int fds = 0;
+  for (auto it = std::filesystem::directory_iterator(dir + "/fd", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    ++fds;
+  }
+  if (!ec) r.descriptors = fds;
+  return r;
+}
+
 double LoadAverage1() {
   std::ifstream f("/proc/loadavg");
   double l = 0;
@@ -93,6 +112,12 @@ CpuSample SampleCpu() {
   s.ps_sec = ChildrenPsCpuSec();
   std::tie(s.busy, s.total) = MachineJiffies();
   return s;
+}
+
+std::vector<int> PsProcesses::pids() const {
+  std::vector<int> out;
+  for (const auto& p : procs_) out.push_back(static_cast<int>(p->pid()));
+  return out;
 }
 
 Status PsProcesses::Start(const std::string& binary, int num_ps, const std::string& dir,

@@ -33,6 +33,15 @@ std::string PsServerPath(const std::string& flag);
 // when unreadable.
 double ProcessCpuSec(const std::string& pid, int* ppid, std::string* comm);
 
+// What /proc says of a process now: its threads, resident memory and open
+// descriptors; all -1 when it cannot be read.
+struct ProcessResources {
+  int threads = -1;
+  int64_t rss_bytes = -1;
+  int descriptors = -1;
+};
+ProcessResources ReadProcessResources(int pid);
+
 // The 1-minute load average.
 double LoadAverage1();
 
@@ -55,6 +64,8 @@ class PsProcesses {
   Status Start(const std::string& binary, int num_ps, const std::string& dir,
                bool show_output = false, const std::vector<std::string>& extra_args = {});
   const std::vector<int>& ports() const { return reserved_.ports(); }
+  // Each ps process's id, in task order.
+  std::vector<int> pids() const;
   // True when every process has exited within `timeout`.
   bool WaitForExit(std::chrono::seconds timeout);
   // Stops draining; kills what still runs.

@@ -28,6 +28,7 @@ class TaskProcess {
   ~TaskProcess();
 
   const std::string& name() const { return name_; }
+  pid_t pid() const { return pid_; }
   int output_fd() const { return fd_; }
   bool running() const { return running_; }
 
