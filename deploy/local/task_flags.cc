@@ -91,7 +91,16 @@ StatusOr<FlagRoute> RouteFlags(const std::vector<std::string>& args,
                                const std::vector<std::string>& launcher_flags,
                                const std::map<std::string, std::string>& launcher_sets) {
   FlagRoute route;
-  for (const auto& [job, flags] : jobs) route.by_job[job];
+  // Every job's flags together: a name is a boolean when any job's is.
+  FlagSet any;
+  for (const auto& [job, flags] : jobs) {
+    route.by_job[job];
+    for (const auto& [name, is_bool] : flags) any[name] = any[name] || is_bool;
+  }
+  auto is_bool = [&](const std::string& n) {
+    auto it = any.find(n);
+    return it != any.end() && it->second;
+  };
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     const size_t dashes = arg.rfind("--", 0) == 0 ? 2 : arg.rfind('-', 0) == 0 ? 1 : 0;
@@ -101,43 +110,24 @@ StatusOr<FlagRoute> RouteFlags(const std::vector<std::string>& args,
     const size_t eq = arg.find('=');
     const std::string name = arg.substr(dashes, eq == std::string::npos ? eq : eq - dashes);
     // --noname sets a boolean false; only without a value, as gflags has it.
-    std::string flag = name;
-    bool negated = false;
-    auto is_bool_somewhere = [&](const std::string& n) {
-      for (const auto& [job, flags] : jobs) {
-        auto it = flags.find(n);
-        if (it != flags.end() && it->second) return true;
-      }
-      return false;
-    };
-    auto taken_somewhere = [&](const std::string& n) {
-      for (const auto& [job, flags] : jobs) {
-        if (flags.count(n)) return true;
-      }
-      return false;
-    };
-    if (!taken_somewhere(name) && eq == std::string::npos && name.rfind("no", 0) == 0 &&
-        is_bool_somewhere(name.substr(2))) {
-      flag = name.substr(2);
-      negated = true;
-    }
+    const bool negated = !any.count(name) && eq == std::string::npos && name.rfind("no", 0) == 0 &&
+                         is_bool(name.substr(2));
+    const std::string flag = negated ? name.substr(2) : name;
     auto sets = launcher_sets.find(flag);
     if (sets != launcher_sets.end()) {
       return InvalidArgument("--" + flag + " is set by the launcher" +
                              (sets->second.empty() ? "" : ": use " + sets->second));
     }
-    if (!taken_somewhere(flag)) {
-      std::set<std::string> all(launcher_flags.begin(), launcher_flags.end());
-      for (const auto& [job, flags] : jobs) {
-        for (const auto& [n, is_bool] : flags) all.insert(n);
-      }
+    if (!any.count(flag)) {
+      std::set<std::string> names(launcher_flags.begin(), launcher_flags.end());
+      for (const auto& [n, b] : any) names.insert(n);
       return InvalidArgument("no task takes --" + name + "; did you mean --" +
-                             NearestName(name, {all.begin(), all.end()}) + "?");
+                             NearestName(name, {names.begin(), names.end()}) + "?");
     }
     // "--name value": the value is the next argument, except for a boolean
     // (gflags reads "--sync_replicas false" as the flag and an argument).
     std::string whole = arg.substr(dashes);
-    if (eq == std::string::npos && !negated && !is_bool_somewhere(flag)) {
+    if (eq == std::string::npos && !negated && !is_bool(flag)) {
       if (i + 1 >= args.size()) return InvalidArgument("--" + flag + " needs a value");
       whole += "=" + args[++i];
     }
