@@ -98,6 +98,25 @@ ProcessResources ReadProcessResources(int pid) {
   return r;
 }
 
+StatusOr<std::vector<int>> ParseIntList(const std::string& flag, const std::string& text, int lo,
+                                        int hi) {
+  std::vector<int> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) continue;
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (*end != '\0' || v < lo || v > hi) {
+      return InvalidArgument("--" + flag + ": bad entry '" + item + "' (want " +
+                             std::to_string(lo) + ".." + std::to_string(hi) + ")");
+    }
+    out.push_back(static_cast<int>(v));
+  }
+  if (out.empty()) return InvalidArgument("--" + flag + " is empty");
+  return out;
+}
+
 double LoadAverage1() {
   std::ifstream f("/proc/loadavg");
   double l = 0;

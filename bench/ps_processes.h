@@ -42,6 +42,11 @@ struct ProcessResources {
 };
 ProcessResources ReadProcessResources(int pid);
 
+// A flag's comma-separated integers ("1,2,4"), each in [lo, hi]:
+// InvalidArgument naming the flag and the bad entry, or an empty list.
+StatusOr<std::vector<int>> ParseIntList(const std::string& flag, const std::string& text, int lo,
+                                        int hi);
+
 // The 1-minute load average.
 double LoadAverage1();
 

@@ -95,28 +95,6 @@ std::vector<std::pair<std::string, Shape>> Cifar10Variables() {
           {"softmax_linear/weights", {192, 10}}, {"softmax_linear/biases", {10}}};
 }
 
-std::vector<int> ParseList(const std::string& flag, const std::string& text) {
-  std::vector<int> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (item.empty()) continue;
-    char* end = nullptr;
-    long v = std::strtol(item.c_str(), &end, 10);
-    if (*end != '\0' || v < 1 || v > 250) {
-      std::fprintf(stderr, "sync_bench: --%s: bad entry '%s' (want 1..250)\n", flag.c_str(),
-                   item.c_str());
-      std::exit(2);
-    }
-    out.push_back(static_cast<int>(v));
-  }
-  if (out.empty()) {
-    std::fprintf(stderr, "sync_bench: --%s is empty\n", flag.c_str());
-    std::exit(2);
-  }
-  return out;
-}
-
 // ---------------------------------------------------------------------------
 // One configuration.
 
@@ -332,8 +310,14 @@ std::string UtcNow() {
 }
 
 int Main() {
-  const std::vector<int> ps_list = ParseList("ps_list", FLAGS_ps_list);
-  const std::vector<int> workers_list = ParseList("workers_list", FLAGS_workers_list);
+  auto ps_list = bench::ParseIntList("ps_list", FLAGS_ps_list, 1, 250);
+  auto workers_list = bench::ParseIntList("workers_list", FLAGS_workers_list, 1, 250);
+  for (const auto* list : {&ps_list, &workers_list}) {
+    if (!list->ok()) {
+      std::fprintf(stderr, "sync_bench: %s\n", list->status().message().c_str());
+      return 2;
+    }
+  }
   const std::string binary = bench::PsServerPath(FLAGS_ps_server);
   if (::access(binary.c_str(), X_OK) != 0) {
     std::fprintf(stderr, "sync_bench: no ps_server at %s (build it, or pass --ps_server)\n",
@@ -377,7 +361,7 @@ int Main() {
 
   std::vector<Result> results;
   int exit_code = 0;
-  for (int num_ps : ps_list) {
+  for (int num_ps : *ps_list) {
     const std::string dir =
         (std::filesystem::temp_directory_path() /
          ("pstrain_sync_bench_" + std::to_string(getpid()) + "_" + std::to_string(num_ps)))
@@ -404,7 +388,7 @@ int Main() {
       s = control->WaitForPs(false, nullptr, std::chrono::seconds(30));
     }
     double base = -1;
-    for (int k : workers_list) {
+    for (int k : *workers_list) {
       if (!s.ok()) break;
       auto r = RunConfig(control.get(), procs.ports(), vars, *placement, num_ps, k);
       if (!r.ok()) {

@@ -65,22 +65,6 @@ using bench::Clock;
 
 constexpr auto kPullWait = std::chrono::milliseconds(1000);
 
-std::vector<int> ParseList(const std::string& text) {
-  std::vector<int> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    const int v = std::atoi(item.c_str());
-    if (v < 1 || v > 60000) {
-      std::fprintf(stderr, "scale_bench: --workers_list: bad entry '%s' (want 1..60000)\n",
-                   item.c_str());
-      std::exit(1);
-    }
-    out.push_back(v);
-  }
-  return out;
-}
-
 // The ps tasks at 127.0.X.Y, an address of worker w's own.
 cluster::ClusterSpec SpecForWorker(const std::vector<int>& ports, int w) {
   const std::string host =
@@ -267,7 +251,12 @@ int Main() {
               "threads", "fds", "rss_MB", "KB/worker", "ps_ms/push", "failed calls");
   std::fflush(stdout);
   int exit_code = 0;
-  for (int w : ParseList(FLAGS_workers_list)) {
+  auto workers_list = bench::ParseIntList("workers_list", FLAGS_workers_list, 1, 60000);
+  if (!workers_list.ok()) {
+    std::fprintf(stderr, "scale_bench: %s\n", workers_list.status().message().c_str());
+    return 1;
+  }
+  for (int w : *workers_list) {
     const std::string dir = (std::filesystem::temp_directory_path() /
                              ("pstrain_scale_bench_" + std::to_string(getpid())))
                                 .string();
