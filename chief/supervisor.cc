@@ -398,13 +398,12 @@ void Supervisor::RunSchedules(const proto::StatusResponse& st) {
 
 void Supervisor::ReportProgress(const proto::StatusResponse& st) {
   if (!progress_timer_.Due()) return;
+  const std::vector<int> never = roster_.NeverHeardFrom();
   LOG(INFO) << "global_step " << st.global_step() << ", loss " << MeanWorkerLoss(st)
             << (options_.loss_is_sum ? " (batch sums" : " (batch means")
             << ", the workers' latest averaged), learning rate " << st.learning_rate()
             << ", workers done " << st.done_workers_size() << "/" << options_.num_workers
-            << (roster_.NeverHeardFrom().empty()
-                    ? ""
-                    : " (never heard from: " + WorkerList(roster_.NeverHeardFrom()) + ")")
+            << (never.empty() ? "" : " (never heard from: " + WorkerList(never) + ")")
             << (options_.init.sync().enabled()
                     ? ", stale gradients dropped " + std::to_string(st.stale_dropped())
                     : "");
