@@ -8,6 +8,7 @@
 #include "chief/table_checkpoints.h"
 #include "chief/tf_names.h"
 #include "chief/training_done.h"
+#include "ps/ps_core.h"
 #include "ps/variable_store.h"
 
 namespace pstrain {
@@ -365,7 +366,7 @@ Status Supervisor::CheckWorkersCanGoOn() const {
 void Supervisor::EndOnFailure(const Status& why) {
   const std::string reason = "the job failed: " + why.message();
   LOG(ERROR) << reason;
-  Status s = fleet_->client(0)->EndTraining(reason.substr(0, 1024));
+  Status s = fleet_->client(0)->EndTraining(reason.substr(0, PsCore::kMaxReasonBytes));
   if (!s.ok()) LOG(WARNING) << "telling the workers to stop: " << s.ToString();
   if (model_ready_) {
     s = SaveCheckpoint("the job failed");

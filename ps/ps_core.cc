@@ -426,7 +426,10 @@ proto::StatusResponse PsCore::GetStatus() const {
 
 Status PsCore::WorkerDone(int worker, const std::string& failure) {
   PS_RETURN_IF_ERROR(CheckWorker(worker));
-  if (failure.size() > 1024) return InvalidArgument("a worker's failure of over 1 KB");
+  if (failure.size() > kMaxReasonBytes) {
+    return InvalidArgument("a worker's failure of over " + std::to_string(kMaxReasonBytes) +
+                           " bytes");
+  }
   workers_.MarkDone(worker, failure);
   if (failure.empty()) {
     LOG(INFO) << "ps:" << task_index_ << " worker:" << worker << " finished";
@@ -466,10 +469,10 @@ StatusOr<proto::HeartbeatResponse> PsCore::Heartbeat(int worker, int64_t local_s
 }
 
 Status PsCore::EndTraining(const std::string& reason) {
-  constexpr size_t kMaxReason = 1024;
-  if (reason.empty() || reason.size() > kMaxReason) {
-    return InvalidArgument("EndTraining: the reason must be 1 to " + std::to_string(kMaxReason) +
-                           " bytes, got " + std::to_string(reason.size()));
+  if (reason.empty() || reason.size() > kMaxReasonBytes) {
+    return InvalidArgument("EndTraining: the reason must be 1 to " +
+                           std::to_string(kMaxReasonBytes) + " bytes, got " +
+                           std::to_string(reason.size()));
   }
   MutexLock lock(&ended_mu_);
   if (ended_reason_.empty()) {

@@ -33,6 +33,10 @@ namespace pstrain {
 
 class PsCore {
  public:
+  // The longest reason EndTraining takes, and the longest failure a worker
+  // reports with WorkerDone.
+  static constexpr size_t kMaxReasonBytes = 1024;
+
   // Borrows store, which must outlive the core.
   PsCore(int task_index, uint64_t incarnation, VariableStore* store,
          std::function<void(const std::string& reason)> on_shutdown);
@@ -119,12 +123,14 @@ class PsCore {
                     proto::ImportRowsResponse* response);
 
   proto::StatusResponse GetStatus() const;
+  // `failure` non-empty (at most kMaxReasonBytes): the worker stopped on an
+  // error retrying cannot mend.
   Status WorkerDone(int worker, const std::string& failure);
   // Sync replicas: the workers that can still push. Returns the store's step.
   StatusOr<int64_t> SetLiveWorkers(const std::vector<int>& workers);
   StatusOr<proto::HeartbeatResponse> Heartbeat(int worker, int64_t local_step, float loss);
   // The chief's word that training is over, and why (non-empty, at most
-  // 1 KB): every later heartbeat and status carries it. The first reason
+  // kMaxReasonBytes): every later heartbeat and status carries it. The first reason
   // stays.
   Status EndTraining(const std::string& reason);
   void Shutdown(const std::string& reason);

@@ -21,6 +21,7 @@
 #include "nn/wide_deep_model.h"
 #include "ps/client/ps_fleet.h"
 #include "ps/optimizer_flags.h"
+#include "ps/ps_core.h"
 #include "ps/rpc/ps_connections.h"
 #include "ps/sync_flags.h"
 #include "worker/heartbeat_sender.h"
@@ -79,7 +80,9 @@ namespace {
 // worker: best effort, the exit code says it either way.
 int FailJob(int index, pstrain::PsFleet* fleet, const pstrain::Status& error) {
   std::string failure = error.ToString();
-  if (failure.size() > 1024) failure.resize(1024);
+  if (failure.size() > pstrain::PsCore::kMaxReasonBytes) {
+    failure.resize(pstrain::PsCore::kMaxReasonBytes);
+  }
   const pstrain::Status told = fleet->client(0)->WorkerDone(index, failure);
   if (!told.ok()) LOG(WARNING) << "could not tell ps:0 of the failure: " << told.ToString();
   return pstrain::ExitWith(error, pstrain::kExitBadInput);
