@@ -106,7 +106,7 @@ Status Supervisor::RestoreOrInitialize(const std::string& why) {
 Status Supervisor::CheckPsIncarnations(bool* needs_restore) {
   *needs_restore = false;
   for (int ps = 0; ps < fleet_->num_ps(); ++ps) {
-    auto st = fleet_->client(ps)->GetStatus(std::chrono::seconds(2));
+    auto st = fleet_->client(ps)->GetReadiness(std::chrono::seconds(2));
     ps_health_[ps].task = "ps:" + std::to_string(ps);
     if (!st.ok()) {  // down: it will come back with a new incarnation
       ps_health_[ps].state = "unreachable";
@@ -134,7 +134,7 @@ Status Supervisor::Start() {
   bool all_ready = true;
   int64_t step = 0;
   for (int ps = 0; ps < fleet_->num_ps(); ++ps) {
-    PS_ASSIGN_OR_RETURN(auto st, fleet_->client(ps)->GetStatus(std::chrono::seconds(5)));
+    PS_ASSIGN_OR_RETURN(auto st, fleet_->client(ps)->GetReadiness(std::chrono::seconds(5)));
     all_ready &= st.ready() && st.placement_fingerprint() == fleet_->placement().fingerprint;
     if (ps == 0) step = st.global_step();
     incarnations_[ps] = st.incarnation();

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -66,14 +67,12 @@ class ReplyDecoder {
   TensorAssembler assembler_;
 };
 
-// A unary request through the service's own method, when it parses.
-template <typename Request, typename Response>
-void CallUnary(const std::string& bytes, PsService* service,
-               grpc::Status (PsService::*method)(grpc::ServerContext*, const Request*, Response*)) {
+// A control request, when it parses, to the core as the service hands it
+// over (the service only copies fields: PsService's control calls).
+template <typename Request>
+void CallUnary(const std::string& bytes, const std::function<void(const Request&)>& call) {
   Request request;
-  Response response;
-  grpc::ServerContext ctx;
-  if (request.ParseFromString(bytes)) (void)(service->*method)(&ctx, &request, &response);
+  if (request.ParseFromString(bytes)) call(request);
 }
 
 void Serve(Parts* in, PsCore* core, PsService* service) {
@@ -105,13 +104,22 @@ void Serve(Parts* in, PsCore* core, PsService* service) {
       return;
     }
     case kHeartbeat:
-      return CallUnary(bytes, service, &PsService::Heartbeat);
+      return CallUnary<proto::HeartbeatRequest>(bytes, [core](const proto::HeartbeatRequest& r) {
+        (void)core->Heartbeat(r.worker(), r.local_step(), r.loss());
+      });
     case kWorkerDone:
-      return CallUnary(bytes, service, &PsService::WorkerDone);
+      return CallUnary<proto::WorkerDoneRequest>(
+          bytes, [core](const proto::WorkerDoneRequest& r) {
+            (void)core->WorkerDone(r.worker(), r.failure());
+          });
     case kSetLiveWorkers:
-      return CallUnary(bytes, service, &PsService::SetLiveWorkers);
+      return CallUnary<proto::SetLiveWorkersRequest>(
+          bytes, [core](const proto::SetLiveWorkersRequest& r) {
+            (void)core->SetLiveWorkers({r.workers().begin(), r.workers().end()});
+          });
     case kEndTraining:
-      return CallUnary(bytes, service, &PsService::EndTraining);
+      return CallUnary<proto::EndTrainingRequest>(
+          bytes, [core](const proto::EndTrainingRequest& r) { (void)core->EndTraining(r.reason()); });
     case kExportRows: {
       proto::ExportRowsRequest r;
       if (!r.ParseFromString(bytes)) return;
@@ -126,7 +134,8 @@ void Serve(Parts* in, PsCore* core, PsService* service) {
       return;
     }
     default:
-      return CallUnary(bytes, service, &PsService::GetStatus);
+      return CallUnary<proto::StatusRequest>(
+          bytes, [core](const proto::StatusRequest&) { (void)core->GetStatus(); });
   }
 }
 
@@ -137,7 +146,8 @@ void Serve(Parts* in, PsCore* core, PsService* service) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace pstrain;
   fuzz::FuzzPs ps;
-  PsService service(&ps.core);
+  ThreadPool requests(4, std::chrono::seconds(1));
+  PsService service(&ps.core, &requests);
   fuzz::Parts in(data, size);
   for (int requests = 0; requests < 64 && !in.done(); ++requests) {
     fuzz::Serve(&in, &ps.core, &service);

@@ -188,9 +188,9 @@ StatusOr<PsCore::PullResult> PsCore::Pull(uint64_t placement_fingerprint,
   return result;
 }
 
-StatusOr<PsCore::PullResult> PsCore::Pull(const proto::PullRequest& request,
-                                          std::chrono::system_clock::time_point transport_deadline,
-                                          const std::function<bool()>& cancelled) {
+StatusOr<std::chrono::system_clock::time_point> PsCore::CheckPullRequest(
+    const proto::PullRequest& request,
+    std::chrono::system_clock::time_point transport_deadline) const {
   auto deadline = transport_deadline;
   if (request.min_step() > 0 && request.wait_deadline_ms() <= 0 &&
       transport_deadline == std::chrono::system_clock::time_point::max()) {
@@ -208,9 +208,41 @@ StatusOr<PsCore::PullResult> PsCore::Pull(const proto::PullRequest& request,
   if (request.include_state() && request.lookups_size() > 0) {
     return InvalidArgument("Pull: include_state takes no lookups");
   }
+  if (request.include_state() && request.names_size() > 0) {
+    return InvalidArgument("include_state takes no names");
+  }
+  PS_RETURN_IF_ERROR(store_->CheckPlacement(request.placement_fingerprint()));
+  return deadline;
+}
+
+StatusOr<PsCore::PullResult> PsCore::Pull(const proto::PullRequest& request,
+                                          std::chrono::system_clock::time_point transport_deadline,
+                                          const std::function<bool()>& cancelled) {
+  PS_ASSIGN_OR_RETURN(const auto deadline, CheckPullRequest(request, transport_deadline));
   PS_ASSIGN_OR_RETURN(std::vector<Lookup> lookups, DecodeTableKeys(request.lookups(), "Pull"));
   return Pull(request.placement_fingerprint(), {request.names().begin(), request.names().end()},
               request.include_state(), request.min_step(), deadline, cancelled, lookups);
+}
+
+StatusOr<uint64_t> PsCore::AwaitPullable(const proto::PullRequest& request,
+                                         std::chrono::system_clock::time_point transport_deadline,
+                                         StepWaiters::Ready ready) {
+  PS_ASSIGN_OR_RETURN(const auto deadline, CheckPullRequest(request, transport_deadline));
+  // Refused now rather than after the wait.
+  PS_RETURN_IF_ERROR(DecodeTableKeys(request.lookups(), "Pull").status());
+  if (request.min_step() <= 0) return 0;
+  const auto left = std::min<std::chrono::system_clock::duration>(
+      deadline - std::chrono::system_clock::now(), kMaxStepWait);
+  ++waiting_pulls_;
+  const uint64_t id = store_->WhenStep(
+      request.min_step(),
+      std::chrono::duration_cast<Clock::Duration>(std::max(left, left.zero())),
+      [this, ready = std::move(ready)](const Status& s) {
+        --waiting_pulls_;
+        ready(s.ok() ? s : s.Annotate("ps:" + std::to_string(task_index_) + ": Pull"));
+      });
+  if (id == 0) --waiting_pulls_;
+  return id;
 }
 
 Status PsCore::CheckPushHeader(const proto::PushHeader& header) const {
@@ -381,7 +413,7 @@ Status PsCore::ImportRows(uint64_t placement_fingerprint, const proto::RowBlock&
   return OkStatus();
 }
 
-proto::StatusResponse PsCore::GetStatus() const {
+proto::StatusResponse PsCore::GetStatus(bool omit_workers) const {
   proto::StatusResponse response;
   response.set_task_index(task_index_);
   response.set_incarnation(incarnation_);
@@ -411,6 +443,7 @@ proto::StatusResponse PsCore::GetStatus() const {
     ts->set_pending_keys(t.stats.pending_keys);
   }
   response.set_rows_refused(store_->rows_refused());
+  if (omit_workers) return response;
   for (const WorkerRegistry::WorkerState& w : workers_.Snapshot()) {
     proto::WorkerState* ws = response.add_workers();
     ws->set_worker(w.worker);

@@ -92,6 +92,21 @@ class PsCore {
   StatusOr<PullResult> Pull(const proto::PullRequest& request,
                             std::chrono::system_clock::time_point transport_deadline,
                             const std::function<bool()>& cancelled);
+  // The wait of a PullRequest for its step, without a thread: how a
+  // transport serves many waiting pulls with few threads. Checks the
+  // request as Pull does (its error: refuse it). 0: no wait is needed,
+  // Pull answers it at once (`ready` is not called). Else the wait's id,
+  // and `ready` is called once, on another thread and possibly under the
+  // store's locks (it must be quick: hand the pull to a thread), with
+  // OkStatus once Pull would answer without waiting, or why the pull
+  // fails (DeadlineExceeded, Aborted by a restore, Cancelled by
+  // CancelPullWait).
+  StatusOr<uint64_t> AwaitPullable(const proto::PullRequest& request,
+                                   std::chrono::system_clock::time_point transport_deadline,
+                                   StepWaiters::Ready ready);
+  // Ends wait `id` (Cancelled) unless it has ended; once this returns, its
+  // `ready` has returned or will never be called.
+  void CancelPullWait(uint64_t id) { store_->CancelStepWait(id); }
 
   // InvalidArgument for another placement, an unknown worker, more
   // tensors than this ps holds variables and the header names tables, or
@@ -122,7 +137,8 @@ class PsCore {
   Status ImportRows(uint64_t placement_fingerprint, const proto::RowBlock& block,
                     proto::ImportRowsResponse* response);
 
-  proto::StatusResponse GetStatus() const;
+  // omit_workers: without the registry's workers (StatusRequest's field).
+  proto::StatusResponse GetStatus(bool omit_workers = false) const;
   // `failure` non-empty (at most kMaxReasonBytes): the worker stopped on an
   // error retrying cannot mend.
   Status WorkerDone(int worker, const std::string& failure);
@@ -136,6 +152,10 @@ class PsCore {
   void Shutdown(const std::string& reason);
 
  private:
+  // A PullRequest's checks before any wait, and the deadline of its wait.
+  StatusOr<std::chrono::system_clock::time_point> CheckPullRequest(
+      const proto::PullRequest& request,
+      std::chrono::system_clock::time_point transport_deadline) const;
   // InvalidArgument unless 0 <= worker < the cluster's worker count (once
   // Init told it).
   Status CheckWorker(int worker) const;

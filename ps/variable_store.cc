@@ -110,8 +110,6 @@ Status VariableStore::Initialize(const InitOptions& options, std::unique_ptr<Opt
   variables_reserved_ = footprint;
   {
     MutexLock slock(&sync_mu_);
-    ++generation_;
-    step_advanced_.notify_all();
     // A restore keeps what the chief said of the workers.
     const int live = accumulator_ ? accumulator_->live_replicas() : -1;
     accumulator_.reset();
@@ -131,6 +129,7 @@ Status VariableStore::Initialize(const InitOptions& options, std::unique_ptr<Opt
   optimizer_ = std::move(optimizer);
   options_ = options;
   global_step_.store(options.global_step);
+  waiters_.Restart(options.global_step);
   ready_ = true;
   return OkStatus();
 }
@@ -382,8 +381,10 @@ StatusOr<int64_t> VariableStore::ApplyGradients(const std::map<std::string, Tens
     ApplyRowsLocked(sparse, plans, global_step_.load());
   }
   ApplyLocked(work);
-  if (increment_global_step && options_.holds_global_step) return ++global_step_;
-  return global_step_.load();
+  const int64_t step = increment_global_step && options_.holds_global_step ? ++global_step_
+                                                                           : global_step_.load();
+  waiters_.Advance(step);  // a pull may wait for a step in async training too
+  return step;
 }
 
 Status VariableStore::CheckSparseLocked(const std::map<std::string, SparseRows>& sparse) const {
@@ -502,7 +503,7 @@ void VariableStore::CompleteStepLocked() {
     ApplyRowsLocked(average.sparse, plans, accumulator_->step() - 1);
   }
   global_step_.store(accumulator_->step());
-  step_advanced_.notify_all();
+  waiters_.Advance(accumulator_->step());
 }
 
 StatusOr<int64_t> VariableStore::SetLiveReplicas(int live) {
@@ -513,34 +514,43 @@ StatusOr<int64_t> VariableStore::SetLiveReplicas(int live) {
   return accumulator_->step();
 }
 
+std::string VariableStore::DescribeStepLocked() const {
+  if (!accumulator_) return "";
+  return " (" + std::to_string(accumulator_->pending()) + " of " +
+         std::to_string(accumulator_->required()) + " gradients for step " +
+         std::to_string(accumulator_->step()) + ")";
+}
+
+uint64_t VariableStore::WhenStep(int64_t min_step, Clock::Duration timeout,
+                                 StepWaiters::Ready ready) {
+  return waiters_.Add(min_step, clock_->Now() + timeout, std::move(ready));
+}
+
 Status VariableStore::WaitForStep(int64_t min_step, Clock::Duration timeout,
                                   const std::function<bool()>& cancelled) {
-  const Clock::TimePoint deadline = clock_->Now() + timeout;
-  MutexLock slock(&sync_mu_);
-  const int64_t generation = generation_;
-  for (;;) {
-    if (generation_ != generation) {
-      return Aborted("the ps was re-initialized (restored) while waiting for step " +
-                     std::to_string(min_step) + "; retry the step");
+  struct Outcome {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool ended = false;
+    Status status;
+  };
+  auto outcome = std::make_shared<Outcome>();
+  const uint64_t id = WhenStep(min_step, timeout, [outcome](const Status& s) {
+    std::lock_guard<std::mutex> lock(outcome->mu);
+    outcome->status = s;
+    outcome->ended = true;
+    outcome->cv.notify_all();
+  });
+  if (id == 0) return OkStatus();
+  std::unique_lock<std::mutex> lock(outcome->mu);
+  while (!outcome->cv.wait_for(lock, kCancelPoll, [&] { return outcome->ended; })) {
+    if (cancelled && cancelled()) {
+      lock.unlock();
+      CancelStepWait(id);  // ends it, unless it has just ended otherwise
+      lock.lock();
     }
-    if (global_step_.load() >= min_step) return OkStatus();
-    if (cancelled && cancelled()) return Status(Code::kCancelled, "the caller went away");
-    const Clock::TimePoint now = clock_->Now();
-    if (now >= deadline) {
-      std::string detail;
-      if (accumulator_) {
-        detail = " (" + std::to_string(accumulator_->pending()) + " of " +
-                 std::to_string(accumulator_->required()) + " gradients for step " +
-                 std::to_string(accumulator_->step()) + ")";
-      }
-      return DeadlineExceeded("at step " + std::to_string(global_step_.load()) +
-                              ", still waiting for step " + std::to_string(min_step) + detail);
-    }
-    clock_->WaitUntil(slock.native(), &step_advanced_, std::min(deadline, now + kCancelPoll),
-                      [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sync_mu_) {
-                        return generation_ != generation || global_step_.load() >= min_step;
-                      });
   }
+  return outcome->status;
 }
 
 bool VariableStore::sync_enabled() const {

@@ -51,6 +51,7 @@
 #include "ps/embedding/sparse_rows.h"
 #include "ps/memory_budget.h"
 #include "ps/optimizer.h"
+#include "ps/step_waiters.h"
 #include "ps/sync_accumulator.h"
 
 namespace pstrain {
@@ -178,11 +179,20 @@ class VariableStore {
   StatusOr<SyncPushResult> OfferSyncGradients(int worker, int64_t computed_at,
                                               std::map<std::string, Tensor> grads,
                                               std::map<std::string, SparseRows> sparse = {});
-  // Blocks until this ps's step is at least min_step. DeadlineExceeded
-  // (saying how many gradients the step still lacks) once `timeout` has
-  // passed on the store's clock, Cancelled as soon as cancelled() says so
-  // (polled every kCancelPoll), Aborted when the ps is re-initialized
-  // meanwhile (a restore moved its step).
+  // Sync replicas: a wait for this ps's step to reach min_step that holds
+  // no thread (ps/step_waiters.h). 0 when it has already (`ready` is not
+  // called); else the wait's id, and `ready` is called once: OkStatus when
+  // the step comes, DeadlineExceeded (saying how many gradients the step
+  // still lacks) once `timeout` has passed on the store's clock, Aborted
+  // when the ps is re-initialized meanwhile (a restore moved its step),
+  // Cancelled by CancelStepWait. `ready` must be quick: it may run under
+  // the store's locks.
+  uint64_t WhenStep(int64_t min_step, Clock::Duration timeout, StepWaiters::Ready ready);
+  // Ends wait `id` with Cancelled unless it has ended; once this returns,
+  // its `ready` has returned or will never be called.
+  void CancelStepWait(uint64_t id) { waiters_.Cancel(id); }
+  // WhenStep on the caller's thread: blocks until it ends, and ends it as
+  // Cancelled as soon as cancelled() says so (asked every kCancelPoll).
   Status WaitForStep(int64_t min_step, Clock::Duration timeout,
                      const std::function<bool()>& cancelled);
   static constexpr std::chrono::milliseconds kCancelPoll{100};
@@ -280,9 +290,14 @@ class VariableStore {
 
   // Sync replicas: the accumulator, and waiters for the step to advance.
   mutable Mutex sync_mu_ ABSL_ACQUIRED_AFTER(mu_) ABSL_ACQUIRED_BEFORE(sparse_mu_);
-  std::condition_variable step_advanced_;
   std::unique_ptr<SyncAccumulator> accumulator_ ABSL_GUARDED_BY(sync_mu_);
-  int64_t generation_ ABSL_GUARDED_BY(sync_mu_) = 0;  // counts Initialize calls
+  // What a timed-out wait's step still lacks, for its error.
+  std::string DescribeStepLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(sync_mu_);
+  // Pulls waiting for a step; declared last: its timer goes first.
+  StepWaiters waiters_{clock_, [this] {
+                         MutexLock slock(&sync_mu_);
+                         return DescribeStepLocked();
+                       }};
 };
 
 }  // namespace pstrain

@@ -103,6 +103,12 @@ class PsConnection {
   // The ps's state, answered even before it is initialized; kUnavailable
   // or kDeadlineExceeded within `timeout` when it does not answer.
   virtual StatusOr<proto::StatusResponse> GetStatus(std::chrono::milliseconds timeout) = 0;
+  // GetStatus without what the ps knows of each worker (empty workers and
+  // done_workers), whose size grows with the job: what a task polling for
+  // the ps to be ready asks.
+  virtual StatusOr<proto::StatusResponse> GetReadiness(std::chrono::milliseconds timeout) {
+    return GetStatus(timeout);
+  }
   // The worker has finished; with a `failure` (at most 1 KB), it stopped on
   // an error retrying cannot mend, which ends the job.
   virtual Status WorkerDone(int worker, const std::string& failure) = 0;

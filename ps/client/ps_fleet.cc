@@ -10,6 +10,7 @@
 
 #include "cluster/key_partition.h"
 #include "cluster/placement_flags.h"
+#include "core/jitter.h"
 #include "ps/client/ps_fleet_streams.h"
 #include "ps/client/shard_rows.h"
 #include "ps/embedding/embedding_table.h"
@@ -53,10 +54,11 @@ Status PsFleet::WaitForPs(bool require_ready, const StopNotice* stop,
   const auto start = std::chrono::steady_clock::now();
   auto last_log = start - std::chrono::hours(1);
   std::string logged;  // what the last line said we wait for
+  std::chrono::milliseconds poll(200);
   for (;;) {
     std::string waiting;
     for (int ps = 0; ps < num_ps(); ++ps) {
-      auto st = clients_[ps]->GetStatus(std::chrono::seconds(2));
+      auto st = clients_[ps]->GetReadiness(std::chrono::seconds(2));
       if (!st.ok()) {
         waiting = clients_[ps]->name() + " to answer (" + st.status().message() + ")";
       } else if (require_ready && !st->ready()) {
@@ -86,7 +88,10 @@ Status PsFleet::WaitForPs(bool require_ready, const StopNotice* stop,
     if (now - start >= timeout) return DeadlineExceeded("gave up waiting for " + waiting);
     if (stop != nullptr && stop->requested())
       return Aborted("stopped while waiting for " + waiting);
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    // Polls spread out as the wait goes on: a thousand tasks waiting for
+    // one ps ask it a few hundred times a second, not thousands.
+    std::this_thread::sleep_for(Jittered(poll));
+    poll = std::min<std::chrono::milliseconds>(poll * 3 / 2, std::chrono::seconds(2));
   }
 }
 

@@ -1,9 +1,10 @@
 // Server reactors of gRPC's callback API whose call is served by a blocking
-// handler on a thread of its own (a ThreadPool's), with Read and Write that
-// wait for the reactor's callbacks. The ps's tensor calls block (a pull
-// waits for its sync step, a push for the store) and so cannot run on
-// gRPC's callback threads; this keeps them on threads of ours while using
-// only gRPC's public API.
+// handler on a thread of a pool of ours, with Read and Write that wait for
+// the reactor's callbacks. The ps's tensor and row calls block (a push
+// reads its stream into the store) and so cannot run on gRPC's callback
+// threads; this keeps them on threads of ours while using only gRPC's
+// public API. A pull waiting for its sync step holds no thread until it is
+// served.
 //
 // A reactor finishes its call with the handler's status and deletes itself
 // once gRPC is done with the call (OnDone). One thread at a time calls Read
@@ -15,6 +16,7 @@
 
 #include <condition_variable>
 #include <functional>
+#include <utility>
 
 #include "core/mutex.h"
 #include "core/thread_pool.h"
@@ -36,17 +38,24 @@ class ReactorOp {
   bool ok_ ABSL_GUARDED_BY(mu_) = false;
 };
 
-// A client-streaming call (Init, Push).
-class BlockingReadReactor : public grpc::ServerReadReactor<grpc::ByteBuffer> {
+// A client-streaming call (Init, Push, ImportRows).
+template <typename Message>
+class BlockingReader : public grpc::ServerReadReactor<Message> {
  public:
-  using Handler = std::function<grpc::Status(BlockingReadReactor*)>;
+  using Handler = std::function<grpc::Status(BlockingReader*)>;
   // Serves the call with `handler` on a thread of `pool`.
-  BlockingReadReactor(ThreadPool* pool, Handler handler);
-  // Refuses the call at once.
-  explicit BlockingReadReactor(const grpc::Status& refusal) { Finish(refusal); }
+  BlockingReader(ThreadPool* pool, Handler handler) {
+    // Finish is the handler thread's last touch: OnDone may delete the
+    // reactor as soon as it has been called.
+    pool->Submit([this, handler = std::move(handler)] { this->Finish(handler(this)); });
+  }
 
   // The next message; false at the end of the stream or once it broke.
-  bool Read(grpc::ByteBuffer* message);
+  bool Read(Message* message) {
+    reading_.Begin();
+    this->StartRead(message);
+    return reading_.Wait();
+  }
 
   void OnReadDone(bool ok) override { reading_.Done(ok); }
   void OnDone() override { delete this; }
@@ -55,22 +64,59 @@ class BlockingReadReactor : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   ReactorOp reading_;
 };
 
-// A server-streaming call (Pull: its request, then the reply's messages).
-class BlockingWriteReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
+// A server-streaming call (Pull, ExportRows: its request, then the reply's
+// messages). A pull waiting for its sync step holds no thread: the reactor
+// is made first, waits (WaitUntil), and is served once the wait is over.
+template <typename Message>
+class BlockingWriter : public grpc::ServerWriteReactor<Message> {
  public:
-  using Handler = std::function<grpc::Status(BlockingWriteReactor*)>;
-  BlockingWriteReactor(ThreadPool* pool, Handler handler);
-  explicit BlockingWriteReactor(const grpc::Status& refusal) { Finish(refusal); }
+  using Handler = std::function<grpc::Status(BlockingWriter*)>;
+
+  // Serves the call with `handler` on a thread of `pool`. Called once.
+  void Serve(ThreadPool* pool, Handler handler) {
+    pool->Submit([this, handler = std::move(handler)] { this->Finish(handler(this)); });
+  }
+  // Until Serve: a client that cancels (or whose deadline passes) calls
+  // `cancel`, at once if it already has.
+  void WaitUntil(std::function<void()> cancel) {
+    {
+      MutexLock lock(&mu_);
+      if (!cancelled_) {
+        cancel_ = std::move(cancel);
+        return;
+      }
+    }
+    cancel();
+  }
 
   // False once the client has gone away.
-  bool Write(const grpc::ByteBuffer& message);
+  bool Write(const Message& message) {
+    writing_.Begin();
+    this->StartWrite(&message);
+    return writing_.Wait();
+  }
 
   void OnWriteDone(bool ok) override { writing_.Done(ok); }
+  void OnCancel() override {
+    std::function<void()> cancel;
+    {
+      MutexLock lock(&mu_);
+      cancelled_ = true;
+      cancel = std::move(cancel_);
+    }
+    if (cancel) cancel();
+  }
   void OnDone() override { delete this; }
 
  private:
   ReactorOp writing_;
+  Mutex mu_;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  std::function<void()> cancel_ ABSL_GUARDED_BY(mu_);
 };
+
+using BlockingReadReactor = BlockingReader<grpc::ByteBuffer>;
+using BlockingWriteReactor = BlockingWriter<grpc::ByteBuffer>;
 
 }  // namespace pstrain
 

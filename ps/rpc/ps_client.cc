@@ -105,8 +105,9 @@ StatusOr<std::shared_ptr<tcp::TensorChannelClient>> PsClient::Channel() {
     grpc::ClientContext ctx;
     SetDeadline(&ctx, std::chrono::seconds(10));
     proto::StatusResponse status;
-    PS_RETURN_IF_ERROR(
-        FromGrpcStatus(stub_->GetStatus(&ctx, proto::StatusRequest(), &status), name_));
+    proto::StatusRequest request;
+    request.set_omit_workers(true);
+    PS_RETURN_IF_ERROR(FromGrpcStatus(stub_->GetStatus(&ctx, request, &status), name_));
     tensor_channel_.reset();
     if (status.tensor_port() > 0) {
       auto tls = TaskClientSslCtx();  // the same certificates as gRPC's
@@ -261,6 +262,17 @@ StatusOr<proto::HeartbeatResponse> PsClient::Heartbeat(int worker, int64_t local
 }
 
 StatusOr<proto::StatusResponse> PsClient::GetStatus(std::chrono::milliseconds timeout) {
+  return AskStatus(proto::StatusRequest(), timeout);
+}
+
+StatusOr<proto::StatusResponse> PsClient::GetReadiness(std::chrono::milliseconds timeout) {
+  proto::StatusRequest request;
+  request.set_omit_workers(true);
+  return AskStatus(request, timeout);
+}
+
+StatusOr<proto::StatusResponse> PsClient::AskStatus(const proto::StatusRequest& request,
+                                                    std::chrono::milliseconds timeout) {
   grpc::ClientContext ctx;
   SetDeadline(&ctx, timeout);
   proto::StatusResponse response;
@@ -268,7 +280,7 @@ StatusOr<proto::StatusResponse> PsClient::GetStatus(std::chrono::milliseconds ti
   // listens: wait for the connection (within the deadline) instead of
   // failing at once while gRPC backs off between connection attempts.
   ctx.set_wait_for_ready(true);
-  Status s = FromGrpcStatus(stub_->GetStatus(&ctx, proto::StatusRequest(), &response), name_);
+  Status s = FromGrpcStatus(stub_->GetStatus(&ctx, request, &response), name_);
   if (s.code() == Code::kDeadlineExceeded || s.code() == Code::kUnavailable) {
     // gRPC says only that the deadline passed; a name that does not
     // resolve is worth saying in those words.

@@ -81,6 +81,7 @@ class PsClient : public PsConnection {
   StatusOr<proto::ImportRowsResponse> ImportRows(
       uint64_t fingerprint, const std::function<bool(proto::RowBlock*)>& next) override;
   StatusOr<proto::StatusResponse> GetStatus(std::chrono::milliseconds timeout) override;
+  StatusOr<proto::StatusResponse> GetReadiness(std::chrono::milliseconds timeout) override;
   Status WorkerDone(int worker, const std::string& failure) override;
   Status SetLiveWorkers(const std::vector<int>& workers) override;
   Status EndTraining(const std::string& reason) override;
@@ -93,6 +94,9 @@ class PsClient : public PsConnection {
   void set_transfer_timeout(std::chrono::milliseconds t) { transfer_timeout_ = t; }
 
  private:
+  // GetStatus's and GetReadiness's call.
+  StatusOr<proto::StatusResponse> AskStatus(const proto::StatusRequest& request,
+                                            std::chrono::milliseconds timeout);
   // A loopback address: the only ps that can share memory with this task.
   bool OnThisHost() const;
   void SetDeadline(grpc::ClientContext* ctx, std::chrono::milliseconds t) const;

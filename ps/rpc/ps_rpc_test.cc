@@ -162,6 +162,30 @@ TEST_F(PsRpcTest, EndTrainingReachesEveryLaterHeartbeat) {
   EXPECT_EQ(ps_.client->GetStatus(std::chrono::seconds(5))->training_ended(), "target reached");
 }
 
+// What a task polling for readiness asks leaves out the registry's workers,
+// which grow with the job; the rest is the same as GetStatus's.
+TEST_F(PsRpcTest, ReadinessLeavesOutTheWorkers) {
+  Tensor w({2}, {1, 2});
+  proto::InitHeader header = Header({"w"}, "GradientDescent");
+  header.set_num_workers(3);
+  ASSERT_TRUE(ps_.client->Init(header, {{"w", &w}}).ok());
+  ASSERT_TRUE(ps_.client->Heartbeat(0, 3, 0.5f).ok());
+  ASSERT_TRUE(ps_.client->Heartbeat(2, 3, 0.5f).ok());
+  ASSERT_TRUE(ps_.client->WorkerDone(2, "").ok());
+  auto full = ps_.client->GetStatus(std::chrono::seconds(5));
+  auto readiness = ps_.client->GetReadiness(std::chrono::seconds(5));
+  ASSERT_TRUE(full.ok()) << full.status().ToString();
+  ASSERT_TRUE(readiness.ok()) << readiness.status().ToString();
+  EXPECT_EQ(full->workers_size(), 2);
+  EXPECT_EQ(full->done_workers_size(), 1);
+  EXPECT_EQ(readiness->workers_size(), 0);
+  EXPECT_EQ(readiness->done_workers_size(), 0);
+  EXPECT_TRUE(readiness->ready());
+  EXPECT_EQ(readiness->incarnation(), full->incarnation());
+  EXPECT_EQ(readiness->placement_fingerprint(), full->placement_fingerprint());
+  EXPECT_EQ(readiness->tensor_port(), full->tensor_port());
+}
+
 TEST_F(PsRpcTest, ShutdownRpcNotifiesTheOwner) {
   EXPECT_FALSE(ps_.shutdown_requested.requested());
   ASSERT_TRUE(ps_.client->Shutdown("test over").ok());

@@ -25,15 +25,9 @@ constexpr uint32_t kMaxChunkBytes = 16 << 20;
 
 }  // namespace
 
-PsService::PsService(PsCore* core) : core_(core) {}
+PsService::PsService(PsCore* core, ThreadPool* requests) : core_(core), requests_(requests) {}
 
 namespace {
-
-grpc::Status Busy() {
-  return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                      "the ps serves " + std::to_string(PsService::kMaxTensorCalls) +
-                          " tensor calls already; retry");
-}
 
 template <typename Message>
 grpc::Status Reply(const Message& message, grpc::ByteBuffer* out) {
@@ -43,22 +37,9 @@ grpc::Status Reply(const Message& message, grpc::ByteBuffer* out) {
 
 }  // namespace
 
-template <typename Reactor>
-Reactor* PsService::StartTensorCall(std::function<grpc::Status(Reactor*)> handler) {
-  if (tensor_calls_.fetch_add(1) >= kMaxTensorCalls) {
-    tensor_calls_.fetch_sub(1);
-    return new Reactor(Busy());
-  }
-  return new Reactor(&tensor_threads_, [this, handler = std::move(handler)](Reactor* call) {
-    const grpc::Status s = handler(call);
-    tensor_calls_.fetch_sub(1);
-    return s;
-  });
-}
-
 grpc::ServerReadReactor<grpc::ByteBuffer>* PsService::Init(grpc::CallbackServerContext* ctx,
                                                            grpc::ByteBuffer* response) {
-  return StartTensorCall<BlockingReadReactor>([this, ctx, response](BlockingReadReactor* call) {
+  return new BlockingReadReactor(requests_, [this, ctx, response](BlockingReadReactor* call) {
     const Status s =
         HandleInitStream(core_, ReadStreamParts<proto::InitRequest, proto::InitHeader>(ctx, call));
     if (!s.ok()) return ToGrpcStatus(s);
@@ -68,7 +49,7 @@ grpc::ServerReadReactor<grpc::ByteBuffer>* PsService::Init(grpc::CallbackServerC
 
 grpc::ServerReadReactor<grpc::ByteBuffer>* PsService::Push(grpc::CallbackServerContext* ctx,
                                                            grpc::ByteBuffer* response) {
-  return StartTensorCall<BlockingReadReactor>([this, ctx, response](BlockingReadReactor* call) {
+  return new BlockingReadReactor(requests_, [this, ctx, response](BlockingReadReactor* call) {
     auto pushed =
         HandlePushStream(core_, ReadStreamParts<proto::PushRequest, proto::PushHeader>(ctx, call));
     if (!pushed.ok()) return ToGrpcStatus(pushed.status());
@@ -78,17 +59,36 @@ grpc::ServerReadReactor<grpc::ByteBuffer>* PsService::Push(grpc::CallbackServerC
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>* PsService::Pull(grpc::CallbackServerContext* ctx,
                                                             const grpc::ByteBuffer* raw) {
+  auto* call = new BlockingWriteReactor;
   // A copy shares the request's slices; deserializing consumes it.
-  return StartTensorCall<BlockingWriteReactor>(
-      [this, ctx, bytes = *raw](BlockingWriteReactor* call) mutable {
-        proto::PullRequest request;
-        if (!grpc::SerializationTraits<proto::PullRequest>::Deserialize(&bytes, &request).ok()) {
-          return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "Pull: no valid PullRequest");
-        }
-        return ServePull(
-            request, ctx->deadline(), [ctx] { return ctx->IsCancelled(); },
-            [call](const grpc::ByteBuffer& message) { return call->Write(message); });
-      });
+  grpc::ByteBuffer bytes = *raw;
+  auto request = std::make_shared<proto::PullRequest>();
+  if (!grpc::SerializationTraits<proto::PullRequest>::Deserialize(&bytes, request.get()).ok()) {
+    call->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "Pull: no valid PullRequest"));
+    return call;
+  }
+  auto serve = [this, ctx, request](const Status& waited) {
+    return [this, ctx, request, waited](BlockingWriteReactor* call) {
+      if (!waited.ok()) return ToGrpcStatus(waited);
+      return ServePull(
+          *request, ctx->deadline(), [ctx] { return ctx->IsCancelled(); },
+          [call](const grpc::ByteBuffer& message) { return call->Write(message); });
+    };
+  };
+  // The wait for the step, if any, holds no thread: the call is served
+  // once it is over.
+  auto wait = core_->AwaitPullable(*request, ctx->deadline(),
+                                   [this, call, serve](const Status& waited) {
+                                     call->Serve(requests_, serve(waited));
+                                   });
+  if (!wait.ok()) {
+    call->Finish(ToGrpcStatus(wait.status().Annotate("Pull")));
+  } else if (*wait == 0) {
+    call->Serve(requests_, serve(OkStatus()));
+  } else {
+    call->WaitUntil([this, id = *wait] { core_->CancelPullWait(id); });
+  }
+  return call;
 }
 
 grpc::Status PsService::ServePull(const proto::PullRequest& request,
@@ -117,75 +117,100 @@ grpc::Status PsService::ServePull(const proto::PullRequest& request,
   return grpc::Status::OK;
 }
 
-grpc::Status PsService::ExportRows(grpc::ServerContext* ctx,
-                                   const proto::ExportRowsRequest* request,
-                                   grpc::ServerWriter<proto::ExportRowsResponse>* writer) {
-  return ToGrpcStatus(core_
-                          ->ExportRows(*request,
-                                       [&](const proto::ExportRowsResponse& reply) {
-                                         return !ctx->IsCancelled() && writer->Write(reply);
-                                       })
-                          .Annotate("ExportRows"));
+grpc::ServerWriteReactor<proto::ExportRowsResponse>* PsService::ExportRows(
+    grpc::CallbackServerContext* ctx, const proto::ExportRowsRequest* request) {
+  auto* call = new BlockingWriter<proto::ExportRowsResponse>;
+  call->Serve(requests_, [this, ctx, request](BlockingWriter<proto::ExportRowsResponse>* call) {
+    return ToGrpcStatus(core_
+                            ->ExportRows(*request,
+                                         [&](const proto::ExportRowsResponse& reply) {
+                                           return !ctx->IsCancelled() && call->Write(reply);
+                                         })
+                            .Annotate("ExportRows"));
+  });
+  return call;
 }
 
-grpc::Status PsService::ImportRows(grpc::ServerContext*,
-                                   grpc::ServerReader<proto::ImportRowsRequest>* reader,
-                                   proto::ImportRowsResponse* response) {
-  proto::ImportRowsRequest part;
-  if (!reader->Read(&part) || part.part_case() != proto::ImportRowsRequest::kPlacementFingerprint) {
-    return ToGrpcStatus(InvalidArgument("ImportRows: the first message must be the placement"));
-  }
-  const uint64_t fingerprint = part.placement_fingerprint();
-  while (reader->Read(&part)) {
-    if (part.part_case() != proto::ImportRowsRequest::kBlock) {
-      return ToGrpcStatus(InvalidArgument("ImportRows: a second placement"));
-    }
-    Status s = core_->ImportRows(fingerprint, part.block(), response);
-    if (!s.ok()) return ToGrpcStatus(s);
-  }
-  return grpc::Status::OK;
+grpc::ServerReadReactor<proto::ImportRowsRequest>* PsService::ImportRows(
+    grpc::CallbackServerContext*, proto::ImportRowsResponse* response) {
+  return new BlockingReader<proto::ImportRowsRequest>(
+      requests_, [this, response](BlockingReader<proto::ImportRowsRequest>* reader) {
+        proto::ImportRowsRequest part;
+        if (!reader->Read(&part) ||
+            part.part_case() != proto::ImportRowsRequest::kPlacementFingerprint) {
+          return ToGrpcStatus(
+              InvalidArgument("ImportRows: the first message must be the placement"));
+        }
+        const uint64_t fingerprint = part.placement_fingerprint();
+        while (reader->Read(&part)) {
+          if (part.part_case() != proto::ImportRowsRequest::kBlock) {
+            return ToGrpcStatus(InvalidArgument("ImportRows: a second placement"));
+          }
+          Status s = core_->ImportRows(fingerprint, part.block(), response);
+          if (!s.ok()) return ToGrpcStatus(s);
+        }
+        return grpc::Status::OK;
+      });
 }
 
-grpc::Status PsService::GetStatus(grpc::ServerContext*, const proto::StatusRequest*,
-                                  proto::StatusResponse* response) {
-  *response = core_->GetStatus();
+namespace {
+
+// A control call's answer, on the gRPC thread that received it: each is
+// quick and never blocks.
+grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* ctx, const grpc::Status& status) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  reactor->Finish(status);
+  return reactor;
+}
+
+}  // namespace
+
+grpc::ServerUnaryReactor* PsService::GetStatus(grpc::CallbackServerContext* ctx,
+                                               const proto::StatusRequest* request,
+                                               proto::StatusResponse* response) {
+  *response = core_->GetStatus(request->omit_workers());
   response->set_tensor_port(tensor_port_);
   response->set_tensor_socket(tensor_socket_);
-  return grpc::Status::OK;
+  return Answer(ctx, grpc::Status::OK);
 }
 
-grpc::Status PsService::WorkerDone(grpc::ServerContext*, const proto::WorkerDoneRequest* request,
-                                   proto::WorkerDoneResponse*) {
-  return ToGrpcStatus(
-      core_->WorkerDone(request->worker(), request->failure()).Annotate("WorkerDone"));
+grpc::ServerUnaryReactor* PsService::WorkerDone(grpc::CallbackServerContext* ctx,
+                                                const proto::WorkerDoneRequest* request,
+                                                proto::WorkerDoneResponse*) {
+  return Answer(ctx, ToGrpcStatus(core_->WorkerDone(request->worker(), request->failure())
+                                      .Annotate("WorkerDone")));
 }
 
-grpc::Status PsService::SetLiveWorkers(grpc::ServerContext*,
-                                       const proto::SetLiveWorkersRequest* request,
-                                       proto::SetLiveWorkersResponse* response) {
+grpc::ServerUnaryReactor* PsService::SetLiveWorkers(grpc::CallbackServerContext* ctx,
+                                                    const proto::SetLiveWorkersRequest* request,
+                                                    proto::SetLiveWorkersResponse* response) {
   auto step = core_->SetLiveWorkers({request->workers().begin(), request->workers().end()});
-  if (!step.ok()) return ToGrpcStatus(step.status().Annotate("SetLiveWorkers"));
+  if (!step.ok()) return Answer(ctx, ToGrpcStatus(step.status().Annotate("SetLiveWorkers")));
   response->set_global_step(*step);
-  return grpc::Status::OK;
+  return Answer(ctx, grpc::Status::OK);
 }
 
-grpc::Status PsService::Heartbeat(grpc::ServerContext*, const proto::HeartbeatRequest* request,
-                                  proto::HeartbeatResponse* response) {
+grpc::ServerUnaryReactor* PsService::Heartbeat(grpc::CallbackServerContext* ctx,
+                                               const proto::HeartbeatRequest* request,
+                                               proto::HeartbeatResponse* response) {
   auto beat = core_->Heartbeat(request->worker(), request->local_step(), request->loss());
-  if (!beat.ok()) return ToGrpcStatus(beat.status().Annotate("Heartbeat"));
+  if (!beat.ok()) return Answer(ctx, ToGrpcStatus(beat.status().Annotate("Heartbeat")));
   *response = std::move(beat).value();
-  return grpc::Status::OK;
+  return Answer(ctx, grpc::Status::OK);
 }
 
-grpc::Status PsService::EndTraining(grpc::ServerContext*, const proto::EndTrainingRequest* request,
-                                    proto::EndTrainingResponse*) {
-  return ToGrpcStatus(core_->EndTraining(request->reason()).Annotate("EndTraining"));
+grpc::ServerUnaryReactor* PsService::EndTraining(grpc::CallbackServerContext* ctx,
+                                                 const proto::EndTrainingRequest* request,
+                                                 proto::EndTrainingResponse*) {
+  return Answer(ctx,
+                ToGrpcStatus(core_->EndTraining(request->reason()).Annotate("EndTraining")));
 }
 
-grpc::Status PsService::Shutdown(grpc::ServerContext*, const proto::ShutdownRequest* request,
-                                 proto::ShutdownResponse*) {
+grpc::ServerUnaryReactor* PsService::Shutdown(grpc::CallbackServerContext* ctx,
+                                              const proto::ShutdownRequest* request,
+                                              proto::ShutdownResponse*) {
   core_->Shutdown(request->reason());
-  return grpc::Status::OK;
+  return Answer(ctx, grpc::Status::OK);
 }
 
 }  // namespace pstrain

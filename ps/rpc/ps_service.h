@@ -10,15 +10,16 @@
 // limits; a refusal is a gRPC error that names the problem. Tensors move
 // without protobuf copies (ps/rpc/chunk_codec.h).
 //
-// The control calls run on gRPC's threads; Init, Pull and Push, which block,
-// on the service's own (ps/rpc/blocking_reactors.h), through gRPC's callback
-// API with raw messages. The core's shutdown callback runs on the thread of
+// The control calls, which never block, are answered on gRPC's callback
+// threads; Init, Pull, Push and the row calls, which block, run on the
+// ps's request threads (ps/rpc/blocking_reactors.h). A pull waiting for its
+// sync step holds no thread (PsCore::AwaitPullable) until its answer is
+// written. The core's shutdown callback runs on the thread of
 // the Shutdown RPC; it must not block on the server (the main thread stops
 // the server).
 #ifndef PSTRAIN_PS_RPC_PS_SERVICE_H_
 #define PSTRAIN_PS_RPC_PS_SERVICE_H_
 
-#include <atomic>
 #include <chrono>
 #include <functional>
 #include <string>
@@ -29,20 +30,20 @@
 
 namespace pstrain {
 
-// Init, Pull and Push take raw messages through the callback API (the
-// generated WithRawCallbackMethod_ bases); the rest are ordinary handlers.
+// Every call goes through gRPC's callback API (no thread of gRPC's waits
+// for one): Init, Pull and Push take raw messages (the generated
+// WithRawCallbackMethod_ bases), the rest typed ones.
 using PsServiceBase = proto::Ps::WithRawCallbackMethod_Init<proto::Ps::WithRawCallbackMethod_Pull<
-    proto::Ps::WithRawCallbackMethod_Push<proto::Ps::Service>>>;
+    proto::Ps::WithRawCallbackMethod_Push<proto::Ps::CallbackService>>>;
 
 class PsService final : public PsServiceBase {
  public:
-  // Borrows core, which must outlive the service.
-  explicit PsService(PsCore* core);
-
-  // Tensor calls served at once, a thread each: bounds what concurrent
-  // requests can make the ps hold (each push at most one copy of its
-  // variables). Past it a call is refused with RESOURCE_EXHAUSTED.
-  static constexpr int kMaxTensorCalls = 256;
+  // Borrows core and requests, which must outlive the service. Init, Push
+  // and the answer of a Pull run on `requests` (shared with the tensor
+  // channel): its threads bound what concurrent requests can make the ps
+  // hold (each push at most one copy of its variables); calls past them
+  // wait their turn. A pull waiting for its step holds none of them.
+  PsService(PsCore* core, ThreadPool* requests);
 
   // Where the ps's tensor channel listens, which GetStatus reports. Call
   // before the service serves.
@@ -59,40 +60,40 @@ class PsService final : public PsServiceBase {
   grpc::ServerWriteReactor<grpc::ByteBuffer>* Pull(grpc::CallbackServerContext* ctx,
                                                    const grpc::ByteBuffer* request) override;
   // The reply to one PullRequest, each message handed to `write` (false:
-  // the client went away); waits at most until `deadline`, and ends when
-  // cancelled() says so.
+  // the client went away); waits at most until `deadline` (on this thread,
+  // when the step is not there yet), and ends when cancelled() says so.
   grpc::Status ServePull(const proto::PullRequest& request,
                          std::chrono::system_clock::time_point deadline,
                          const std::function<bool()>& cancelled,
                          const std::function<bool(const grpc::ByteBuffer&)>& write);
-  grpc::Status GetStatus(grpc::ServerContext* ctx, const proto::StatusRequest* request,
-                         proto::StatusResponse* response) override;
-  grpc::Status WorkerDone(grpc::ServerContext* ctx, const proto::WorkerDoneRequest* request,
-                          proto::WorkerDoneResponse* response) override;
-  grpc::Status SetLiveWorkers(grpc::ServerContext* ctx, const proto::SetLiveWorkersRequest* request,
-                              proto::SetLiveWorkersResponse* response) override;
-  grpc::Status Heartbeat(grpc::ServerContext* ctx, const proto::HeartbeatRequest* request,
-                         proto::HeartbeatResponse* response) override;
-  grpc::Status EndTraining(grpc::ServerContext* ctx, const proto::EndTrainingRequest* request,
-                           proto::EndTrainingResponse* response) override;
-  grpc::Status Shutdown(grpc::ServerContext* ctx, const proto::ShutdownRequest* request,
-                        proto::ShutdownResponse* response) override;
-  // Embedding rows out and in, in blocks (checkpoints and restores).
-  grpc::Status ExportRows(grpc::ServerContext* ctx, const proto::ExportRowsRequest* request,
-                          grpc::ServerWriter<proto::ExportRowsResponse>* writer) override;
-  grpc::Status ImportRows(grpc::ServerContext* ctx,
-                          grpc::ServerReader<proto::ImportRowsRequest>* reader,
-                          proto::ImportRowsResponse* response) override;
+  grpc::ServerUnaryReactor* GetStatus(grpc::CallbackServerContext* ctx,
+                                      const proto::StatusRequest* request,
+                                      proto::StatusResponse* response) override;
+  grpc::ServerUnaryReactor* WorkerDone(grpc::CallbackServerContext* ctx,
+                                       const proto::WorkerDoneRequest* request,
+                                       proto::WorkerDoneResponse* response) override;
+  grpc::ServerUnaryReactor* SetLiveWorkers(grpc::CallbackServerContext* ctx,
+                                           const proto::SetLiveWorkersRequest* request,
+                                           proto::SetLiveWorkersResponse* response) override;
+  grpc::ServerUnaryReactor* Heartbeat(grpc::CallbackServerContext* ctx,
+                                      const proto::HeartbeatRequest* request,
+                                      proto::HeartbeatResponse* response) override;
+  grpc::ServerUnaryReactor* EndTraining(grpc::CallbackServerContext* ctx,
+                                        const proto::EndTrainingRequest* request,
+                                        proto::EndTrainingResponse* response) override;
+  grpc::ServerUnaryReactor* Shutdown(grpc::CallbackServerContext* ctx,
+                                     const proto::ShutdownRequest* request,
+                                     proto::ShutdownResponse* response) override;
+  // Embedding rows out and in, in blocks (checkpoints and restores), on the
+  // request threads.
+  grpc::ServerWriteReactor<proto::ExportRowsResponse>* ExportRows(
+      grpc::CallbackServerContext* ctx, const proto::ExportRowsRequest* request) override;
+  grpc::ServerReadReactor<proto::ImportRowsRequest>* ImportRows(
+      grpc::CallbackServerContext* ctx, proto::ImportRowsResponse* response) override;
 
  private:
-  // Serves a tensor call with `handler` on the service's threads, counted
-  // against kMaxTensorCalls; past that, a reactor that refuses the call.
-  template <typename Reactor>
-  Reactor* StartTensorCall(std::function<grpc::Status(Reactor*)> handler);
-
-  ThreadPool tensor_threads_{kMaxTensorCalls, std::chrono::seconds(10)};
-  std::atomic<int> tensor_calls_{0};
   PsCore* const core_;
+  ThreadPool* const requests_;
   int tensor_port_ = 0;
   std::string tensor_socket_;
 };

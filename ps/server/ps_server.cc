@@ -14,19 +14,27 @@
 
 namespace pstrain {
 
-PsServer::PsServer(PsCore* core) : core_(core) {}
+namespace {
+// How long a request thread waits for more work before it ends.
+constexpr std::chrono::seconds kKeepIdleThread{10};
+}  // namespace
+
+PsServer::PsServer(PsCore* core, int request_threads)
+    : core_(core), requests_(std::make_unique<ThreadPool>(request_threads, kKeepIdleThread)) {}
 
 StatusOr<std::unique_ptr<PsServer>> PsServer::Start(PsCore* core, const std::string& listen_address,
                                                     int tensor_port,
-                                                    const tcp::ChannelLimits* limits) {
+                                                    const tcp::ChannelLimits* limits,
+                                                    int request_threads) {
   const std::string task = "ps:" + std::to_string(core->task_index());
-  std::unique_ptr<PsServer> ps(new PsServer(core));
-  ps->service_ = std::make_unique<PsService>(core);
+  std::unique_ptr<PsServer> ps(new PsServer(core, request_threads));
+  ps->service_ = std::make_unique<PsService>(core, ps->requests_.get());
   if (tensor_port >= 0) {
     auto tls = TaskServerSslCtx();  // the same certificates as gRPC's
     if (!tls.ok()) return tls.status().Annotate(task);
     auto channel =
-        tcp::TensorChannelServer::Start(core, cluster::AddressHost(listen_address), tensor_port,
+        tcp::TensorChannelServer::Start(core, ps->requests_.get(),
+                                        cluster::AddressHost(listen_address), tensor_port,
                                         limits != nullptr ? *limits : tcp::ChannelLimits(), *tls);
     if (!channel.ok()) return channel.status().Annotate(task);
     ps->channel_ = std::move(channel).value();
@@ -34,9 +42,6 @@ StatusOr<std::unique_ptr<PsServer>> PsServer::Start(PsCore* core, const std::str
   }
   grpc::ServerBuilder builder;
   ConfigureServer(&builder);
-  grpc::ResourceQuota quota(task);
-  quota.SetMaxThreads(kMaxThreads);
-  builder.SetResourceQuota(quota);
   builder.AddListeningPort(listen_address, PsServerCredentials(), &ps->port_);
   builder.RegisterService(ps->service_.get());
   ps->server_ = builder.BuildAndStart();
@@ -61,6 +66,7 @@ void PsServer::Stop() {
   if (server_ == nullptr) return;  // it never started
   server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   server_->Wait();
+  requests_->Shutdown();
 }
 
 }  // namespace pstrain

@@ -16,6 +16,7 @@
 
 #include "core/mutex.h"
 #include "core/status.h"
+#include "core/thread_pool.h"
 #include "ps/ps_core.h"
 
 namespace grpc {
@@ -36,14 +37,16 @@ class PsServer {
   // listen_address ("0.0.0.0:2222"; port 0 picks a free port), and over the
   // tensor channel on tensor_port of the same host (0: a free port, -1:
   // none, tensors go over gRPC). `channel` bounds what the tensor channel's
-  // clients may hold (null: the defaults). Unavailable when a port cannot
-  // be bound.
+  // clients may hold (null: the defaults). Both transports serve their
+  // tensor requests (Init, Push, and a Pull's answer) on the same
+  // `request_threads` threads; requests past them wait their turn, and a
+  // pull waiting for its sync step holds none. Unavailable when a port
+  // cannot be bound.
   static StatusOr<std::unique_ptr<PsServer>> Start(PsCore* core, const std::string& listen_address,
                                                    int tensor_port = 0,
-                                                   const tcp::ChannelLimits* channel = nullptr);
-  // gRPC threads serving the control calls (status, heartbeats) at once;
-  // the tensor calls have their own bound (PsService::kMaxTensorCalls).
-  static constexpr int kMaxThreads = 256;
+                                                   const tcp::ChannelLimits* channel = nullptr,
+                                                   int request_threads = kRequestThreads);
+  static constexpr int kRequestThreads = 32;
   ~PsServer();
 
   int port() const { return port_; }
@@ -60,9 +63,11 @@ class PsServer {
   void Stop();
 
  private:
-  explicit PsServer(PsCore* core);
+  PsServer(PsCore* core, int request_threads);
 
   PsCore* const core_;
+  // Both transports' tensor requests; outlives them (declared first).
+  std::unique_ptr<ThreadPool> requests_;
   int port_ = 0;
   std::unique_ptr<PsService> service_;  // gRPC's face of core_
   std::unique_ptr<grpc::Server> server_;

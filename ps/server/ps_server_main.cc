@@ -38,14 +38,14 @@ DEFINE_int32(tensor_max_connections, 4096,
              "one idle longest), and is refused only when all are busy");
 DEFINE_int32(tensor_max_connections_per_peer, 1024,
              "The same, for the connections from one address (or one local process)");
-DEFINE_int32(tensor_max_requests, 1024,
-             "Tensor channel requests this ps serves at once, a thread each (a pull waiting "
-             "for a sync step holds one); more wait their turn");
+DEFINE_int32(request_threads, pstrain::PsServer::kRequestThreads,
+             "Threads serving pushes, pulls and initializations, over the tensor channel and "
+             "gRPC together; requests past them wait their turn. A pull waiting for a sync "
+             "step holds none, so a few per core serve thousands of workers");
 DEFINE_int32(tensor_max_requests_per_peer, 128,
-             "The same, for the requests of one address (or one local process): past it, its "
-             "requests wait for its own to end. Sync training holds two per worker (a pull "
-             "waiting for the step, a push): keep it above twice the workers behind one "
-             "address");
+             "Tensor channel requests of one address (or one local process) served at once: "
+             "past it, its requests wait for its own to end (a pull waiting for a sync step "
+             "is not being served)");
 DEFINE_int32(tensor_idle_timeout_secs, 300,
              "A tensor channel connection with no request for this long is closed (clients "
              "open another when they need one)");
@@ -79,7 +79,7 @@ uint64_t ThreeQuartersOfMemory() {
 DEFINE_validator(tensor_port, &ValidTensorPort);
 DEFINE_validator(tensor_max_connections, &Positive);
 DEFINE_validator(tensor_max_connections_per_peer, &Positive);
-DEFINE_validator(tensor_max_requests, &Positive);
+DEFINE_validator(request_threads, &Positive);
 DEFINE_validator(tensor_max_requests_per_peer, &Positive);
 DEFINE_validator(tensor_idle_timeout_secs, &Positive);
 DEFINE_validator(tensor_frame_timeout_secs, &Positive);
@@ -103,7 +103,6 @@ int main(int argc, char** argv) {
   pstrain::tcp::ChannelLimits limits;
   limits.max_connections = FLAGS_tensor_max_connections;
   limits.max_per_peer = FLAGS_tensor_max_connections_per_peer;
-  limits.max_requests = FLAGS_tensor_max_requests;
   limits.max_requests_per_peer = FLAGS_tensor_max_requests_per_peer;
   limits.idle = std::chrono::seconds(FLAGS_tensor_idle_timeout_secs);
   limits.frames.idle = limits.idle;  // between the frames of one request too
@@ -112,7 +111,8 @@ int main(int argc, char** argv) {
   pstrain::PsCore core(config.task.index, pstrain::PsCore::NewIncarnation(), &store,
                        [&stop](const std::string& reason) { stop.Notify(reason); });
   auto server =
-      pstrain::PsServer::Start(&core, FLAGS_listen_host + ":" + port, FLAGS_tensor_port, &limits);
+      pstrain::PsServer::Start(&core, FLAGS_listen_host + ":" + port, FLAGS_tensor_port, &limits,
+                               FLAGS_request_threads);
   // The address this task was given cannot be had: bad input, as a flag
   // naming a port in use is (the error names the address).
   if (!server.ok()) return pstrain::ExitWith(server.status(), pstrain::kExitBadInput);

@@ -179,6 +179,12 @@ TEST_F(SmallChannel, WhenAllAreBusyANewConnectionIsRefusedAndTheClientGoesOverGr
 
 class AbandonedWaits : public RawChannelTest {
  protected:
+  // Every waiter's connection from one address.
+  ChannelLimits Limits() const override {
+    ChannelLimits limits;
+    limits.max_per_peer = limits.max_connections;
+    return limits;
+  }
   // A pull for a step that never comes.
   static proto::PullRequest FarPull() {
     proto::PullRequest far;
@@ -206,32 +212,36 @@ class AbandonedWaits : public RawChannelTest {
   }
 };
 
-// 256 pulls waiting for a far step whose clients hang up give their
-// threads and connections back within a second. One peer's requests are
-// served 128 at a time (ChannelLimits::max_requests_per_peer): the rest wait
-// their turn, holding no thread.
-TEST_F(AbandonedWaits, EndWithTheirClientsOnTheTensorChannel) {
-  ASSERT_NO_FATAL_FAILURE(AllowDescriptors(2048));
-  auto sockets = OpenIdle(ps_.server->tensor_port(), 256);
-  ASSERT_EQ(sockets.size(), 256u);
+// 2,000 pulls waiting for a far step hold no thread: every one waits at
+// once (none waits for its peer's turn), and a push and a pull are served
+// meanwhile. When their clients hang up, their waits and connections end
+// within a second.
+TEST_F(AbandonedWaits, HoldNoThreadAndEndWithTheirClientsOnTheTensorChannel) {
+  ASSERT_NO_FATAL_FAILURE(AllowDescriptors(8192));
+  constexpr int kWaits = 2000;
+  auto sockets = OpenIdle(ps_.server->tensor_port(), kWaits);
+  ASSERT_EQ(sockets.size(), static_cast<size_t>(kWaits));
   proto::PullRequest far;
   far.set_placement_fingerprint(7);
   far.set_min_step(int64_t{1} << 62);
   far.set_wait_deadline_ms(600000);
   for (auto& s : sockets) ASSERT_TRUE(WriteFrame(s.get(), FrameKind::kPullRequest, &far).ok());
   const auto& channel = *ps_.server->channel();
-  const int at_once = ChannelLimits().max_requests_per_peer;
   ASSERT_TRUE(
-      WaitUntil([&] { return ps_.server->waiting_pulls() == at_once; }, std::chrono::seconds(20)));
-  EXPECT_EQ(channel.counts().serving, at_once);
-  EXPECT_EQ(channel.counts().connections, 257);
+      WaitUntil([&] { return ps_.server->waiting_pulls() == kWaits; }, std::chrono::seconds(60)))
+      << ps_.server->waiting_pulls() << " of " << kWaits << " pulls wait";
+  EXPECT_TRUE(WaitUntil([&] { return channel.counts().serving == 0; }, std::chrono::seconds(5)));
+  EXPECT_EQ(channel.counts().waiting, 0);
+  EXPECT_LE(channel.counts().threads, PsServer::kRequestThreads);
+  EXPECT_EQ(channel.counts().connections, kWaits + 1);
+  auto pushed = PushAndPull(std::chrono::seconds(10));
+  ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
+  EXPECT_EQ(*pushed, 1);
   sockets.clear();  // the clients hang up
-  EXPECT_TRUE(
-      WaitUntil([&] { return ps_.server->waiting_pulls() == 0 && channel.counts().serving == 0; },
-                std::chrono::seconds(1)));
+  EXPECT_TRUE(WaitUntil([&] { return ps_.server->waiting_pulls() == 0; }, std::chrono::seconds(5)))
+      << ps_.server->waiting_pulls() << " pulls still wait";
   EXPECT_TRUE(WaitUntil([&] { return channel.counts().connections == 1; },  // the fixture's
-                        std::chrono::seconds(1)));
-  ExpectUnchanged();
+                        std::chrono::seconds(5)));
 }
 
 // The same over gRPC: a cancelled call's wait ends.
@@ -250,30 +260,26 @@ TEST_F(AbandonedWaits, EndWithTheirClientsOverGrpc) {
   for (auto& t : threads) t.join();
 }
 
-// Over gRPC, the ps serves at most PsService::kMaxTensorCalls tensor calls
-// at once, a thread each: one more is refused at once, and the ps goes on.
-TEST_F(AbandonedWaits, GrpcRefusesTensorCallsPastItsCap) {
+// Over gRPC too, pulls waiting for a step hold none of the request
+// threads: 300 of them (more than the threads) wait at once, and a push and
+// a pull are served meanwhile.
+TEST_F(AbandonedWaits, HoldNoThreadOverGrpc) {
   auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(ps_.server->port()),
                                      grpc::InsecureChannelCredentials());
   auto stub = proto::Ps::NewStub(channel);
-  constexpr int kCalls = PsService::kMaxTensorCalls;
+  constexpr int kCalls = 300;
   std::vector<std::unique_ptr<grpc::ClientContext>> calls;
   std::vector<std::thread> threads;
   StartFarPulls(stub.get(), kCalls, &calls, &threads);
   ASSERT_TRUE(
-      WaitUntil([&] { return ps_.server->waiting_pulls() == kCalls; }, std::chrono::seconds(60)));
-  grpc::ClientContext extra;
-  extra.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-  auto reader = stub->Pull(&extra, FarPull());
-  proto::PullResponse reply;
-  while (reader->Read(&reply)) {
-  }
-  const grpc::Status refused = reader->Finish();
-  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << refused.error_message();
+      WaitUntil([&] { return ps_.server->waiting_pulls() == kCalls; }, std::chrono::seconds(60)))
+      << ps_.server->waiting_pulls() << " of " << kCalls << " pulls wait";
+  EXPECT_LE(ps_.server->channel()->counts().threads, PsServer::kRequestThreads);
+  auto pushed = PushAndPull(std::chrono::seconds(10));
+  EXPECT_TRUE(pushed.ok()) << pushed.status().ToString();
   for (auto& c : calls) c->TryCancel();
   EXPECT_TRUE(WaitUntil([&] { return ps_.server->waiting_pulls() == 0; }, std::chrono::seconds(5)));
   for (auto& t : threads) t.join();
-  ExpectUnchanged();
 }
 
 // Every wait has a deadline, and its client states it: the tensor channel
@@ -336,16 +342,17 @@ class OneRequestPerPeer : public RawChannelTest {
 // overwritten since).
 TEST_F(OneRequestPerPeer, ARequestWhoseClientLeftWhileItWaitedIsNotServed) {
   auto sockets = OpenIdle(ps_.server->tensor_port(), 2);
-  proto::PullRequest far;
-  far.set_placement_fingerprint(7);
-  far.set_min_step(int64_t{1} << 62);
-  far.set_wait_deadline_ms(60000);
-  ASSERT_TRUE(WriteFrame(sockets[0].get(), FrameKind::kPullRequest, &far).ok());
-  ASSERT_TRUE(WaitUntil([&] { return ps_.server->waiting_pulls() == 1; }, std::chrono::seconds(5)));
-  // A push behind it, from the same peer, whose client then leaves.
   const proto::PushHeader header = PushOfW();
   Tensor g({1024});
   g.Fill(1.0f);
+  // A push being served, its end not sent yet: the peer's one turn.
+  FrameBatch begun;
+  begun.Add(FrameKind::kPushHeader, &header);
+  begun.AddTensor("w", g, proto::DT_FLOAT);
+  ASSERT_TRUE(begun.WriteTo(sockets[0].get()).ok());
+  ASSERT_TRUE(WaitUntil([&] { return ps_.server->channel()->counts().serving == 1; },
+                        std::chrono::seconds(5)));
+  // A whole push behind it, from the same peer, whose client then leaves.
   FrameBatch push;
   push.Add(FrameKind::kPushHeader, &header);
   push.AddTensor("w", g, proto::DT_FLOAT);
@@ -354,7 +361,7 @@ TEST_F(OneRequestPerPeer, ARequestWhoseClientLeftWhileItWaitedIsNotServed) {
   ASSERT_TRUE(WaitUntil([&] { return ps_.server->channel()->counts().waiting == 1; },
                         std::chrono::seconds(5)));
   sockets[1].reset();
-  sockets[0].reset();  // the pull ends, and the push's turn comes
+  sockets[0].reset();  // the first push breaks off, and the second's turn comes
   ASSERT_TRUE(WaitUntil([&] { return ps_.server->channel()->counts().connections == 1; },
                         std::chrono::seconds(5)));
   ExpectUnchanged();

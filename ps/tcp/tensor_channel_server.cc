@@ -21,8 +21,6 @@ namespace {
 
 // Connections taken from a listener before the loop turns to other work.
 constexpr int kAcceptBatch = 64;
-// How long a request thread waits for more work before it ends.
-constexpr std::chrono::seconds kKeepIdleThread{10};
 
 uint64_t MachineMemory() {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
@@ -69,22 +67,30 @@ struct TensorChannelServer::Connection {
   bool greeted = false;    // the Hello went out (with TLS: after the handshake)
   bool requested = false;  // has sent a request
   std::list<ConnectionPtr>::iterator at;
+  // A pull waiting for its step (PsCore::AwaitPullable) holds no thread:
+  // its request and wait are kept here. wait_id is set by the thread that
+  // parked it (0: none), the rest by the loop.
+  proto::PullRequest parked_pull;  // the serving thread's
+  std::atomic<uint64_t> wait_id{0};
+  bool parked = false;      // served, its reply waits for the step
+  bool wait_ended = false;  // the wait's outcome is in
+  Status waited;
 };
 
-TensorChannelServer::TensorChannelServer(PsCore* core, const ChannelLimits& limits,
-                                         std::shared_ptr<SSL_CTX> tls)
+TensorChannelServer::TensorChannelServer(PsCore* core, ThreadPool* requests,
+                                         const ChannelLimits& limits, std::shared_ptr<SSL_CTX> tls)
     : core_(core),
       limits_(limits),
       tls_(std::move(tls)),
       shared_budget_(limits.max_shared_bytes > 0 ? limits.max_shared_bytes : MachineMemory()),
-      pool_(std::make_unique<ThreadPool>(limits.max_requests, kKeepIdleThread)),
+      pool_(requests),
       work_(asio::make_work_guard(io_)) {}
 
 StatusOr<std::unique_ptr<TensorChannelServer>> TensorChannelServer::Start(
-    PsCore* core, const std::string& host, int port, const ChannelLimits& limits,
-    std::shared_ptr<SSL_CTX> tls) {
+    PsCore* core, ThreadPool* requests, const std::string& host, int port,
+    const ChannelLimits& limits, std::shared_ptr<SSL_CTX> tls) {
   std::unique_ptr<TensorChannelServer> server(
-      new TensorChannelServer(core, limits, std::move(tls)));
+      new TensorChannelServer(core, requests, limits, std::move(tls)));
   PS_ASSIGN_OR_RETURN(server->tcp_, Listener::Listen(host, port));
   if (server->tls_ == nullptr) {
     auto local = Listener::ListenLocal();
@@ -225,7 +231,55 @@ void TensorChannelServer::Dispatch(const ConnectionPtr& c) {
   }
   ++peer.serving;
   ++serving_;
-  pool_->Submit([this, c] { Serve(c); });
+  Submit(c);
+}
+
+void TensorChannelServer::Submit(const ConnectionPtr& c) {
+  {
+    MutexLock lock(&submitted_mu_);
+    ++submitted_;
+  }
+  pool_->Submit([this, c] {
+    Serve(c);
+    MutexLock lock(&submitted_mu_);
+    if (--submitted_ == 0) submitted_done_.notify_all();
+  });
+}
+
+StatusOr<bool> TensorChannelServer::Park(const ConnectionPtr& c,
+                                         const proto::PullRequest& request) {
+  c->parked_pull = request;
+  // The wait's end goes to the loop, which hands the pull back to the pool.
+  PS_ASSIGN_OR_RETURN(const uint64_t id,
+                      core_->AwaitPullable(request, std::chrono::system_clock::time_point::max(),
+                                           [this, c](const Status& waited) {
+                                             asio::post(io_, [this, c, waited] { Unpark(c, waited); });
+                                           }));
+  c->wait_id = id;
+  return id != 0;
+}
+
+void TensorChannelServer::WatchParked(const ConnectionPtr& c) {
+  c->ready.async_wait(asio::posix::descriptor_base::wait_read,
+                      [this, c](const boost::system::error_code& ec) {
+                        if (ec || !c->parked || c->closed) return;
+                        // An edge of bytes read already wakes this too.
+                        if (!c->ReadableNow()) return WatchParked(c);
+                        // The client sends nothing while it waits: what comes
+                        // is its hanging up (its own deadline passed), which
+                        // ends the wait.
+                        Close(c);
+                      });
+}
+
+void TensorChannelServer::Unpark(const ConnectionPtr& c, const Status& waited) {
+  if (c->closed) return;
+  c->waited = waited;
+  c->wait_ended = true;
+  if (!c->parked) return;  // still being served: Served dispatches it
+  c->parked = false;
+  c->ready.cancel();  // no longer watched for its client hanging up
+  Dispatch(c);
 }
 
 void TensorChannelServer::Serve(const ConnectionPtr& c) {
@@ -252,9 +306,14 @@ void TensorChannelServer::Serve(const ConnectionPtr& c) {
       }
     }
     c->socket->SetDeadline(Clock::time_point::max());
+  } else if (c->wait_id != 0) {  // a parked pull whose wait is over
+    served = ServeParkedPull(core_, c->stream(), &c->state, limits_.frames, c->parked_pull,
+                             c->waited, [this] { return stopping_.load(); });
+    c->wait_id = 0;
   } else {
-    served = ServeTensorRequest(core_, c->stream(), &c->state, limits_.frames,
-                                [this] { return stopping_.load(); });
+    served = ServeTensorRequest(
+        core_, c->stream(), &c->state, limits_.frames, [this] { return stopping_.load(); },
+        [this, c](const proto::PullRequest& request) { return Park(c, request); });
     if (!served.ok() && served.code() != Code::kUnavailable && !stopping_) {
       if (served.code() == Code::kDeadlineExceeded) {
         LOG_EVERY_N(WARNING, 20) << "tensor channel: closed the connection from "
@@ -287,14 +346,25 @@ void TensorChannelServer::Served(const ConnectionPtr& c, const Status& served) {
     }
     ++peer.serving;
     ++serving_;
-    pool_->Submit([this, next] { Serve(next); });
+    Submit(next);
   }
   if (c->closed) {
     if (peer.connections == 0 && peer.serving == 0) peers_.erase(c->peer);
+    if (c->wait_id != 0 && !c->wait_ended) core_->CancelPullWait(c->wait_id);
     return;
   }
   if (!served.ok() || stopping_) {
     Close(c);
+    return;
+  }
+  if (c->wait_id != 0) {  // it parked a pull
+    c->busy = true;       // not idle: its client waits for the reply
+    if (c->wait_ended) {
+      Dispatch(c);
+      return;
+    }
+    c->parked = true;
+    WatchParked(c);
     return;
   }
   if (!c->greeted) {  // the TLS handshake is done: now the first request
@@ -305,6 +375,7 @@ void TensorChannelServer::Served(const ConnectionPtr& c, const Status& served) {
     return;
   }
   c->requested = true;
+  c->wait_ended = false;
   AwaitRequest(c, limits_.idle);
 }
 
@@ -322,7 +393,9 @@ void TensorChannelServer::Close(const ConnectionPtr& c, const char* why) {
   // A request being served ends now; its thread still holds c (and its
   // shared memory, given back when c goes).
   c->socket->Shutdown();
-  if (!c->busy) c->state.Release();
+  // A parked pull's wait ends now (one being served ends it in Served).
+  if (c->parked) core_->CancelPullWait(c->wait_id);
+  if (!c->busy || c->parked) c->state.Release();
   connections_.erase(c->at);
   Peer& peer = peers_[c->peer];
   --peer.connections;
@@ -346,7 +419,17 @@ void TensorChannelServer::Stop() {
   loop_.join();
   // Requests being served end: their sockets are shut down, a pull waiting
   // for a step asks stopping_, and one not begun is not served.
-  pool_->Shutdown();
+  {
+    MutexLock lock(&submitted_mu_);
+    submitted_done_.wait(*lock.native(), [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(submitted_mu_) {
+      return submitted_ == 0;
+    });
+  }
+  // What they handed the loop since (Served: a pull parked by a request
+  // being served as its connection closed ends its wait there) runs here,
+  // so no wait outlives the server.
+  io_.restart();
+  io_.poll();
 }
 
 TensorChannelServer::Counts TensorChannelServer::counts() const {

@@ -7,10 +7,12 @@
 // a thread of its own) accepts connections, greets each (a Hello frame,
 // after the TLS handshake with TLS), waits for each one's next request, and
 // closes the ones that overstay. A request, once its first byte has come,
-// is served on a thread of a pool that grows with the requests in flight
-// (ThreadPool), so a pull waiting for a step holds a thread but no other
-// connection waits for it. What keeps a client from hoarding the ps
-// (ChannelLimits):
+// is served on a thread of the ps's request pool (shared with gRPC;
+// requests past its threads wait their turn). A pull that must wait for its
+// sync step gives its thread back: it waits without one
+// (PsCore::AwaitPullable) while the loop watches its connection, and is
+// answered on a pool thread once the step comes. What keeps a client from
+// hoarding the ps (ChannelLimits):
 //   - a deadline from accepting a connection to its first request's first
 //     byte (the TLS handshake included), and for each frame's bytes once
 //     begun;
@@ -38,12 +40,14 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <chrono>
+#include <condition_variable>
 #include <list>
 #include <map>
 #include <memory>
 #include <string>
 #include <thread>
 
+#include "core/mutex.h"
 #include "core/status.h"
 #include "core/thread_pool.h"
 #include "ps/ps_core.h"
@@ -56,9 +60,8 @@ namespace tcp {
 struct ChannelLimits {
   int max_connections = 4096;  // at once
   int max_per_peer = 1024;     // from one address, or one local process
-  int max_requests = 1024;     // served at once, a thread each; more wait their turn
-  // Sync training holds a pull (waiting for the step) and a push per
-  // worker: more than twice the workers behind one address need more.
+  // Requests of one peer served at once (a pull waiting for its step is
+  // not being served); more wait for the peer's own to end.
   int max_requests_per_peer = 128;
   // From accepting a connection to its first request's first byte (with
   // TLS, the handshake within it).
@@ -77,9 +80,11 @@ class TensorChannelServer {
   // local socket. tls: every TCP connection must complete a TLS handshake
   // with this server context (core/tls.h) first; one that does not is
   // closed and logged.
+  // Requests are served on `requests` (borrowed; it must outlive the
+  // server).
   static StatusOr<std::unique_ptr<TensorChannelServer>> Start(
-      PsCore* core, const std::string& host, int port, const ChannelLimits& limits,
-      std::shared_ptr<SSL_CTX> tls = nullptr);
+      PsCore* core, ThreadPool* requests, const std::string& host, int port,
+      const ChannelLimits& limits, std::shared_ptr<SSL_CTX> tls = nullptr);
   ~TensorChannelServer();
 
   int port() const { return tcp_->port(); }
@@ -92,14 +97,15 @@ class TensorChannelServer {
     int connections = 0;  // open, idle or serving
     int serving = 0;      // with a request being served
     int waiting = 0;      // with a request waiting for its peer's turn
-    int threads = 0;      // of the request pool
+    int threads = 0;      // of the request pool (both transports')
   };
   Counts counts() const;
 
  private:
   struct Connection;
   using ConnectionPtr = std::shared_ptr<Connection>;
-  TensorChannelServer(PsCore* core, const ChannelLimits& limits, std::shared_ptr<SSL_CTX> tls);
+  TensorChannelServer(PsCore* core, ThreadPool* requests, const ChannelLimits& limits,
+                      std::shared_ptr<SSL_CTX> tls);
 
   // A peer's connections and requests.
   struct Peer {
@@ -120,8 +126,17 @@ class TensorChannelServer {
   void AwaitRequest(const ConnectionPtr& c, std::chrono::milliseconds limit);
   // Loop thread: c's request is served now, or once its peer's is.
   void Dispatch(const ConnectionPtr& c);
+  // Loop thread: hands c to the pool to serve, counted until it is done.
+  void Submit(const ConnectionPtr& c);
   // Pool thread: c's greeting (after the TLS handshake), or one request.
   void Serve(const ConnectionPtr& c);
+  // Pool thread: keeps c's pull, which must wait for its step, with its
+  // wait; whether it waits (PsCore::AwaitPullable).
+  StatusOr<bool> Park(const ConnectionPtr& c, const proto::PullRequest& request);
+  // Loop thread: closes c, whose pull is parked, when its client hangs up.
+  void WatchParked(const ConnectionPtr& c);
+  // Loop thread: c's parked pull's wait is over: it is answered.
+  void Unpark(const ConnectionPtr& c, const Status& waited);
   // Loop thread: c is idle again (ok), or closes.
   void Served(const ConnectionPtr& c, const Status& served);
   // Loop thread. `why`, when given, goes to an idle client in an Error frame.
@@ -144,8 +159,13 @@ class TensorChannelServer {
   std::unique_ptr<boost::asio::posix::stream_descriptor> tcp_ready_, local_ready_;
   std::list<ConnectionPtr> connections_;
   std::map<std::string, Peer> peers_;
-  // Declared last: its threads and the loop go before what they use.
-  std::unique_ptr<ThreadPool> pool_;
+  ThreadPool* const pool_;
+  // Serve calls submitted to the pool and not yet returned: Stop waits for
+  // them.
+  Mutex submitted_mu_;
+  std::condition_variable submitted_done_;
+  int submitted_ ABSL_GUARDED_BY(submitted_mu_) = 0;
+  // Declared last: the loop goes before what it uses.
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
   std::thread loop_;
 };

@@ -72,8 +72,9 @@ Status ServePush(PsCore* core, ByteStream* stream, const Frame& first, SharedMem
   return WriteFrame(stream, FrameKind::kPushReply, &*pushed);
 }
 
-Status ServePull(PsCore* core, ByteStream* stream, const Frame& first, SharedMemory shared,
-                 const FrameTimeouts& timeouts, const std::function<bool()>& cancelled) {
+// The PullRequest a frame carries, checked for what the channel itself
+// decides (the wire's dtype).
+StatusOr<proto::PullRequest> ParsePull(const Frame& first) {
   proto::PullRequest request;
   PS_RETURN_IF_ERROR(ParseMeta(first, &request).Annotate("Pull"));
   const proto::DataType wire =
@@ -82,6 +83,16 @@ Status ServePull(PsCore* core, ByteStream* stream, const Frame& first, SharedMem
     return InvalidArgument("Pull: wire_dtype " + std::to_string(wire) +
                            " (DT_FLOAT or DT_BFLOAT16)");
   }
+  return request;
+}
+
+// Answers a pull: waits on this thread for its step if it has to, then
+// writes the reply.
+Status AnswerPull(PsCore* core, ByteStream* stream, const proto::PullRequest& request,
+                  SharedMemory shared, const FrameTimeouts& timeouts,
+                  const std::function<bool()>& cancelled) {
+  const proto::DataType wire =
+      request.wire_dtype() == proto::DT_INVALID ? proto::DT_FLOAT : request.wire_dtype();
   // No deadline of its own: the request states how long it waits. The wait
   // ends with its client, whose slot is then free at once.
   auto pulled = core->Pull(request, std::chrono::system_clock::time_point::max(),
@@ -204,8 +215,25 @@ StatusOr<Frame> ReadFrameWithin(ByteStream* stream, const FrameTimeouts& timeout
   return frame;
 }
 
+namespace {
+
+// A request's end: its error, if any, goes back to the client; the stream
+// has no deadline again.
+Status Answered(ByteStream* stream, const FrameTimeouts& timeouts, const Status& served) {
+  if (!served.ok()) {
+    // The connection closes either way; the error goes out if it can.
+    stream->SetDeadline(timeouts.DeadlineFor(0));
+    (void)WriteError(stream, served);
+  }
+  stream->SetDeadline(std::chrono::steady_clock::time_point::max());
+  return served;
+}
+
+}  // namespace
+
 Status ServeTensorRequest(PsCore* core, ByteStream* stream, ChannelConnection* connection,
-                          const FrameTimeouts& timeouts, const std::function<bool()>& cancelled) {
+                          const FrameTimeouts& timeouts, const std::function<bool()>& cancelled,
+                          const ParkPull& park) {
   const SharedMemory shared{connection->region.get(), connection->arena.get()};
   auto frame = ReadFrameWithin(stream, timeouts);
   // The client hung up between requests: a clean end.
@@ -216,9 +244,18 @@ Status ServeTensorRequest(PsCore* core, ByteStream* stream, ChannelConnection* c
       case FrameKind::kPushHeader:
         served = ServePush(core, stream, *frame, shared, timeouts);
         break;
-      case FrameKind::kPullRequest:
-        served = ServePull(core, stream, *frame, shared, timeouts, cancelled);
+      case FrameKind::kPullRequest: {
+        auto request = ParsePull(*frame);
+        served = request.status();
+        if (!served.ok()) break;
+        if (park) {
+          auto parked = park(*request);
+          served = parked.status().Annotate("Pull");
+          if (!served.ok() || *parked) break;
+        }
+        served = AnswerPull(core, stream, *request, shared, timeouts, cancelled);
         break;
+      }
       case FrameKind::kShmAttach:
       case FrameKind::kShmAttachArena:
         served = ServeShmAttach(stream, *frame, connection);
@@ -228,13 +265,16 @@ Status ServeTensorRequest(PsCore* core, ByteStream* stream, ChannelConnection* c
                                  FrameKindName(frame->kind) + " frame");
     }
   }
-  if (!served.ok()) {
-    // The connection closes either way; the error goes out if it can.
-    stream->SetDeadline(timeouts.DeadlineFor(0));
-    (void)WriteError(stream, served);
-  }
-  stream->SetDeadline(std::chrono::steady_clock::time_point::max());
-  return served;
+  return Answered(stream, timeouts, served);
+}
+
+Status ServeParkedPull(PsCore* core, ByteStream* stream, ChannelConnection* connection,
+                       const FrameTimeouts& timeouts, const proto::PullRequest& request,
+                       const Status& waited, const std::function<bool()>& cancelled) {
+  const SharedMemory shared{connection->region.get(), connection->arena.get()};
+  return Answered(stream, timeouts,
+                  waited.ok() ? AnswerPull(core, stream, request, shared, timeouts, cancelled)
+                              : waited);
 }
 
 Status ServeTensorConnection(PsCore* core, ByteStream* stream,

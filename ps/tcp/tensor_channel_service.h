@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "core/status.h"
+#include "proto/ps.pb.h"
 #include "ps/ps_core.h"
 #include "ps/tcp/shared_region.h"
 #include "ps/tcp/tensor_frames.h"
@@ -71,14 +72,27 @@ struct ChannelConnection {
   std::unique_ptr<SharedRegion> arena;
 };
 
+// Where a pull that must wait for its step goes, instead of waiting on the
+// thread serving it: given the pull's request, true when it took the pull
+// (its reply not yet written: ServeParkedPull writes it once the wait is
+// over), false when the pull is answered now, or why it is refused.
+using ParkPull = std::function<StatusOr<bool>(const proto::PullRequest& request)>;
+
 // Serves the connection's next request, whose first byte has come (or is
-// about to). OkStatus: the connection may carry another. Unavailable when
-// the client hung up before a request began, else the request's error,
-// which went back to the client in an Error frame: the caller closes the
-// connection. A pull waiting for a step gives up when `cancelled` says so
-// or the client hangs up.
+// about to). OkStatus: the connection may carry another (or, parked, waits
+// for its pull's reply). Unavailable when the client hung up before a
+// request began, else the request's error, which went back to the client
+// in an Error frame: the caller closes the connection. Without `park`, a
+// pull waiting for a step waits on this thread, and gives up when
+// `cancelled` says so or the client hangs up.
 Status ServeTensorRequest(PsCore* core, ByteStream* stream, ChannelConnection* connection,
-                          const FrameTimeouts& timeouts, const std::function<bool()>& cancelled);
+                          const FrameTimeouts& timeouts, const std::function<bool()>& cancelled,
+                          const ParkPull& park = nullptr);
+// Answers a pull `park` took, once its wait ended with `waited`: the reply,
+// or the wait's error in an Error frame (returned, as ServeTensorRequest's).
+Status ServeParkedPull(PsCore* core, ByteStream* stream, ChannelConnection* connection,
+                       const FrameTimeouts& timeouts, const proto::PullRequest& request,
+                       const Status& waited, const std::function<bool()>& cancelled);
 
 // Serves requests one after the other until the stream ends (OkStatus) or
 // one fails (its error): a connection served by one thread, as the fuzz

@@ -135,6 +135,10 @@ StatusOr<proto::StatusResponse> InProcessPs::GetStatus(std::chrono::milliseconds
   return core_.GetStatus();
 }
 
+StatusOr<proto::StatusResponse> InProcessPs::GetReadiness(std::chrono::milliseconds) {
+  return core_.GetStatus(/*omit_workers=*/true);
+}
+
 Status InProcessPs::WorkerDone(int worker, const std::string& failure) {
   return core_.WorkerDone(worker, failure).Annotate(name_ + ": WorkerDone");
 }

@@ -44,6 +44,7 @@ class InProcessPs : public PsConnection {
   StatusOr<proto::ImportRowsResponse> ImportRows(
       uint64_t fingerprint, const std::function<bool(proto::RowBlock*)>& next) override;
   StatusOr<proto::StatusResponse> GetStatus(std::chrono::milliseconds timeout) override;
+  StatusOr<proto::StatusResponse> GetReadiness(std::chrono::milliseconds timeout) override;
   Status WorkerDone(int worker, const std::string& failure) override;
   Status SetLiveWorkers(const std::vector<int>& workers) override;
   Status EndTraining(const std::string& reason) override;
