@@ -10,6 +10,7 @@ PACKAGES=(
   python3-torch python3-numpy
   libopenblas0-openmp  # else torch's dense layers use the slow reference BLAS
   iperf3
+  python3-matplotlib  # the scale model's plot (bench/scale/plot_scale.py)
   libzmq3-dev libprotobuf-dev protobuf-compiler  # ps-lite (bench/pslite/README.md)
 )
 

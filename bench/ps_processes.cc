@@ -134,8 +134,9 @@ CpuSample SampleCpu() {
 }
 
 std::vector<int> PsProcesses::pids() const {
+  std::lock_guard<std::mutex> lock(mu_);
   std::vector<int> out;
-  for (const auto& p : procs_) out.push_back(static_cast<int>(p->pid()));
+  for (int i = 0; i < num_ps_; ++i) out.push_back(static_cast<int>(procs_[i]->pid()));
   return out;
 }
 
@@ -155,8 +156,18 @@ Status PsProcesses::Start(const std::string& binary, int num_ps, const std::stri
     PS_ASSIGN_OR_RETURN(auto p, TaskProcess::Spawn("ps:" + std::to_string(i), argv));
     procs_.push_back(std::move(p));
   }
+  num_ps_ = num_ps;
   drainer_ = std::thread([this] { Drain(); });
   return OkStatus();
+}
+
+StatusOr<int> PsProcesses::AddTask(const std::string& name, const std::vector<std::string>& argv) {
+  PS_ASSIGN_OR_RETURN(auto p, TaskProcess::Spawn(name, argv));
+  const int pid = static_cast<int>(p->pid());
+  std::lock_guard<std::mutex> lock(mu_);
+  procs_.push_back(std::move(p));
+  all_exited_.store(false);
+  return pid;
 }
 
 bool PsProcesses::WaitForExit(std::chrono::seconds timeout) {
@@ -186,8 +197,13 @@ std::string PsProcesses::ExitDescriptions() {
 
 void PsProcesses::Drain() {
   for (;;) {
+    std::vector<TaskProcess*> procs;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto& p : procs_) procs.push_back(p.get());
+    }
     std::vector<pollfd> fds;
-    for (auto& p : procs_) {
+    for (TaskProcess* p : procs) {
       if (p->output_fd() >= 0) fds.push_back({p->output_fd(), POLLIN, 0});
     }
     if (!fds.empty()) {
@@ -196,11 +212,12 @@ void PsProcesses::Drain() {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     std::string got;
-    bool all = true;
+    bool all = true, succeeded = true;
     std::string exits;
-    for (auto& p : procs_) {
+    for (TaskProcess* p : procs) {
       p->DrainOutput(&got);
       if (!p->PollExit()) all = false;
+      if (!p->succeeded()) succeeded = false;
       exits += p->name() + ": " + p->exit_description() + "; ";
     }
     {
@@ -208,10 +225,14 @@ void PsProcesses::Drain() {
       output_ += got;
       if (output_.size() > (1 << 20)) output_.erase(0, output_.size() - (1 << 19));
       exits_ = exits;
+      // A task added meanwhile is not among those polled.
+      if (all && procs.size() == procs_.size()) {
+        all_succeeded_.store(succeeded);
+        all_exited_.store(true);
+      }
     }
     if (show_output_ && !got.empty()) std::fputs(got.c_str(), stderr);
-    if (all) all_exited_.store(true);
-    if (done_.load() || all) return;
+    if (done_.load() || all_exited_.load()) return;
   }
 }
 

@@ -68,11 +68,16 @@ class PsProcesses {
   // extra_args go to every ps_server (say, --tensor_port=-1).
   Status Start(const std::string& binary, int num_ps, const std::string& dir,
                bool show_output = false, const std::vector<std::string>& extra_args = {});
+  // Another task beside the ps tasks (a chief), drained and waited for
+  // with them; returns its process id.
+  StatusOr<int> AddTask(const std::string& name, const std::vector<std::string>& argv);
   const std::vector<int>& ports() const { return reserved_.ports(); }
   // Each ps process's id, in task order.
   std::vector<int> pids() const;
   // True when every process has exited within `timeout`.
   bool WaitForExit(std::chrono::seconds timeout);
+  // Every process has exited, each with code 0.
+  bool AllSucceeded() const { return all_exited_.load() && all_succeeded_.load(); }
   // Stops draining; kills what still runs.
   void Stop();
   std::string Output();
@@ -83,10 +88,11 @@ class PsProcesses {
 
   bool show_output_ = false;
   ReservedPorts reserved_;  // held while the ps tasks run
-  std::vector<std::unique_ptr<TaskProcess>> procs_;
+  int num_ps_ = 0;
+  std::vector<std::unique_ptr<TaskProcess>> procs_;  // the ps tasks first; under mu_
   std::thread drainer_;
-  std::atomic<bool> done_{false}, all_exited_{false};
-  std::mutex mu_;
+  std::atomic<bool> done_{false}, all_exited_{false}, all_succeeded_{false};
+  mutable std::mutex mu_;
   std::string output_, exits_;
 };
 

@@ -1,239 +1,308 @@
-// scale_bench: many workers against real ps_server processes, and what the
-// ps tasks pay for them.
+// scale_bench: many workers against real ps_server processes and a real
+// chief, and what the ps tasks and the chief pay for them.
 //
-// For each W in --workers_list it starts --ps fresh ps_server processes on
-// loopback (--transport=tensor: with their tensor channel; grpc: without,
-// so tensors go over gRPC), initializes a null model on them (--vars
-// variables of --var_floats float32 each, GradientDescent), asynchronous or,
-// with --sync, sync replicas with replicas_to_aggregate = total = W, and
-// runs W simulated workers as threads of this process. Each has its own
-// PsFleet, reaching the ps tasks through an address of its own
-// (127.0.X.Y; the ps listens on every loopback address) so that it has its
-// own connections as a worker process would, a HeartbeatSender to ps:0 every
-// second as a worker has, and a loop of pull and push (sync: the pull waits
-// for the step after the one it pushed to).
+// For each P in --ps_list and W in --workers_list it starts P fresh
+// ps_server processes on loopback (--transport=tensor: with their tensor
+// channel; grpc: without, so tensors go over gRPC) and a chief process
+// (--chief) that initializes them with a small dense model (784 x 10, 31
+// KB; the chief's cluster lists W workers), asynchronous or, with --sync,
+// sync replicas with replicas_to_aggregate = W - --backup_workers. Then W
+// simulated workers (bench/scale/simulated_worker.h), threads of this
+// process with connections of their own, register by heartbeat, pull and
+// push as workers do, and report done at the end; the chief then saves,
+// evaluates and shuts the ps tasks down, and the benchmark checks that every
+// task exited 0. Without --chief, the benchmark initializes the ps tasks
+// itself.
 //
-// Per W it prints: the seconds until every worker has had a push applied;
-// steps/s over --seconds; per ps (the largest over the ps tasks) its
-// threads, open descriptors and resident memory at the end of the window,
-// and that memory per worker; the ps tasks' CPU ms per applied gradient;
-// and the calls that failed, by code (0 is the goal). A progress line while
-// the workers start.
+// Per point it prints: the seconds until every worker has had a push
+// applied; steps/s and pushes/s over --seconds; the cycle (pull + push;
+// sync: the step as a worker sees it) p50 and p99; per ps (the largest over
+// the ps tasks) its threads, open descriptors, resident memory and that
+// memory per worker; the ps tasks' CPU ms per applied push; the chief's CPU
+// per worker per second and how long its /status and /metrics take; and the
+// calls that failed, by code (0 is the goal), with the first message of
+// each. A progress line while the workers start. --csv appends the points
+// to a file (bench/scale/plot_scale.py draws it).
 //
-//   build/bench/scale_bench --ps=4 --workers_list=10,100,300 [--sync] [--transport=grpc]
+//   build/bench/scale_bench --ps_list=1,4,16 --workers_list=10,100,1000 [--sync]
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bench/http_get.h"
 #include "bench/ps_processes.h"
-#include "cluster/placement.h"
+#include "bench/scale/simulated_worker.h"
+#include "cluster/cluster_spec.h"
 #include "core/status.h"
 #include "core/task_main.h"
 #include "core/tensor.h"
+#include "nn/model.h"
+#include "nn/model_spec.h"
 #include "ps/client/ps_fleet.h"
 #include "ps/rpc/ps_connections.h"
-#include "worker/heartbeat_sender.h"
+#include "ps/tcp/tensor_channel_server.h"
 
-DEFINE_int32(ps, 4, "ps tasks");
+DEFINE_string(ps_list, "4", "Numbers of ps tasks P, comma-separated");
 DEFINE_string(workers_list, "10,100,300", "Numbers of simulated workers W, comma-separated");
-DEFINE_bool(sync, false, "Sync replicas, replicas_to_aggregate = total_num_replicas = W");
+DEFINE_bool(sync, false, "Sync replicas: replicas_to_aggregate = W - --backup_workers");
+DEFINE_int32(backup_workers, 0, "Sync: workers past replicas_to_aggregate");
 DEFINE_string(transport, "tensor",
               "tensor: the ps tasks' tensor channel (over TCP); grpc: no tensor channel");
-DEFINE_int32(vars, 4, "Variables of the null model");
-DEFINE_int32(var_floats, 256, "float32 elements of each variable");
-DEFINE_double(seconds, 10, "Measured window per W, after every worker has stepped");
+DEFINE_bool(chief, true,
+            "Run a real chief process (else the benchmark initializes the ps tasks itself)");
+DEFINE_double(seconds, 10, "Measured window per point, after every worker has stepped");
 DEFINE_double(start_timeout_secs, 300, "Give up when the workers have not all stepped by then");
 DEFINE_string(ps_server, "", "Path of ps_server; empty: <build>/ps/ps_server");
+DEFINE_bool(show_ps_output, false, "Copy the ps tasks' and the chief's logs to stderr");
+DEFINE_string(csv, "", "Append each point to this CSV file (with a header when new)");
 
 namespace pstrain {
 namespace {
 
 using bench::Clock;
 
-constexpr auto kPullWait = std::chrono::milliseconds(1000);
-
-// The ps tasks at 127.0.X.Y, an address of worker w's own.
-cluster::ClusterSpec SpecForWorker(const std::vector<int>& ports, int w) {
-  const std::string host =
-      "127.0." + std::to_string(1 + w / 250) + "." + std::to_string(2 + w % 250);
-  cluster::ClusterSpec spec;
-  for (int port : ports) spec.jobs["ps"].push_back(host + ":" + std::to_string(port));
-  return spec;
+// The model: Fashion-MNIST's images into 10 classes through one dense
+// layer, 7,850 float32 (the chief evaluates it on the test set at the end).
+constexpr char kModelSpec[] = R"(name: "scale_dense"
+input_shape: [28, 28, 1]
+num_classes: 10
+recipe { optimizer: "GradientDescent" learning_rate: 0.01 }
+layer {
+  name: "logits"
+  dense {
+    units: 10
+    weights_initializer { truncated_normal_stddev: 0.01 }
+    biases_initializer { constant: 0.0 }
+  }
 }
-
-// What every worker thread adds up.
-struct Shared {
-  std::atomic<bool> stop{false};
-  std::atomic<int> stepped{0};     // workers with a push applied
-  std::atomic<int64_t> pushes{0};  // pushes applied, all workers
-  std::mutex mu;
-  std::map<std::string, int64_t> errors;  // failed calls by code
-  void Count(const Status& s) {
-    std::lock_guard<std::mutex> lock(mu);
-    ++errors[CodeName(s.code())];
-  }
-};
-
-class SimulatedWorker {
- public:
-  SimulatedWorker(int index, const std::vector<int>& ports, const PsFleet::Layout& layout,
-                  Shared* shared)
-      : index_(index),
-        fleet_(ConnectFleet(SpecForWorker(ports, index), layout, PsClientOptions(),
-                            /*trainer=*/true)),
-        shared_(shared) {
-    grads_ = fleet_->VariableBuffers();
-    for (Tensor& g : grads_) g.Fill(1.0f / 1024);
-  }
-
-  void Run() {
-    Status ready = fleet_->WaitForPs(/*require_ready=*/true, nullptr, std::chrono::seconds(300));
-    if (!ready.ok()) {
-      shared_->Count(ready);
-      return;
-    }
-    HeartbeatSender heartbeat(fleet_->client(0), index_, std::chrono::seconds(1));
-    std::vector<Tensor> params = fleet_->VariableBuffers();
-    PsFleet::PsSteps steps;
-    int64_t min_step = 0, local_step = 0;
-    bool stepped = false;
-    while (!shared_->stop.load()) {
-      Status pulled = fleet_->PullVariables(&params, &steps, FLAGS_sync ? min_step : 0, kPullWait);
-      if (pulled.code() == Code::kDeadlineExceeded && FLAGS_sync) continue;  // the step waits
-      if (!pulled.ok()) {
-        shared_->Count(pulled);
-        continue;
-      }
-      auto pushed = fleet_->PushGradients(grads_, index_, ++local_step, steps, FLAGS_sync);
-      if (!pushed.ok()) {
-        shared_->Count(pushed.status());
-        continue;
-      }
-      heartbeat.set_local_step(local_step);
-      shared_->pushes.fetch_add(1);
-      if (!stepped) {
-        stepped = true;
-        shared_->stepped.fetch_add(1);
-      }
-      min_step = *std::min_element(steps.begin(), steps.end()) + 1;
-    }
-  }
-
- private:
-  const int index_;
-  std::unique_ptr<PsFleet> fleet_;
-  Shared* const shared_;
-  std::vector<Tensor> grads_;
-};
+)";
 
 struct Point {
+  int ps = 0, workers = 0;
   double start_secs = 0;  // until every worker had a push applied
   double steps_per_sec = 0;
   double pushes_per_sec = 0;
+  double cycle_p50_ms = 0, cycle_p99_ms = 0;
   bench::ProcessResources worst;  // per field, the largest over the ps tasks
   double ps_cpu_ms_per_push = 0;
+  double chief_cpu_ms_per_worker_sec = -1;  // -1: no chief
+  double status_ms = -1, metrics_ms = -1;   // the chief's pages, fetched once each
   std::map<std::string, int64_t> errors;
+  std::map<std::string, std::string> examples;
 };
 
-StatusOr<Point> RunPoint(const std::string& binary, int w, const std::string& dir) {
-  bench::PsProcesses procs;
-  std::vector<std::string> extra;
-  if (FLAGS_transport == "grpc") extra.push_back("--tensor_port=-1");
-  PS_RETURN_IF_ERROR(procs.Start(binary, FLAGS_ps, dir, /*show_output=*/false, extra));
-  std::vector<cluster::VariableInfo> vars;
-  for (int v = 0; v < FLAGS_vars; ++v) {
-    vars.push_back({"null/v" + std::to_string(v), {FLAGS_var_floats}, /*num_slots=*/0});
-  }
-  PS_ASSIGN_OR_RETURN(
-      cluster::Placement placement,
-      cluster::ComputePlacement(vars, FLAGS_ps, cluster::PlacementStrategy::kGreedy, 1 << 20));
-  const PsFleet::Layout layout{vars, placement, {}, {}};
-  auto control = ConnectFleet(bench::SpecFor(procs.ports(), 1), layout);
-  PS_RETURN_IF_ERROR(control->WaitForPs(false, nullptr, std::chrono::seconds(30)));
-  std::vector<Tensor> init;
-  for (const auto& v : vars) init.emplace_back(v.shape);
-  proto::InitHeader header;
-  header.mutable_optimizer()->set_name("GradientDescent");
-  header.mutable_optimizer()->set_learning_rate(0.01f);
-  header.set_heartbeat_timeout_secs(30);
-  if (FLAGS_sync) {
-    header.mutable_sync()->set_enabled(true);
-    header.mutable_sync()->set_replicas_to_aggregate(w);
-    header.mutable_sync()->set_total_num_replicas(w);
-  }
-  PS_RETURN_IF_ERROR(control->InitVariables(init, header));
+std::string ChiefPath(const std::string& ps_server) {
+  return (std::filesystem::path(ps_server).parent_path().parent_path() / "chief" / "chief")
+      .string();
+}
 
-  Shared shared;
-  std::vector<std::unique_ptr<SimulatedWorker>> workers;
+// Writes the chief's cluster: the ps tasks, itself, and W workers at
+// addresses nobody dials (the chief counts them; the workers reach the ps
+// tasks on their own).
+Status WriteChiefCluster(const std::vector<int>& ps_ports, int chief_port, int workers,
+                         const std::string& path) {
+  cluster::ClusterSpec spec;
+  for (int port : ps_ports) spec.jobs["ps"].push_back("127.0.0.1:" + std::to_string(port));
+  spec.jobs["chief"].push_back("127.0.0.1:" + std::to_string(chief_port));
+  for (int w = 0; w < workers; ++w) {
+    spec.jobs["worker"].push_back("127.0." + std::to_string(1 + w / 250) + "." +
+                                  std::to_string(2 + w % 250) + ":9");
+  }
+  return cluster::WriteClusterSpec(spec, path);
+}
+
+// Milliseconds a GET of the chief's `path` takes; -1 when it fails.
+double TimeGet(int port, const std::string& path) {
+  const auto start = Clock::now();
+  auto body = bench::HttpGet("127.0.0.1", port, path, std::chrono::seconds(10));
+  if (!body.ok()) {
+    LOG(WARNING) << "GET " << path << ": " << body.status().ToString();
+    return -1;
+  }
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Starts the workers, waits for all to step (a progress line meanwhile),
+// measures the window, and stops them; what they saw goes to *p.
+Status RunWorkers(int ps, int w, const std::vector<int>& ports, const PsFleet::Layout& layout,
+                  PsFleet* control, bench::PsProcesses* procs, int chief_pid, int http_port,
+                  Point* p) {
+  bench::WorkerTally tally;
+  std::vector<std::unique_ptr<bench::SimulatedWorker>> workers;
   std::vector<std::thread> threads;
   const auto start = Clock::now();
   for (int i = 0; i < w; ++i) {
-    workers.push_back(std::make_unique<SimulatedWorker>(i, procs.ports(), layout, &shared));
+    bench::SimulatedWorker::Options options;
+    options.index = i;
+    options.sync = FLAGS_sync;
+    workers.push_back(std::make_unique<bench::SimulatedWorker>(options, ports, layout, &tally));
     threads.emplace_back([&worker = *workers.back()] { worker.Run(); });
   }
-  Point p;
   auto last_line = start;
-  while (shared.stepped.load() < w) {
+  while (tally.stepped.load() < w) {
     const auto now = Clock::now();
     if (now - start > std::chrono::duration<double>(FLAGS_start_timeout_secs)) break;
     if (now - last_line >= std::chrono::seconds(2)) {
-      std::fprintf(stderr, "  W=%d: %d of %d workers stepping after %.0f s\n", w,
-                   shared.stepped.load(), w, std::chrono::duration<double>(now - start).count());
+      std::fprintf(stderr, "  P=%d W=%d: %d of %d workers stepping after %.0f s\n", ps, w,
+                   tally.stepped.load(), w, std::chrono::duration<double>(now - start).count());
       last_line = now;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  p.start_secs = std::chrono::duration<double>(Clock::now() - start).count();
-  Status outcome = shared.stepped.load() == w
+  p->start_secs = std::chrono::duration<double>(Clock::now() - start).count();
+  Status outcome = tally.stepped.load() == w
                        ? OkStatus()
-                       : DeadlineExceeded(std::to_string(w - shared.stepped.load()) + " of " +
+                       : DeadlineExceeded(std::to_string(w - tally.stepped.load()) + " of " +
                                           std::to_string(w) + " workers never stepped");
   if (outcome.ok()) {
     auto step0 = control->CoordinatorStatus();
-    const int64_t pushes0 = shared.pushes.load();
+    const int64_t pushes0 = tally.pushes.load();
     const bench::CpuSample c0 = bench::SampleCpu();
+    const double chief0 = chief_pid > 0 ? bench::ProcessCpuSec(std::to_string(chief_pid), nullptr,
+                                                                nullptr)
+                                        : 0;
+    tally.measuring.store(true);
     std::this_thread::sleep_for(std::chrono::duration<double>(FLAGS_seconds));
+    tally.measuring.store(false);
     auto step1 = control->CoordinatorStatus();
-    const int64_t pushes = shared.pushes.load() - pushes0;
+    const int64_t pushes = tally.pushes.load() - pushes0;
     const bench::CpuSample c1 = bench::SampleCpu();
     const double secs = std::chrono::duration<double>(c1.when - c0.when).count();
-    if (step0.ok() && step1.ok()) {
-      p.steps_per_sec = (step1->global_step() - step0->global_step()) / secs;
+    if (chief_pid > 0) {
+      const double chief1 = bench::ProcessCpuSec(std::to_string(chief_pid), nullptr, nullptr);
+      p->chief_cpu_ms_per_worker_sec = 1e3 * (chief1 - chief0) / secs / w;
+      p->status_ms = TimeGet(http_port, "/status");
+      p->metrics_ms = TimeGet(http_port, "/metrics");
     }
-    p.pushes_per_sec = pushes / secs;
-    p.ps_cpu_ms_per_push = pushes > 0 ? 1e3 * (c1.ps_sec - c0.ps_sec) / pushes : 0;
-    for (int pid : procs.pids()) {
+    if (step0.ok() && step1.ok()) {
+      p->steps_per_sec = (step1->global_step() - step0->global_step()) / secs;
+    }
+    p->pushes_per_sec = pushes / secs;
+    p->ps_cpu_ms_per_push = pushes > 0 ? 1e3 * (c1.ps_sec - c0.ps_sec) / pushes : 0;
+    p->cycle_p50_ms = tally.CycleMs(0.5);
+    p->cycle_p99_ms = tally.CycleMs(0.99);
+    for (int pid : procs->pids()) {
       const bench::ProcessResources r = bench::ReadProcessResources(pid);
-      p.worst.threads = std::max(p.worst.threads, r.threads);
-      p.worst.rss_bytes = std::max(p.worst.rss_bytes, r.rss_bytes);
-      p.worst.descriptors = std::max(p.worst.descriptors, r.descriptors);
+      p->worst.threads = std::max(p->worst.threads, r.threads);
+      p->worst.rss_bytes = std::max(p->worst.rss_bytes, r.rss_bytes);
+      p->worst.descriptors = std::max(p->worst.descriptors, r.descriptors);
     }
   }
-  shared.stop.store(true);
+  tally.stop.store(true);
   for (auto& t : threads) t.join();
-  workers.clear();
-  p.errors = shared.errors;
-  Status down = control->ShutdownAll("scale_bench done");
-  if (outcome.ok() && !down.ok()) outcome = down;
-  if (!procs.WaitForExit(std::chrono::seconds(30)) && outcome.ok()) {
-    outcome = Internal("the ps processes did not exit after Shutdown");
+  p->errors = tally.errors();
+  p->examples = tally.examples();
+  return outcome;
+}
+
+StatusOr<Point> RunPoint(const std::string& binary, int ps, int w, const std::string& dir) {
+  Point p;
+  p.ps = ps;
+  p.workers = w;
+  bench::PsProcesses procs;
+  // Every simulated worker connects from 127.0.0.1, one host to the ps's
+  // per-peer cap (a share for each host of a real cluster): it is lifted
+  // to the overall cap, so each worker counts as the host it stands for.
+  std::vector<std::string> extra = {"--tensor_max_connections_per_peer=" +
+                                    std::to_string(tcp::ChannelLimits().max_connections)};
+  if (FLAGS_transport == "grpc") extra.push_back("--tensor_port=-1");
+  PS_RETURN_IF_ERROR(procs.Start(binary, ps, dir, FLAGS_show_ps_output, extra));
+
+  const std::string spec_path = dir + "/model.pbtxt";
+  std::ofstream(spec_path) << kModelSpec;
+  PS_ASSIGN_OR_RETURN(proto::ModelSpec spec, nn::LoadModelSpec(spec_path));
+  PS_ASSIGN_OR_RETURN(auto model, nn::CreateModel(spec));
+  PS_ASSIGN_OR_RETURN(PsFleet::Layout layout,
+                      PsFleet::LayoutFromFlags(ps, model->variables(), /*slots_per_variable=*/0));
+  auto control = ConnectFleet(bench::SpecFor(procs.ports(), 1), layout);
+  PS_RETURN_IF_ERROR(control->WaitForPs(false, nullptr, std::chrono::seconds(30)));
+
+  int chief_pid = 0, http_port = 0;
+  ReservedPorts chief_ports;
+  if (FLAGS_chief) {
+    PS_ASSIGN_OR_RETURN(chief_ports, ReservedPorts::Reserve("127.0.0.1", 1));
+    // The chief's HTTP server binds its port alone (no SO_REUSEPORT): a
+    // port free a moment ago, which nothing else on this machine takes.
+    PS_ASSIGN_OR_RETURN(http_port, bench::FreePortNow("127.0.0.1"));
+    const std::string cluster = dir + "/job.json";
+    PS_RETURN_IF_ERROR(WriteChiefCluster(procs.ports(), chief_ports.ports()[0], w, cluster));
+    std::vector<std::string> argv = {ChiefPath(binary),
+                                     "--cluster_spec=" + cluster,
+                                     "--job=chief",
+                                     "--task=0",
+                                     "--model=" + spec_path,
+                                     "--train_dir=" + dir + "/train",
+                                     "--http_host=127.0.0.1",
+                                     "--http_port=" + std::to_string(http_port),
+                                     // Workers go quiet while 2 cores serve a thousand.
+                                     "--heartbeat_timeout_secs=60"};
+    if (FLAGS_sync) {
+      argv.push_back("--sync_replicas");
+      argv.push_back("--replicas_to_aggregate=" + std::to_string(w - FLAGS_backup_workers));
+    }
+    PS_ASSIGN_OR_RETURN(chief_pid, procs.AddTask("chief:0", argv));
+  } else {
+    std::vector<Tensor> init;
+    for (const auto& v : layout.variables) init.emplace_back(v.shape);
+    proto::InitHeader header;
+    header.mutable_optimizer()->set_name("GradientDescent");
+    header.mutable_optimizer()->set_learning_rate(0.01f);
+    header.set_heartbeat_timeout_secs(60);
+    header.set_num_workers(w);
+    if (FLAGS_sync) {
+      header.mutable_sync()->set_enabled(true);
+      header.mutable_sync()->set_replicas_to_aggregate(w - FLAGS_backup_workers);
+      header.mutable_sync()->set_total_num_replicas(w);
+    }
+    PS_RETURN_IF_ERROR(control->InitVariables(init, header));
+  }
+
+  Status outcome = RunWorkers(ps, w, procs.ports(), layout, control.get(), &procs, chief_pid,
+                              http_port, &p);
+  if (!FLAGS_chief) {
+    Status down = control->ShutdownAll("scale_bench done");
+    if (outcome.ok() && !down.ok()) outcome = down;
+  }
+  // With a chief: every worker said done; the chief saves, evaluates and
+  // shuts the ps tasks down.
+  if (!procs.WaitForExit(std::chrono::seconds(120)) && outcome.ok()) {
+    outcome = Internal("the tasks did not all exit: " + procs.ExitDescriptions());
+  }
+  if (outcome.ok() && !procs.AllSucceeded()) {
+    outcome = Internal("a task failed: " + procs.ExitDescriptions());
   }
   procs.Stop();
   if (!outcome.ok()) return outcome;
   return p;
+}
+
+void AppendCsv(const Point& p) {
+  const bool fresh = !std::filesystem::exists(FLAGS_csv);
+  std::ofstream out(FLAGS_csv, std::ios::app);
+  if (fresh) {
+    out << "mode,transport,ps,workers,start_s,steps_per_s,pushes_per_s,cycle_p50_ms,"
+           "cycle_p99_ms,ps_threads,ps_fds,ps_rss_bytes,ps_cpu_ms_per_push,"
+           "chief_cpu_ms_per_worker_s,status_ms,metrics_ms,failed_calls\n";
+  }
+  int64_t failed = 0;
+  for (const auto& e : p.errors) failed += e.second;
+  out << (FLAGS_sync ? "sync" : "async") << "," << FLAGS_transport << "," << p.ps << ","
+      << p.workers << "," << p.start_secs << "," << p.steps_per_sec << "," << p.pushes_per_sec
+      << "," << p.cycle_p50_ms << "," << p.cycle_p99_ms << "," << p.worst.threads << ","
+      << p.worst.descriptors << "," << p.worst.rss_bytes << "," << p.ps_cpu_ms_per_push << ","
+      << p.chief_cpu_ms_per_worker_sec << "," << p.status_ms << "," << p.metrics_ms << ","
+      << failed << "\n";
 }
 
 int Main() {
@@ -241,43 +310,66 @@ int Main() {
     std::fprintf(stderr, "scale_bench: --transport=%s: tensor or grpc\n", FLAGS_transport.c_str());
     return 1;
   }
-  const std::string binary = bench::PsServerPath(FLAGS_ps_server);
-  std::printf(
-      "scale_bench: %d ps, %s, %s, null model of %d x %d float32; %.0f s window; %ld cores, "
-      "load average %.2f\n",
-      FLAGS_ps, FLAGS_sync ? "sync (R = N = W)" : "async", FLAGS_transport.c_str(), FLAGS_vars,
-      FLAGS_var_floats, FLAGS_seconds, sysconf(_SC_NPROCESSORS_ONLN), bench::LoadAverage1());
-  std::printf("%6s %8s %9s %9s %8s %6s %8s %9s %11s  %s\n", "W", "start_s", "steps/s", "pushes/s",
-              "threads", "fds", "rss_MB", "KB/worker", "ps_ms/push", "failed calls");
-  std::fflush(stdout);
-  int exit_code = 0;
+  auto ps_list = bench::ParseIntList("ps_list", FLAGS_ps_list, 1, 256);
   auto workers_list = bench::ParseIntList("workers_list", FLAGS_workers_list, 1, 60000);
-  if (!workers_list.ok()) {
-    std::fprintf(stderr, "scale_bench: %s\n", workers_list.status().message().c_str());
-    return 1;
+  for (const auto* list : {&ps_list, &workers_list}) {
+    if (!list->ok()) {
+      std::fprintf(stderr, "scale_bench: %s\n", list->status().message().c_str());
+      return 1;
+    }
   }
   for (int w : *workers_list) {
-    const std::string dir = (std::filesystem::temp_directory_path() /
-                             ("pstrain_scale_bench_" + std::to_string(getpid())))
-                                .string();
-    std::filesystem::create_directories(dir);
-    auto p = RunPoint(binary, w, dir);
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-    if (!p.ok()) {
-      std::printf("%6d failed: %s\n", w, p.status().ToString().c_str());
-      exit_code = 1;
-      continue;
+    if (FLAGS_backup_workers < 0 || (FLAGS_sync && FLAGS_backup_workers >= w)) {
+      std::fprintf(stderr, "scale_bench: --backup_workers=%d: from 0 to W - 1 (W = %d)\n",
+                   FLAGS_backup_workers, w);
+      return 1;
     }
-    std::string errors;
-    for (const auto& [code, n] : p->errors) {
-      errors += (errors.empty() ? "" : ", ") + code + " " + std::to_string(n);
+  }
+  const std::string binary = bench::PsServerPath(FLAGS_ps_server);
+  std::printf(
+      "scale_bench: %s, %s, %s; 784 x 10 dense model (31 KB); %.0f s window; %ld cores, load "
+      "average %.2f; ps flags: defaults, but the per-peer connection cap lifted to the overall "
+      "one (the workers all connect from 127.0.0.1)\n",
+      FLAGS_sync ? ("sync, R = W - " + std::to_string(FLAGS_backup_workers)).c_str() : "async",
+      FLAGS_transport.c_str(), FLAGS_chief ? "a real chief" : "no chief", FLAGS_seconds,
+      sysconf(_SC_NPROCESSORS_ONLN), bench::LoadAverage1());
+  std::printf("%4s %6s %7s %8s %8s %8s %8s %7s %5s %7s %7s %8s %9s %7s %7s  %s\n", "P", "W",
+              "start_s", "steps/s", "pushes/s", "p50_ms", "p99_ms", "threads", "fds", "rss_MB",
+              "KB/wkr", "ms/push", "chief_ms", "stat_ms", "met_ms", "failed calls");
+  std::fflush(stdout);
+  int exit_code = 0;
+  for (int ps : *ps_list) {
+    for (int w : *workers_list) {
+      const std::string dir = (std::filesystem::temp_directory_path() /
+                               ("pstrain_scale_bench_" + std::to_string(getpid())))
+                                  .string();
+      std::filesystem::create_directories(dir);
+      auto p = RunPoint(binary, ps, w, dir);
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+      if (!p.ok()) {
+        std::printf("%4d %6d failed: %s\n", ps, w, p.status().ToString().c_str());
+        std::fflush(stdout);
+        exit_code = 1;
+        continue;
+      }
+      std::string errors;
+      for (const auto& [code, n] : p->errors) {
+        errors += (errors.empty() ? "" : ", ") + code + " " + std::to_string(n);
+      }
+      std::printf("%4d %6d %7.1f %8.1f %8.1f %8.1f %8.1f %7d %5d %7.1f %7.1f %8.3f %9.4f %7.1f "
+                  "%7.1f  %s\n",
+                  ps, w, p->start_secs, p->steps_per_sec, p->pushes_per_sec, p->cycle_p50_ms,
+                  p->cycle_p99_ms, p->worst.threads, p->worst.descriptors,
+                  p->worst.rss_bytes / 1e6, p->worst.rss_bytes / 1e3 / w, p->ps_cpu_ms_per_push,
+                  p->chief_cpu_ms_per_worker_sec, p->status_ms, p->metrics_ms,
+                  errors.empty() ? "none" : errors.c_str());
+      for (const auto& [code, message] : p->examples) {
+        std::printf("            first %s: %s\n", code.c_str(), message.c_str());
+      }
+      std::fflush(stdout);
+      if (!FLAGS_csv.empty()) AppendCsv(*p);
     }
-    std::printf("%6d %8.1f %9.1f %9.1f %8d %6d %8.1f %9.1f %11.3f  %s\n", w, p->start_secs,
-                p->steps_per_sec, p->pushes_per_sec, p->worst.threads, p->worst.descriptors,
-                p->worst.rss_bytes / 1e6, p->worst.rss_bytes / 1e3 / w, p->ps_cpu_ms_per_push,
-                errors.empty() ? "none" : errors.c_str());
-    std::fflush(stdout);
   }
   return exit_code;
 }
@@ -287,9 +379,9 @@ int Main() {
 
 int main(int argc, char** argv) {
   pstrain::InitTaskMain(
-      "many simulated workers against real ps_server processes, and what the ps tasks pay "
-      "for them.\n"
-      "  scale_bench --ps=4 --workers_list=10,100,300 [--sync] [--transport=grpc]",
+      "many simulated workers against real ps_server processes and a real chief, and what "
+      "the ps tasks and the chief pay for them.\n"
+      "  scale_bench --ps_list=1,4,16 --workers_list=10,100,1000 [--sync] [--transport=grpc]",
       &argc, &argv);
   return pstrain::Main();
 }

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Draws scale_bench's measured points (its --csv file) as a PNG: per mode and
+transport, against the number of workers W (log scale), the sync step or
+cycle p50, the ps's CPU per push, its threads and its memory per worker, and
+the chief's CPU per worker.
+
+    python3 bench/scale/plot_scale.py points.csv docs/images/scale.png
+"""
+import csv
+import sys
+from collections import defaultdict
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+PANELS = [
+    ("cycle_p50_ms", "pull + push cycle p50 (ms)\n(sync: the step)", True),
+    ("ps_cpu_ms_per_push", "ps CPU per push (ms)", True),
+    ("ps_threads", "threads of the busiest ps", False),
+    ("ps_kb_per_worker", "ps memory per worker (KB)", True),
+    ("chief_cpu_ms_per_worker_s", "chief CPU per worker (ms/s)", True),
+    ("steps_per_s", "global steps/s", True),
+]
+
+
+def main(argv):
+    if len(argv) != 3:
+        sys.exit(__doc__)
+    series = defaultdict(list)  # (mode, transport, ps) -> rows
+    with open(argv[1], newline="") as f:
+        for row in csv.DictReader(f):
+            row["ps_kb_per_worker"] = float(row["ps_rss_bytes"]) / 1e3 / float(row["workers"])
+            series[(row["mode"], row["transport"], int(row["ps"]))].append(row)
+    if not series:
+        sys.exit(f"{argv[1]}: no points")
+    fig, axes = plt.subplots(2, 3, figsize=(15, 8.5))
+    for ax, (field, label, log_y) in zip(axes.flat, PANELS):
+        for (mode, transport, ps), rows in sorted(series.items()):
+            rows = sorted(rows, key=lambda r: int(r["workers"]))
+            xs = [int(r["workers"]) for r in rows]
+            ys = [float(r[field]) for r in rows]
+            if all(y < 0 for y in ys):
+                continue  # not measured (no chief)
+            ax.plot(xs, ys, marker="o", label=f"{mode}, {transport}, P={ps}")
+        ax.set_xscale("log")
+        if log_y:
+            ax.set_yscale("log")
+        ax.set_xlabel("workers W")
+        ax.set_title(label, fontsize=10)
+        ax.grid(True, which="both", alpha=0.3)
+    axes.flat[0].legend(fontsize=8)
+    fig.suptitle("pstrain scale_bench: simulated workers against real ps_server processes "
+                 "and a real chief (loopback, one machine)", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(argv[2], dpi=110)
+    print(f"wrote {argv[2]}")
+
+
+if __name__ == "__main__":
+    main(sys.argv)

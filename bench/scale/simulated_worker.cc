@@ -1,0 +1,106 @@
+#include "bench/scale/simulated_worker.h"
+
+#include <algorithm>
+
+#include "ps/rpc/ps_connections.h"
+#include "worker/heartbeat_sender.h"
+
+namespace pstrain {
+namespace bench {
+
+namespace {
+
+// The ps tasks at 127.0.X.Y, an address of worker w's own.
+cluster::ClusterSpec SpecForWorker(const std::vector<int>& ports, int w) {
+  const std::string host =
+      "127.0." + std::to_string(1 + w / 250) + "." + std::to_string(2 + w % 250);
+  cluster::ClusterSpec spec;
+  for (int port : ports) spec.jobs["ps"].push_back(host + ":" + std::to_string(port));
+  return spec;
+}
+
+}  // namespace
+
+void WorkerTally::Count(const Status& s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (++errors_[CodeName(s.code())] == 1) examples_[CodeName(s.code())] = s.message();
+}
+
+void WorkerTally::Cycle(std::chrono::duration<double> seconds) {
+  if (!measuring.load()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  cycles_ms_.push_back(seconds.count() * 1e3);
+}
+
+std::map<std::string, int64_t> WorkerTally::errors() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return errors_;
+}
+
+std::map<std::string, std::string> WorkerTally::examples() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return examples_;
+}
+
+double WorkerTally::CycleMs(double p) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (cycles_ms_.empty()) return 0;
+  std::vector<double> sorted = cycles_ms_;
+  const size_t at = std::min(sorted.size() - 1, static_cast<size_t>(p * sorted.size()));
+  std::nth_element(sorted.begin(), sorted.begin() + at, sorted.end());
+  return sorted[at];
+}
+
+SimulatedWorker::SimulatedWorker(const Options& options, const std::vector<int>& ps_ports,
+                                 const PsFleet::Layout& layout, WorkerTally* tally)
+    : options_(options),
+      fleet_(ConnectFleet(SpecForWorker(ps_ports, options.index), layout, PsClientOptions(),
+                          /*trainer=*/true)),
+      tally_(tally) {
+  grads_ = fleet_->VariableBuffers();
+  for (Tensor& g : grads_) g.Fill(1.0f / 1024);
+}
+
+void SimulatedWorker::Run() {
+  Status ready = fleet_->WaitForPs(/*require_ready=*/true, nullptr, std::chrono::seconds(600));
+  if (!ready.ok()) {
+    tally_->Count(ready);
+    return;
+  }
+  HeartbeatSender heartbeat(fleet_->client(0), options_.index, std::chrono::seconds(1));
+  std::vector<Tensor> params = fleet_->VariableBuffers();
+  PsFleet::PsSteps steps;
+  int64_t min_step = 0, local_step = 0;
+  bool stepped = false;
+  auto cycle_start = std::chrono::steady_clock::now();
+  while (!tally_->stop.load()) {
+    Status pulled = fleet_->PullVariables(&params, &steps, options_.sync ? min_step : 0,
+                                          options_.pull_wait);
+    if (!pulled.ok()) {
+      // A sync step the stopped workers no longer complete is no failure.
+      if (!tally_->stop.load()) tally_->Count(pulled);
+      continue;
+    }
+    auto pushed = fleet_->PushGradients(grads_, options_.index, ++local_step, steps, options_.sync);
+    if (!pushed.ok()) {
+      if (!tally_->stop.load()) tally_->Count(pushed.status());
+      continue;
+    }
+    heartbeat.set_local_step(local_step);
+    tally_->pushes.fetch_add(1);
+    if (!stepped) {
+      stepped = true;
+      tally_->stepped.fetch_add(1);
+    }
+    const auto now = std::chrono::steady_clock::now();
+    tally_->Cycle(now - cycle_start);
+    cycle_start = now;
+    min_step = *std::min_element(steps.begin(), steps.end()) + 1;
+  }
+  heartbeat.Stop();
+  const Status done = fleet_->client(0)->WorkerDone(options_.index, "");
+  if (!done.ok()) tally_->Count(done);
+}
+
+}  // namespace bench
+}  // namespace pstrain

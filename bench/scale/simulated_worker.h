@@ -1,0 +1,73 @@
+// SimulatedWorker: what a worker process does to the ps tasks, as a thread:
+// its own PsFleet and connections (through an address of its own,
+// 127.0.X.Y, so that no connection is shared with another worker), a
+// HeartbeatSender to ps:0 every second, and a loop of pull and push of
+// gradients of the job's variables (sync: each pull waits for the step
+// after the one it pushed to), then WorkerDone. What the workers see is
+// added up in WorkerTally.
+#ifndef PSTRAIN_BENCH_SCALE_SIMULATED_WORKER_H_
+#define PSTRAIN_BENCH_SCALE_SIMULATED_WORKER_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/tensor.h"
+#include "ps/client/ps_fleet.h"
+
+namespace pstrain {
+namespace bench {
+
+// What every worker thread adds up.
+struct WorkerTally {
+  std::atomic<bool> stop{false};
+  std::atomic<int> stepped{0};     // workers with a push applied
+  std::atomic<int64_t> pushes{0};  // pushes applied, all workers
+  // Records cycle times (pull + push) while set: the window.
+  std::atomic<bool> measuring{false};
+
+  void Count(const Status& s);
+  void Cycle(std::chrono::duration<double> seconds);
+  // Failed calls by code, and the first message of each.
+  std::map<std::string, int64_t> errors() const;
+  std::map<std::string, std::string> examples() const;
+  // The p-quantile (0..1) of the cycles recorded, in ms; 0 without any.
+  double CycleMs(double p) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, int64_t> errors_;
+  std::map<std::string, std::string> examples_;
+  std::vector<double> cycles_ms_;
+};
+
+class SimulatedWorker {
+ public:
+  struct Options {
+    int index = 0;
+    bool sync = false;
+    std::chrono::milliseconds pull_wait{10000};  // a sync pull's wait for its step
+  };
+  SimulatedWorker(const Options& options, const std::vector<int>& ps_ports,
+                  const PsFleet::Layout& layout, WorkerTally* tally);
+
+  // Until tally->stop; then WorkerDone, as a finished worker reports.
+  void Run();
+
+ private:
+  const Options options_;
+  std::unique_ptr<PsFleet> fleet_;
+  WorkerTally* const tally_;
+  std::vector<Tensor> grads_;
+};
+
+}  // namespace bench
+}  // namespace pstrain
+
+#endif  // PSTRAIN_BENCH_SCALE_SIMULATED_WORKER_H_
