@@ -454,6 +454,11 @@ void Supervisor::PublishMetrics(const proto::StatusResponse& st) {
   const double timeout = options_.init.heartbeat_timeout_secs();
   std::map<int, const proto::WorkerState*> seen;
   for (const proto::WorkerState& w : st.workers()) seen[w.worker()] = &w;
+  // Every worker of a small job; of a large one, those not running first
+  // (then the running ones), at most kListedWorkers: the rest are counted.
+  const bool all_listed = options_.num_workers <= kListedWorkers;
+  std::vector<TaskHealth> running;
+  int listed = 0;
   for (int i = 0; i < options_.num_workers; ++i) {
     TaskHealth h{"worker:" + std::to_string(i), "unreachable", "no heartbeat yet"};
     auto it = seen.find(i);
@@ -465,7 +470,25 @@ void Supervisor::PublishMetrics(const proto::StatusResponse& st) {
       h.detail = detail;
       h.state = w.done() ? "done" : w.seconds_since_heartbeat() > timeout ? "dead" : "running";
     }
-    m.tasks.push_back(h);
+    ++m.workers_by_state[h.state];
+    if (all_listed) {
+      m.tasks.push_back(std::move(h));
+    } else if (h.state != "running" && listed < kListedWorkers) {
+      m.tasks.push_back(std::move(h));
+      ++listed;
+    } else if (h.state == "running" && static_cast<int>(running.size()) < kListedWorkers) {
+      running.push_back(std::move(h));
+    } else {
+      ++(TaskIsUp(h.state) ? m.unlisted_workers_up : m.unlisted_workers_down);
+    }
+  }
+  for (TaskHealth& h : running) {
+    if (listed < kListedWorkers) {
+      m.tasks.push_back(std::move(h));
+      ++listed;
+    } else {
+      ++m.unlisted_workers_up;
+    }
   }
   options_.board->Publish(std::move(m));
 }

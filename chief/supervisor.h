@@ -105,6 +105,11 @@ struct SupervisorOptions {
 
 class Supervisor {
  public:
+  // Workers given a line each on the status page and in pstrain_task_up:
+  // every one of a job this size or smaller; of a larger job, those not
+  // running first, this many in all (the rest counted by state).
+  static constexpr int kListedWorkers = 64;
+
   // Borrows everything; all must outlive the Supervisor. train_set may be
   // null (then no histograms of gradients and no image summary).
   Supervisor(nn::Model* model, PsFleet* fleet, const data::ImageDataset* test_set,

@@ -14,6 +14,7 @@
 #include "chief/http/metrics.h"
 #include "core/test_util.h"
 #include "core/testing/fake_clock.h"
+#include "core/testing/wait_until.h"
 #include "nn/model_spec.h"
 #include "nn/test_models.h"
 #include "ps/embedding/sparse_rows.h"
@@ -321,6 +322,53 @@ TEST_F(SupervisorTest, AnEmptyPsBackWithinOnePollIsNeverPublished) {
   for (auto it = first_published; it != seen.end(); ++it) {
     EXPECT_EQ(*it, 3) << "request " << (it - seen.begin() + 1) << " saw global_step " << *it;
   }
+}
+
+// A thousand workers: the status page and pstrain_task_up list the chief,
+// the ps and at most kListedWorkers workers, those not running first; the
+// rest are counted, and every worker is counted by state.
+TEST_F(SupervisorTest, AThousandWorkersPublishABoundedTaskList) {
+  constexpr int kWorkers = 1000;
+  InProcessPs* ps = nullptr;
+  auto fleet = NewFleet(&ps);
+  MetricsBoard board;
+  SupervisorOptions options = Options();
+  options.board = &board;
+  options.num_workers = kWorkers;
+  options.init.set_num_workers(kWorkers);
+  options.init.set_heartbeat_timeout_secs(600);
+  Supervisor sup(model_.get(), fleet.get(), &test_set_, nullptr, &stop_, options);
+  ASSERT_TRUE(sup.Start().ok());
+  for (int w = 0; w < kWorkers - 2; ++w) ASSERT_TRUE(ps->Heartbeat(w, 1, 0.5f).ok());
+  ASSERT_TRUE(ps->Heartbeat(kWorkers - 2, 1, 0.5f).ok());
+  ASSERT_TRUE(ps->WorkerDone(kWorkers - 2, "").ok());  // and worker 999 never heard from
+  std::thread stopper([&] {
+    WaitUntil([&] { return !board.Read().workers_by_state.empty(); }, std::chrono::seconds(30));
+    stop_.Notify("test over");
+  });
+  const Status monitored = sup.Monitor();
+  stopper.join();
+  EXPECT_EQ(monitored.code(), Code::kAborted) << monitored.ToString();
+  const ChiefMetrics m = board.Read();
+  EXPECT_EQ(m.workers_by_state.at("running"), kWorkers - 2);
+  EXPECT_EQ(m.workers_by_state.at("done"), 1);
+  EXPECT_EQ(m.workers_by_state.at("unreachable"), 1);
+  int listed = 0;
+  bool done_listed = false, unreachable_listed = false;
+  for (const TaskHealth& t : m.tasks) {
+    if (t.task.rfind("worker:", 0) != 0) continue;
+    ++listed;
+    done_listed |= t.task == "worker:998" && t.state == "done";
+    unreachable_listed |= t.task == "worker:999" && t.state == "unreachable";
+  }
+  EXPECT_EQ(listed, Supervisor::kListedWorkers);
+  EXPECT_TRUE(done_listed);
+  EXPECT_TRUE(unreachable_listed);
+  EXPECT_EQ(m.unlisted_workers_up, kWorkers - Supervisor::kListedWorkers);
+  EXPECT_EQ(m.unlisted_workers_down, 0);
+  const std::string text = RenderPrometheus(m);
+  EXPECT_NE(text.find("pstrain_workers{state=\"running\"} 998\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("worker:500\""), std::string::npos);
 }
 
 // On a clock the test moves: no evaluation before eval_secs has passed, and

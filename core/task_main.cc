@@ -1,5 +1,7 @@
 #include "core/task_main.h"
 
+#include <absl/synchronization/mutex.h>
+
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 #include <malloc.h>
@@ -62,6 +64,11 @@ void InitToolMain(const char* usage, int* argc, char*** argv) {
     std::exit(0);
   }
   RunWithOpenMpSpinLimit(*argv);
+  // Debian's Abseil is built without NDEBUG, so every absl::Mutex gRPC
+  // locks also walks a graph of all mutexes looking for a deadlock: with a
+  // thousand connections that graph search was the largest cost of a
+  // process (scale_bench's workers). Tasks do not pay for it.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   // Tasks allocate and free multi-megabyte tensors every step. By default
   // glibc maps each one with mmap and unmaps it on free, so every step pays
   // page faults and zeroing again; keep them in the heap instead.

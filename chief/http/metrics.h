@@ -10,6 +10,7 @@
 #define PSTRAIN_CHIEF_HTTP_METRICS_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -51,7 +52,16 @@ struct ChiefMetrics {
   std::string model;
   std::string train_dir;
   double uptime_secs = 0;
+  // The chief, the ps tasks and the workers worth a line: every worker of
+  // a small job, else those not running (at most Supervisor's
+  // kListedWorkers), so that the page and the metrics of a thousand
+  // workers stay small.
   std::vector<TaskHealth> tasks;
+  // The workers not among `tasks`, up and not up.
+  int unlisted_workers_up = 0;
+  int unlisted_workers_down = 0;
+  // Every worker, by state ("running": 998, "dead": 2).
+  std::map<std::string, int> workers_by_state;
   std::vector<TableShardMetrics> tables;  // per table and ps
   std::vector<LossPoint> loss_history;    // recent points, oldest first; the caller bounds it
 };

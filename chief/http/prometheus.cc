@@ -114,8 +114,15 @@ std::string RenderPrometheus(const ChiefMetrics& m) {
     }
   }
 
+  if (!m.workers_by_state.empty()) {
+    Family(&out, "pstrain_workers", "gauge", "Workers in each state, every worker counted.");
+    for (const auto& [state, n] : m.workers_by_state) {
+      out += "pstrain_workers{state=\"" + EscapeLabel(state) + "\"} " + std::to_string(n) + "\n";
+    }
+  }
   Family(&out, "pstrain_task_up", "gauge",
-         "1 when the task is running or being restored, 0 when dead, unreachable or done.");
+         "1 when the task is running or being restored, 0 when dead, unreachable or done; of a "
+         "large job, the workers not running only (pstrain_workers counts every one).");
   for (const TaskHealth& t : m.tasks) {
     out += "pstrain_task_up{task=\"" + EscapeLabel(t.task) + "\",state=\"" + EscapeLabel(t.state) +
            "\"} " + (TaskIsUp(t.state) ? "1" : "0") + "\n";

@@ -47,6 +47,9 @@ std::string RenderStatusJson(const ChiefMetrics& m) {
       {"train_dir", m.train_dir},
       {"uptime_secs", Number(m.uptime_secs)},
       {"tasks", std::move(tasks)},
+      {"unlisted_workers_up", m.unlisted_workers_up},
+      {"unlisted_workers_down", m.unlisted_workers_down},
+      {"workers_by_state", m.workers_by_state},
       {"tables", std::move(tables)},
       {"loss_history", std::move(history)},
   };

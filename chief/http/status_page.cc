@@ -107,14 +107,22 @@ std::string TaskRows(const ChiefMetrics& m) {
            "</td><td><span class=\"pill " + cls + "\">" + HtmlEscape(t.state) +
            "</span></td><td class=\"detail\">" + HtmlEscape(t.detail) + "</td></tr>\n";
   }
+  const int unlisted = m.unlisted_workers_up + m.unlisted_workers_down;
+  if (unlisted > 0) {
+    out += "<tr class=\"unlisted\"><td colspan=\"3\" class=\"none\">and " +
+           std::to_string(unlisted) + " more workers (" + std::to_string(m.unlisted_workers_up) +
+           " up)</td></tr>\n";
+  }
   return out;
 }
 
 std::string TaskSummary(const ChiefMetrics& m) {
-  size_t up = 0;
+  int up = m.unlisted_workers_up;
   for (const TaskHealth& t : m.tasks) up += TaskIsUp(t.state) ? 1 : 0;
-  return std::to_string(m.tasks.size()) + " tasks \xc2\xb7 " + std::to_string(up) +
-         " up \xc2\xb7 " + std::to_string(m.tasks.size() - up) + " not up";
+  const int total =
+      static_cast<int>(m.tasks.size()) + m.unlisted_workers_up + m.unlisted_workers_down;
+  return std::to_string(total) + " tasks \xc2\xb7 " + std::to_string(up) + " up \xc2\xb7 " +
+         std::to_string(total - up) + " not up";
 }
 
 // JSON inside <script>: "<" only occurs within strings, where \u003c is the

@@ -138,7 +138,8 @@ function renderFigures(s) {
   setText("v-stale", grouped(s.stale_gradients_dropped));
 }
 
-function renderTasks(tasks) {
+function renderTasks(s) {
+  const tasks = s.tasks;
   const body = $("tasks-body");
   body.replaceChildren();
   for (const t of tasks) {
@@ -154,8 +155,15 @@ function renderTasks(tasks) {
   if (tasks.length === 0) {
     const td = body.insertRow().insertCell(); td.colSpan = 3; td.className = "none"; td.textContent = "No tasks reported yet.";
   }
-  const up = tasks.filter((t) => isUp(t.state)).length;
-  setText("tasks-summary", tasks.length + " tasks \u00b7 " + up + " up \u00b7 " + (tasks.length - up) + " not up");
+  const unlistedUp = s.unlisted_workers_up || 0, unlisted = unlistedUp + (s.unlisted_workers_down || 0);
+  if (unlisted > 0) {
+    const tr = body.insertRow(); tr.className = "unlisted";
+    const td = tr.insertCell(); td.colSpan = 3; td.className = "none";
+    td.textContent = "and " + unlisted + " more workers (" + unlistedUp + " up)";
+  }
+  const total = tasks.length + unlisted;
+  const up = tasks.filter((t) => isUp(t.state)).length + unlistedUp;
+  setText("tasks-summary", total + " tasks \u00b7 " + up + " up \u00b7 " + (total - up) + " not up");
 }
 
 // A round step for about n ticks over [lo, hi].
@@ -223,7 +231,7 @@ function drawPlot(history) {
 }
 
 let current = JSON.parse($("initial-status").textContent);
-function render(s) { current = s; renderFigures(s); renderTasks(s.tasks); drawPlot(s.loss_history); }
+function render(s) { current = s; renderFigures(s); renderTasks(s); drawPlot(s.loss_history); }
 
 async function refresh() {
   try {

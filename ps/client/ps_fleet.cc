@@ -3,7 +3,8 @@
 #include <glog/logging.h>
 
 #include <cstring>
-#include <future>
+#include <algorithm>
+#include <condition_variable>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -32,21 +33,35 @@ PsFleet::PsFleet(std::vector<std::unique_ptr<PsConnection>> connections, Layout 
       tables_(std::move(layout.tables)),
       placement_(std::move(layout.placement)),
       clients_(std::move(connections)),
-      memory_(std::move(memory)) {
+      memory_(std::move(memory)),
+      fan_out_(std::max(1, static_cast<int>(clients_.size()) - 1), std::chrono::seconds(60)) {
   for (int i = 0; i < num_ps(); ++i) shards_by_ps_.push_back(placement_.ShardsOnPs(i));
 }
 
 Status PsFleet::ForEachPs(const std::function<Status(int)>& fn) {
-  std::vector<std::future<Status>> results;
+  struct Outcomes {
+    std::mutex mu;
+    std::condition_variable done;
+    std::vector<Status> of_ps;
+    int left = 0;
+  } outcomes;
+  outcomes.of_ps.resize(num_ps());
+  outcomes.left = num_ps() - 1;
   for (int ps = 1; ps < num_ps(); ++ps) {
-    results.push_back(std::async(std::launch::async, fn, ps));
+    fan_out_.Submit([&outcomes, &fn, ps] {
+      Status s = fn(ps);
+      std::lock_guard<std::mutex> lock(outcomes.mu);
+      outcomes.of_ps[ps] = std::move(s);
+      if (--outcomes.left == 0) outcomes.done.notify_all();
+    });
   }
-  Status first = fn(0);
-  for (auto& r : results) {
-    Status s = r.get();
-    if (first.ok()) first = s;
+  outcomes.of_ps[0] = fn(0);
+  std::unique_lock<std::mutex> lock(outcomes.mu);
+  outcomes.done.wait(lock, [&] { return outcomes.left == 0; });
+  for (const Status& s : outcomes.of_ps) {
+    if (!s.ok()) return s;
   }
-  return first;
+  return OkStatus();
 }
 
 Status PsFleet::WaitForPs(bool require_ready, const StopNotice* stop,
@@ -55,9 +70,13 @@ Status PsFleet::WaitForPs(bool require_ready, const StopNotice* stop,
   auto last_log = start - std::chrono::hours(1);
   std::string logged;  // what the last line said we wait for
   std::chrono::milliseconds poll(200);
+  // A ps found ready is not asked again, so a thousand workers waiting for
+  // sixteen ps tasks ask each one about once after it is up.
+  std::vector<bool> confirmed(num_ps(), false);
   for (;;) {
     std::string waiting;
     for (int ps = 0; ps < num_ps(); ++ps) {
+      if (confirmed[ps]) continue;
       auto st = clients_[ps]->GetReadiness(std::chrono::seconds(2));
       if (!st.ok()) {
         waiting = clients_[ps]->name() + " to answer (" + st.status().message() + ")";
@@ -74,6 +93,7 @@ Status PsFleet::WaitForPs(bool require_ready, const StopNotice* stop,
                                   "placement flags?");
       }
       if (!waiting.empty()) break;
+      confirmed[ps] = true;
     }
     if (waiting.empty()) return OkStatus();
     const auto now = std::chrono::steady_clock::now();

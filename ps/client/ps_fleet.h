@@ -24,6 +24,7 @@
 #include "core/status.h"
 #include "core/stop_signals.h"
 #include "core/tensor.h"
+#include "core/thread_pool.h"
 #include "proto/ps.pb.h"
 #include "ps/client/ps_connection.h"
 #include "ps/client/tensor_memory.h"
@@ -207,7 +208,8 @@ class PsFleet {
   // num_tensors included.
   proto::PushHeader PushHeaderFor(int ps, int worker, int64_t local_step, const PsSteps& pulled,
                                   bool sync) const;
-  // Runs fn(ps) for every ps in parallel; returns the first error.
+  // Runs fn(ps) for every ps in parallel (ps 0 on the caller's thread, the
+  // rest on fan_out_); returns the first error.
   Status ForEachPs(const std::function<Status(int ps)>& fn);
 
   static StatusOr<Layout> PlaceFromFlags(int num_ps, std::vector<cluster::VariableInfo> variables,
@@ -230,6 +232,10 @@ class PsFleet {
   // The pull buffers after a pull: back for the next one, or (it failed)
   // their tensors retired.
   void ReturnPullBuffers(std::vector<std::map<std::string, Tensor>>* buffers, bool failed);
+  // ForEachPs's threads, one per ps past the first, kept between steps: a
+  // step with a hundred ps tasks starts no thread. Declared last: its
+  // threads end before what they use.
+  ThreadPool fan_out_;
 };
 
 }  // namespace pstrain
