@@ -42,7 +42,7 @@
 
 #include "bench/http_get.h"
 #include "bench/ps_processes.h"
-#include "bench/scale/simulated_worker.h"
+#include "bench/scale/worker_groups.h"
 #include "cluster/cluster_spec.h"
 #include "core/status.h"
 #include "core/task_main.h"
@@ -53,6 +53,8 @@
 #include "ps/rpc/ps_connections.h"
 #include "ps/tcp/tensor_channel_server.h"
 
+DECLARE_int64(min_slice_bytes);  // cluster/placement_flags.cc
+
 DEFINE_string(ps_list, "4", "Numbers of ps tasks P, comma-separated");
 DEFINE_string(workers_list, "10,100,300", "Numbers of simulated workers W, comma-separated");
 DEFINE_bool(sync, false, "Sync replicas: replicas_to_aggregate = W - --backup_workers");
@@ -61,11 +63,22 @@ DEFINE_string(transport, "tensor",
               "tensor: the ps tasks' tensor channel (over TCP); grpc: no tensor channel");
 DEFINE_bool(chief, true,
             "Run a real chief process (else the benchmark initializes the ps tasks itself)");
+DEFINE_int32(compute_ms, 1000,
+             "Each simulated worker's pause between its pull and its push, in place of "
+             "computing (0: none, every worker pulls and pushes as fast as it can)");
 DEFINE_double(seconds, 10, "Measured window per point, after every worker has stepped");
 DEFINE_double(start_timeout_secs, 300, "Give up when the workers have not all stepped by then");
 DEFINE_string(ps_server, "", "Path of ps_server; empty: <build>/ps/ps_server");
 DEFINE_bool(show_ps_output, false, "Copy the ps tasks' and the chief's logs to stderr");
 DEFINE_string(csv, "", "Append each point to this CSV file (with a header when new)");
+DEFINE_int32(worker_processes, 0,
+             "Processes the simulated workers run in (0: enough that each holds at most "
+             "10,000 connections)");
+// A worker group's own flags: set by the benchmark for its child processes.
+DEFINE_int32(group_first, -1, "(a worker group's) first worker index; -1: not a group");
+DEFINE_int32(group_count, 0, "(a worker group's) number of workers");
+DEFINE_string(group_ps_ports, "", "(a worker group's) the ps tasks' ports on 127.0.0.1");
+DEFINE_string(group_model_spec, "", "(a worker group's) the chief's ModelSpec file");
 
 namespace pstrain {
 namespace {
@@ -122,6 +135,14 @@ Status WriteChiefCluster(const std::vector<int>& ps_ports, int chief_port, int w
   return cluster::WriteClusterSpec(spec, path);
 }
 
+// The p-quantile (0..1) of `values` (reordered); 0 when empty.
+double Quantile(std::vector<double>* values, double p) {
+  if (values->empty()) return 0;
+  const size_t at = std::min(values->size() - 1, static_cast<size_t>(p * values->size()));
+  std::nth_element(values->begin(), values->begin() + at, values->end());
+  return (*values)[at];
+}
+
 // Milliseconds a GET of the chief's `path` takes; -1 when it fails.
 double TimeGet(int port, const std::string& path) {
   const auto start = Clock::now();
@@ -133,50 +154,72 @@ double TimeGet(int port, const std::string& path) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
+// Worker processes for W workers with P ps tasks: each connection is a
+// descriptor (a gRPC and a tensor channel one per worker and ps), and a
+// process may hold 20,000 here.
+int WorkerProcesses(int ps, int w) {
+  if (FLAGS_worker_processes > 0) return std::min(FLAGS_worker_processes, w);
+  return std::max(1, std::min(w, (2 * ps * w + 9999) / 10000));
+}
+
+std::string JoinInts(const std::vector<int>& v) {
+  std::string out;
+  for (int x : v) out += (out.empty() ? "" : ",") + std::to_string(x);
+  return out;
+}
+
 // Starts the workers, waits for all to step (a progress line meanwhile),
 // measures the window, and stops them; what they saw goes to *p.
-Status RunWorkers(int ps, int w, const std::vector<int>& ports, const PsFleet::Layout& layout,
+Status RunWorkers(int ps, int w, const std::vector<int>& ports, const std::string& spec_path,
                   PsFleet* control, bench::PsProcesses* procs, int chief_pid, int http_port,
                   Point* p) {
-  bench::WorkerTally tally;
-  std::vector<std::unique_ptr<bench::SimulatedWorker>> workers;
-  std::vector<std::thread> threads;
+  bench::GroupSpec all;
+  all.count = w;
+  all.ps_ports = ports;
+  all.model_spec = spec_path;
+  all.sync = FLAGS_sync;
+  all.compute = std::chrono::milliseconds(FLAGS_compute_ms);
   const auto start = Clock::now();
-  for (int i = 0; i < w; ++i) {
-    bench::SimulatedWorker::Options options;
-    options.index = i;
-    options.sync = FLAGS_sync;
-    workers.push_back(std::make_unique<bench::SimulatedWorker>(options, ports, layout, &tally));
-    threads.emplace_back([&worker = *workers.back()] { worker.Run(); });
-  }
+  PS_ASSIGN_OR_RETURN(
+      auto groups,
+      bench::WorkerGroups::Start(
+          "/proc/self/exe", WorkerProcesses(ps, w), all, FLAGS_show_ps_output,
+          [](const bench::GroupSpec& g) {
+            return std::vector<std::string>{
+                "--group_first=" + std::to_string(g.first),
+                "--group_count=" + std::to_string(g.count), "--group_ps_ports=" + JoinInts(g.ps_ports),
+                "--group_model_spec=" + g.model_spec, std::string("--sync=") + (g.sync ? "1" : "0"),
+                "--min_slice_bytes=" + std::to_string(FLAGS_min_slice_bytes),
+                "--compute_ms=" + std::to_string(g.compute.count())};
+          }));
   auto last_line = start;
-  while (tally.stepped.load() < w) {
+  while (groups->stepped() < w) {
     const auto now = Clock::now();
     if (now - start > std::chrono::duration<double>(FLAGS_start_timeout_secs)) break;
     if (now - last_line >= std::chrono::seconds(2)) {
       std::fprintf(stderr, "  P=%d W=%d: %d of %d workers stepping after %.0f s\n", ps, w,
-                   tally.stepped.load(), w, std::chrono::duration<double>(now - start).count());
+                   groups->stepped(), w, std::chrono::duration<double>(now - start).count());
       last_line = now;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   p->start_secs = std::chrono::duration<double>(Clock::now() - start).count();
-  Status outcome = tally.stepped.load() == w
+  Status outcome = groups->stepped() == w
                        ? OkStatus()
-                       : DeadlineExceeded(std::to_string(w - tally.stepped.load()) + " of " +
+                       : DeadlineExceeded(std::to_string(w - groups->stepped()) + " of " +
                                           std::to_string(w) + " workers never stepped");
   if (outcome.ok()) {
     auto step0 = control->CoordinatorStatus();
-    const int64_t pushes0 = tally.pushes.load();
     const bench::CpuSample c0 = bench::SampleCpu();
     const double chief0 = chief_pid > 0 ? bench::ProcessCpuSec(std::to_string(chief_pid), nullptr,
                                                                 nullptr)
                                         : 0;
-    tally.measuring.store(true);
+    groups->StartWindow();
     std::this_thread::sleep_for(std::chrono::duration<double>(FLAGS_seconds));
-    tally.measuring.store(false);
+    int64_t pushes = 0;
+    std::vector<double> cycles;
+    outcome = groups->EndWindow(std::chrono::seconds(60), &pushes, &cycles);
     auto step1 = control->CoordinatorStatus();
-    const int64_t pushes = tally.pushes.load() - pushes0;
     const bench::CpuSample c1 = bench::SampleCpu();
     const double secs = std::chrono::duration<double>(c1.when - c0.when).count();
     if (chief_pid > 0) {
@@ -190,8 +233,8 @@ Status RunWorkers(int ps, int w, const std::vector<int>& ports, const PsFleet::L
     }
     p->pushes_per_sec = pushes / secs;
     p->ps_cpu_ms_per_push = pushes > 0 ? 1e3 * (c1.ps_sec - c0.ps_sec) / pushes : 0;
-    p->cycle_p50_ms = tally.CycleMs(0.5);
-    p->cycle_p99_ms = tally.CycleMs(0.99);
+    p->cycle_p50_ms = Quantile(&cycles, 0.5);
+    p->cycle_p99_ms = Quantile(&cycles, 0.99);
     for (int pid : procs->pids()) {
       const bench::ProcessResources r = bench::ReadProcessResources(pid);
       p->worst.threads = std::max(p->worst.threads, r.threads);
@@ -199,11 +242,8 @@ Status RunWorkers(int ps, int w, const std::vector<int>& ports, const PsFleet::L
       p->worst.descriptors = std::max(p->worst.descriptors, r.descriptors);
     }
   }
-  tally.stop.store(true);
-  for (auto& t : threads) t.join();
-  p->errors = tally.errors();
-  p->examples = tally.examples();
-  return outcome;
+  const Status stopped = groups->Stop(std::chrono::seconds(120), &p->errors, &p->examples);
+  return outcome.ok() ? stopped : outcome;
 }
 
 StatusOr<Point> RunPoint(const std::string& binary, int ps, int w, const std::string& dir) {
@@ -246,7 +286,8 @@ StatusOr<Point> RunPoint(const std::string& binary, int ps, int w, const std::st
                                      "--http_host=127.0.0.1",
                                      "--http_port=" + std::to_string(http_port),
                                      // Workers go quiet while 2 cores serve a thousand.
-                                     "--heartbeat_timeout_secs=60"};
+                                     "--heartbeat_timeout_secs=60",
+                                     "--min_slice_bytes=" + std::to_string(FLAGS_min_slice_bytes)};
     if (FLAGS_sync) {
       argv.push_back("--sync_replicas");
       argv.push_back("--replicas_to_aggregate=" + std::to_string(w - FLAGS_backup_workers));
@@ -268,7 +309,7 @@ StatusOr<Point> RunPoint(const std::string& binary, int ps, int w, const std::st
     PS_RETURN_IF_ERROR(control->InitVariables(init, header));
   }
 
-  Status outcome = RunWorkers(ps, w, procs.ports(), layout, control.get(), &procs, chief_pid,
+  Status outcome = RunWorkers(ps, w, procs.ports(), spec_path, control.get(), &procs, chief_pid,
                               http_port, &p);
   if (!FLAGS_chief) {
     Status down = control->ShutdownAll("scale_bench done");
@@ -306,6 +347,27 @@ void AppendCsv(const Point& p) {
 }
 
 int Main() {
+  // The model's weights in slices of 1 KB or more: every ps task holds
+  // some of it (16 ps tasks: 16 slices of 49 x 10), as a model that
+  // needs them would.
+  if (gflags::GetCommandLineFlagInfoOrDie("min_slice_bytes").is_default) {
+    FLAGS_min_slice_bytes = 1024;
+  }
+  if (FLAGS_group_first >= 0) {
+    auto ports = bench::ParseIntList("group_ps_ports", FLAGS_group_ps_ports, 1, 65535);
+    if (!ports.ok()) {
+      std::fprintf(stderr, "scale_bench: %s\n", ports.status().message().c_str());
+      return 1;
+    }
+    bench::GroupSpec spec;
+    spec.first = FLAGS_group_first;
+    spec.count = FLAGS_group_count;
+    spec.ps_ports = *ports;
+    spec.model_spec = FLAGS_group_model_spec;
+    spec.sync = FLAGS_sync;
+    spec.compute = std::chrono::milliseconds(FLAGS_compute_ms);
+    return bench::RunWorkerGroup(spec);
+  }
   if (FLAGS_transport != "tensor" && FLAGS_transport != "grpc") {
     std::fprintf(stderr, "scale_bench: --transport=%s: tensor or grpc\n", FLAGS_transport.c_str());
     return 1;
@@ -327,11 +389,13 @@ int Main() {
   }
   const std::string binary = bench::PsServerPath(FLAGS_ps_server);
   std::printf(
-      "scale_bench: %s, %s, %s; 784 x 10 dense model (31 KB); %.0f s window; %ld cores, load "
-      "average %.2f; ps flags: defaults, but the per-peer connection cap lifted to the overall "
-      "one (the workers all connect from 127.0.0.1)\n",
+      "scale_bench: %s, %s, %s; 784 x 10 dense model (31 KB, in slices of %lld bytes or "
+      "more); %d ms of computing a step; %.0f s window; %ld cores, load average %.2f; ps flags: "
+      "defaults, but the per-peer connection cap lifted to the overall one (the workers all "
+      "connect from 127.0.0.1)\n",
       FLAGS_sync ? ("sync, R = W - " + std::to_string(FLAGS_backup_workers)).c_str() : "async",
-      FLAGS_transport.c_str(), FLAGS_chief ? "a real chief" : "no chief", FLAGS_seconds,
+      FLAGS_transport.c_str(), FLAGS_chief ? "a real chief" : "no chief",
+      static_cast<long long>(FLAGS_min_slice_bytes), FLAGS_compute_ms, FLAGS_seconds,
       sysconf(_SC_NPROCESSORS_ONLN), bench::LoadAverage1());
   std::printf("%4s %6s %7s %8s %8s %8s %8s %7s %5s %7s %7s %8s %9s %7s %7s  %s\n", "P", "W",
               "start_s", "steps/s", "pushes/s", "p50_ms", "p99_ms", "threads", "fds", "rss_MB",

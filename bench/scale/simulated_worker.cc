@@ -1,6 +1,8 @@
 #include "bench/scale/simulated_worker.h"
 
 #include <algorithm>
+#include <thread>
+#include <utility>
 
 #include "ps/rpc/ps_connections.h"
 #include "worker/heartbeat_sender.h"
@@ -42,13 +44,9 @@ std::map<std::string, std::string> WorkerTally::examples() const {
   return examples_;
 }
 
-double WorkerTally::CycleMs(double p) const {
+std::vector<double> WorkerTally::TakeCycles() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (cycles_ms_.empty()) return 0;
-  std::vector<double> sorted = cycles_ms_;
-  const size_t at = std::min(sorted.size() - 1, static_cast<size_t>(p * sorted.size()));
-  std::nth_element(sorted.begin(), sorted.begin() + at, sorted.end());
-  return sorted[at];
+  return std::move(cycles_ms_);
 }
 
 SimulatedWorker::SimulatedWorker(const Options& options, const std::vector<int>& ps_ports,
@@ -81,6 +79,7 @@ void SimulatedWorker::Run() {
       if (!tally_->stop.load()) tally_->Count(pulled);
       continue;
     }
+    if (options_.compute.count() > 0) std::this_thread::sleep_for(options_.compute);
     auto pushed = fleet_->PushGradients(grads_, options_.index, ++local_step, steps, options_.sync);
     if (!pushed.ok()) {
       if (!tally_->stop.load()) tally_->Count(pushed.status());

@@ -1,9 +1,10 @@
 // SimulatedWorker: what a worker process does to the ps tasks, as a thread:
 // its own PsFleet and connections (through an address of its own,
 // 127.0.X.Y, so that no connection is shared with another worker), a
-// HeartbeatSender to ps:0 every second, and a loop of pull and push of
-// gradients of the job's variables (sync: each pull waits for the step
-// after the one it pushed to), then WorkerDone. What the workers see is
+// HeartbeatSender to ps:0 every second, and a loop of pull, a pause in
+// place of computing, and push of gradients of the job's variables (sync:
+// each pull waits for the step after the one it pushed to), then
+// WorkerDone. What the workers see is
 // added up in WorkerTally.
 #ifndef PSTRAIN_BENCH_SCALE_SIMULATED_WORKER_H_
 #define PSTRAIN_BENCH_SCALE_SIMULATED_WORKER_H_
@@ -37,8 +38,8 @@ struct WorkerTally {
   // Failed calls by code, and the first message of each.
   std::map<std::string, int64_t> errors() const;
   std::map<std::string, std::string> examples() const;
-  // The p-quantile (0..1) of the cycles recorded, in ms; 0 without any.
-  double CycleMs(double p) const;
+  // The cycles recorded since the last call, in ms.
+  std::vector<double> TakeCycles();
 
  private:
   mutable std::mutex mu_;
@@ -53,6 +54,8 @@ class SimulatedWorker {
     int index = 0;
     bool sync = false;
     std::chrono::milliseconds pull_wait{10000};  // a sync pull's wait for its step
+    // Between a pull and its push, in place of forward and backward.
+    std::chrono::milliseconds compute{0};
   };
   SimulatedWorker(const Options& options, const std::vector<int>& ps_ports,
                   const PsFleet::Layout& layout, WorkerTally* tally);
