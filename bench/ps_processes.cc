@@ -1,6 +1,7 @@
 #include "bench/ps_processes.h"
 
 #include <poll.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -136,7 +137,7 @@ CpuSample SampleCpu() {
 std::vector<int> PsProcesses::pids() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<int> out;
-  for (int i = 0; i < num_ps_; ++i) out.push_back(static_cast<int>(procs_[i]->pid()));
+  for (int i = 0; i < num_ps_; ++i) out.push_back(static_cast<int>(procs_[ps_at_[i]]->pid()));
   return out;
 }
 
@@ -155,6 +156,9 @@ Status PsProcesses::Start(const std::string& binary, int num_ps, const std::stri
     argv.insert(argv.end(), extra_args.begin(), extra_args.end());
     PS_ASSIGN_OR_RETURN(auto p, TaskProcess::Spawn("ps:" + std::to_string(i), argv));
     procs_.push_back(std::move(p));
+    killed_.push_back(false);
+    ps_at_.push_back(i);
+    ps_argv_.push_back(std::move(argv));
   }
   num_ps_ = num_ps;
   drainer_ = std::thread([this] { Drain(); });
@@ -166,8 +170,33 @@ StatusOr<int> PsProcesses::AddTask(const std::string& name, const std::vector<st
   const int pid = static_cast<int>(p->pid());
   std::lock_guard<std::mutex> lock(mu_);
   procs_.push_back(std::move(p));
+  killed_.push_back(false);
   all_exited_.store(false);
   return pid;
+}
+
+Status PsProcesses::RestartPs(int index) {
+  pid_t old_pid;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const int at = ps_at_[index];
+    killed_[at] = true;
+    old_pid = procs_[at]->pid();
+  }
+  // By pid: the drainer reaps it (and then reads it to the end).
+  ::kill(old_pid, SIGKILL);
+  // Its port is free for the new process once the old one is gone.
+  while (::kill(old_pid, 0) == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  PS_ASSIGN_OR_RETURN(auto p,
+                      TaskProcess::Spawn("ps:" + std::to_string(index), ps_argv_[index]));
+  std::lock_guard<std::mutex> lock(mu_);
+  ps_at_[index] = static_cast<int>(procs_.size());
+  procs_.push_back(std::move(p));
+  killed_.push_back(false);
+  all_exited_.store(false);
+  return OkStatus();
 }
 
 bool PsProcesses::WaitForExit(std::chrono::seconds timeout) {
@@ -198,9 +227,11 @@ std::string PsProcesses::ExitDescriptions() {
 void PsProcesses::Drain() {
   for (;;) {
     std::vector<TaskProcess*> procs;
+    std::vector<bool> killed;
     {
       std::lock_guard<std::mutex> lock(mu_);
       for (auto& p : procs_) procs.push_back(p.get());
+      killed = killed_;
     }
     std::vector<pollfd> fds;
     for (TaskProcess* p : procs) {
@@ -214,10 +245,11 @@ void PsProcesses::Drain() {
     std::string got;
     bool all = true, succeeded = true;
     std::string exits;
-    for (TaskProcess* p : procs) {
+    for (size_t i = 0; i < procs.size(); ++i) {
+      TaskProcess* p = procs[i];
       p->DrainOutput(&got);
       if (!p->PollExit()) all = false;
-      if (!p->succeeded()) succeeded = false;
+      if (!p->succeeded() && !killed[i]) succeeded = false;
       exits += p->name() + ": " + p->exit_description() + "; ";
     }
     {

@@ -71,6 +71,10 @@ class PsProcesses {
   // Another task beside the ps tasks (a chief), drained and waited for
   // with them; returns its process id.
   StatusOr<int> AddTask(const std::string& name, const std::vector<std::string>& argv);
+  // Kills ps `index` (SIGKILL) and starts it again, empty, on its port,
+  // as a restarted pod would be; the killed process does not count against
+  // AllSucceeded.
+  Status RestartPs(int index);
   const std::vector<int>& ports() const { return reserved_.ports(); }
   // Each ps process's id, in task order.
   std::vector<int> pids() const;
@@ -89,7 +93,10 @@ class PsProcesses {
   bool show_output_ = false;
   ReservedPorts reserved_;  // held while the ps tasks run
   int num_ps_ = 0;
+  std::vector<std::vector<std::string>> ps_argv_;  // each ps's command line
+  std::vector<int> ps_at_;                         // each ps's place in procs_; under mu_
   std::vector<std::unique_ptr<TaskProcess>> procs_;  // the ps tasks first; under mu_
+  std::vector<bool> killed_;                         // by RestartPs, per procs_; under mu_
   std::thread drainer_;
   std::atomic<bool> done_{false}, all_exited_{false}, all_succeeded_{false};
   mutable std::mutex mu_;

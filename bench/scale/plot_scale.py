@@ -1,10 +1,10 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Draws scale_bench's measured points (its --csv file) as a PNG: per mode and
 transport, against the number of workers W (log scale), the sync step or
 cycle p50, the ps's CPU per push, its threads and its memory per worker, and
 the chief's CPU per worker.
 
-    python3 bench/scale/plot_scale.py points.csv docs/images/scale.png
+    /usr/bin/python3 bench/scale/plot_scale.py points.csv docs/images/scale.png
 """
 import csv
 import sys

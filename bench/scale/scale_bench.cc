@@ -66,6 +66,12 @@ DEFINE_bool(chief, true,
 DEFINE_int32(compute_ms, 1000,
              "Each simulated worker's pause between its pull and its push, in place of "
              "computing (0: none, every worker pulls and pushes as fast as it can)");
+DEFINE_bool(fault, false,
+            "Halfway through the window, kill ps:--fault_ps (started again, empty, on its "
+            "port) and a tenth of the workers (their process): the chief restores the ps from "
+            "its latest checkpoint (saved every --fault_checkpoint_secs) and training goes on");
+DEFINE_int32(fault_ps, 1, "The ps task --fault kills");
+DEFINE_double(fault_checkpoint_secs, 5, "With --fault: the chief's --save_checkpoint_secs");
 DEFINE_double(seconds, 10, "Measured window per point, after every worker has stepped");
 DEFINE_double(start_timeout_secs, 300, "Give up when the workers have not all stepped by then");
 DEFINE_string(ps_server, "", "Path of ps_server; empty: <build>/ps/ps_server");
@@ -113,6 +119,9 @@ struct Point {
   double status_ms = -1, metrics_ms = -1;   // the chief's pages, fetched once each
   std::map<std::string, int64_t> errors;
   std::map<std::string, std::string> examples;
+  // --fault: global_step as the ps and the workers were killed, the lowest
+  // step after (the checkpoint the chief restored), and at the window's end.
+  int64_t step_at_fault = -1, step_restored = -1, step_after = -1;
 };
 
 std::string ChiefPath(const std::string& ps_server) {
@@ -159,7 +168,32 @@ double TimeGet(int port, const std::string& path) {
 // process may hold 20,000 here.
 int WorkerProcesses(int ps, int w) {
   if (FLAGS_worker_processes > 0) return std::min(FLAGS_worker_processes, w);
-  return std::max(1, std::min(w, (2 * ps * w + 9999) / 10000));
+  const int by_descriptors = (2 * ps * w + 9999) / 10000;
+  // --fault kills one of ten: a tenth of the workers.
+  return std::max(1, std::min(w, FLAGS_fault ? std::max(10, by_descriptors) : by_descriptors));
+}
+
+// --fault, halfway through the window: kills ps --fault_ps (started again,
+// empty) and the first worker group, then watches global_step until the
+// window ends.
+Status InjectFault(bench::PsProcesses* procs, bench::WorkerGroups* groups, PsFleet* control,
+                   Point* p) {
+  std::this_thread::sleep_for(std::chrono::duration<double>(FLAGS_seconds / 2));
+  PS_ASSIGN_OR_RETURN(auto before, control->CoordinatorStatus());
+  p->step_at_fault = before.global_step();
+  groups->Kill(0);
+  PS_RETURN_IF_ERROR(procs->RestartPs(FLAGS_fault_ps));
+  p->step_restored = p->step_at_fault;
+  const auto end = Clock::now() + std::chrono::duration<double>(FLAGS_seconds / 2);
+  while (Clock::now() < end) {
+    auto st = control->CoordinatorStatus();
+    if (st.ok()) {
+      p->step_restored = std::min<int64_t>(p->step_restored, st->global_step());
+      p->step_after = st->global_step();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return OkStatus();
 }
 
 std::string JoinInts(const std::vector<int>& v) {
@@ -215,10 +249,15 @@ Status RunWorkers(int ps, int w, const std::vector<int>& ports, const std::strin
                                                                 nullptr)
                                         : 0;
     groups->StartWindow();
-    std::this_thread::sleep_for(std::chrono::duration<double>(FLAGS_seconds));
+    if (FLAGS_fault) {
+      outcome = InjectFault(procs, groups.get(), control, p);
+    } else {
+      std::this_thread::sleep_for(std::chrono::duration<double>(FLAGS_seconds));
+    }
     int64_t pushes = 0;
     std::vector<double> cycles;
-    outcome = groups->EndWindow(std::chrono::seconds(60), &pushes, &cycles);
+    const Status windowed = groups->EndWindow(std::chrono::seconds(60), &pushes, &cycles);
+    if (outcome.ok()) outcome = windowed;
     auto step1 = control->CoordinatorStatus();
     const bench::CpuSample c1 = bench::SampleCpu();
     const double secs = std::chrono::duration<double>(c1.when - c0.when).count();
@@ -285,9 +324,14 @@ StatusOr<Point> RunPoint(const std::string& binary, int ps, int w, const std::st
                                      "--train_dir=" + dir + "/train",
                                      "--http_host=127.0.0.1",
                                      "--http_port=" + std::to_string(http_port),
-                                     // Workers go quiet while 2 cores serve a thousand.
-                                     "--heartbeat_timeout_secs=60",
+                                     // Workers go quiet while 2 cores serve a thousand;
+                                     // the killed ones of --fault are declared dead sooner.
+                                     std::string("--heartbeat_timeout_secs=") +
+                                         (FLAGS_fault ? "15" : "60"),
                                      "--min_slice_bytes=" + std::to_string(FLAGS_min_slice_bytes)};
+    if (FLAGS_fault) {
+      argv.push_back("--save_checkpoint_secs=" + std::to_string(FLAGS_fault_checkpoint_secs));
+    }
     if (FLAGS_sync) {
       argv.push_back("--sync_replicas");
       argv.push_back("--replicas_to_aggregate=" + std::to_string(w - FLAGS_backup_workers));
@@ -372,6 +416,10 @@ int Main() {
     std::fprintf(stderr, "scale_bench: --transport=%s: tensor or grpc\n", FLAGS_transport.c_str());
     return 1;
   }
+  if (FLAGS_fault && !FLAGS_chief) {
+    std::fprintf(stderr, "scale_bench: --fault needs --chief (it restores the killed ps)\n");
+    return 1;
+  }
   auto ps_list = bench::ParseIntList("ps_list", FLAGS_ps_list, 1, 256);
   auto workers_list = bench::ParseIntList("workers_list", FLAGS_workers_list, 1, 60000);
   for (const auto* list : {&ps_list, &workers_list}) {
@@ -430,6 +478,16 @@ int Main() {
                   errors.empty() ? "none" : errors.c_str());
       for (const auto& [code, message] : p->examples) {
         std::printf("            first %s: %s\n", code.c_str(), message.c_str());
+      }
+      if (FLAGS_fault) {
+        std::printf("            fault: ps:%d and %d workers killed at global_step %lld; the "
+                    "chief restored step %lld (%lld steps lost); step %lld at the window's end; "
+                    "every other task exited 0\n",
+                    FLAGS_fault_ps, w / WorkerProcesses(ps, w),
+                    static_cast<long long>(p->step_at_fault),
+                    static_cast<long long>(p->step_restored),
+                    static_cast<long long>(p->step_at_fault - p->step_restored),
+                    static_cast<long long>(p->step_after));
       }
       std::fflush(stdout);
       if (!FLAGS_csv.empty()) AppendCsv(*p);

@@ -104,6 +104,7 @@ StatusOr<std::unique_ptr<WorkerGroups>> WorkerGroups::Start(
   g->stepped_.assign(groups, 0);
   g->windowed_.assign(groups, false);
   g->ended_.assign(groups, false);
+  g->killed_.assign(groups, false);
   for (int i = 0; i < groups; ++i) {
     GroupSpec one = all;
     one.first = all.first + all.count * i / groups;
@@ -186,13 +187,25 @@ void WorkerGroups::SignalAll(int signo) {
   // By pid: the drainer reaps them (a reaped group is not signalled again
   // but at destruction).
   if (exited_.load()) return;
-  for (auto& p : procs_) ::kill(p->pid(), signo);
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = 0; i < procs_.size(); ++i) {
+    if (!killed_[i]) ::kill(procs_[i]->pid(), signo);
+  }
+}
+
+void WorkerGroups::Kill(int g) {
+  std::lock_guard<std::mutex> lock(mu_);
+  killed_[g] = true;
+  windowed_[g] = true;  // nothing more comes from it
+  ::kill(procs_[g]->pid(), SIGKILL);
 }
 
 int WorkerGroups::stepped() const {
   std::lock_guard<std::mutex> lock(mu_);
   int sum = 0;
-  for (int s : stepped_) sum += s;
+  for (size_t i = 0; i < stepped_.size(); ++i) {
+    if (!killed_[i]) sum += stepped_[i];
+  }
   return sum;
 }
 
@@ -202,7 +215,7 @@ Status WorkerGroups::EndWindow(std::chrono::seconds timeout, int64_t* pushes,
                                std::vector<double>* cycles_ms) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    windowed_.assign(windowed_.size(), false);
+    windowed_ = killed_;  // a killed group reports nothing
     pushes_ = 0;
     cycles_ms_.clear();
   }
@@ -241,6 +254,7 @@ Status WorkerGroups::Stop(std::chrono::seconds timeout, std::map<std::string, in
   *errors = errors_;
   *examples = examples_;
   for (size_t i = 0; i < procs_.size(); ++i) {
+    if (killed_[i]) continue;
     if (!ended_[i] || !procs_[i]->succeeded()) {
       return Internal(procs_[i]->name() + " did not end well: " + procs_[i]->exit_description());
     }

@@ -56,6 +56,10 @@ class WorkerGroups {
   // all groups together.
   void StartWindow();
   Status EndWindow(std::chrono::seconds timeout, int64_t* pushes, std::vector<double>* cycles_ms);
+  // Kills group `g` (SIGKILL): its workers vanish as crashed processes do,
+  // without reporting done. Not counted by stepped, EndWindow or Stop.
+  void Kill(int g);
+  int groups() const { return static_cast<int>(procs_.size()); }
   // Stops every worker (each reports done to ps:0) and waits for the
   // groups to exit; the calls that failed, by code, and a message of each.
   Status Stop(std::chrono::seconds timeout, std::map<std::string, int64_t>* errors,
@@ -75,7 +79,7 @@ class WorkerGroups {
   std::atomic<bool> exited_{false};  // every group exited, its output read
   mutable std::mutex mu_;
   std::vector<int> stepped_;
-  std::vector<bool> windowed_, ended_;
+  std::vector<bool> windowed_, ended_, killed_;
   int64_t pushes_ = 0;
   std::vector<double> cycles_ms_;
   std::map<std::string, int64_t> errors_;
