@@ -179,8 +179,15 @@ int WorkerProcesses(int ps, int w) {
 Status InjectFault(bench::PsProcesses* procs, bench::WorkerGroups* groups, PsFleet* control,
                    Point* p) {
   std::this_thread::sleep_for(std::chrono::duration<double>(FLAGS_seconds / 2));
-  PS_ASSIGN_OR_RETURN(auto before, control->CoordinatorStatus());
-  p->step_at_fault = before.global_step();
+  // ps:0's step just before the kill (asked again if a call of the
+  // benchmark's own fails under load).
+  auto before = control->CoordinatorStatus();
+  for (int tries = 1; !before.ok() && tries < 10; ++tries) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    before = control->CoordinatorStatus();
+  }
+  PS_RETURN_IF_ERROR(before.status());
+  p->step_at_fault = before->global_step();
   groups->Kill(0);
   PS_RETURN_IF_ERROR(procs->RestartPs(FLAGS_fault_ps));
   p->step_restored = p->step_at_fault;

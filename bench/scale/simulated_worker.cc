@@ -77,12 +77,16 @@ void SimulatedWorker::Run() {
     if (!pulled.ok()) {
       // A sync step the stopped workers no longer complete is no failure.
       if (!tally_->stop.load()) tally_->Count(pulled);
+      // As a worker's Trainer does: the next pull takes whatever step the
+      // ps is at (a restore may have moved it back).
+      min_step = 0;
       continue;
     }
     if (options_.compute.count() > 0) std::this_thread::sleep_for(options_.compute);
     auto pushed = fleet_->PushGradients(grads_, options_.index, ++local_step, steps, options_.sync);
     if (!pushed.ok()) {
       if (!tally_->stop.load()) tally_->Count(pushed.status());
+      min_step = 0;
       continue;
     }
     heartbeat.set_local_step(local_step);
