@@ -354,6 +354,8 @@ void TensorChannelServer::Served(const ConnectionPtr& c, const Status& served) {
     return;
   }
   if (!served.ok() || stopping_) {
+    // A pull it parked as the ps began to stop waits no more.
+    if (c->wait_id != 0 && !c->wait_ended) core_->CancelPullWait(c->wait_id);
     Close(c);
     return;
   }
