@@ -34,7 +34,11 @@ namespace pstrain {
 // for one): Init, Pull and Push take raw messages (the generated
 // WithRawCallbackMethod_ bases), the rest typed ones.
 using PsServiceBase = proto::Ps::WithRawCallbackMethod_Init<proto::Ps::WithRawCallbackMethod_Pull<
-    proto::Ps::WithRawCallbackMethod_Push<proto::Ps::CallbackService>>>;
+    proto::Ps::WithRawCallbackMethod_Push<proto::Ps::WithCallbackMethod_GetStatus<
+        proto::Ps::WithCallbackMethod_WorkerDone<proto::Ps::WithCallbackMethod_SetLiveWorkers<
+            proto::Ps::WithCallbackMethod_Heartbeat<proto::Ps::WithCallbackMethod_EndTraining<
+                proto::Ps::WithCallbackMethod_Shutdown<proto::Ps::WithCallbackMethod_ExportRows<
+                    proto::Ps::WithCallbackMethod_ImportRows<proto::Ps::Service>>>>>>>>>>>;
 
 class PsService final : public PsServiceBase {
  public:
