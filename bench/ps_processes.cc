@@ -189,8 +189,7 @@ Status PsProcesses::RestartPs(int index) {
   while (::kill(old_pid, 0) == 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  PS_ASSIGN_OR_RETURN(auto p,
-                      TaskProcess::Spawn("ps:" + std::to_string(index), ps_argv_[index]));
+  PS_ASSIGN_OR_RETURN(auto p, TaskProcess::Spawn("ps:" + std::to_string(index), ps_argv_[index]));
   std::lock_guard<std::mutex> lock(mu_);
   ps_at_[index] = static_cast<int>(procs_.size());
   procs_.push_back(std::move(p));

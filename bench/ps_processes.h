@@ -93,8 +93,8 @@ class PsProcesses {
   bool show_output_ = false;
   ReservedPorts reserved_;  // held while the ps tasks run
   int num_ps_ = 0;
-  std::vector<std::vector<std::string>> ps_argv_;  // each ps's command line
-  std::vector<int> ps_at_;                         // each ps's place in procs_; under mu_
+  std::vector<std::vector<std::string>> ps_argv_;    // each ps's command line
+  std::vector<int> ps_at_;                           // each ps's place in procs_; under mu_
   std::vector<std::unique_ptr<TaskProcess>> procs_;  // the ps tasks first; under mu_
   std::vector<bool> killed_;                         // by RestartPs, per procs_; under mu_
   std::thread drainer_;

@@ -108,10 +108,9 @@ void Serve(Parts* in, PsCore* core, PsService* service) {
         (void)core->Heartbeat(r.worker(), r.local_step(), r.loss());
       });
     case kWorkerDone:
-      return CallUnary<proto::WorkerDoneRequest>(
-          bytes, [core](const proto::WorkerDoneRequest& r) {
-            (void)core->WorkerDone(r.worker(), r.failure());
-          });
+      return CallUnary<proto::WorkerDoneRequest>(bytes, [core](const proto::WorkerDoneRequest& r) {
+        (void)core->WorkerDone(r.worker(), r.failure());
+      });
     case kSetLiveWorkers:
       return CallUnary<proto::SetLiveWorkersRequest>(
           bytes, [core](const proto::SetLiveWorkersRequest& r) {
@@ -119,7 +118,8 @@ void Serve(Parts* in, PsCore* core, PsService* service) {
           });
     case kEndTraining:
       return CallUnary<proto::EndTrainingRequest>(
-          bytes, [core](const proto::EndTrainingRequest& r) { (void)core->EndTraining(r.reason()); });
+          bytes,
+          [core](const proto::EndTrainingRequest& r) { (void)core->EndTraining(r.reason()); });
     case kExportRows: {
       proto::ExportRowsRequest r;
       if (!r.ParseFromString(bytes)) return;

@@ -235,8 +235,7 @@ StatusOr<uint64_t> PsCore::AwaitPullable(const proto::PullRequest& request,
       deadline - std::chrono::system_clock::now(), kMaxStepWait);
   ++waiting_pulls_;
   const uint64_t id = store_->WhenStep(
-      request.min_step(),
-      std::chrono::duration_cast<Clock::Duration>(std::max(left, left.zero())),
+      request.min_step(), std::chrono::duration_cast<Clock::Duration>(std::max(left, left.zero())),
       [this, ready = std::move(ready)](const Status& s) {
         --waiting_pulls_;
         ready(s.ok() ? s : s.Annotate("ps:" + std::to_string(task_index_) + ": Pull"));

@@ -54,9 +54,8 @@ void StepWaiters::Cancel(uint64_t id) {
     MutexLock lock(&mu_);
     if (waits_.count(id) == 0) {
       // Ended already, or ending now on another thread: wait for that.
-      changed_.wait(*lock.native(), [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return firing_.count(id) == 0;
-      });
+      changed_.wait(*lock.native(),
+                    [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return firing_.count(id) == 0; });
       return;
     }
     ready = TakeLocked(id).ready;
@@ -130,11 +129,10 @@ void StepWaiters::RunTimer() {
       const Clock::TimePoint first = deadlines_.begin()->first;
       if (clock_->Now() < first) {
         // Until the earliest deadline, or an earlier one comes.
-        clock_->WaitUntil(lock.native(), &changed_, first,
-                          [this, first]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-                            return stopping_ || deadlines_.empty() ||
-                                   deadlines_.begin()->first < first;
-                          });
+        clock_->WaitUntil(
+            lock.native(), &changed_, first, [this, first]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+              return stopping_ || deadlines_.empty() || deadlines_.begin()->first < first;
+            });
         continue;
       }
       const Clock::TimePoint now = clock_->Now();

@@ -133,11 +133,12 @@ TEST(StepWaiters, CancelReturnsOnlyOnceTheCallbackHasReturned) {
   StepWaiters waiters(&clock, nullptr);
   std::vector<uint64_t> ids;
   for (int i = 0; i < kWaits; ++i) {
-    ids.push_back(waiters.Add(1, clock.Now() + std::chrono::seconds(60), [&state, i](const Status&) {
-      state[i] = 1;
-      std::this_thread::yield();
-      state[i] = 2;
-    }));
+    ids.push_back(
+        waiters.Add(1, clock.Now() + std::chrono::seconds(60), [&state, i](const Status&) {
+          state[i] = 1;
+          std::this_thread::yield();
+          state[i] = 2;
+        }));
   }
   std::thread stepper([&] { waiters.Advance(1); });
   for (int i = kWaits - 1; i >= 0; --i) {

@@ -381,8 +381,8 @@ StatusOr<int64_t> VariableStore::ApplyGradients(const std::map<std::string, Tens
     ApplyRowsLocked(sparse, plans, global_step_.load());
   }
   ApplyLocked(work);
-  const int64_t step = increment_global_step && options_.holds_global_step ? ++global_step_
-                                                                           : global_step_.load();
+  const int64_t step =
+      increment_global_step && options_.holds_global_step ? ++global_step_ : global_step_.load();
   waiters_.Advance(step);  // a pull may wait for a step in async training too
   return step;
 }

@@ -223,16 +223,17 @@ Status RunWorkers(int ps, int w, const std::vector<int>& ports, const std::strin
   const auto start = Clock::now();
   PS_ASSIGN_OR_RETURN(
       auto groups,
-      bench::WorkerGroups::Start(
-          "/proc/self/exe", WorkerProcesses(ps, w), all, FLAGS_show_ps_output,
-          [](const bench::GroupSpec& g) {
-            return std::vector<std::string>{
-                "--group_first=" + std::to_string(g.first),
-                "--group_count=" + std::to_string(g.count), "--group_ps_ports=" + JoinInts(g.ps_ports),
-                "--group_model_spec=" + g.model_spec, std::string("--sync=") + (g.sync ? "1" : "0"),
-                "--min_slice_bytes=" + std::to_string(FLAGS_min_slice_bytes),
-                "--compute_ms=" + std::to_string(g.compute.count())};
-          }));
+      bench::WorkerGroups::Start("/proc/self/exe", WorkerProcesses(ps, w), all,
+                                 FLAGS_show_ps_output, [](const bench::GroupSpec& g) {
+                                   return std::vector<std::string>{
+                                       "--group_first=" + std::to_string(g.first),
+                                       "--group_count=" + std::to_string(g.count),
+                                       "--group_ps_ports=" + JoinInts(g.ps_ports),
+                                       "--group_model_spec=" + g.model_spec,
+                                       std::string("--sync=") + (g.sync ? "1" : "0"),
+                                       "--min_slice_bytes=" + std::to_string(FLAGS_min_slice_bytes),
+                                       "--compute_ms=" + std::to_string(g.compute.count())};
+                                 }));
   auto last_line = start;
   while (groups->stepped() < w) {
     const auto now = Clock::now();
@@ -252,9 +253,8 @@ Status RunWorkers(int ps, int w, const std::vector<int>& ports, const std::strin
   if (outcome.ok()) {
     auto step0 = control->CoordinatorStatus();
     const bench::CpuSample c0 = bench::SampleCpu();
-    const double chief0 = chief_pid > 0 ? bench::ProcessCpuSec(std::to_string(chief_pid), nullptr,
-                                                                nullptr)
-                                        : 0;
+    const double chief0 =
+        chief_pid > 0 ? bench::ProcessCpuSec(std::to_string(chief_pid), nullptr, nullptr) : 0;
     groups->StartWindow();
     if (FLAGS_fault) {
       outcome = InjectFault(procs, groups.get(), control, p);
@@ -323,19 +323,14 @@ StatusOr<Point> RunPoint(const std::string& binary, int ps, int w, const std::st
     PS_ASSIGN_OR_RETURN(http_port, bench::FreePortNow("127.0.0.1"));
     const std::string cluster = dir + "/job.json";
     PS_RETURN_IF_ERROR(WriteChiefCluster(procs.ports(), chief_ports.ports()[0], w, cluster));
-    std::vector<std::string> argv = {ChiefPath(binary),
-                                     "--cluster_spec=" + cluster,
-                                     "--job=chief",
-                                     "--task=0",
-                                     "--model=" + spec_path,
-                                     "--train_dir=" + dir + "/train",
-                                     "--http_host=127.0.0.1",
-                                     "--http_port=" + std::to_string(http_port),
-                                     // Workers go quiet while 2 cores serve a thousand;
-                                     // the killed ones of --fault are declared dead sooner.
-                                     std::string("--heartbeat_timeout_secs=") +
-                                         (FLAGS_fault ? "15" : "60"),
-                                     "--min_slice_bytes=" + std::to_string(FLAGS_min_slice_bytes)};
+    std::vector<std::string> argv = {
+        ChiefPath(binary), "--cluster_spec=" + cluster, "--job=chief", "--task=0",
+        "--model=" + spec_path, "--train_dir=" + dir + "/train", "--http_host=127.0.0.1",
+        "--http_port=" + std::to_string(http_port),
+        // Workers go quiet while 2 cores serve a thousand;
+        // the killed ones of --fault are declared dead sooner.
+        std::string("--heartbeat_timeout_secs=") + (FLAGS_fault ? "15" : "60"),
+        "--min_slice_bytes=" + std::to_string(FLAGS_min_slice_bytes)};
     if (FLAGS_fault) {
       argv.push_back("--save_checkpoint_secs=" + std::to_string(FLAGS_fault_checkpoint_secs));
     }
@@ -360,8 +355,8 @@ StatusOr<Point> RunPoint(const std::string& binary, int ps, int w, const std::st
     PS_RETURN_IF_ERROR(control->InitVariables(init, header));
   }
 
-  Status outcome = RunWorkers(ps, w, procs.ports(), spec_path, control.get(), &procs, chief_pid,
-                              http_port, &p);
+  Status outcome =
+      RunWorkers(ps, w, procs.ports(), spec_path, control.get(), &procs, chief_pid, http_port, &p);
   if (!FLAGS_chief) {
     Status down = control->ShutdownAll("scale_bench done");
     if (outcome.ok() && !down.ok()) outcome = down;
@@ -393,8 +388,8 @@ void AppendCsv(const Point& p) {
       << p.workers << "," << p.start_secs << "," << p.steps_per_sec << "," << p.pushes_per_sec
       << "," << p.cycle_p50_ms << "," << p.cycle_p99_ms << "," << p.worst.threads << ","
       << p.worst.descriptors << "," << p.worst.rss_bytes << "," << p.ps_cpu_ms_per_push << ","
-      << p.chief_cpu_ms_per_worker_sec << "," << p.status_ms << "," << p.metrics_ms << ","
-      << failed << "\n";
+      << p.chief_cpu_ms_per_worker_sec << "," << p.status_ms << "," << p.metrics_ms << "," << failed
+      << "\n";
 }
 
 int Main() {
@@ -476,25 +471,25 @@ int Main() {
       for (const auto& [code, n] : p->errors) {
         errors += (errors.empty() ? "" : ", ") + code + " " + std::to_string(n);
       }
-      std::printf("%4d %6d %7.1f %8.1f %8.1f %8.1f %8.1f %7d %5d %7.1f %7.1f %8.3f %9.4f %7.1f "
-                  "%7.1f  %s\n",
-                  ps, w, p->start_secs, p->steps_per_sec, p->pushes_per_sec, p->cycle_p50_ms,
-                  p->cycle_p99_ms, p->worst.threads, p->worst.descriptors,
-                  p->worst.rss_bytes / 1e6, p->worst.rss_bytes / 1e3 / w, p->ps_cpu_ms_per_push,
-                  p->chief_cpu_ms_per_worker_sec, p->status_ms, p->metrics_ms,
-                  errors.empty() ? "none" : errors.c_str());
+      std::printf(
+          "%4d %6d %7.1f %8.1f %8.1f %8.1f %8.1f %7d %5d %7.1f %7.1f %8.3f %9.4f %7.1f "
+          "%7.1f  %s\n",
+          ps, w, p->start_secs, p->steps_per_sec, p->pushes_per_sec, p->cycle_p50_ms,
+          p->cycle_p99_ms, p->worst.threads, p->worst.descriptors, p->worst.rss_bytes / 1e6,
+          p->worst.rss_bytes / 1e3 / w, p->ps_cpu_ms_per_push, p->chief_cpu_ms_per_worker_sec,
+          p->status_ms, p->metrics_ms, errors.empty() ? "none" : errors.c_str());
       for (const auto& [code, message] : p->examples) {
         std::printf("            first %s: %s\n", code.c_str(), message.c_str());
       }
       if (FLAGS_fault) {
-        std::printf("            fault: ps:%d and %d workers killed at global_step %lld; the "
-                    "chief restored step %lld (%lld steps lost); step %lld at the window's end; "
-                    "every other task exited 0\n",
-                    FLAGS_fault_ps, w / WorkerProcesses(ps, w),
-                    static_cast<long long>(p->step_at_fault),
-                    static_cast<long long>(p->step_restored),
-                    static_cast<long long>(p->step_at_fault - p->step_restored),
-                    static_cast<long long>(p->step_after));
+        std::printf(
+            "            fault: ps:%d and %d workers killed at global_step %lld; the "
+            "chief restored step %lld (%lld steps lost); step %lld at the window's end; "
+            "every other task exited 0\n",
+            FLAGS_fault_ps, w / WorkerProcesses(ps, w), static_cast<long long>(p->step_at_fault),
+            static_cast<long long>(p->step_restored),
+            static_cast<long long>(p->step_at_fault - p->step_restored),
+            static_cast<long long>(p->step_after));
       }
       std::fflush(stdout);
       if (!FLAGS_csv.empty()) AppendCsv(*p);

@@ -72,8 +72,8 @@ void SimulatedWorker::Run() {
   bool stepped = false;
   auto cycle_start = std::chrono::steady_clock::now();
   while (!tally_->stop.load()) {
-    Status pulled = fleet_->PullVariables(&params, &steps, options_.sync ? min_step : 0,
-                                          options_.pull_wait);
+    Status pulled =
+        fleet_->PullVariables(&params, &steps, options_.sync ? min_step : 0, options_.pull_wait);
     if (!pulled.ok()) {
       // A sync step the stopped workers no longer complete is no failure.
       if (!tally_->stop.load()) tally_->Count(pulled);

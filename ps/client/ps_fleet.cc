@@ -2,9 +2,9 @@
 
 #include <glog/logging.h>
 
-#include <cstring>
 #include <algorithm>
 #include <condition_variable>
+#include <cstring>
 #include <map>
 #include <sstream>
 #include <thread>

@@ -77,10 +77,9 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* PsService::Pull(grpc::CallbackServer
   };
   // The wait for the step, if any, holds no thread: the call is served
   // once it is over.
-  auto wait = core_->AwaitPullable(*request, ctx->deadline(),
-                                   [this, call, serve](const Status& waited) {
-                                     call->Serve(requests_, serve(waited));
-                                   });
+  auto wait = core_->AwaitPullable(
+      *request, ctx->deadline(),
+      [this, call, serve](const Status& waited) { call->Serve(requests_, serve(waited)); });
   if (!wait.ok()) {
     call->Finish(ToGrpcStatus(wait.status().Annotate("Pull")));
   } else if (*wait == 0) {
@@ -177,8 +176,9 @@ grpc::ServerUnaryReactor* PsService::GetStatus(grpc::CallbackServerContext* ctx,
 grpc::ServerUnaryReactor* PsService::WorkerDone(grpc::CallbackServerContext* ctx,
                                                 const proto::WorkerDoneRequest* request,
                                                 proto::WorkerDoneResponse*) {
-  return Answer(ctx, ToGrpcStatus(core_->WorkerDone(request->worker(), request->failure())
-                                      .Annotate("WorkerDone")));
+  return Answer(
+      ctx, ToGrpcStatus(
+               core_->WorkerDone(request->worker(), request->failure()).Annotate("WorkerDone")));
 }
 
 grpc::ServerUnaryReactor* PsService::SetLiveWorkers(grpc::CallbackServerContext* ctx,
@@ -202,8 +202,7 @@ grpc::ServerUnaryReactor* PsService::Heartbeat(grpc::CallbackServerContext* ctx,
 grpc::ServerUnaryReactor* PsService::EndTraining(grpc::CallbackServerContext* ctx,
                                                  const proto::EndTrainingRequest* request,
                                                  proto::EndTrainingResponse*) {
-  return Answer(ctx,
-                ToGrpcStatus(core_->EndTraining(request->reason()).Annotate("EndTraining")));
+  return Answer(ctx, ToGrpcStatus(core_->EndTraining(request->reason()).Annotate("EndTraining")));
 }
 
 grpc::ServerUnaryReactor* PsService::Shutdown(grpc::CallbackServerContext* ctx,

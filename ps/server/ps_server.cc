@@ -32,10 +32,9 @@ StatusOr<std::unique_ptr<PsServer>> PsServer::Start(PsCore* core, const std::str
   if (tensor_port >= 0) {
     auto tls = TaskServerSslCtx();  // the same certificates as gRPC's
     if (!tls.ok()) return tls.status().Annotate(task);
-    auto channel =
-        tcp::TensorChannelServer::Start(core, ps->requests_.get(),
-                                        cluster::AddressHost(listen_address), tensor_port,
-                                        limits != nullptr ? *limits : tcp::ChannelLimits(), *tls);
+    auto channel = tcp::TensorChannelServer::Start(
+        core, ps->requests_.get(), cluster::AddressHost(listen_address), tensor_port,
+        limits != nullptr ? *limits : tcp::ChannelLimits(), *tls);
     if (!channel.ok()) return channel.status().Annotate(task);
     ps->channel_ = std::move(channel).value();
     ps->service_->set_tensor_channel(ps->channel_->port(), ps->channel_->local_socket());

@@ -110,9 +110,8 @@ int main(int argc, char** argv) {
   pstrain::VariableStore store(max_bytes);
   pstrain::PsCore core(config.task.index, pstrain::PsCore::NewIncarnation(), &store,
                        [&stop](const std::string& reason) { stop.Notify(reason); });
-  auto server =
-      pstrain::PsServer::Start(&core, FLAGS_listen_host + ":" + port, FLAGS_tensor_port, &limits,
-                               FLAGS_request_threads);
+  auto server = pstrain::PsServer::Start(&core, FLAGS_listen_host + ":" + port, FLAGS_tensor_port,
+                                         &limits, FLAGS_request_threads);
   // The address this task was given cannot be had: bad input, as a flag
   // naming a port in use is (the error names the address).
   if (!server.ok()) return pstrain::ExitWith(server.status(), pstrain::kExitBadInput);

@@ -253,7 +253,8 @@ StatusOr<bool> TensorChannelServer::Park(const ConnectionPtr& c,
   PS_ASSIGN_OR_RETURN(const uint64_t id,
                       core_->AwaitPullable(request, std::chrono::system_clock::time_point::max(),
                                            [this, c](const Status& waited) {
-                                             asio::post(io_, [this, c, waited] { Unpark(c, waited); });
+                                             asio::post(io_,
+                                                        [this, c, waited] { Unpark(c, waited); });
                                            }));
   c->wait_id = id;
   return id != 0;

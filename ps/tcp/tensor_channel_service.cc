@@ -272,9 +272,9 @@ Status ServeParkedPull(PsCore* core, ByteStream* stream, ChannelConnection* conn
                        const FrameTimeouts& timeouts, const proto::PullRequest& request,
                        const Status& waited, const std::function<bool()>& cancelled) {
   const SharedMemory shared{connection->region.get(), connection->arena.get()};
-  return Answered(stream, timeouts,
-                  waited.ok() ? AnswerPull(core, stream, request, shared, timeouts, cancelled)
-                              : waited);
+  return Answered(
+      stream, timeouts,
+      waited.ok() ? AnswerPull(core, stream, request, shared, timeouts, cancelled) : waited);
 }
 
 Status ServeTensorConnection(PsCore* core, ByteStream* stream,
