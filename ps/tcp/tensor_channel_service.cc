@@ -74,11 +74,15 @@ Status ServePush(PsCore* core, ByteStream* stream, const Frame& first, SharedMem
 
 // The PullRequest a frame carries, checked for what the channel itself
 // decides (the wire's dtype).
+// The dtype a pull's tensors travel in: float32 unless it asks otherwise.
+proto::DataType WireOf(const proto::PullRequest& request) {
+  return request.wire_dtype() == proto::DT_INVALID ? proto::DT_FLOAT : request.wire_dtype();
+}
+
 StatusOr<proto::PullRequest> ParsePull(const Frame& first) {
   proto::PullRequest request;
   PS_RETURN_IF_ERROR(ParseMeta(first, &request).Annotate("Pull"));
-  const proto::DataType wire =
-      request.wire_dtype() == proto::DT_INVALID ? proto::DT_FLOAT : request.wire_dtype();
+  const proto::DataType wire = WireOf(request);
   if (wire != proto::DT_FLOAT && wire != proto::DT_BFLOAT16) {
     return InvalidArgument("Pull: wire_dtype " + std::to_string(wire) +
                            " (DT_FLOAT or DT_BFLOAT16)");
@@ -91,8 +95,7 @@ StatusOr<proto::PullRequest> ParsePull(const Frame& first) {
 Status AnswerPull(PsCore* core, ByteStream* stream, const proto::PullRequest& request,
                   SharedMemory shared, const FrameTimeouts& timeouts,
                   const std::function<bool()>& cancelled) {
-  const proto::DataType wire =
-      request.wire_dtype() == proto::DT_INVALID ? proto::DT_FLOAT : request.wire_dtype();
+  const proto::DataType wire = WireOf(request);
   // No deadline of its own: the request states how long it waits. The wait
   // ends with its client, whose slot is then free at once.
   auto pulled = core->Pull(request, std::chrono::system_clock::time_point::max(),
