@@ -31,7 +31,11 @@ std::string RunJob(const std::string& tag, const std::function<void(TestCluster&
        "--max_steps=" + std::to_string(kSteps), "--epochs=0", "--save_checkpoint_steps=50",
        "--save_checkpoint_secs=0", "--log_frequency=100", "--train_dir=" + dir.path(),
        "--heartbeat_timeout_secs=3", "--save_summaries_steps=0", "--http_port=-1",
-       "--retry_timeout_secs=120"});
+       "--retry_timeout_secs=120",
+       // The rate decays to 0 at the last step: the final accuracy is where
+       // training settled, not one noisy step of it. At a constant rate the
+       // last 20 steps alone moved a killed run's accuracy by 0.02.
+       "--lr_schedule=polynomial_decay", "--decay_steps=" + std::to_string(kSteps)});
   cluster.StartAll();
   if (disturb) {
     EXPECT_TRUE(cluster.WaitForStep(kDisturbAt, std::chrono::seconds(300))) << cluster.Tails();
@@ -63,9 +67,10 @@ TEST(SparseTraining, AKilledPsGetsItsRowsBackAndTrainingEndsAsWell) {
   EXPECT_NE(out.find("restored every ps from"), std::string::npos) << out;
   const double after = testing::FinalAccuracy(out);
   // The restored ps repeats the steps since its checkpoint, its sync steps
-  // averaging the rows in another order: runs end within 0.011 of the
-  // undisturbed one (0.808 to 0.825 against 0.8189 over six runs).
-  EXPECT_NEAR(after, baseline, 0.02) << out;
+  // averaging the rows in another order: fifteen runs (five beside
+  // stress-ng --cpu 2) ended 0.8104 to 0.8120 against 0.8103 (seeds 0 to 3
+  // of the undisturbed run: 0.8091 to 0.8105).
+  EXPECT_NEAR(after, baseline, 0.006) << out;
   std::printf(
       "mnist_ids, %lld sync steps: undisturbed %.4f, ps:1 killed at %lld %.4f (%s rows "
       "restored)\n",
