@@ -64,8 +64,12 @@ Status Supervisor::RestoreOrInitialize(const std::string& why) {
   auto ckpt = checkpoints_.LoadLatest(&full);
   if (ckpt.ok()) {
     header.set_global_step(ckpt->global_step);
+    // The ps tasks serve no worker until their tables' rows are back too:
+    // a step on tables still empty would be overwritten by the rows.
+    header.set_rows_follow(!fleet_->tables().empty());
     PS_RETURN_IF_ERROR(fleet_->RestoreState(ckpt->tensors, header));
     PS_RETURN_IF_ERROR(RestoreTables(fleet_, *ckpt, ckpt->delta_base_step ? &full : nullptr));
+    if (header.rows_follow()) PS_RETURN_IF_ERROR(fleet_->FinishRestore());
     last_saved_step_ = ckpt->global_step;
     LOG(INFO) << why << ": restored every ps from " << options_.train_dir << "/"
               << CheckpointName(ckpt->global_step) << " (global_step " << ckpt->global_step << ")";

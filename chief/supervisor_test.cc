@@ -263,6 +263,7 @@ class RestartingPs : public PsConnection {
       uint64_t fingerprint, const std::function<bool(proto::RowBlock*)>& next) override {
     return ps_->ImportRows(fingerprint, next);
   }
+  Status FinishRestore(uint64_t fingerprint) override { return ps_->FinishRestore(fingerprint); }
   StatusOr<proto::HeartbeatResponse> Heartbeat(int worker, int64_t local_step,
                                                float loss) override {
     return ps_->Heartbeat(worker, local_step, loss);

@@ -139,6 +139,8 @@ Status PsCore::Init(const proto::InitHeader& header, std::map<std::string, Tenso
   options.optimizer_config = header.optimizer();
   options.ps_name = "ps:" + std::to_string(task_index_);
   const size_t restored = state.size();
+  // Closed before the store opens with its tables empty.
+  awaiting_rows_.store(header.rows_follow());
   PS_RETURN_IF_ERROR(
       store_->Initialize(options, std::move(optimizer), std::move(values), std::move(state)));
   if (header.heartbeat_timeout_secs() > 0) {
@@ -147,7 +149,26 @@ Status PsCore::Init(const proto::InitHeader& header, std::map<std::string, Tenso
   num_workers_ = header.num_workers();
   LOG(INFO) << "ps:" << task_index_ << " initialized " << expected.size() << " variables ("
             << store_->num_bytes() << " bytes with slots), global_step " << header.global_step()
-            << (restored ? ", restored " + std::to_string(restored) + " slots and shadows" : "");
+            << (restored ? ", restored " + std::to_string(restored) + " slots and shadows" : "")
+            << (header.rows_follow() ? "; the tables' rows follow" : "");
+  return OkStatus();
+}
+
+Status PsCore::CheckServing(uint64_t placement_fingerprint) const {
+  PS_RETURN_IF_ERROR(store_->CheckPlacement(placement_fingerprint));
+  if (awaiting_rows_.load()) {
+    return Unavailable("ps:" + std::to_string(task_index_) +
+                       " is being restored: its embedding tables' rows are still arriving from "
+                       "the checkpoint");
+  }
+  return OkStatus();
+}
+
+Status PsCore::FinishRestore(uint64_t placement_fingerprint) {
+  PS_RETURN_IF_ERROR(store_->CheckPlacement(placement_fingerprint));
+  if (awaiting_rows_.exchange(false)) {
+    LOG(INFO) << "ps:" << task_index_ << " restored with its tables' rows; serving";
+  }
   return OkStatus();
 }
 
@@ -157,7 +178,7 @@ StatusOr<PsCore::PullResult> PsCore::Pull(uint64_t placement_fingerprint,
                                           std::chrono::system_clock::time_point deadline,
                                           const std::function<bool()>& cancelled,
                                           const std::vector<Lookup>& lookups) {
-  PS_RETURN_IF_ERROR(store_->CheckPlacement(placement_fingerprint));
+  PS_RETURN_IF_ERROR(CheckServing(placement_fingerprint));
   if (include_state && !names.empty()) return InvalidArgument("include_state takes no names");
   if (min_step > 0) {
     // The transport's deadline is a wall-clock time; the store waits on its
@@ -211,7 +232,7 @@ StatusOr<std::chrono::system_clock::time_point> PsCore::CheckPullRequest(
   if (request.include_state() && request.names_size() > 0) {
     return InvalidArgument("include_state takes no names");
   }
-  PS_RETURN_IF_ERROR(store_->CheckPlacement(request.placement_fingerprint()));
+  PS_RETURN_IF_ERROR(CheckServing(request.placement_fingerprint()));
   return deadline;
 }
 
@@ -245,7 +266,7 @@ StatusOr<uint64_t> PsCore::AwaitPullable(const proto::PullRequest& request,
 }
 
 Status PsCore::CheckPushHeader(const proto::PushHeader& header) const {
-  PS_RETURN_IF_ERROR(store_->CheckPlacement(header.placement_fingerprint()));
+  PS_RETURN_IF_ERROR(CheckServing(header.placement_fingerprint()));
   PS_RETURN_IF_ERROR(CheckWorker(header.worker()));
   if (header.num_tensors() < 0 ||
       header.num_tensors() > store_->num_variables() + header.sparse_size()) {
@@ -416,7 +437,7 @@ proto::StatusResponse PsCore::GetStatus(bool omit_workers) const {
   proto::StatusResponse response;
   response.set_task_index(task_index_);
   response.set_incarnation(incarnation_);
-  response.set_ready(store_->ready());
+  response.set_ready(store_->ready() && !awaiting_rows_.load());
   response.set_placement_fingerprint(store_->placement_fingerprint());
   response.set_holds_global_step(store_->holds_global_step());
   response.set_global_step(store_->global_step());

@@ -136,6 +136,9 @@ class PsCore {
   // or, with erase, its keys' rows dropped. Adds what it did to *response.
   Status ImportRows(uint64_t placement_fingerprint, const proto::RowBlock& block,
                     proto::ImportRowsResponse* response);
+  // The end of a restore whose rows followed its Init (rows_follow): pulls
+  // and pushes are served again.
+  Status FinishRestore(uint64_t placement_fingerprint);
 
   // omit_workers: without the registry's workers (StatusRequest's field).
   proto::StatusResponse GetStatus(bool omit_workers = false) const;
@@ -156,6 +159,9 @@ class PsCore {
   StatusOr<std::chrono::system_clock::time_point> CheckPullRequest(
       const proto::PullRequest& request,
       std::chrono::system_clock::time_point transport_deadline) const;
+  // The store's CheckPlacement, and Unavailable while a restore's rows are
+  // still arriving: what a pull or a push is checked with first.
+  Status CheckServing(uint64_t placement_fingerprint) const;
   // InvalidArgument unless 0 <= worker < the cluster's worker count (once
   // Init told it).
   Status CheckWorker(int worker) const;
@@ -181,6 +187,8 @@ class PsCore {
   std::string ended_reason_ ABSL_GUARDED_BY(ended_mu_);  // empty while training goes on
   std::atomic<int> waiting_pulls_{0};
   std::atomic<int64_t> refused_pushes_{0};
+  // From an Init with rows_follow to FinishRestore.
+  std::atomic<bool> awaiting_rows_{false};
 };
 
 }  // namespace pstrain

@@ -128,6 +128,9 @@ class PsConnection {
   // each applied as it arrives; returns the rows written and erased.
   virtual StatusOr<proto::ImportRowsResponse> ImportRows(
       uint64_t fingerprint, const std::function<bool(proto::RowBlock*)>& next) = 0;
+  // A restore begun with rows_follow is whole: the ps serves pulls and
+  // pushes again (PsCore::FinishRestore).
+  virtual Status FinishRestore(uint64_t fingerprint) = 0;
   // The chief ends training (PsCore::EndTraining).
   virtual Status EndTraining(const std::string& reason) = 0;
   virtual Status Shutdown(const std::string& reason) = 0;

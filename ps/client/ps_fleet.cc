@@ -242,6 +242,14 @@ Status PsFleet::ImportTable(const std::function<StatusOr<std::unique_ptr<RowSour
   return OkStatus();
 }
 
+Status PsFleet::FinishRestore(const std::vector<int>& which) {
+  std::vector<bool> selected(num_ps(), which.empty());
+  for (int ps : which) selected[ps] = true;
+  return ForEachPs([&](int ps) {
+    return selected[ps] ? clients_[ps]->FinishRestore(placement_.fingerprint) : OkStatus();
+  });
+}
+
 Status PsFleet::PullState(State* state, PsSteps* steps) {
   std::vector<std::map<std::string, Tensor>> pulled(num_ps());
   PsSteps got(num_ps(), 0);

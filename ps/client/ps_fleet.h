@@ -159,6 +159,10 @@ class PsFleet {
   };
   Status ImportTable(const std::function<StatusOr<std::unique_ptr<RowSource>>()>& open,
                      const std::vector<int>& which = {});
+  // Ends a restore begun with InitHeader.rows_follow on the ps tasks in
+  // `which` (every ps when empty), once their rows are imported: until
+  // then they refuse pulls and pushes.
+  Status FinishRestore(const std::vector<int>& which = {});
 
   // A step's rows of one embedding table: the batch's ids made unique and
   // sent, each to the ps that holds it (cluster/key_partition.h), in the

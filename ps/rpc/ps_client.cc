@@ -333,6 +333,21 @@ StatusOr<proto::ImportRowsResponse> PsClient::ImportRows(
   return response;
 }
 
+Status PsClient::FinishRestore(uint64_t fingerprint) {
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, std::chrono::seconds(10));
+  proto::ImportRowsResponse response;
+  auto writer = stub_->ImportRows(&ctx, &response);
+  proto::ImportRowsRequest part;
+  part.set_placement_fingerprint(fingerprint);
+  if (writer->Write(part)) {
+    part.set_finish_restore(true);
+    writer->Write(part);
+  }
+  writer->WritesDone();
+  return FromGrpcStatus(writer->Finish(), name_).Annotate("FinishRestore");
+}
+
 // The control calls: one unary request, a 10 s deadline, an empty reply.
 template <typename Request, typename Response>
 Status PsClient::Control(grpc::Status (proto::Ps::Stub::*method)(grpc::ClientContext*,

@@ -142,6 +142,11 @@ grpc::ServerReadReactor<proto::ImportRowsRequest>* PsService::ImportRows(
         }
         const uint64_t fingerprint = part.placement_fingerprint();
         while (reader->Read(&part)) {
+          if (part.part_case() == proto::ImportRowsRequest::kFinishRestore) {
+            Status s = core_->FinishRestore(fingerprint);
+            if (!s.ok()) return ToGrpcStatus(s);
+            continue;
+          }
           if (part.part_case() != proto::ImportRowsRequest::kBlock) {
             return ToGrpcStatus(InvalidArgument("ImportRows: a second placement"));
           }

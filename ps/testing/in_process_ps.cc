@@ -124,6 +124,10 @@ StatusOr<proto::ImportRowsResponse> InProcessPs::ImportRows(
   return response;
 }
 
+Status InProcessPs::FinishRestore(uint64_t fingerprint) {
+  return core_.FinishRestore(fingerprint).Annotate(name_ + ": FinishRestore");
+}
+
 StatusOr<proto::HeartbeatResponse> InProcessPs::Heartbeat(int worker, int64_t local_step,
                                                           float loss) {
   auto beat = core_.Heartbeat(worker, local_step, loss);

@@ -43,6 +43,7 @@ class InProcessPs : public PsConnection {
       const std::function<Status(const proto::ExportRowsResponse&)>& on_block) override;
   StatusOr<proto::ImportRowsResponse> ImportRows(
       uint64_t fingerprint, const std::function<bool(proto::RowBlock*)>& next) override;
+  Status FinishRestore(uint64_t fingerprint) override;
   StatusOr<proto::StatusResponse> GetStatus(std::chrono::milliseconds timeout) override;
   StatusOr<proto::StatusResponse> GetReadiness(std::chrono::milliseconds timeout) override;
   Status WorkerDone(int worker, const std::string& failure) override;

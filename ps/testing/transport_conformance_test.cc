@@ -520,6 +520,62 @@ TEST_P(TransportConformance, ExportsAndImportsATablesRowsInBlocks) {
   EXPECT_EQ(refused.status().code(), Code::kInvalidArgument) << refused.status().ToString();
 }
 
+// A restore whose rows follow its Init: until FinishRestore no pull or
+// push is served (a worker's step on the still empty table would be
+// overwritten by the rows) and the ps says it is not ready; the rows
+// import meanwhile, and then the ps serves them.
+TEST_P(TransportConformance, ServesNothingUntilARestoresRowsAreIn) {
+  proto::InitHeader init = Header({"w"});
+  *init.add_tables() = Table("emb");
+  init.set_rows_follow(true);
+  Tensor w({2});
+  Status s = ps()->Init(init, {{"w", &w}});
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  std::map<std::string, Tensor> out;
+  Status pulled = ps()->PullWithRows(kFingerprint, {}, {Keys("emb", {5})}, &out, nullptr, 0,
+                                     std::chrono::milliseconds(0));
+  EXPECT_EQ(pulled.code(), Code::kUnavailable) << pulled.ToString();
+  EXPECT_NE(pulled.message().find("being restored"), std::string::npos) << pulled.ToString();
+  proto::PushHeader push = Push();
+  *push.add_sparse() = Keys("emb", {5});
+  Tensor gw({2}, {1, 1});
+  Tensor grow({1, kDim}, {1, 1, 1, 1});
+  auto pushed = ps()->Push(push, {{"w", &gw}, {"emb", &grow}});
+  EXPECT_EQ(pushed.status().code(), Code::kUnavailable) << pushed.status().ToString();
+  auto status = ps()->GetStatus(std::chrono::seconds(5));
+  ASSERT_TRUE(status.ok()) << status.status().ToString();
+  EXPECT_FALSE(status->ready());
+
+  proto::RowBlock block;
+  block.set_table("emb");
+  block.set_keys(EncodeKeys({5}));
+  const std::vector<float> row = {0.25f, 0.5f, 0.75f, 1.0f};
+  block.set_values(std::string(reinterpret_cast<const char*>(row.data()), sizeof(float) * kDim));
+  bool sent = false;
+  auto imported = ps()->ImportRows(kFingerprint, [&](proto::RowBlock* b) {
+    if (sent) return false;
+    *b = block;
+    sent = true;
+    return true;
+  });
+  ASSERT_TRUE(imported.ok()) << imported.status().ToString();
+  EXPECT_EQ(imported->rows(), 1);
+  s = ps()->FinishRestore(kFingerprint + 1);
+  EXPECT_EQ(s.code(), Code::kFailedPrecondition) << s.ToString();
+  s = ps()->FinishRestore(kFingerprint);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  status = ps()->GetStatus(std::chrono::seconds(5));
+  ASSERT_TRUE(status.ok()) << status.status().ToString();
+  EXPECT_TRUE(status->ready());
+  pulled = ps()->PullWithRows(kFingerprint, {}, {Keys("emb", {5})}, &out, nullptr, 0,
+                              std::chrono::milliseconds(0));
+  ASSERT_TRUE(pulled.ok()) << pulled.ToString();
+  ASSERT_EQ(out["emb"].shape(), (Shape{1, kDim}));
+  for (int j = 0; j < kDim; ++j) EXPECT_EQ(out["emb"][j], row[j]) << j;
+  pushed = ps()->Push(push, {{"w", &gw}, {"emb", &grow}});
+  EXPECT_TRUE(pushed.ok()) << pushed.status().ToString();
+}
+
 // Rows of one float: a 1 MiB block would hold 87,381 of them, more keys
 // than a restore block may carry; every exported block goes back whole.
 TEST_P(TransportConformance, ExportedBlocksOfShortRowsImportWhole) {
