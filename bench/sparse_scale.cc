@@ -5,13 +5,21 @@
 // saves it block by block and restores it onto --restore_ps ps tasks, and
 // every row is compared; then the first cluster is pushed new keys until a
 // push is refused, which must name the table and the ps and change nothing.
-// Prints what each stage took and the bytes each ps holds a row.
+// Prints what each stage took and the bytes each ps holds a row. As the
+// table grows past each of --measure_at, a worker's traffic is timed on
+// it: requests of --zipf_ids ids drawn from a power law (--zipf_s) over
+// the rows there are, made unique, pulled and then pushed, with the ps
+// tasks' CPU seconds, so keys/s per ps core shows whether the table's size
+// costs.
 #include <gflags/gflags.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -31,6 +39,12 @@ DEFINE_int32(restore_ps, 3, "ps tasks the checkpoint is restored onto");
 DEFINE_int64(max_memory_bytes, 1800000000, "--max_memory_bytes of every ps task");
 DEFINE_string(dir, "", "Where the checkpoint goes; empty: a new folder under /tmp, removed after");
 DEFINE_string(ps_server, "", "Path of the ps_server binary; empty: <build>/ps/ps_server");
+DEFINE_string(measure_at, "1000000,10000000",
+              "Row counts at which pull and push keys/s are timed as the table grows "
+              "(comma-separated; those past --rows are skipped)");
+DEFINE_int32(zipf_ids, 8192, "Ids a timed request draws (before they are made unique)");
+DEFINE_int32(zipf_requests, 1000, "Timed requests at each --measure_at point");
+DEFINE_double(zipf_s, 1.05, "Exponent of the power law the timed ids follow (> 0, not 1)");
 
 namespace pstrain {
 namespace {
@@ -131,6 +145,95 @@ StatusOr<std::vector<float>> PullRows(PsFleet* fleet, int64_t first, int64_t n) 
   return out;
 }
 
+// Ranks in [0, n) with P(rank r) roughly proportional to (r + 1)^-s: the
+// continuous power law on [1, n + 1) by inversion, floored. Rank r is the
+// r-th key grown (KeyAt), so the hot keys spread over the ps tasks.
+class PowerLawRanks {
+ public:
+  PowerLawRanks(int64_t n, double s, uint64_t seed)
+      : n_(n), one_minus_s_(1.0 - s), span_(std::pow(n + 1.0, 1.0 - s) - 1.0), rng_(seed) {}
+  int64_t Next() {
+    const double u = uniform_(rng_);
+    const double x = std::pow(1.0 + u * span_, 1.0 / one_minus_s_);
+    return std::clamp<int64_t>(static_cast<int64_t>(x) - 1, 0, n_ - 1);
+  }
+
+ private:
+  const int64_t n_;
+  const double one_minus_s_, span_;
+  std::mt19937_64 rng_;
+  std::uniform_real_distribution<double> uniform_{0.0, 1.0};
+};
+
+double PsCpuSec(const Cluster& c) {
+  double sec = 0;
+  for (int pid : c.processes.pids())
+    sec += bench::ProcessCpuSec(std::to_string(pid), nullptr, nullptr);
+  return sec;
+}
+
+// --zipf_requests requests over the table's first `rows` keys, each made
+// unique and split by ps: every request's pull, then every request's push
+// of a gradient for the same keys, each phase timed whole (the ps tasks'
+// CPU seconds come in 10 ms ticks). Prints keys/s and keys per ps CPU
+// second of each.
+Status TimeZipfTraffic(Cluster* c, int64_t rows) {
+  PsFleet* fleet = c->fleet.get();
+  const int num_ps = fleet->num_ps();
+  PowerLawRanks ranks(rows, FLAGS_zipf_s, static_cast<uint64_t>(rows));
+  // requests[r][ps]: the keys request r asks of each ps.
+  std::vector<std::vector<proto::TableKeys>> requests(FLAGS_zipf_requests);
+  int64_t keys_total = 0;
+  for (auto& request : requests) {
+    std::vector<int64_t> ids(FLAGS_zipf_ids);
+    for (int64_t& id : ids) id = KeyAt(ranks.Next());
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    keys_total += static_cast<int64_t>(ids.size());
+    std::vector<std::vector<int64_t>> by_ps(num_ps);
+    for (int64_t id : ids) by_ps[KeyShard(id, num_ps)].push_back(id);
+    request.resize(num_ps);
+    for (int ps = 0; ps < num_ps; ++ps) {
+      request[ps].set_table(kTable);
+      request[ps].set_keys(EncodeKeys(by_ps[ps]));
+    }
+  }
+  // The rows each request pulled: the gradients it pushes.
+  std::vector<std::vector<std::map<std::string, Tensor>>> got(
+      requests.size(), std::vector<std::map<std::string, Tensor>>(num_ps));
+  const double cpu0 = PsCpuSec(*c);
+  auto t0 = Clock::now();
+  for (size_t r = 0; r < requests.size(); ++r) {
+    for (int ps = 0; ps < num_ps; ++ps) {
+      PS_RETURN_IF_ERROR(fleet->client(ps)->PullWithRows(fleet->placement().fingerprint, {},
+                                                         {requests[r][ps]}, &got[r][ps], nullptr, 0,
+                                                         std::chrono::milliseconds(0)));
+    }
+  }
+  const double pull_sec = Since(t0);
+  const double cpu1 = PsCpuSec(*c);
+  t0 = Clock::now();
+  for (size_t r = 0; r < requests.size(); ++r) {
+    for (int ps = 0; ps < num_ps; ++ps) {
+      proto::PushHeader h;
+      h.set_placement_fingerprint(fleet->placement().fingerprint);
+      *h.add_sparse() = requests[r][ps];
+      PS_RETURN_IF_ERROR(fleet->client(ps)->Push(h, {{kTable, &got[r][ps][kTable]}}).status());
+    }
+  }
+  const double push_sec = Since(t0);
+  const double pull_cpu = cpu1 - cpu0, push_cpu = PsCpuSec(*c) - cpu1;
+  const double n = static_cast<double>(keys_total);
+  std::printf(
+      "  at %lld rows: %d requests of %d ids (s=%.2f), %.0f unique each; pull %.0f keys/s "
+      "(%.0f per ps CPU second), push %.0f keys/s (%.0f per ps CPU second)\n",
+      static_cast<long long>(rows), FLAGS_zipf_requests, FLAGS_zipf_ids, FLAGS_zipf_s,
+      n / FLAGS_zipf_requests, n / pull_sec, pull_cpu > 0 ? n / pull_cpu : 0.0, n / push_sec,
+      push_cpu > 0 ? n / push_cpu : 0.0);
+  std::fflush(stdout);
+  return OkStatus();
+}
+
 // Rows and bytes over every ps of the fleet, and the most bytes a row one
 // ps holds.
 Status Report(PsFleet* fleet, const char* what) {
@@ -164,26 +267,51 @@ Status Run() {
       static_cast<long long>(FLAGS_max_memory_bytes));
   Cluster first;
   PS_RETURN_IF_ERROR(StartCluster(FLAGS_save_ps, dir + "/ps-first", &first));
-  auto t0 = Clock::now();
-  for (int64_t i = 0; i < FLAGS_rows; i += kBatch) {
-    PS_RETURN_IF_ERROR(PushRows(first.fleet.get(), i, std::min(kBatch, FLAGS_rows - i)));
+  PS_ASSIGN_OR_RETURN(std::vector<int> points,
+                      bench::ParseIntList("measure_at", FLAGS_measure_at, 1, 2000000000));
+  std::vector<int64_t> measure_at;
+  for (int v : points) {
+    if (v <= FLAGS_rows) measure_at.push_back(v);
   }
-  std::printf("grew to %lld rows in %.1f s\n", static_cast<long long>(FLAGS_rows), Since(t0));
+  std::sort(measure_at.begin(), measure_at.end());
+  if (FLAGS_zipf_s <= 0 || FLAGS_zipf_s == 1.0) return InvalidArgument("--zipf_s: > 0, not 1");
+  auto t0 = Clock::now();
+  double timing = 0;  // seconds spent timing traffic, not growing
+  size_t next_measure = 0;
+  for (int64_t i = 0; i < FLAGS_rows;) {
+    int64_t n = std::min(kBatch, FLAGS_rows - i);
+    if (next_measure < measure_at.size()) n = std::min(n, measure_at[next_measure] - i);
+    PS_RETURN_IF_ERROR(PushRows(first.fleet.get(), i, n));
+    i += n;
+    if (next_measure < measure_at.size() && i == measure_at[next_measure]) {
+      const auto m0 = Clock::now();
+      PS_RETURN_IF_ERROR(TimeZipfTraffic(&first, i));
+      timing += Since(m0);
+      ++next_measure;
+    }
+  }
+  std::printf("grew to %lld rows in %.1f s\n", static_cast<long long>(FLAGS_rows),
+              Since(t0) - timing);
   PS_RETURN_IF_ERROR(Report(first.fleet.get(), "grown"));
 
   t0 = Clock::now();
   PS_ASSIGN_OR_RETURN(auto writer, CheckpointWriter::Create(dir, 1));
   PS_RETURN_IF_ERROR(SaveTables(first.fleet.get(), writer.get(), false, false));
   PS_ASSIGN_OR_RETURN(std::string prefix, writer->Finish());
-  std::printf("saved %s in %.1f s (%.2f GB of rows)\n", prefix.c_str(), Since(t0),
-              std::filesystem::file_size(prefix + ".rows") / 1e9);
+  const double save_sec = Since(t0);
+  const double rows_gb = std::filesystem::file_size(prefix + ".rows") / 1e9;
+  std::printf("saved %s in %.1f s (%.2f GB of rows, %.0f MB/s per ps)\n", prefix.c_str(), save_sec,
+              rows_gb, rows_gb * 1e3 / save_sec / FLAGS_save_ps);
 
   Cluster second;
   PS_RETURN_IF_ERROR(StartCluster(FLAGS_restore_ps, dir + "/ps-second", &second));
   t0 = Clock::now();
   PS_ASSIGN_OR_RETURN(Checkpoint ckpt, ReadCheckpoint(prefix));
   PS_RETURN_IF_ERROR(RestoreTables(second.fleet.get(), ckpt, nullptr));
-  std::printf("restored onto %d ps tasks in %.1f s\n", FLAGS_restore_ps, Since(t0));
+  const double restore_sec = Since(t0);
+  std::printf("restored onto %d ps tasks in %.1f s (%.0f MB/s of the file, %.0f MB/s per ps)\n",
+              FLAGS_restore_ps, restore_sec, rows_gb * 1e3 / restore_sec,
+              rows_gb * 1e3 / restore_sec / FLAGS_restore_ps);
   PS_RETURN_IF_ERROR(Report(second.fleet.get(), "restored"));
 
   t0 = Clock::now();

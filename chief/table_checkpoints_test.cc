@@ -161,5 +161,39 @@ TEST_F(TableCheckpoints, RestoreOntoAnotherNumberOfPsAndFullThenDelta) {
   EXPECT_TRUE(std::filesystem::exists(*full + ".rows"));
 }
 
+// The rows go to every ps at once from one read of the file: a ps that
+// refuses them (here: a ps initialized under another placement) ends the
+// restore with its error, named, while the others' streams are running,
+// and nothing waits on it for good.
+TEST_F(TableCheckpoints, APsThatRefusesTheRowsEndsTheRestoreWithItsError) {
+  auto two = Fleet(2);
+  // Many blocks: more than the few that wait for a ps.
+  for (int64_t first = 0; first < 200000; first += 50000) {
+    std::vector<int64_t> keys;
+    for (int64_t k = first; k < first + 50000; ++k) keys.push_back(k * 7919 - 3000);
+    Push(two.get(), keys, 0.5f);
+  }
+  CheckpointManager manager({dir_.string(), 5, 10000});
+  auto saved = manager.Save(1, {}, [&](CheckpointWriter* w) {
+    return SaveTables(two.get(), w, /*delta=*/false, /*start_deltas=*/false);
+  });
+  ASSERT_TRUE(saved.ok()) << saved.status().ToString();
+  Checkpoint base;
+  auto latest = manager.LoadLatest(&base);
+  ASSERT_TRUE(latest.ok()) << latest.status().ToString();
+
+  auto three = Fleet(3);
+  proto::InitHeader other;
+  other.set_placement_fingerprint(three->placement().fingerprint + 1);
+  other.mutable_optimizer()->set_name("Adagrad");
+  other.mutable_optimizer()->set_learning_rate(0.1f);
+  Status s = three->client(1)->Init(other, {});
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  Status restored = RestoreTables(three.get(), *latest, nullptr);
+  EXPECT_EQ(restored.code(), Code::kFailedPrecondition) << restored.ToString();
+  EXPECT_NE(restored.message().find("placement mismatch"), std::string::npos)
+      << restored.ToString();
+}
+
 }  // namespace
 }  // namespace pstrain

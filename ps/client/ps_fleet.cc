@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <map>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -191,54 +193,119 @@ Status PsFleet::ExportTable(
   return OkStatus();
 }
 
+namespace {
+
+// The blocks one ps's ImportRows stream sends, handed over from the thread
+// that reads the table: at most kDepth wait, so memory stays bounded
+// whatever the table's size.
+class RowFeed {
+ public:
+  // Waits for room; false when the stream has ended (its blocks are of
+  // no use any more).
+  bool Put(proto::RowBlock block) {
+    std::unique_lock<std::mutex> lock(mu_);
+    room_.wait(lock, [&] { return blocks_.size() < kDepth || ended_; });
+    if (ended_) return false;
+    blocks_.push_back(std::move(block));
+    ready_.notify_one();
+    return true;
+  }
+  // No more blocks will come.
+  void Close() {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+    ready_.notify_one();
+  }
+  // The stream's side: the next block, false once closed and drained.
+  bool Take(proto::RowBlock* block) {
+    std::unique_lock<std::mutex> lock(mu_);
+    ready_.wait(lock, [&] { return !blocks_.empty() || closed_; });
+    if (blocks_.empty()) return false;
+    *block = std::move(blocks_.front());
+    blocks_.pop_front();
+    room_.notify_one();
+    return true;
+  }
+  // The stream is over (done or failed): Put gives up.
+  void End() {
+    std::lock_guard<std::mutex> lock(mu_);
+    ended_ = true;
+    room_.notify_all();
+  }
+
+ private:
+  static constexpr size_t kDepth = 8;
+  std::mutex mu_;
+  std::condition_variable room_, ready_;
+  std::deque<proto::RowBlock> blocks_;
+  bool closed_ = false, ended_ = false;
+};
+
+}  // namespace
+
 Status PsFleet::ImportTable(const std::function<StatusOr<std::unique_ptr<RowSource>>()>& open,
                             const std::vector<int>& which) {
   std::vector<bool> selected(num_ps(), which.empty());
   for (int ps : which) selected[ps] = true;
+  PS_ASSIGN_OR_RETURN(std::unique_ptr<RowSource> source, open());
+  // The table is read once and each block split by KeyShard among the ps
+  // tasks, whose streams run side by side: a restore reads the file once
+  // and writes every ps at once, however many ps tasks there are.
+  std::vector<RowFeed> feeds(num_ps());
+  std::vector<Status> streamed(num_ps(), OkStatus());
+  std::vector<std::thread> streams;
   for (int ps = 0; ps < num_ps(); ++ps) {
     if (!selected[ps]) continue;
-    PS_ASSIGN_OR_RETURN(std::unique_ptr<RowSource> source, open());
-    // What is left of the block being read, and where in it.
-    proto::RowBlock in;
-    int64_t at = 0, in_rows = 0, row_bytes = 0;
-    Status failed = OkStatus();
-    auto next = [&](proto::RowBlock* out) {
-      out->Clear();
-      int64_t taken = 0;
-      for (;;) {
-        if (at == in_rows) {
-          // The end of a saved block ends the one being built (the next
-          // may be of the other kind, erase or not).
-          if (taken > 0) return true;
-          auto more = source->Next(&in);
-          if (!more.ok()) {
-            failed = more.status();
-            return false;
-          }
-          if (!*more) return false;
-          at = 0;
-          in_rows = static_cast<int64_t>(in.keys().size() / sizeof(int64_t));
-          row_bytes =
-              in.erase() || in_rows == 0 ? 0 : static_cast<int64_t>(in.values().size()) / in_rows;
-          out->set_table(in.table());
-          out->set_erase(in.erase());
-          continue;
-        }
-        if (taken == EmbeddingTable::kMaxKeysPerRequest) return true;
-        int64_t key;
-        std::memcpy(&key, in.keys().data() + at * sizeof(int64_t), sizeof(key));
-        if (KeyShard(key, num_ps()) == ps) {
-          out->mutable_keys()->append(reinterpret_cast<const char*>(&key), sizeof(key));
-          out->mutable_values()->append(in.values(), at * row_bytes, row_bytes);
-          ++taken;
-        }
-        ++at;
-      }
-    };
-    auto imported = clients_[ps]->ImportRows(placement_.fingerprint, next);
-    PS_RETURN_IF_ERROR(failed);
-    PS_RETURN_IF_ERROR(imported.status());
+    streams.emplace_back([this, ps, &feeds, &streamed] {
+      streamed[ps] = clients_[ps]
+                         ->ImportRows(placement_.fingerprint,
+                                      [&](proto::RowBlock* out) { return feeds[ps].Take(out); })
+                         .status();
+      feeds[ps].End();
+    });
   }
+  Status read = OkStatus();
+  std::vector<proto::RowBlock> parts(num_ps());
+  auto send = [&](int ps) {
+    if (parts[ps].keys().empty()) return true;
+    proto::RowBlock block = std::move(parts[ps]);
+    parts[ps].Clear();
+    return feeds[ps].Put(std::move(block));
+  };
+  proto::RowBlock in;
+  bool going = true;
+  while (going) {
+    auto more = source->Next(&in);
+    if (!more.ok()) read = more.status();
+    if (!more.ok() || !*more) break;
+    const int64_t in_rows = static_cast<int64_t>(in.keys().size() / sizeof(int64_t));
+    const int64_t row_bytes =
+        in.erase() || in_rows == 0 ? 0 : static_cast<int64_t>(in.values().size()) / in_rows;
+    for (int64_t at = 0; at < in_rows && going; ++at) {
+      int64_t key;
+      std::memcpy(&key, in.keys().data() + at * sizeof(int64_t), sizeof(key));
+      const int ps = KeyShard(key, num_ps());
+      if (!selected[ps]) continue;
+      proto::RowBlock& part = parts[ps];
+      if (part.keys().empty()) {
+        part.set_table(in.table());
+        part.set_erase(in.erase());
+      }
+      part.mutable_keys()->append(reinterpret_cast<const char*>(&key), sizeof(key));
+      part.mutable_values()->append(in.values(), at * row_bytes, row_bytes);
+      if (part.keys().size() / sizeof(int64_t) ==
+          static_cast<size_t>(EmbeddingTable::kMaxKeysPerRequest)) {
+        going = send(ps);
+      }
+    }
+    // A saved block's end ends the blocks built from it (the next may be
+    // of the other kind, erase or not).
+    for (int ps = 0; ps < num_ps() && going; ++ps) going = send(ps);
+  }
+  for (RowFeed& feed : feeds) feed.Close();
+  for (std::thread& t : streams) t.join();
+  PS_RETURN_IF_ERROR(read);
+  for (const Status& s : streamed) PS_RETURN_IF_ERROR(s);
   return OkStatus();
 }
 

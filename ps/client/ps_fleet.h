@@ -146,11 +146,12 @@ class PsFleet {
   // reply handed to on_reply.
   Status ExportTable(const std::string& table, bool delta, bool start_deltas,
                      const std::function<Status(const proto::ExportRowsResponse&)>& on_reply);
-  // Rows saved from any number of ps tasks, written back over this fleet's:
-  // for each ps in `which` (every ps when empty), a source opened anew is
-  // read through and the blocks of keys that ps holds (KeyShard) are sent
-  // to it, at most EmbeddingTable::kMaxKeysPerRequest a block. No table is
-  // ever whole in memory.
+  // Rows saved from any number of ps tasks, written back over this fleet's
+  // ps tasks in `which` (every ps when empty): the source, opened once, is
+  // read through once and each block's keys are sent to the ps that holds
+  // them (KeyShard), at most EmbeddingTable::kMaxKeysPerRequest a block, over
+  // one ImportRows stream per ps, all at once. No table is ever whole in
+  // memory: at most a few blocks wait for each ps.
   class RowSource {
    public:
     virtual ~RowSource() = default;
