@@ -153,5 +153,94 @@ TEST(PsFleetTables, RowsOfAStepGoToAndComeFromThePsThatHoldsEachKey) {
   EXPECT_EQ(steps[0], 1);
 }
 
+// Blocks of rows as a checkpoint gives them: `blocks` blocks of `per`
+// keys each, every value the key's own number.
+class CountingRows : public PsFleet::RowSource {
+ public:
+  CountingRows(int blocks, int per, int dim) : blocks_(blocks), per_(per), dim_(dim) {}
+  StatusOr<bool> Next(proto::RowBlock* block) override {
+    if (next_ == blocks_) return false;
+    block->Clear();
+    block->set_table("emb");
+    std::vector<int64_t> keys;
+    std::string values;
+    for (int k = 0; k < per_; ++k) {
+      keys.push_back(int64_t{next_} * per_ + k);
+      const std::vector<float> row(dim_, static_cast<float>(keys.back()));
+      values.append(reinterpret_cast<const char*>(row.data()), row.size() * sizeof(float));
+    }
+    block->set_keys(EncodeKeys(keys));
+    block->set_values(values);
+    ++next_;
+    return true;
+  }
+
+ private:
+  const int blocks_, per_, dim_;
+  int next_ = 0;
+};
+
+// A table's rows go to the ps that holds each key, every ps's stream
+// running at once from one read of the source; a ps that refuses its rows
+// ends the import with its error while the others stream on (under TSan:
+// the reader and the streams share only the bounded queues).
+TEST(PsFleetTables, ImportedRowsReachThePsOfEachKeyAndARefusalEndsTheImport) {
+  auto fleet_of = [](int num_ps) {
+    std::vector<std::unique_ptr<PsConnection>> ps;
+    for (int i = 0; i < num_ps; ++i) ps.push_back(std::make_unique<InProcessPs>(i));
+    auto placement = cluster::ComputePlacement({}, num_ps, cluster::PlacementStrategy::kGreedy, 1);
+    EXPECT_TRUE(placement.ok());
+    proto::EmbeddingTableConfig table;
+    table.set_name("emb");
+    table.set_dim(2);
+    return std::make_unique<PsFleet>(std::move(ps), PsFleet::Layout{{}, *placement, {}, {table}});
+  };
+  proto::InitHeader header;
+  header.mutable_optimizer()->set_name("GradientDescent");
+  header.mutable_optimizer()->set_learning_rate(1.0f);
+  auto fleet = fleet_of(3);
+  ASSERT_TRUE(fleet->InitVariables({}, header).ok());
+  // 40 blocks of 1,000 keys: more blocks than wait for any one ps.
+  int opened = 0;
+  Status s = fleet->ImportTable([&]() -> StatusOr<std::unique_ptr<PsFleet::RowSource>> {
+    ++opened;
+    return std::unique_ptr<PsFleet::RowSource>(new CountingRows(40, 1000, 2));
+  });
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(opened, 1);
+  int64_t rows = 0;
+  for (int i = 0; i < 3; ++i) {
+    auto st = fleet->client(i)->GetStatus(std::chrono::seconds(1));
+    ASSERT_TRUE(st.ok()) << st.status().ToString();
+    EXPECT_GT(st->tables(0).rows(), 10000) << "ps:" << i;
+    rows += st->tables(0).rows();
+  }
+  EXPECT_EQ(rows, 40000);
+  std::vector<PsFleet::TableStep> step(1);
+  step[0].table = "emb";
+  step[0].dim = 2;
+  const std::vector<int64_t> ids = {0, 1, 17, 39999};
+  step[0].ids = Unique(ids.data(), static_cast<int64_t>(ids.size()));
+  fleet->Shard(&step);
+  std::vector<Tensor> values;
+  PsFleet::PsSteps steps;
+  s = fleet->PullVariablesAndRows(&values, &step, &steps);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  for (size_t u = 0; u < step[0].ids.keys.size(); ++u) {
+    EXPECT_EQ(step[0].rows[2 * u], static_cast<float>(step[0].ids.keys[u]));
+  }
+
+  // ps:1 under another placement refuses every block.
+  auto refusing = fleet_of(3);
+  ASSERT_TRUE(refusing->InitVariables({}, header).ok());
+  proto::InitHeader other = header;
+  other.set_placement_fingerprint(refusing->placement().fingerprint + 1);
+  ASSERT_TRUE(refusing->client(1)->Init(other, {}).ok());
+  s = refusing->ImportTable([]() -> StatusOr<std::unique_ptr<PsFleet::RowSource>> {
+    return std::unique_ptr<PsFleet::RowSource>(new CountingRows(40, 1000, 2));
+  });
+  EXPECT_EQ(s.code(), Code::kFailedPrecondition) << s.ToString();
+}
+
 }  // namespace
 }  // namespace pstrain
