@@ -31,13 +31,11 @@ Status RestoreTables(PsFleet* fleet, const Checkpoint& ckpt, const Checkpoint* f
                      << " is not the model's; not restored";
         continue;
       }
-      PS_RETURN_IF_ERROR(
-          fleet
-              ->ImportTable([&]() -> StatusOr<std::unique_ptr<PsFleet::RowSource>> {
-                PS_ASSIGN_OR_RETURN(auto reader, TableRowsReader::Open(c->prefix, table));
-                return std::unique_ptr<PsFleet::RowSource>(new SavedRows(std::move(reader)));
-              })
-              .Annotate("restoring embedding table " + table.name() + " from " + c->prefix));
+      const std::string what = "restoring embedding table " + table.name() + " from " + c->prefix;
+      auto reader = TableRowsReader::Open(c->prefix, table);
+      if (!reader.ok()) return reader.status().Annotate(what);
+      SavedRows rows(std::move(*reader));
+      PS_RETURN_IF_ERROR(fleet->ImportTable(&rows).Annotate(what));
       LOG(INFO) << "restored " << table.num_rows() << " rows of embedding table " << table.name()
                 << " from " << c->prefix << " over " << fleet->num_ps() << " ps tasks";
     }

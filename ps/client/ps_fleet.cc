@@ -243,11 +243,9 @@ class RowFeed {
 
 }  // namespace
 
-Status PsFleet::ImportTable(const std::function<StatusOr<std::unique_ptr<RowSource>>()>& open,
-                            const std::vector<int>& which) {
+Status PsFleet::ImportTable(RowSource* source, const std::vector<int>& which) {
   std::vector<bool> selected(num_ps(), which.empty());
   for (int ps : which) selected[ps] = true;
-  PS_ASSIGN_OR_RETURN(std::unique_ptr<RowSource> source, open());
   // The table is read once and each block split by KeyShard among the ps
   // tasks, whose streams run side by side: a restore reads the file once
   // and writes every ps at once, however many ps tasks there are.
@@ -309,12 +307,8 @@ Status PsFleet::ImportTable(const std::function<StatusOr<std::unique_ptr<RowSour
   return OkStatus();
 }
 
-Status PsFleet::FinishRestore(const std::vector<int>& which) {
-  std::vector<bool> selected(num_ps(), which.empty());
-  for (int ps : which) selected[ps] = true;
-  return ForEachPs([&](int ps) {
-    return selected[ps] ? clients_[ps]->FinishRestore(placement_.fingerprint) : OkStatus();
-  });
+Status PsFleet::FinishRestore() {
+  return ForEachPs([&](int ps) { return clients_[ps]->FinishRestore(placement_.fingerprint); });
 }
 
 Status PsFleet::PullState(State* state, PsSteps* steps) {

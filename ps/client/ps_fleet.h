@@ -147,9 +147,9 @@ class PsFleet {
   Status ExportTable(const std::string& table, bool delta, bool start_deltas,
                      const std::function<Status(const proto::ExportRowsResponse&)>& on_reply);
   // Rows saved from any number of ps tasks, written back over this fleet's
-  // ps tasks in `which` (every ps when empty): the source, opened once, is
-  // read through once and each block's keys are sent to the ps that holds
-  // them (KeyShard), at most EmbeddingTable::kMaxKeysPerRequest a block, over
+  // ps tasks in `which` (every ps when empty): the source is read through
+  // once and each block's keys are sent to the ps that holds them
+  // (KeyShard), at most EmbeddingTable::kMaxKeysPerRequest a block, over
   // one ImportRows stream per ps, all at once. No table is ever whole in
   // memory: at most a few blocks wait for each ps.
   class RowSource {
@@ -158,12 +158,10 @@ class PsFleet {
     // The next block; false at the end.
     virtual StatusOr<bool> Next(proto::RowBlock* block) = 0;
   };
-  Status ImportTable(const std::function<StatusOr<std::unique_ptr<RowSource>>()>& open,
-                     const std::vector<int>& which = {});
-  // Ends a restore begun with InitHeader.rows_follow on the ps tasks in
-  // `which` (every ps when empty), once their rows are imported: until
-  // then they refuse pulls and pushes.
-  Status FinishRestore(const std::vector<int>& which = {});
+  Status ImportTable(RowSource* source, const std::vector<int>& which = {});
+  // Ends a restore begun with InitHeader.rows_follow on every ps, once
+  // their rows are imported: until then they refuse pulls and pushes.
+  Status FinishRestore();
 
   // A step's rows of one embedding table: the batch's ids made unique and
   // sent, each to the ps that holds it (cluster/key_partition.h), in the

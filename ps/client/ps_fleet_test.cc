@@ -201,13 +201,9 @@ TEST(PsFleetTables, ImportedRowsReachThePsOfEachKeyAndARefusalEndsTheImport) {
   auto fleet = fleet_of(3);
   ASSERT_TRUE(fleet->InitVariables({}, header).ok());
   // 40 blocks of 1,000 keys: more blocks than wait for any one ps.
-  int opened = 0;
-  Status s = fleet->ImportTable([&]() -> StatusOr<std::unique_ptr<PsFleet::RowSource>> {
-    ++opened;
-    return std::unique_ptr<PsFleet::RowSource>(new CountingRows(40, 1000, 2));
-  });
+  CountingRows source(40, 1000, 2);
+  Status s = fleet->ImportTable(&source);
   ASSERT_TRUE(s.ok()) << s.ToString();
-  EXPECT_EQ(opened, 1);
   int64_t rows = 0;
   for (int i = 0; i < 3; ++i) {
     auto st = fleet->client(i)->GetStatus(std::chrono::seconds(1));
@@ -236,9 +232,8 @@ TEST(PsFleetTables, ImportedRowsReachThePsOfEachKeyAndARefusalEndsTheImport) {
   proto::InitHeader other = header;
   other.set_placement_fingerprint(refusing->placement().fingerprint + 1);
   ASSERT_TRUE(refusing->client(1)->Init(other, {}).ok());
-  s = refusing->ImportTable([]() -> StatusOr<std::unique_ptr<PsFleet::RowSource>> {
-    return std::unique_ptr<PsFleet::RowSource>(new CountingRows(40, 1000, 2));
-  });
+  CountingRows again(40, 1000, 2);
+  s = refusing->ImportTable(&again);
   EXPECT_EQ(s.code(), Code::kFailedPrecondition) << s.ToString();
 }
 
