@@ -72,13 +72,13 @@ Status ServePush(PsCore* core, ByteStream* stream, const Frame& first, SharedMem
   return WriteFrame(stream, FrameKind::kPushReply, &*pushed);
 }
 
-// The PullRequest a frame carries, checked for what the channel itself
-// decides (the wire's dtype).
 // The dtype a pull's tensors travel in: float32 unless it asks otherwise.
 proto::DataType WireOf(const proto::PullRequest& request) {
   return request.wire_dtype() == proto::DT_INVALID ? proto::DT_FLOAT : request.wire_dtype();
 }
 
+// The PullRequest a frame carries, checked for what the channel itself
+// decides (the wire's dtype).
 StatusOr<proto::PullRequest> ParsePull(const Frame& first) {
   proto::PullRequest request;
   PS_RETURN_IF_ERROR(ParseMeta(first, &request).Annotate("Pull"));
