@@ -21,6 +21,15 @@ cluster::ClusterSpec SpecForWorker(const std::vector<int>& ports, int w) {
   return spec;
 }
 
+// A simulated worker stands for one on a host of its own: its tensors go
+// over TCP, never through shared memory with the ps (which only a task on
+// the ps's host has, and which the ps would count in its memory).
+PsClientOptions RemoteWorker() {
+  PsClientOptions options;
+  options.shared_memory = false;
+  return options;
+}
+
 }  // namespace
 
 void WorkerTally::Count(const Status& s) {
@@ -52,7 +61,7 @@ std::vector<double> WorkerTally::TakeCycles() {
 SimulatedWorker::SimulatedWorker(const Options& options, const std::vector<int>& ps_ports,
                                  const PsFleet::Layout& layout, WorkerTally* tally)
     : options_(options),
-      fleet_(ConnectFleet(SpecForWorker(ps_ports, options.index), layout, PsClientOptions(),
+      fleet_(ConnectFleet(SpecForWorker(ps_ports, options.index), layout, RemoteWorker(),
                           /*trainer=*/true)),
       tally_(tally) {
   grads_ = fleet_->VariableBuffers();

@@ -1,6 +1,7 @@
 // SimulatedWorker: what a worker process does to the ps tasks, as a thread:
 // its own PsFleet and connections (through an address of its own,
-// 127.0.X.Y, so that no connection is shared with another worker), a
+// 127.0.X.Y, so that no connection is shared with another worker, and
+// over TCP, as from another host: no shared memory with the ps), a
 // HeartbeatSender to ps:0 every second, and a loop of pull, a pause in
 // place of computing, and push of gradients of the job's variables (sync:
 // each pull waits for the step after the one it pushed to), then

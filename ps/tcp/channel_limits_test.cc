@@ -59,6 +59,7 @@ class ChannelFlood : public RawChannelTest {
   ChannelLimits Limits() const override {
     ChannelLimits limits;
     limits.frames.frame = std::chrono::milliseconds(1000);
+    limits.frames.idle = std::chrono::milliseconds(1500);  // between a push's frames
     return limits;
   }
 };
@@ -103,6 +104,51 @@ TEST_F(ChannelFlood, IdleConnectionsHoldNoThreadAndSlowSendersAreCutOff) {
   EXPECT_LE(channel.counts().threads, 25);
   EXPECT_GE(channel.counts().connections, 1000);
   for (auto& s : idle) EXPECT_FALSE(s->ReadableNow());  // none of them was closed
+}
+
+// More pushes under way than the ps has threads, each streamed as backward
+// makes its tensors (the End not sent yet): none holds a thread while it
+// comes, a new client's push and pull are served meanwhile, a push applies
+// once its End comes, and one whose next frame does not begin within the
+// idle limit is closed.
+TEST_F(ChannelFlood, StreamedPushesHoldNoThreadWhileTheirFramesCome) {
+  const auto& channel = *ps_.server->channel();
+  const int threads = channel.counts().threads;
+  ASSERT_GT(threads, 0);
+  auto streaming = OpenIdle(ps_.server->tensor_port(), threads + 8);
+  ASSERT_EQ(static_cast<int>(streaming.size()), threads + 8);
+  Tensor g({1024});
+  g.Fill(1.0f);
+  FrameBatch begun;
+  BeginPushOfW(g, &begun);
+  for (auto& s : streaming) ASSERT_TRUE(begun.WriteTo(s.get()).ok());
+  ASSERT_TRUE(
+      WaitUntil([&] { return channel.counts().gathering == threads + 8; }, std::chrono::seconds(5)))
+      << channel.counts().gathering << " of " << threads + 8 << " gathering";
+  EXPECT_EQ(channel.counts().serving, 0);
+  auto pushed = PushAndPull(std::chrono::seconds(5));
+  ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
+  EXPECT_EQ(*pushed, 1);
+  // The first push's End: applied (w = 3 - 0.5 - 1).
+  FrameBatch end;
+  end.Add(FrameKind::kEnd, nullptr);
+  ASSERT_TRUE(end.WriteTo(streaming[0].get()).ok());
+  auto reply = ReadFrame(streaming[0].get());
+  ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+  ASSERT_EQ(reply->kind, FrameKind::kPushReply) << FrameKindName(reply->kind);
+  std::map<std::string, Tensor> out;
+  int64_t step = -1;
+  ASSERT_TRUE(ps_.client->Pull(7, {}, &out, &step).ok());
+  EXPECT_EQ(step, 2);
+  EXPECT_EQ(out["w"][0], 1.5f);
+  // The others never send their End: each is closed at the idle limit,
+  // having held no thread, and its gradient is never applied.
+  for (size_t i = 1; i < streaming.size(); ++i) {
+    EXPECT_TRUE(ClosedByPs(streaming[i].get(), std::chrono::seconds(10))) << i;
+  }
+  EXPECT_EQ(channel.counts().gathering, 0);
+  ASSERT_TRUE(ps_.client->Pull(7, {}, &out, &step).ok());
+  EXPECT_EQ(step, 2);
 }
 
 class SmallChannel : public RawChannelTest {
@@ -333,6 +379,9 @@ class OneRequestPerPeer : public RawChannelTest {
   ChannelLimits Limits() const override {
     ChannelLimits limits;
     limits.max_requests_per_peer = 1;
+    // A push past 1 KB is served before it is whole: one begun holds its
+    // peer's turn.
+    limits.gather_bytes = 1024;
     return limits;
   }
 };
@@ -342,20 +391,17 @@ class OneRequestPerPeer : public RawChannelTest {
 // overwritten since).
 TEST_F(OneRequestPerPeer, ARequestWhoseClientLeftWhileItWaitedIsNotServed) {
   auto sockets = OpenIdle(ps_.server->tensor_port(), 2);
-  const proto::PushHeader header = PushOfW();
   Tensor g({1024});
   g.Fill(1.0f);
   // A push being served, its end not sent yet: the peer's one turn.
   FrameBatch begun;
-  begun.Add(FrameKind::kPushHeader, &header);
-  begun.AddTensor("w", g, proto::DT_FLOAT);
+  BeginPushOfW(g, &begun);
   ASSERT_TRUE(begun.WriteTo(sockets[0].get()).ok());
   ASSERT_TRUE(WaitUntil([&] { return ps_.server->channel()->counts().serving == 1; },
                         std::chrono::seconds(5)));
   // A whole push behind it, from the same peer, whose client then leaves.
   FrameBatch push;
-  push.Add(FrameKind::kPushHeader, &header);
-  push.AddTensor("w", g, proto::DT_FLOAT);
+  BeginPushOfW(g, &push);
   push.Add(FrameKind::kEnd, nullptr);
   ASSERT_TRUE(push.WriteTo(sockets[1].get()).ok());
   ASSERT_TRUE(WaitUntil([&] { return ps_.server->channel()->counts().waiting == 1; },

@@ -81,6 +81,14 @@ class RawChannelTest : public ::testing::Test {
     return header;
   }
 
+  // A push of w's gradient `g` begun in *frames: its header and g's chunk,
+  // not its End (g must outlive the frames).
+  static void BeginPushOfW(const Tensor& g, FrameBatch* frames) {
+    const proto::PushHeader header = PushOfW();
+    frames->Add(FrameKind::kPushHeader, &header);
+    frames->AddTensor("w", g, proto::DT_FLOAT);
+  }
+
   // Sends a push's frames and reads the ps's answer: OkStatus for a
   // PushReply, the status of an Error frame.
   Status SendPush(const FrameBatch& push) {

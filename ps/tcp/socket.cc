@@ -221,45 +221,57 @@ bool Socket::ReadableNow() const {
 
 int Socket::TakeDescriptor() { return std::exchange(received_, -1); }
 
+StatusOr<size_t> Socket::Receive(char* data, size_t n) {
+  struct iovec iov = {data, n};
+  struct msghdr msg = {};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)];
+  if (local_) {
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+  }
+  ssize_t got;
+  do {
+    got = recvmsg(fd_, &msg, MSG_CMSG_CLOEXEC);
+  } while (got < 0 && errno == EINTR);
+  if (got == 0 && n > 0) return Unavailable("tensor channel: the peer closed the connection");
+  if (got < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return size_t{0};
+    return Failed("read", errno);
+  }
+  // Descriptors that came along: the last one is kept, the rest closed
+  // (a peer cannot make this process hold more than one).
+  for (struct cmsghdr* c = local_ ? CMSG_FIRSTHDR(&msg) : nullptr; c != nullptr;
+       c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+      if (received_ >= 0) close(received_);
+      received_ = fd;
+    }
+  }
+  return static_cast<size_t>(got);
+}
+
 Status Socket::ReadFull(void* data, size_t n) {
   char* p = static_cast<char*>(data);
   while (n > 0) {
-    struct iovec iov = {p, n};
-    struct msghdr msg = {};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)];
-    if (local_) {
-      msg.msg_control = control;
-      msg.msg_controllen = sizeof(control);
-    }
-    const ssize_t got = recvmsg(fd_, &msg, MSG_CMSG_CLOEXEC);
-    if (got == 0) return Unavailable("tensor channel: the peer closed the connection");
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        PS_RETURN_IF_ERROR(Await(/*write=*/false, "read"));  // the bytes still to come
-        continue;
-      }
-      return Failed("read", errno);
-    }
-    // Descriptors that came along: the last one is kept, the rest closed
-    // (a peer cannot make this process hold more than one).
-    for (struct cmsghdr* c = local_ ? CMSG_FIRSTHDR(&msg) : nullptr; c != nullptr;
-         c = CMSG_NXTHDR(&msg, c)) {
-      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-      const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-      for (size_t i = 0; i < count; ++i) {
-        int fd;
-        std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-        if (received_ >= 0) close(received_);
-        received_ = fd;
-      }
+    PS_ASSIGN_OR_RETURN(const size_t got, Receive(p, n));
+    if (got == 0) {
+      PS_RETURN_IF_ERROR(Await(/*write=*/false, "read"));  // the bytes still to come
+      continue;
     }
     p += got;
-    n -= static_cast<size_t>(got);
+    n -= got;
   }
   return OkStatus();
+}
+
+StatusOr<size_t> Socket::ReadSome(void* data, size_t n) {
+  return Receive(static_cast<char*>(data), n);
 }
 
 Status Socket::Send(const struct iovec* iov, int count, int fd) {

@@ -60,6 +60,7 @@ class Socket : public ByteStream {
   void CloseWrite();
 
   Status ReadFull(void* data, size_t n) override;
+  StatusOr<size_t> ReadSome(void* data, size_t n) override;
   Status Write(const struct iovec* iov, int count) override;
   Status WriteWithDescriptor(const struct iovec* iov, int count, int fd) override;
   int TakeDescriptor() override;
@@ -79,6 +80,9 @@ class Socket : public ByteStream {
  private:
   Status Failed(const char* what, int err) const;
   Status Send(const struct iovec* iov, int count, int fd);
+  // One read of up to n bytes, keeping a descriptor that came with them:
+  // their count, 0 when none have come (EAGAIN).
+  StatusOr<size_t> Receive(char* data, size_t n);
 
   const int fd_;
   bool local_ = false;

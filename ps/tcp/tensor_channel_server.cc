@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "ps/tcp/request_reader.h"
 #include "ps/tcp/tls_stream.h"
 
 namespace pstrain {
@@ -51,15 +52,21 @@ struct TensorChannelServer::Connection {
   // Whether the next request's first byte is already here (or the peer
   // hung up): asio's epoll waits for the next edge only, and this one may
   // have come while the connection was busy.
-  bool ReadableNow() const { return (tls != nullptr && tls->pending()) || socket->ReadableNow(); }
+  bool ReadableNow() const {
+    return reader.pending() || (tls != nullptr && tls->pending()) || socket->ReadableNow();
+  }
 
   // Used by the serving thread while busy, else by the loop.
   std::unique_ptr<Socket> socket;
   std::unique_ptr<TlsStream> tls;  // after the handshake, with TLS
   ChannelConnection state;
+  RequestReader reader;  // the loop's while it gathers, then the serving thread's
   // Loop thread only.
   asio::posix::stream_descriptor ready;  // a duplicate of the socket's descriptor
-  asio::steady_timer timer;              // the handshake or idle limit
+  asio::steady_timer timer;              // the handshake, idle or frame limit
+  uint64_t timer_armed = 0;              // the latest CloseAt's number
+  size_t counted = 0;                    // reader's bytes, in gathered_bytes_
+  bool gathering = false;                // a request begun, not yet dispatched
   std::string peer;                      // Socket::PeerKey
   Clock::time_point idle_since;
   bool busy = false;  // a request is being served, or waits for its peer's turn
@@ -184,7 +191,7 @@ void TensorChannelServer::Admit(std::unique_ptr<Socket> socket) {
 bool TensorChannelServer::EvictIdle(const std::string& peer) {
   ConnectionPtr chosen;
   for (const ConnectionPtr& c : connections_) {
-    if (c->busy || (!peer.empty() && c->peer != peer)) continue;
+    if (c->busy || c->gathering || (!peer.empty() && c->peer != peer)) continue;
     // One that never sent a request (the flood's) before a client's pooled
     // one; then the one idle longest.
     if (chosen == nullptr || (chosen->requested && !c->requested) ||
@@ -195,34 +202,101 @@ bool TensorChannelServer::EvictIdle(const std::string& peer) {
   if (chosen == nullptr) return false;
   VLOG(1) << "tensor channel: closing an idle connection from " << chosen->socket->PeerAddress()
           << " for a new one";
-  Close(chosen, "tensor channel closed an idle connection: room for a new one");
+  Close(chosen, Unavailable("tensor channel closed an idle connection: room for a new one"));
   return true;
 }
 
 void TensorChannelServer::AwaitRequest(const ConnectionPtr& c, std::chrono::milliseconds limit) {
   c->idle_since = Clock::now();
+  CloseAt(c, c->idle_since + limit,
+          Unavailable(std::string("tensor channel closed an idle connection: ") +
+                      (c->requested ? "idle for " : "no request in ") +
+                      std::to_string(limit.count()) + " ms"));
   if (c->ReadableNow()) {
-    Dispatch(c);
-    return;
+    Gather(c);
+  } else {
+    WaitReadable(c);
   }
-  c->timer.expires_after(limit);
-  c->timer.async_wait([this, c, limit](const boost::system::error_code& ec) {
-    if (ec || c->busy || c->closed) return;
-    VLOG(1) << "tensor channel: closing a connection from " << c->socket->PeerAddress()
-            << (c->requested ? " idle for " : " that sent no request in ")
-            << std::chrono::duration_cast<std::chrono::milliseconds>(limit).count() << " ms";
-    Close(c, "tensor channel closed an idle connection: no request in time");
-  });
+}
+
+void TensorChannelServer::WaitReadable(const ConnectionPtr& c) {
   c->ready.async_wait(asio::posix::descriptor_base::wait_read,
                       [this, c](const boost::system::error_code& ec) {
                         if (ec || c->closed || c->busy) return;
-                        c->timer.cancel();
-                        Dispatch(c);
+                        Gather(c);
                       });
+}
+
+void TensorChannelServer::Gather(const ConnectionPtr& c) {
+  auto gathered = c->reader.Gather(c->stream(), limits_.gather_bytes);
+  Account(c);
+  if (!gathered.ok() && !c->reader.pending()) {  // it hung up between requests
+    Close(c);
+    return;
+  }
+  if (gathered.ok() && *gathered == RequestReader::Gathered::kNothing) {  // no byte after all
+    WaitReadable(c);
+    return;
+  }
+  // A request whose client stopped sending midway (it may be waiting for
+  // the refusal of what it sent) is served as it stands: its thread finds
+  // where it breaks off, and refuses it whole.
+  if (!gathered.ok() || *gathered == RequestReader::Gathered::kReady ||
+      gathered_bytes_.load() >= static_cast<int64_t>(limits_.max_gathered_bytes)) {
+    ++c->timer_armed;  // no deadline of the loop's now
+    c->timer.cancel();
+    Dispatch(c);
+    return;
+  }
+  if (!c->gathering) {
+    c->gathering = true;
+    ++gathering_;
+  }
+  // A frame begun must be whole by its deadline; the next frame of a push
+  // must begin within the idle limit.
+  const RequestReader& r = c->reader;
+  if (r.mid_frame()) {
+    CloseAt(c, limits_.frames.DeadlineFor(r.frame_data_bytes(), r.frame_begun()),
+            DeadlineExceeded("tensor channel: a frame of " + std::to_string(r.frame_data_bytes()) +
+                             " bytes of data did not arrive within its deadline"));
+  } else {
+    CloseAt(c, Clock::now() + limits_.frames.idle,
+            DeadlineExceeded("tensor channel: a push's next frame did not begin within " +
+                             std::to_string(limits_.frames.idle.count()) + " ms"));
+  }
+  WaitReadable(c);
+}
+
+void TensorChannelServer::CloseAt(const ConnectionPtr& c, Clock::time_point when, Status why) {
+  const uint64_t armed = ++c->timer_armed;
+  c->timer.expires_at(when);
+  c->timer.async_wait([this, c, armed, why = std::move(why)](const boost::system::error_code& ec) {
+    // A handler already queued when the timer was armed again, or
+    // cancelled, does nothing.
+    if (ec || armed != c->timer_armed || c->busy || c->closed) return;
+    if (c->gathering) {
+      LOG_EVERY_N(WARNING, 20) << "tensor channel: closed the connection from "
+                               << c->socket->PeerAddress() << ": " << why.message();
+    } else {
+      VLOG(1) << "tensor channel: closing a connection from " << c->socket->PeerAddress() << ": "
+              << why.message();
+    }
+    Close(c, why);
+  });
+}
+
+void TensorChannelServer::Account(const ConnectionPtr& c) {
+  const size_t held = c->closed ? 0 : c->reader.held();
+  gathered_bytes_ += static_cast<int64_t>(held) - static_cast<int64_t>(c->counted);
+  c->counted = held;
 }
 
 void TensorChannelServer::Dispatch(const ConnectionPtr& c) {
   c->busy = true;
+  if (c->gathering) {
+    c->gathering = false;
+    --gathering_;
+  }
   Peer& peer = peers_[c->peer];
   if (peer.serving >= limits_.max_requests_per_peer) {
     peer.waiting.push_back(c);  // its turn comes when one of the peer's ends
@@ -312,8 +386,9 @@ void TensorChannelServer::Serve(const ConnectionPtr& c) {
                              c->waited, [this] { return stopping_.load(); });
     c->wait_id = 0;
   } else {
+    RequestReader::Stream request(&c->reader, c->stream());
     served = ServeTensorRequest(
-        core_, c->stream(), &c->state, limits_.frames, [this] { return stopping_.load(); },
+        core_, &request, &c->state, limits_.frames, [this] { return stopping_.load(); },
         [this, c](const proto::PullRequest& request) { return Park(c, request); });
     if (!served.ok() && served.code() != Code::kUnavailable && !stopping_) {
       if (served.code() == Code::kDeadlineExceeded) {
@@ -354,6 +429,8 @@ void TensorChannelServer::Served(const ConnectionPtr& c, const Status& served) {
     if (c->wait_id != 0 && !c->wait_ended) core_->CancelPullWait(c->wait_id);
     return;
   }
+  c->reader.Served();
+  Account(c);
   if (!served.ok() || stopping_) {
     // A pull it parked as the ps began to stop waits no more.
     if (c->wait_id != 0 && !c->wait_ended) core_->CancelPullWait(c->wait_id);
@@ -382,23 +459,27 @@ void TensorChannelServer::Served(const ConnectionPtr& c, const Status& served) {
   AwaitRequest(c, limits_.idle);
 }
 
-void TensorChannelServer::Close(const ConnectionPtr& c, const char* why) {
+void TensorChannelServer::Close(const ConnectionPtr& c, const Status& why) {
   if (c->closed) return;
   c->closed = true;
   c->timer.cancel();
   boost::system::error_code ignored;
   c->ready.close(ignored);
-  // An idle client hears why: its request, if one crossed this, was not
-  // read (over TLS the socket is the TLS layer's: it just closes).
-  if (why != nullptr && !c->busy && c->tls == nullptr && c->greeted) {
-    WriteNow(c->socket.get(), Unavailable(why));
+  if (c->gathering) {
+    c->gathering = false;
+    --gathering_;
   }
+  // A client not being answered hears why: its request, if one crossed
+  // this or was being gathered, was not served (over TLS the socket is the
+  // TLS layer's: it just closes).
+  if (!why.ok() && !c->busy && c->tls == nullptr && c->greeted) WriteNow(c->socket.get(), why);
   // A request being served ends now; its thread still holds c (and its
   // shared memory, given back when c goes).
   c->socket->Shutdown();
   // A parked pull's wait ends now (one being served ends it in Served).
   if (c->parked) core_->CancelPullWait(c->wait_id);
   if (!c->busy || c->parked) c->state.Release();
+  Account(c);  // its reader's bytes go with it
   connections_.erase(c->at);
   Peer& peer = peers_[c->peer];
   --peer.connections;
@@ -440,6 +521,7 @@ TensorChannelServer::Counts TensorChannelServer::counts() const {
   counts.connections = connection_count_.load();
   counts.serving = serving_.load();
   counts.waiting = waiting_.load();
+  counts.gathering = gathering_.load();
   counts.threads = pool_->threads();
   return counts;
 }

@@ -5,17 +5,20 @@
 //
 // A connection costs memory, not a thread: one event loop (Boost.Asio, on
 // a thread of its own) accepts connections, greets each (a Hello frame,
-// after the TLS handshake with TLS), waits for each one's next request, and
-// closes the ones that overstay. A request, once its first byte has come,
-// is served on a thread of the ps's request pool (shared with gRPC;
-// requests past its threads wait their turn). A pull that must wait for its
+// after the TLS handshake with TLS), reads each one's next request as its
+// bytes come, without waiting (request_reader.h), and closes the ones that
+// overstay. A request, once whole, is served from memory on a thread of
+// the ps's request pool (shared with gRPC; requests past its threads wait
+// their turn); one larger than `gather_bytes` is served once that much has
+// come, its thread reading the rest. A pull that must wait for its
 // sync step gives its thread back: it waits without one
 // (PsCore::AwaitPullable) while the loop watches its connection, and is
 // answered on a pool thread once the step comes. What keeps a client from
 // hoarding the ps (ChannelLimits):
 //   - a deadline from accepting a connection to its first request's first
 //     byte (the TLS handshake included), and for each frame's bytes once
-//     begun;
+//     begun (a sender that trickles is closed at it, having held no
+//     thread);
 //   - an idle limit between requests;
 //   - a cap on connections, overall and per peer (an address, or a local
 //     process): a connection past either takes the place of an idle one
@@ -23,7 +26,9 @@
 //     is refused only when none is idle (an Error frame; with TLS, closed);
 //   - a cap on requests served at once, overall and per peer: a peer's
 //     requests past its share wait for its own to end;
-//   - a cap on the shared memory all connections may have the ps map;
+//   - a cap on the shared memory all connections may have the ps map, and
+//     on the bytes of requests being gathered (past it, each is served as
+//     it stands);
 //   - a pull waiting for a step ends when its client hangs up.
 // A connection closed while idle gets an Error frame saying so first: a
 // client whose request crossed it knows the ps read none of it.
@@ -72,6 +77,12 @@ struct ChannelLimits {
   // Bytes of shared memory all connections together may have the ps map
   // (0: the machine's memory).
   uint64_t max_shared_bytes = 0;
+  // Bytes of one request the loop gathers before a thread serves it (and
+  // reads the rest itself).
+  size_t gather_bytes = size_t{1} << 20;
+  // Bytes all connections' requests being gathered may hold together; past
+  // them, a request is served as it stands.
+  uint64_t max_gathered_bytes = uint64_t{256} << 20;
 };
 
 class TensorChannelServer {
@@ -95,6 +106,7 @@ class TensorChannelServer {
   // What the server holds now, for tests and logs.
   struct Counts {
     int connections = 0;  // open, idle or serving
+    int gathering = 0;    // with a request's bytes coming, held by no thread
     int serving = 0;      // with a request being served
     int waiting = 0;      // with a request waiting for its peer's turn
     int threads = 0;      // of the request pool (both transports')
@@ -104,6 +116,7 @@ class TensorChannelServer {
  private:
   struct Connection;
   using ConnectionPtr = std::shared_ptr<Connection>;
+  using Clock = std::chrono::steady_clock;
   TensorChannelServer(PsCore* core, ThreadPool* requests, const ChannelLimits& limits,
                       std::shared_ptr<SSL_CTX> tls);
 
@@ -124,6 +137,16 @@ class TensorChannelServer {
   bool EvictIdle(const std::string& peer);
   // Loop thread: waits for c's next request, at most `limit`.
   void AwaitRequest(const ConnectionPtr& c, std::chrono::milliseconds limit);
+  // Loop thread: Gather once c is readable.
+  void WaitReadable(const ConnectionPtr& c);
+  // Loop thread: reads what c's request has sent; dispatches it once whole,
+  // else waits for more under its frame's deadline.
+  void Gather(const ConnectionPtr& c);
+  // Loop thread: closes c with `why` at `when`, unless it is armed again
+  // (or c is busy) first.
+  void CloseAt(const ConnectionPtr& c, Clock::time_point when, Status why);
+  // Loop thread: counts what c's reader holds in gathered_bytes_.
+  void Account(const ConnectionPtr& c);
   // Loop thread: c's request is served now, or once its peer's is.
   void Dispatch(const ConnectionPtr& c);
   // Loop thread: hands c to the pool to serve, counted until it is done.
@@ -139,8 +162,9 @@ class TensorChannelServer {
   void Unpark(const ConnectionPtr& c, const Status& waited);
   // Loop thread: c is idle again (ok), or closes.
   void Served(const ConnectionPtr& c, const Status& served);
-  // Loop thread. `why`, when given, goes to an idle client in an Error frame.
-  void Close(const ConnectionPtr& c, const char* why = nullptr);
+  // Loop thread. `why`, when not ok, goes to a client that is not being
+  // answered in an Error frame.
+  void Close(const ConnectionPtr& c, const Status& why = OkStatus());
 
   PsCore* const core_;
   const ChannelLimits limits_;
@@ -152,6 +176,8 @@ class TensorChannelServer {
   bool started_ = false;  // the loop runs
   std::atomic<int> serving_{0};
   std::atomic<int> waiting_{0};
+  std::atomic<int> gathering_{0};
+  std::atomic<int64_t> gathered_bytes_{0};
   std::atomic<int> connection_count_{0};
 
   boost::asio::io_context io_;

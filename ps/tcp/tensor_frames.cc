@@ -62,6 +62,20 @@ const char* FrameKindName(FrameKind kind) {
   return "unknown";
 }
 
+bool FrameSize(const char* header, FrameKind* kind, uint64_t* body_bytes, uint64_t* data_bytes) {
+  RawHeader raw;
+  std::memcpy(&raw, header, sizeof(raw));
+  if (raw.magic != kFrameMagic || !KnownKind(raw.kind) || raw.meta_bytes > kMaxMetaBytes) {
+    return false;
+  }
+  *kind = static_cast<FrameKind>(raw.kind);
+  if (raw.data_bytes != 0 && *kind != FrameKind::kChunk) return false;
+  if (raw.data_bytes > UINT64_MAX - raw.meta_bytes) return false;
+  *data_bytes = raw.data_bytes;
+  *body_bytes = raw.meta_bytes + raw.data_bytes;
+  return true;
+}
+
 StatusOr<Frame> ReadFrame(ByteStream* stream) {
   RawHeader raw;
   PS_RETURN_IF_ERROR(stream->ReadFull(&raw, sizeof(raw)));

@@ -82,6 +82,13 @@ class ByteStream {
   // Reads exactly n bytes. Unavailable when the stream ends or breaks first;
   // DeadlineExceeded past the stream's deadline.
   virtual Status ReadFull(void* data, size_t n) = 0;
+  // Reads what has come, up to n bytes, without waiting: 0 when nothing
+  // has. Unavailable when the stream ended or broke; Unimplemented where
+  // every read waits.
+  virtual StatusOr<size_t> ReadSome(void* data, size_t n) {
+    (void)data, (void)n;
+    return Unimplemented("this stream cannot read without waiting");
+  }
   // Writes every byte of the buffers, in order.
   virtual Status Write(const struct iovec* iov, int count) = 0;
   // Reads and writes fail with DeadlineExceeded once `when` has passed
@@ -115,6 +122,10 @@ struct Frame {
   uint64_t data_bytes = 0;
 };
 
+// What a frame's 24-byte header says of its size: the bytes that follow it
+// (metadata, and data on a chunk), and its data's. False for a header
+// ReadFrame refuses.
+bool FrameSize(const char* header, FrameKind* kind, uint64_t* body_bytes, uint64_t* data_bytes);
 // InvalidArgument for a header that is not a frame's (wrong magic, an
 // unknown kind, metadata over kMaxMetaBytes, data on a frame other than a
 // chunk); the stream's error when it ends first.

@@ -109,6 +109,17 @@ Status TlsStream::ReadFull(void* data, size_t n) {
   return OkStatus();
 }
 
+StatusOr<size_t> TlsStream::ReadSome(void* data, size_t n) {
+  const int got = SSL_read(ssl_, data, static_cast<int>(std::min<size_t>(n, 1 << 30)));
+  if (got > 0) return static_cast<size_t>(got);
+  const int err = SSL_get_error(ssl_, got);
+  // WANT_WRITE too: a record to send first (a key update) goes out with
+  // the next read or write.
+  if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) return size_t{0};
+  if (err == SSL_ERROR_ZERO_RETURN) return Unavailable("tls read: closed");
+  return Unavailable("tls read: " + OpenSslErrors("connection broken"));
+}
+
 Status TlsStream::WriteAll(const char* data, size_t n) {
   while (n > 0) {
     const int chunk = static_cast<int>(std::min<size_t>(n, 1 << 30));

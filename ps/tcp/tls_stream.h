@@ -33,6 +33,7 @@ class TlsStream : public ByteStream {
   std::string peer() const;
 
   Status ReadFull(void* data, size_t n) override;
+  StatusOr<size_t> ReadSome(void* data, size_t n) override;
   void SetDeadline(std::chrono::steady_clock::time_point when) override {
     socket_->SetDeadline(when);
   }
