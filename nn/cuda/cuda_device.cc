@@ -51,8 +51,9 @@ StatusOr<std::unique_ptr<CudaDevice>> CudaDevice::Open(int ordinal) {
   PS_CUDA(cudaStreamCreateWithFlags(&d->stream_, cudaStreamNonBlocking));
   PS_CUDNN(cudnnCreate(&d->cudnn_));
   PS_CUDNN(cudnnSetStream(d->cudnn_, d->stream_));
-  PS_CUBLAS(cublasCreate(&d->cublas_));
-  PS_CUBLAS(cublasSetStream(d->cublas_, d->stream_));
+  PS_ASSIGN_OR_RETURN(d->blas_, Cublas());
+  PS_CUBLAS(d->blas_->Create(&d->cublas_));
+  PS_CUBLAS(d->blas_->SetStream(d->cublas_, d->stream_));
   d->memory_ =
       std::make_unique<CachingAllocator>(std::make_unique<CudaRawMemory>(ordinal, d->stream_));
   return d;
@@ -68,7 +69,7 @@ CudaDevice::~CudaDevice() {
   memory_.reset();
   if (upload_ != nullptr) cudaFreeHost(upload_);
   if (download_ != nullptr) cudaFreeHost(download_);
-  if (cublas_ != nullptr) cublasDestroy(cublas_);
+  if (cublas_ != nullptr) blas_->Destroy(cublas_);
   if (cudnn_ != nullptr) cudnnDestroy(cudnn_);
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
 }

@@ -20,6 +20,7 @@
 #include "core/caching_allocator.h"
 #include "core/status.h"
 #include "core/tensor.h"
+#include "nn/cuda/cublas_library.h"
 
 namespace pstrain {
 namespace nn {
@@ -38,6 +39,7 @@ class CudaDevice {
   cudaStream_t stream() const { return stream_; }
   cudnnHandle_t cudnn() const { return cudnn_; }
   cublasHandle_t cublas() const { return cublas_; }
+  const CublasLibrary& blas() const { return *blas_; }
   CachingAllocator* memory() { return memory_.get(); }
 
   // Makes this the calling thread's current device.
@@ -70,6 +72,7 @@ class CudaDevice {
   std::string name_;
   cudaStream_t stream_ = nullptr;
   cudnnHandle_t cudnn_ = nullptr;
+  const CublasLibrary* blas_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   std::unique_ptr<CachingAllocator> memory_;
   // Uploads take consecutive pieces of a pinned buffer; the buffer starts

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/status.h"
+#include "nn/cuda/cublas_library.h"
 
 namespace pstrain {
 namespace nn {
@@ -25,10 +26,14 @@ inline Status CudnnStatus(cudnnStatus_t e, const char* call) {
   return Internal(std::string(call) + ": " + cudnnGetErrorString(e));
 }
 
+// cuBLAS's calls go through the library it opened (cublas_library.h),
+// which names its errors.
 inline Status CublasStatus(cublasStatus_t e, const char* call) {
   if (e == CUBLAS_STATUS_SUCCESS) return OkStatus();
-  return Internal(std::string(call) + ": " + cublasGetStatusName(e) + ": " +
-                  cublasGetStatusString(e));
+  auto blas = Cublas();
+  if (!blas.ok()) return Internal(std::string(call) + ": cuBLAS status " + std::to_string(e));
+  return Internal(std::string(call) + ": " + (*blas)->GetStatusName(e) + ": " +
+                  (*blas)->GetStatusString(e));
 }
 
 }  // namespace cuda

@@ -24,9 +24,9 @@ class CudaDense : public AffineKernel {
     const int64_t n = x.dim(0);
     PS_RETURN_IF_ERROR(d_->Ensure(y, {n, out_}));
     // y' (out x n) = w' (out x in) x' (in x n).
-    PS_CUBLAS(cublasSgemm(d_->cublas(), CUBLAS_OP_N, CUBLAS_OP_N, Int(out_), Int(n), Int(in_),
-                          &kOne, w.data(), Int(out_), x.data(), Int(in_), &kZero, y->data(),
-                          Int(out_)));
+    PS_CUBLAS(d_->blas().Sgemm(d_->cublas(), CUBLAS_OP_N, CUBLAS_OP_N, Int(out_), Int(n), Int(in_),
+                               &kOne, w.data(), Int(out_), x.data(), Int(in_), &kZero, y->data(),
+                               Int(out_)));
     return BiasAdd(y->data(), b.data(), n, out_, d_->stream());
   }
 
@@ -38,20 +38,20 @@ class CudaDense : public AffineKernel {
     if (dx != nullptr) {
       // dx' (in x n) = (w')^T dy' (out x n).
       PS_RETURN_IF_ERROR(d_->Ensure(dx, x.shape()));
-      PS_CUBLAS(cublasSgemm(d_->cublas(), CUBLAS_OP_T, CUBLAS_OP_N, Int(in_), Int(n), Int(out_),
-                            &kOne, w.data(), Int(out_), dy.data(), Int(out_), &kZero, dx->data(),
-                            Int(in_)));
+      PS_CUBLAS(d_->blas().Sgemm(d_->cublas(), CUBLAS_OP_T, CUBLAS_OP_N, Int(in_), Int(n),
+                                 Int(out_), &kOne, w.data(), Int(out_), dy.data(), Int(out_),
+                                 &kZero, dx->data(), Int(in_)));
     }
     // dw' (out x in) = dy' (out x n) (x')^T.
     PS_RETURN_IF_ERROR(d_->Ensure(dw, {in_, out_}));
-    PS_CUBLAS(cublasSgemm(d_->cublas(), CUBLAS_OP_N, CUBLAS_OP_T, Int(out_), Int(in_), Int(n),
-                          &kOne, dy.data(), Int(out_), x.data(), Int(in_), &kZero, dw->data(),
-                          Int(out_)));
+    PS_CUBLAS(d_->blas().Sgemm(d_->cublas(), CUBLAS_OP_N, CUBLAS_OP_T, Int(out_), Int(in_), Int(n),
+                               &kOne, dy.data(), Int(out_), x.data(), Int(in_), &kZero, dw->data(),
+                               Int(out_)));
     // db = dy' (out x n) times a column of ones.
     PS_RETURN_IF_ERROR(d_->Ensure(db, {out_}));
     PS_ASSIGN_OR_RETURN(const float* ones, d_->Ones(n));
-    PS_CUBLAS(cublasSgemv(d_->cublas(), CUBLAS_OP_N, Int(out_), Int(n), &kOne, dy.data(), Int(out_),
-                          ones, 1, &kZero, db->data(), 1));
+    PS_CUBLAS(d_->blas().Sgemv(d_->cublas(), CUBLAS_OP_N, Int(out_), Int(n), &kOne, dy.data(),
+                               Int(out_), ones, 1, &kZero, db->data(), 1));
     return OkStatus();
   }
 
