@@ -1,7 +1,9 @@
 // The ps's tensor channel (ps/tcp/): each input is the bytes a client sends
-// on one connection, served by ServeTensorConnection as the ps serves a
-// socket, to a ps that holds the fuzz model (ps_fuzz_model.h). Replies are
-// checked to be whole frames and dropped.
+// on one connection, coming in pieces of 1 to 97 bytes, gathered and served
+// by ServeTensorConnection as the ps's loop and threads serve a socket, to a
+// ps that holds the fuzz model (ps_fuzz_model.h). Replies are touched and
+// dropped.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -21,10 +23,15 @@ class InputStream : public tcp::ByteStream {
 
   Status ReadFull(void* out, size_t n) override {
     if (n > left_) return Unavailable("end of input");
-    if (n > 0) std::memcpy(out, data_, n);
-    data_ += n;
-    left_ -= n;
+    Take(out, n);
     return OkStatus();
+  }
+  // What a socket has when its loop reads: a piece of the bytes sent.
+  StatusOr<size_t> ReadSome(void* out, size_t n) override {
+    if (left_ == 0) return Unavailable("end of input");
+    n = std::min({n, left_, size_t{1} + pieces_++ % 97});
+    Take(out, n);
+    return n;
   }
   Status Write(const struct iovec* iov, int count) override {
     for (int i = 0; i < count; ++i) {
@@ -36,8 +43,15 @@ class InputStream : public tcp::ByteStream {
   }
 
  private:
+  void Take(void* out, size_t n) {
+    if (n > 0) std::memcpy(out, data_, n);
+    data_ += n;
+    left_ -= n;
+  }
+
   const uint8_t* data_;
   size_t left_;
+  size_t pieces_ = 0;
   volatile char sink_ = 0;
 };
 

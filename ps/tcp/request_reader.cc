@@ -25,9 +25,20 @@ StatusOr<RequestReader::Gathered> RequestReader::Gather(ByteStream* stream, size
     const uint64_t lacking = frame_bytes_ > 0 ? frame_bytes_ - have : kFrameHeaderBytes - have;
     const size_t want = static_cast<size_t>(
         std::min<uint64_t>(std::max<uint64_t>(lacking, kReadBytes), cap - end_));
-    Reserve(want);
     const bool between_frames = !mid_frame();
-    PS_ASSIGN_OR_RETURN(const size_t got, stream->ReadSome(buffer_.get() + end_, want));
+    size_t got;
+    if (want <= kReadBytes) {
+      // Through the reading thread's scratch: the request then holds what
+      // it sent, not a read's worth (a thousand sync pushes of a few KB
+      // each, waiting for a thread).
+      thread_local std::unique_ptr<char[]> scratch(new char[kReadBytes]);
+      PS_ASSIGN_OR_RETURN(got, stream->ReadSome(scratch.get(), want));
+      Reserve(got);
+      if (got > 0) std::memcpy(buffer_.get() + end_, scratch.get(), got);
+    } else {
+      Reserve(want);
+      PS_ASSIGN_OR_RETURN(got, stream->ReadSome(buffer_.get() + end_, want));
+    }
     if (got == 0) return end_ > 0 ? Gathered::kPartial : Gathered::kNothing;
     if (between_frames) frame_begun_ = std::chrono::steady_clock::now();
     end_ += got;
@@ -65,7 +76,7 @@ bool RequestReader::Parse() {
 }
 
 void RequestReader::Reserve(size_t n) {
-  if (capacity_ - end_ >= n) return;
+  if (n == 0 || capacity_ - end_ >= n) return;
   const size_t capacity = std::max(end_ + n, capacity_ * 2);
   std::unique_ptr<char[]> grown(new char[capacity]);
   if (end_ > 0) std::memcpy(grown.get(), buffer_.get(), end_);

@@ -28,6 +28,9 @@ namespace tcp {
 
 class RequestReader {
  public:
+  // What the ps's loop gathers of one request at most (ChannelLimits).
+  static constexpr size_t kDefaultCap = size_t{1} << 20;
+
   enum class Gathered {
     kNothing,  // no byte of a request yet
     kPartial,  // a request begun, not whole and under the cap

@@ -56,6 +56,7 @@
 #include "core/status.h"
 #include "core/thread_pool.h"
 #include "ps/ps_core.h"
+#include "ps/tcp/request_reader.h"
 #include "ps/tcp/socket.h"
 #include "ps/tcp/tensor_channel_service.h"
 
@@ -79,7 +80,7 @@ struct ChannelLimits {
   uint64_t max_shared_bytes = 0;
   // Bytes of one request the loop gathers before a thread serves it (and
   // reads the rest itself).
-  size_t gather_bytes = size_t{1} << 20;
+  size_t gather_bytes = RequestReader::kDefaultCap;
   // Bytes all connections' requests being gathered may hold together; past
   // them, a request is served as it stands.
   uint64_t max_gathered_bytes = uint64_t{256} << 20;

@@ -9,6 +9,7 @@
 #include "core/halves.h"
 #include "core/unique_fd.h"
 #include "proto/ps.pb.h"
+#include "ps/tcp/request_reader.h"
 #include "ps/tensor_streams.h"
 
 namespace pstrain {
@@ -285,10 +286,19 @@ Status ServeTensorConnection(PsCore* core, ByteStream* stream,
   ChannelConnection connection;
   connection.shared_memory = shared_memory;
   const FrameTimeouts timeouts;
+  RequestReader reader;
   for (;;) {
-    const Status served = ServeTensorRequest(core, stream, &connection, timeouts, cancelled);
+    StatusOr<RequestReader::Gathered> gathered = RequestReader::Gathered::kPartial;
+    while (gathered.ok() && *gathered != RequestReader::Gathered::kReady) {
+      const Status more = stream->AwaitData(std::chrono::steady_clock::now() + timeouts.idle);
+      gathered = more.ok() ? reader.Gather(stream, RequestReader::kDefaultCap) : more;
+    }
+    if (!gathered.ok() && !reader.pending()) return OkStatus();  // the stream ended
+    RequestReader::Stream request(&reader, stream);
+    const Status served = ServeTensorRequest(core, &request, &connection, timeouts, cancelled);
     if (served.code() == Code::kUnavailable) return OkStatus();
     PS_RETURN_IF_ERROR(served);
+    reader.Served();
   }
 }
 

@@ -96,7 +96,8 @@ Status ServeParkedPull(PsCore* core, ByteStream* stream, ChannelConnection* conn
 
 // Serves requests one after the other until the stream ends (OkStatus) or
 // one fails (its error): a connection served by one thread, as the fuzz
-// target serves its input.
+// target serves its input, each request gathered first by a RequestReader
+// (request_reader.h) from what the stream has, as the ps's loop gathers it.
 Status ServeTensorConnection(PsCore* core, ByteStream* stream,
                              const std::function<bool()>& cancelled, bool shared_memory = true);
 
