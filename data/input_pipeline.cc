@@ -74,7 +74,14 @@ StatusOr<std::unique_ptr<InputPipeline>> InputPipeline::Create(const ImageDatase
                            std::to_string(opts.num_shards) + " is not in 0.." +
                            std::to_string(opts.num_shards - 1));
   }
-  if (ds->count <= opts.shard_index) {
+  if (ds->num_shards != 1 &&
+      (ds->num_shards != opts.num_shards || ds->shard_index != opts.shard_index)) {
+    return InvalidArgument("the dataset holds shard " + std::to_string(ds->shard_index) + " of " +
+                           std::to_string(ds->num_shards) + ", not shard " +
+                           std::to_string(opts.shard_index) + " of " +
+                           std::to_string(opts.num_shards));
+  }
+  if (ds->num_shards == 1 ? ds->count <= opts.shard_index : ds->count == 0) {
     return InvalidArgument("shard_index " + std::to_string(opts.shard_index) + " of " +
                            std::to_string(opts.num_shards) + " has no examples: the dataset has " +
                            std::to_string(ds->count));
@@ -115,7 +122,10 @@ InputPipeline::InputPipeline(const ImageDataset* ds, const InputPipelineOptions&
                              std::unique_ptr<ShuffleBuffer> buffer)
     : ds_(ds),
       opts_(opts),
-      shard_(ShardIndices(ds->count, opts.shard_index, opts.num_shards)),
+      // A dataset that is the shard (KeepShard) is walked whole, in the
+      // shard's order: the same examples as the shard of the whole split.
+      shard_(ds->num_shards == 1 ? ShardIndices(ds->count, opts.shard_index, opts.num_shards)
+                                 : ShardIndices(ds->count, 0, 1)),
       distortion_(DistortionFor(opts.height, opts.width)),
       example_size_(opts.preprocessing == proto::InputSpec::PIXEL_IDS
                         ? 0

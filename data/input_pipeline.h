@@ -4,7 +4,8 @@
 //
 // The shard holds the examples whose index i satisfies
 // i % num_shards == shard_index, walked epoch after epoch, each epoch in a
-// fresh order (data/shard_order.h's EpochOrder).
+// fresh order (data/shard_order.h's EpochOrder); a dataset that holds that
+// shard only (KeepShard, data/mnist_dataset.h) gives the same batches.
 // Preprocessing (proto::InputSpec::Preprocessing) turns each image into the
 // model's input, height x width x depth floats:
 //   SCALE:   pixel / 255 - 0.5; the images must be height x width.
@@ -80,7 +81,8 @@ class InputPipeline : public BatchSource {
  public:
   // Starts the threads. `ds` is borrowed and must outlive the pipeline.
   // InvalidArgument, naming the option, for a null or empty dataset,
-  // batch_size < 1, a shard outside [0, num_shards) or with no examples,
+  // batch_size < 1, a shard outside [0, num_shards) or with no examples, a
+  // dataset that holds another shard,
   // epochs < 0, an unknown preprocessing, height or width < 0, an output larger
   // than the images, SCALE with an output shape other than the images',
   // min_after_dequeue < 0, capacity < 0 or min_after_dequeue >= capacity,

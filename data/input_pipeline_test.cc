@@ -298,6 +298,27 @@ TEST(InputPipeline, SameSeedAndOneReaderGiveTheSameBatches) {
   EXPECT_NE(other[0].labels, a[0].labels);
 }
 
+TEST(InputPipeline, ADatasetKeptToItsShardGivesTheWholeSplitsShardsBatches) {
+  const ImageDataset whole = RandomDataset(301, 4);
+  ImageDataset shard = whole;
+  KeepShard(1, 3, &shard);
+  InputPipelineOptions opts =
+      DistortOptions(/*batch_size=*/16, /*epochs=*/2, /*min_after_dequeue=*/40);
+  opts.seed = 5;
+  opts.shard_index = 1;
+  opts.num_shards = 3;
+  const std::vector<Batch> from_whole = DrainBatches(MakePipeline(&whole, opts).get());
+  const std::vector<Batch> from_shard = DrainBatches(MakePipeline(&shard, opts).get());
+  ASSERT_EQ(from_whole.size(), 13u);  // 2 epochs of 100 examples in batches of 16
+  ExpectSameBatches(from_whole, from_shard);
+  // Another shard's pipeline cannot read this one's examples.
+  opts.shard_index = 2;
+  auto other = InputPipeline::Create(&shard, opts);
+  EXPECT_EQ(other.status().code(), Code::kInvalidArgument) << other.status().ToString();
+  EXPECT_NE(other.status().message().find("holds shard 1 of 3"), std::string::npos)
+      << other.status().ToString();
+}
+
 // Pearson correlation of channel c of a height x width x 3 output with the
 // window at (top, left) of a 32x32x3 image, mirrored if `flip`.
 double Correlation(const float* out, const uint8_t* image, int size, int top, int left, bool flip,

@@ -3,6 +3,8 @@
 #include <glog/logging.h>
 #include <sys/stat.h>
 
+#include <cstring>
+
 #include "data/idx_reader.h"
 
 namespace pstrain {
@@ -86,6 +88,26 @@ void KeepFirst(int64_t n, ImageDataset* ds) {
   ds->count = n;
   ds->pixels.resize(static_cast<size_t>(n * ds->image_size()));
   ds->labels.resize(static_cast<size_t>(n));
+  ds->pixels.shrink_to_fit();
+  ds->labels.shrink_to_fit();
+}
+
+void KeepShard(int index, int num_shards, ImageDataset* ds) {
+  if (num_shards <= 1 || ds->num_shards != 1) return;
+  const int64_t size = ds->image_size();
+  int64_t kept = 0;
+  for (int64_t i = index; i < ds->count; i += num_shards, ++kept) {
+    std::memmove(ds->pixels.data() + kept * size, ds->pixels.data() + i * size,
+                 static_cast<size_t>(size));
+    ds->labels[static_cast<size_t>(kept)] = ds->labels[static_cast<size_t>(i)];
+  }
+  ds->count = kept;
+  ds->pixels.resize(static_cast<size_t>(kept * size));
+  ds->labels.resize(static_cast<size_t>(kept));
+  ds->pixels.shrink_to_fit();
+  ds->labels.shrink_to_fit();
+  ds->shard_index = index;
+  ds->num_shards = num_shards;
 }
 
 }  // namespace data

@@ -148,6 +148,28 @@ TEST(KeepFirst, KeepsWholeImagesOfEveryChannel) {
   EXPECT_EQ(ds.pixels, (std::vector<uint8_t>{1, 2, 3, 4}));
 }
 
+TEST(KeepShard, KeepsEveryNthExampleFromItsIndexInOrderAndGivesBackTheRest) {
+  ImageDataset ds;
+  ds.count = 7;
+  ds.rows = ds.cols = 1;
+  ds.depth = 2;
+  for (int i = 0; i < 7; ++i) {
+    ds.pixels.insert(ds.pixels.end(), {static_cast<uint8_t>(10 * i), static_cast<uint8_t>(i)});
+    ds.labels.push_back(i);
+  }
+  KeepShard(1, 3, &ds);  // examples 1 and 4
+  EXPECT_EQ(ds.count, 2);
+  EXPECT_EQ(ds.pixels, (std::vector<uint8_t>{10, 1, 40, 4}));
+  EXPECT_EQ(ds.labels, (std::vector<int32_t>{1, 4}));
+  EXPECT_EQ(ds.pixels.capacity(), ds.pixels.size());
+  EXPECT_EQ(ds.shard_index, 1);
+  EXPECT_EQ(ds.num_shards, 3);
+  KeepShard(0, 2, &ds);  // already a shard: kept as it is
+  EXPECT_EQ(ds.count, 2);
+  KeepShard(0, 1, &ds);
+  EXPECT_EQ(ds.labels, (std::vector<int32_t>{1, 4}));
+}
+
 TEST(KeepFirst, KeepsTheFirstNExamples) {
   ImageDataset ds = ThreeTinyImages();
   KeepFirst(0, &ds);

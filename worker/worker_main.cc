@@ -256,6 +256,8 @@ int main(int argc, char** argv) {
                              pstrain::kExitBadInput);
   }
   pstrain::data::KeepFirst(FLAGS_train_examples, &*train);
+  // This worker's examples only: a shard of the split, not the split.
+  pstrain::data::KeepShard(index, config.spec.NumTasks("worker"), &*train);
   pstrain::data::InputPipelineOptions qopts;
   qopts.batch_size = FLAGS_batch_size * towers->towers;  // a slice per tower
   qopts.shard_index = index;
