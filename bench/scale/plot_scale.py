@@ -28,22 +28,24 @@ PANELS = [
 def main(argv):
     if len(argv) != 3:
         sys.exit(__doc__)
-    series = defaultdict(list)  # (mode, transport, ps) -> rows
+    series = defaultdict(list)  # (mode, transport, ps, compute_ms) -> rows
     with open(argv[1], newline="") as f:
         for row in csv.DictReader(f):
             row["ps_kb_per_worker"] = float(row["ps_rss_bytes"]) / 1e3 / float(row["workers"])
-            series[(row["mode"], row["transport"], int(row["ps"]))].append(row)
+            key = (row["mode"], row["transport"], int(row["ps"]), int(row["compute_ms"]))
+            series[key].append(row)
     if not series:
         sys.exit(f"{argv[1]}: no points")
     fig, axes = plt.subplots(2, 3, figsize=(15, 8.5))
     for ax, (field, label, log_y) in zip(axes.flat, PANELS):
-        for (mode, transport, ps), rows in sorted(series.items()):
+        for (mode, transport, ps, compute_ms), rows in sorted(series.items()):
             rows = sorted(rows, key=lambda r: int(r["workers"]))
             xs = [int(r["workers"]) for r in rows]
             ys = [float(r[field]) for r in rows]
             if all(y < 0 for y in ys):
                 continue  # not measured (no chief)
-            ax.plot(xs, ys, marker="o", label=f"{mode}, {transport}, P={ps}")
+            ax.plot(xs, ys, marker="o",
+                    label=f"{mode}, {transport}, P={ps}, {compute_ms / 1000:g} s compute")
         ax.set_xscale("log")
         if log_y:
             ax.set_yscale("log")

@@ -378,18 +378,18 @@ void AppendCsv(const Point& p) {
   const bool fresh = !std::filesystem::exists(FLAGS_csv);
   std::ofstream out(FLAGS_csv, std::ios::app);
   if (fresh) {
-    out << "mode,transport,ps,workers,start_s,steps_per_s,pushes_per_s,cycle_p50_ms,"
+    out << "mode,transport,ps,workers,compute_ms,start_s,steps_per_s,pushes_per_s,cycle_p50_ms,"
            "cycle_p99_ms,ps_threads,ps_fds,ps_rss_bytes,ps_cpu_ms_per_push,"
            "chief_cpu_ms_per_worker_s,status_ms,metrics_ms,failed_calls\n";
   }
   int64_t failed = 0;
   for (const auto& e : p.errors) failed += e.second;
   out << (FLAGS_sync ? "sync" : "async") << "," << FLAGS_transport << "," << p.ps << ","
-      << p.workers << "," << p.start_secs << "," << p.steps_per_sec << "," << p.pushes_per_sec
-      << "," << p.cycle_p50_ms << "," << p.cycle_p99_ms << "," << p.worst.threads << ","
-      << p.worst.descriptors << "," << p.worst.rss_bytes << "," << p.ps_cpu_ms_per_push << ","
-      << p.chief_cpu_ms_per_worker_sec << "," << p.status_ms << "," << p.metrics_ms << "," << failed
-      << "\n";
+      << p.workers << "," << FLAGS_compute_ms << "," << p.start_secs << "," << p.steps_per_sec
+      << "," << p.pushes_per_sec << "," << p.cycle_p50_ms << "," << p.cycle_p99_ms << ","
+      << p.worst.threads << "," << p.worst.descriptors << "," << p.worst.rss_bytes << ","
+      << p.ps_cpu_ms_per_push << "," << p.chief_cpu_ms_per_worker_sec << "," << p.status_ms << ","
+      << p.metrics_ms << "," << failed << "\n";
 }
 
 int Main() {
