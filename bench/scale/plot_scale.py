@@ -37,25 +37,34 @@ def main(argv):
     if not series:
         sys.exit(f"{argv[1]}: no points")
     fig, axes = plt.subplots(2, 3, figsize=(15, 8.5))
+    # One colour per series in every panel, and one legend for all of them.
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colour = {key: colours[i % len(colours)] for i, key in enumerate(sorted(series))}
+    labels = {}
     for ax, (field, label, log_y) in zip(axes.flat, PANELS):
         for (mode, transport, ps, compute_ms), rows in sorted(series.items()):
             rows = sorted(rows, key=lambda r: int(r["workers"]))
-            xs = [int(r["workers"]) for r in rows]
-            ys = [float(r[field]) for r in rows]
-            if all(y < 0 for y in ys):
-                continue  # not measured (no chief)
-            ax.plot(xs, ys, marker="o",
-                    label=f"{mode}, {transport}, P={ps}, {compute_ms / 1000:g} s compute")
+            # Not measured (no chief, no push in the window) is <= 0.
+            points = [(int(r["workers"]), float(r[field])) for r in rows]
+            points = [(x, y) for x, y in points if y > 0]
+            if not points:
+                continue
+            xs, ys = zip(*points)
+            key = (mode, transport, ps, compute_ms)
+            (line,) = ax.plot(xs, ys, marker="o", color=colour[key])
+            labels[key] = (line, f"{mode}, {transport}, P={ps}, {compute_ms / 1000:g} s compute")
         ax.set_xscale("log")
         if log_y:
             ax.set_yscale("log")
         ax.set_xlabel("workers W")
         ax.set_title(label, fontsize=10)
         ax.grid(True, which="both", alpha=0.3)
-    axes.flat[0].legend(fontsize=8)
+    handles = [labels[key] for key in sorted(labels)]
+    fig.legend([h for h, _ in handles], [t for _, t in handles], loc="lower center", ncol=3,
+               fontsize=8)
     fig.suptitle("pstrain scale_bench: simulated workers against real ps_server processes "
                  "and a real chief (loopback, one machine)", fontsize=11)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     fig.savefig(argv[2], dpi=110)
     print(f"wrote {argv[2]}")
 
