@@ -46,6 +46,11 @@ DEFINE_int32(tensor_max_requests_per_peer, 128,
              "Tensor channel requests of one address (or one local process) served at once: "
              "past it, its requests wait for its own to end (a pull waiting for a sync step "
              "is not being served)");
+DEFINE_int32(tensor_gather_mib, 256,
+             "MiB of tensor channel requests still coming in that the ps holds, all "
+             "connections together (a request costs no thread until it is whole; each holds "
+             "what it sent, at most its first MiB): past it, a request is served as it stands, "
+             "its thread reading the rest");
 DEFINE_int32(tensor_idle_timeout_secs, 300,
              "A tensor channel connection with no request for this long is closed (clients "
              "open another when they need one)");
@@ -81,6 +86,7 @@ DEFINE_validator(tensor_max_connections, &Positive);
 DEFINE_validator(tensor_max_connections_per_peer, &Positive);
 DEFINE_validator(request_threads, &Positive);
 DEFINE_validator(tensor_max_requests_per_peer, &Positive);
+DEFINE_validator(tensor_gather_mib, &Positive);
 DEFINE_validator(tensor_idle_timeout_secs, &Positive);
 DEFINE_validator(tensor_frame_timeout_secs, &Positive);
 
@@ -104,6 +110,7 @@ int main(int argc, char** argv) {
   limits.max_connections = FLAGS_tensor_max_connections;
   limits.max_per_peer = FLAGS_tensor_max_connections_per_peer;
   limits.max_requests_per_peer = FLAGS_tensor_max_requests_per_peer;
+  limits.max_gathered_bytes = static_cast<uint64_t>(FLAGS_tensor_gather_mib) << 20;
   limits.idle = std::chrono::seconds(FLAGS_tensor_idle_timeout_secs);
   limits.frames.idle = limits.idle;  // between the frames of one request too
   limits.frames.frame = std::chrono::seconds(FLAGS_tensor_frame_timeout_secs);
