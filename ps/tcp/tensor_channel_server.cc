@@ -208,10 +208,11 @@ bool TensorChannelServer::EvictIdle(const std::string& peer) {
 
 void TensorChannelServer::AwaitRequest(const ConnectionPtr& c, std::chrono::milliseconds limit) {
   c->idle_since = Clock::now();
-  CloseAt(c, c->idle_since + limit,
-          Unavailable(std::string("tensor channel closed an idle connection: ") +
-                      (c->requested ? "idle for " : "no request in ") +
-                      std::to_string(limit.count()) + " ms"));
+  CloseAt(c, c->idle_since + limit, [requested = c->requested, limit] {
+    return Unavailable(std::string("tensor channel closed an idle connection: ") +
+                       (requested ? "idle for " : "no request in ") +
+                       std::to_string(limit.count()) + " ms");
+  });
   if (c->ReadableNow()) {
     Gather(c);
   } else {
@@ -257,32 +258,38 @@ void TensorChannelServer::Gather(const ConnectionPtr& c) {
   const RequestReader& r = c->reader;
   if (r.mid_frame()) {
     CloseAt(c, limits_.frames.DeadlineFor(r.frame_data_bytes(), r.frame_begun()),
-            DeadlineExceeded("tensor channel: a frame of " + std::to_string(r.frame_data_bytes()) +
-                             " bytes of data did not arrive within its deadline"));
+            [bytes = r.frame_data_bytes()] {
+              return DeadlineExceeded("tensor channel: a frame of " + std::to_string(bytes) +
+                                      " bytes of data did not arrive within its deadline");
+            });
   } else {
-    CloseAt(c, Clock::now() + limits_.frames.idle,
-            DeadlineExceeded("tensor channel: a push's next frame did not begin within " +
-                             std::to_string(limits_.frames.idle.count()) + " ms"));
+    CloseAt(c, Clock::now() + limits_.frames.idle, [idle = limits_.frames.idle] {
+      return DeadlineExceeded("tensor channel: a push's next frame did not begin within " +
+                              std::to_string(idle.count()) + " ms");
+    });
   }
   WaitReadable(c);
 }
 
-void TensorChannelServer::CloseAt(const ConnectionPtr& c, Clock::time_point when, Status why) {
+void TensorChannelServer::CloseAt(const ConnectionPtr& c, Clock::time_point when,
+                                  std::function<Status()> reason) {
   const uint64_t armed = ++c->timer_armed;
   c->timer.expires_at(when);
-  c->timer.async_wait([this, c, armed, why = std::move(why)](const boost::system::error_code& ec) {
-    // A handler already queued when the timer was armed again, or
-    // cancelled, does nothing.
-    if (ec || armed != c->timer_armed || c->busy || c->closed) return;
-    if (c->gathering) {
-      LOG_EVERY_N(WARNING, 20) << "tensor channel: closed the connection from "
-                               << c->socket->PeerAddress() << ": " << why.message();
-    } else {
-      VLOG(1) << "tensor channel: closing a connection from " << c->socket->PeerAddress() << ": "
-              << why.message();
-    }
-    Close(c, why);
-  });
+  c->timer.async_wait(
+      [this, c, armed, reason = std::move(reason)](const boost::system::error_code& ec) {
+        // A handler already queued when the timer was armed again, or
+        // cancelled, does nothing.
+        if (ec || armed != c->timer_armed || c->busy || c->closed) return;
+        const Status why = reason();
+        if (c->gathering) {
+          LOG_EVERY_N(WARNING, 20) << "tensor channel: closed the connection from "
+                                   << c->socket->PeerAddress() << ": " << why.message();
+        } else {
+          VLOG(1) << "tensor channel: closing a connection from " << c->socket->PeerAddress()
+                  << ": " << why.message();
+        }
+        Close(c, why);
+      });
 }
 
 void TensorChannelServer::Account(const ConnectionPtr& c) {

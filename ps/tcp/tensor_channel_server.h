@@ -46,6 +46,7 @@
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
@@ -143,9 +144,10 @@ class TensorChannelServer {
   // Loop thread: reads what c's request has sent; dispatches it once whole,
   // else waits for more under its frame's deadline.
   void Gather(const ConnectionPtr& c);
-  // Loop thread: closes c with `why` at `when`, unless it is armed again
-  // (or c is busy) first.
-  void CloseAt(const ConnectionPtr& c, Clock::time_point when, Status why);
+  // Loop thread: closes c with reason() at `when`, unless it is armed
+  // again (or c is busy) first. The reason is made only then: the timer is
+  // armed for every request.
+  void CloseAt(const ConnectionPtr& c, Clock::time_point when, std::function<Status()> reason);
   // Loop thread: counts what c's reader holds in gathered_bytes_.
   void Account(const ConnectionPtr& c);
   // Loop thread: c's request is served now, or once its peer's is.
