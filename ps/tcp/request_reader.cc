@@ -18,7 +18,7 @@ StatusOr<RequestReader::Gathered> RequestReader::Gather(ByteStream* stream, size
     if (whole_ || Parse()) return Gathered::kReady;
     // A frame that would take the request past the cap (a large tensor's)
     // is read by the serving thread, straight into place.
-    if (end_ >= cap || (frame_bytes_ > 0 && parsed_ + frame_bytes_ > cap)) return Gathered::kReady;
+    if (end_ >= cap || (frame_bytes_ > 0 && frame_bytes_ > cap - parsed_)) return Gathered::kReady;
     // What the frame being gathered still lacks, as far as its header
     // says; more if it has come (a small request's next frames).
     const uint64_t have = end_ - parsed_;

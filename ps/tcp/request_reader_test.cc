@@ -159,6 +159,26 @@ TEST(RequestReader, AFramePastTheCapIsReadyAsItBeginsAndItsDataReadStraightFromT
   EXPECT_EQ(Serve(&reader, &in, push.size()), push);
 }
 
+TEST(RequestReader, AFrameClaimingMoreThanAnyCouldCarryIsReadyAtOnce) {
+  proto::PushHeader header;
+  FrameBatch frames;
+  frames.Add(FrameKind::kPushHeader, &header);
+  std::string bytes = Bytes(frames);
+  // A chunk frame's header announcing 2^64 - 2 bytes of data, and no meta.
+  const uint32_t head[4] = {kFrameMagic, static_cast<uint32_t>(FrameKind::kChunk), 0, 0};
+  const uint64_t data_bytes = UINT64_MAX - 1;
+  bytes.append(reinterpret_cast<const char*>(head), sizeof(head));
+  bytes.append(reinterpret_cast<const char*>(&data_bytes), sizeof(data_bytes));
+  bytes.append(1000, 'x');
+  LetInStream in;
+  RequestReader reader;
+  in.Let(bytes);
+  auto gathered = reader.Gather(&in, RequestReader::kDefaultCap);
+  ASSERT_TRUE(gathered.ok()) << gathered.status().ToString();
+  EXPECT_EQ(*gathered, Gathered::kReady);  // its server refuses it, as more than it may hold
+  EXPECT_LE(reader.held(), size_t{64} << 10);
+}
+
 TEST(RequestReader, AClientThatHangsUpMidRequestLeavesWhatItSentToBeRefused) {
   const std::string push = Push(100);
   LetInStream in;
