@@ -51,12 +51,14 @@ bool RequestReader::Parse() {
     frame_bytes_ = 0;
     frame_data_bytes_ = 0;
     if (have < kFrameHeaderBytes) return false;
-    FrameKind kind;
-    uint64_t body, data;
     // Not a frame: served as it is, and refused by ReadFrame.
-    if (!FrameSize(buffer_.get() + parsed_, &kind, &body, &data)) return whole_ = true;
-    frame_data_bytes_ = data;
-    frame_bytes_ = body < UINT64_MAX - kFrameHeaderBytes ? kFrameHeaderBytes + body : UINT64_MAX;
+    auto head = ParseFrameHeader(buffer_.get() + parsed_);
+    if (!head.ok()) return whole_ = true;
+    const FrameKind kind = head->kind;
+    frame_data_bytes_ = head->data_bytes;
+    const uint64_t before_data = kFrameHeaderBytes + head->meta_bytes;
+    frame_bytes_ =
+        head->data_bytes < UINT64_MAX - before_data ? before_data + head->data_bytes : UINT64_MAX;
     if (have < frame_bytes_) return false;
     parsed_ += frame_bytes_;
     // The next frame's first bytes came with this one's last.

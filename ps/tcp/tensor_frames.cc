@@ -62,40 +62,37 @@ const char* FrameKindName(FrameKind kind) {
   return "unknown";
 }
 
-bool FrameSize(const char* header, FrameKind* kind, uint64_t* body_bytes, uint64_t* data_bytes) {
+StatusOr<FrameHeader> ParseFrameHeader(const char* header) {
   RawHeader raw;
   std::memcpy(&raw, header, sizeof(raw));
-  if (raw.magic != kFrameMagic || !KnownKind(raw.kind) || raw.meta_bytes > kMaxMetaBytes) {
-    return false;
-  }
-  *kind = static_cast<FrameKind>(raw.kind);
-  if (raw.data_bytes != 0 && *kind != FrameKind::kChunk) return false;
-  if (raw.data_bytes > UINT64_MAX - raw.meta_bytes) return false;
-  *data_bytes = raw.data_bytes;
-  *body_bytes = raw.meta_bytes + raw.data_bytes;
-  return true;
-}
-
-StatusOr<Frame> ReadFrame(ByteStream* stream) {
-  RawHeader raw;
-  PS_RETURN_IF_ERROR(stream->ReadFull(&raw, sizeof(raw)));
   if (raw.magic != kFrameMagic) return InvalidArgument("not a tensor channel frame (bad magic)");
   if (!KnownKind(raw.kind)) {
     return InvalidArgument("unknown tensor channel frame kind " + std::to_string(raw.kind));
   }
-  Frame frame;
-  frame.kind = static_cast<FrameKind>(raw.kind);
+  FrameHeader head;
+  head.kind = static_cast<FrameKind>(raw.kind);
   if (raw.meta_bytes > kMaxMetaBytes) {
-    return InvalidArgument(std::string(FrameKindName(frame.kind)) + " frame with " +
+    return InvalidArgument(std::string(FrameKindName(head.kind)) + " frame with " +
                            std::to_string(raw.meta_bytes) + " bytes of metadata (at most " +
                            std::to_string(kMaxMetaBytes) + ")");
   }
-  if (raw.data_bytes != 0 && frame.kind != FrameKind::kChunk) {
-    return InvalidArgument(std::string(FrameKindName(frame.kind)) + " frame carrying data");
+  if (raw.data_bytes != 0 && head.kind != FrameKind::kChunk) {
+    return InvalidArgument(std::string(FrameKindName(head.kind)) + " frame carrying data");
   }
-  frame.meta.resize(raw.meta_bytes);
+  head.meta_bytes = raw.meta_bytes;
+  head.data_bytes = raw.data_bytes;
+  return head;
+}
+
+StatusOr<Frame> ReadFrame(ByteStream* stream) {
+  char header[kFrameHeaderBytes];
+  PS_RETURN_IF_ERROR(stream->ReadFull(header, sizeof(header)));
+  PS_ASSIGN_OR_RETURN(const FrameHeader head, ParseFrameHeader(header));
+  Frame frame;
+  frame.kind = head.kind;
+  frame.meta.resize(head.meta_bytes);
   PS_RETURN_IF_ERROR(stream->ReadFull(frame.meta.data(), frame.meta.size()));
-  frame.data_bytes = raw.data_bytes;
+  frame.data_bytes = head.data_bytes;
   return frame;
 }
 

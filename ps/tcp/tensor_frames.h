@@ -122,13 +122,19 @@ struct Frame {
   uint64_t data_bytes = 0;
 };
 
-// What a frame's 24-byte header says of its size: the bytes that follow it
-// (metadata, and data on a chunk), and its data's. False for a header
-// ReadFrame refuses.
-bool FrameSize(const char* header, FrameKind* kind, uint64_t* body_bytes, uint64_t* data_bytes);
+// What a frame's 24-byte header says: its kind, and the bytes of metadata
+// and of data that follow it.
+struct FrameHeader {
+  FrameKind kind;
+  uint32_t meta_bytes = 0;
+  uint64_t data_bytes = 0;
+};
 // InvalidArgument for a header that is not a frame's (wrong magic, an
 // unknown kind, metadata over kMaxMetaBytes, data on a frame other than a
-// chunk); the stream's error when it ends first.
+// chunk).
+StatusOr<FrameHeader> ParseFrameHeader(const char* header);
+// The stream's next frame: ParseFrameHeader's errors, or the stream's
+// when it ends first.
 StatusOr<Frame> ReadFrame(ByteStream* stream);
 // Parses a frame's metadata as `message`'s type, or InvalidArgument.
 Status ParseMeta(const Frame& frame, google::protobuf::MessageLite* message);

@@ -18,6 +18,13 @@ namespace {
 
 constexpr size_t kRecordBytes = 16 << 10;  // TLS's largest record
 
+// The error of an SSL call that failed other than for want of the socket:
+// the peer closed the connection, or it broke.
+Status Ended(const char* what, int err) {
+  if (err == SSL_ERROR_ZERO_RETURN) return Unavailable(std::string("tls ") + what + ": closed");
+  return Unavailable(std::string("tls ") + what + ": " + OpenSslErrors("connection broken"));
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<TlsStream>> TlsStream::Accept(SSL_CTX* ctx, Socket* socket) {
@@ -85,8 +92,7 @@ Status TlsStream::Retry(const char* what, int ret) {
   if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
     return socket_->Await(err == SSL_ERROR_WANT_WRITE, what);
   }
-  if (err == SSL_ERROR_ZERO_RETURN) return Unavailable(std::string("tls ") + what + ": closed");
-  return Unavailable(std::string("tls ") + what + ": " + OpenSslErrors("connection broken"));
+  return Ended(what, err);
 }
 
 Status TlsStream::AwaitData(std::chrono::steady_clock::time_point until) {
@@ -116,8 +122,7 @@ StatusOr<size_t> TlsStream::ReadSome(void* data, size_t n) {
   // WANT_WRITE too: a record to send first (a key update) goes out with
   // the next read or write.
   if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) return size_t{0};
-  if (err == SSL_ERROR_ZERO_RETURN) return Unavailable("tls read: closed");
-  return Unavailable("tls read: " + OpenSslErrors("connection broken"));
+  return Ended("read", err);
 }
 
 Status TlsStream::WriteAll(const char* data, size_t n) {
