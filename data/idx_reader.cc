@@ -43,7 +43,7 @@ class FileBytes {
   }
 
   // How many bytes the file holds, uncompressed, if it says (a single gzip
-  // member's size, modulo 2^32); 0 when unknown.
+  // member's size, modulo 2^32: exact below 4 GiB); 0 when unknown.
   uint64_t SizeHint() {
     struct stat st;
     if (fstat(fileno(file_), &st) != 0) return 0;
@@ -63,7 +63,6 @@ class FileBytes {
     if (!gzip_) {
       const size_t got = std::fread(out, 1, n, file_);
       if (std::ferror(file_)) return DataLoss(path_ + ": read failed: " + std::strerror(errno));
-      produced_ += got;
       return got;
     }
     size_t got = 0;
@@ -116,7 +115,7 @@ class FileBytes {
   bool ended_ = false;
   z_stream stream_;
   Bytef input_[1 << 16];
-  uint64_t produced_ = 0;
+  uint64_t produced_ = 0;  // inflated so far
 };
 
 uint32_t BigEndian32(const unsigned char* p) {
@@ -175,9 +174,9 @@ StatusOr<IdxArray> ReadIdxFile(const std::string& path) {
   // its size, else a piece at a time (a header may claim any size).
   const uint64_t hint = file->SizeHint();
   constexpr uint64_t kPiece = uint64_t{64} << 20;
-  array.values.reserve(hint % (uint64_t{1} << 32) == (header + count) % (uint64_t{1} << 32)
-                           ? count
-                           : std::min(count, kPiece));
+  // Only a size that matches exactly is trusted: a gzip size is modulo
+  // 2^32, and a header claiming 2^40 bytes must not be reserved.
+  array.values.reserve(count <= hint && hint - count == header ? count : std::min(count, kPiece));
   while (array.values.size() < count) {
     const uint64_t at = array.values.size();
     const uint64_t piece = std::min(count - at, std::max<uint64_t>(at, kPiece));
