@@ -221,7 +221,8 @@ bool Socket::ReadableNow() const {
 
 int Socket::TakeDescriptor() { return std::exchange(received_, -1); }
 
-StatusOr<size_t> Socket::Receive(char* data, size_t n) {
+StatusOr<size_t> Socket::ReadSome(void* data, size_t n) {
+  // One read, keeping a descriptor that came with the bytes.
   struct iovec iov = {data, n};
   struct msghdr msg = {};
   msg.msg_iov = &iov;
@@ -259,7 +260,7 @@ StatusOr<size_t> Socket::Receive(char* data, size_t n) {
 Status Socket::ReadFull(void* data, size_t n) {
   char* p = static_cast<char*>(data);
   while (n > 0) {
-    PS_ASSIGN_OR_RETURN(const size_t got, Receive(p, n));
+    PS_ASSIGN_OR_RETURN(const size_t got, ReadSome(p, n));
     if (got == 0) {
       PS_RETURN_IF_ERROR(Await(/*write=*/false, "read"));  // the bytes still to come
       continue;
@@ -268,10 +269,6 @@ Status Socket::ReadFull(void* data, size_t n) {
     n -= got;
   }
   return OkStatus();
-}
-
-StatusOr<size_t> Socket::ReadSome(void* data, size_t n) {
-  return Receive(static_cast<char*>(data), n);
 }
 
 Status Socket::Send(const struct iovec* iov, int count, int fd) {

@@ -80,9 +80,6 @@ class Socket : public ByteStream {
  private:
   Status Failed(const char* what, int err) const;
   Status Send(const struct iovec* iov, int count, int fd);
-  // One read of up to n bytes, keeping a descriptor that came with them:
-  // their count, 0 when none have come (EAGAIN).
-  StatusOr<size_t> Receive(char* data, size_t n);
 
   const int fd_;
   bool local_ = false;
