@@ -15,14 +15,15 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "bench/power_law.h"
 #include "bench/ps_processes.h"
 #include "chief/checkpoint.h"
 #include "chief/table_checkpoints.h"
@@ -65,11 +66,8 @@ struct Cluster {
   std::unique_ptr<PsFleet> fleet;
 };
 
-Status StartCluster(int num_ps, const std::string& dir, Cluster* c) {
-  std::filesystem::create_directories(dir);
-  PS_RETURN_IF_ERROR(
-      c->processes.Start(bench::PsServerPath(FLAGS_ps_server), num_ps, dir, false,
-                         {"--max_memory_bytes=" + std::to_string(FLAGS_max_memory_bytes)}));
+// The table alone, over num_ps ps tasks.
+StatusOr<PsFleet::Layout> TableLayout(int num_ps) {
   PsFleet::Layout layout;
   PS_ASSIGN_OR_RETURN(layout.placement, cluster::ComputePlacement(
                                             {}, num_ps, cluster::PlacementStrategy::kGreedy, 1));
@@ -77,6 +75,15 @@ Status StartCluster(int num_ps, const std::string& dir, Cluster* c) {
   table.set_name(kTable);
   table.set_dim(FLAGS_dim);
   layout.tables.push_back(table);
+  return layout;
+}
+
+Status StartCluster(int num_ps, const std::string& dir, Cluster* c) {
+  std::filesystem::create_directories(dir);
+  PS_RETURN_IF_ERROR(
+      c->processes.Start(bench::PsServerPath(FLAGS_ps_server), num_ps, dir, false,
+                         {"--max_memory_bytes=" + std::to_string(FLAGS_max_memory_bytes)}));
+  PS_ASSIGN_OR_RETURN(PsFleet::Layout layout, TableLayout(num_ps));
   c->fleet = ConnectFleet(bench::SpecFor(c->processes.ports(), 1), std::move(layout));
   PS_RETURN_IF_ERROR(c->fleet->WaitForPs(false, nullptr, std::chrono::seconds(30)));
   proto::InitHeader header;
@@ -145,26 +152,6 @@ StatusOr<std::vector<float>> PullRows(PsFleet* fleet, int64_t first, int64_t n) 
   return out;
 }
 
-// Ranks in [0, n) with P(rank r) roughly proportional to (r + 1)^-s: the
-// continuous power law on [1, n + 1) by inversion, floored. Rank r is the
-// r-th key grown (KeyAt), so the hot keys spread over the ps tasks.
-class PowerLawRanks {
- public:
-  PowerLawRanks(int64_t n, double s, uint64_t seed)
-      : n_(n), one_minus_s_(1.0 - s), span_(std::pow(n + 1.0, 1.0 - s) - 1.0), rng_(seed) {}
-  int64_t Next() {
-    const double u = uniform_(rng_);
-    const double x = std::pow(1.0 + u * span_, 1.0 / one_minus_s_);
-    return std::clamp<int64_t>(static_cast<int64_t>(x) - 1, 0, n_ - 1);
-  }
-
- private:
-  const int64_t n_;
-  const double one_minus_s_, span_;
-  std::mt19937_64 rng_;
-  std::uniform_real_distribution<double> uniform_{0.0, 1.0};
-};
-
 double PsCpuSec(const Cluster& c) {
   double sec = 0;
   for (int pid : c.processes.pids())
@@ -172,24 +159,25 @@ double PsCpuSec(const Cluster& c) {
   return sec;
 }
 
-// --zipf_requests requests over the table's first `rows` keys, each made
-// unique and split by ps: every request's pull, then every request's push
-// of a gradient for the same keys, each phase timed whole (the ps tasks'
-// CPU seconds come in 10 ms ticks). Prints keys/s and keys per ps CPU
-// second of each.
-Status TimeZipfTraffic(Cluster* c, int64_t rows) {
-  PsFleet* fleet = c->fleet.get();
-  const int num_ps = fleet->num_ps();
-  PowerLawRanks ranks(rows, FLAGS_zipf_s, static_cast<uint64_t>(rows));
-  // requests[r][ps]: the keys request r asks of each ps.
-  std::vector<std::vector<proto::TableKeys>> requests(FLAGS_zipf_requests);
-  int64_t keys_total = 0;
+// A worker's request: per ps, the keys it asks of that ps.
+using ZipfRequest = std::vector<proto::TableKeys>;
+
+// `count` requests of --zipf_ids ids each over the table's first `rows`
+// keys, made unique and split by ps; *keys_total (may be null) gets the
+// unique keys of them all.
+std::vector<ZipfRequest> ZipfRequests(int num_ps, int64_t rows, int count, uint64_t seed,
+                                      int64_t* keys_total) {
+  // Rank r is the r-th key grown (KeyAt), so the hot keys spread over the
+  // ps tasks.
+  bench::PowerLawRanks ranks(rows, FLAGS_zipf_s, seed);
+  std::vector<ZipfRequest> requests(count);
+  if (keys_total != nullptr) *keys_total = 0;
   for (auto& request : requests) {
     std::vector<int64_t> ids(FLAGS_zipf_ids);
     for (int64_t& id : ids) id = KeyAt(ranks.Next());
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-    keys_total += static_cast<int64_t>(ids.size());
+    if (keys_total != nullptr) *keys_total += static_cast<int64_t>(ids.size());
     std::vector<std::vector<int64_t>> by_ps(num_ps);
     for (int64_t id : ids) by_ps[KeyShard(id, num_ps)].push_back(id);
     request.resize(num_ps);
@@ -198,6 +186,19 @@ Status TimeZipfTraffic(Cluster* c, int64_t rows) {
       request[ps].set_keys(EncodeKeys(by_ps[ps]));
     }
   }
+  return requests;
+}
+
+// --zipf_requests requests over the table's first `rows` keys: every
+// request's pull, then every request's push of a gradient for the same
+// keys, each phase timed whole (the ps tasks' CPU seconds come in 10 ms
+// ticks). Prints keys/s and keys per ps CPU second of each.
+Status TimeZipfTraffic(Cluster* c, int64_t rows) {
+  PsFleet* fleet = c->fleet.get();
+  const int num_ps = fleet->num_ps();
+  int64_t keys_total = 0;
+  const std::vector<ZipfRequest> requests =
+      ZipfRequests(num_ps, rows, FLAGS_zipf_requests, static_cast<uint64_t>(rows), &keys_total);
   // The rows each request pulled: the gradients it pushes.
   std::vector<std::vector<std::map<std::string, Tensor>>> got(
       requests.size(), std::vector<std::map<std::string, Tensor>>(num_ps));
@@ -232,6 +233,50 @@ Status TimeZipfTraffic(Cluster* c, int64_t rows) {
       push_cpu > 0 ? n / push_cpu : 0.0);
   std::fflush(stdout);
   return OkStatus();
+}
+
+// A worker's step on the table: the request's rows pulled from every ps,
+// then a gradient of zeros pushed for them: all of a push's work, which
+// leaves Adagrad's rows as they were (so that the save that runs beside
+// it is compared with the rows after it).
+Status Round(PsFleet* fleet, const ZipfRequest& request) {
+  for (int ps = 0; ps < fleet->num_ps(); ++ps) {
+    std::map<std::string, Tensor> got;
+    PS_RETURN_IF_ERROR(fleet->client(ps)->PullWithRows(fleet->placement().fingerprint, {},
+                                                       {request[ps]}, &got, nullptr, 0,
+                                                       std::chrono::milliseconds(0)));
+    proto::PushHeader h;
+    h.set_placement_fingerprint(fleet->placement().fingerprint);
+    *h.add_sparse() = request[ps];
+    Tensor& zeros = got[kTable];
+    zeros.Fill(0.0f);
+    PS_RETURN_IF_ERROR(fleet->client(ps)->Push(h, {{kTable, &zeros}}).status());
+  }
+  return OkStatus();
+}
+
+// Rounds over `requests` in turn, each one's ms to *ms, until `rounds` are
+// done or, with rounds = 0, until *stop.
+Status Rounds(PsFleet* fleet, const std::vector<ZipfRequest>& requests, int rounds,
+              const std::atomic<bool>* stop, std::vector<double>* ms) {
+  for (size_t r = 0; rounds > 0 ? ms->size() < static_cast<size_t>(rounds) : !stop->load(); ++r) {
+    const auto t0 = Clock::now();
+    PS_RETURN_IF_ERROR(Round(fleet, requests[r % requests.size()]));
+    ms->push_back(1e3 * Since(t0));
+  }
+  return OkStatus();
+}
+
+std::string Quantiles(std::vector<double> ms) {
+  if (ms.empty()) return "no round";
+  std::sort(ms.begin(), ms.end());
+  auto at = [&](double q) {
+    return ms[std::min(ms.size() - 1, static_cast<size_t>(q * ms.size()))];
+  };
+  char line[160];
+  std::snprintf(line, sizeof(line), "%zu rounds, p50 %.1f ms, p99 %.1f ms, max %.1f ms", ms.size(),
+                at(0.5), at(0.99), ms.back());
+  return line;
 }
 
 // Rows and bytes over every ps of the fleet, and the most bytes a row one
@@ -294,11 +339,32 @@ Status Run() {
               Since(t0) - timing);
   PS_RETURN_IF_ERROR(Report(first.fleet.get(), "grown"));
 
+  // The pause a save causes to training: a worker on connections of its
+  // own steps on the table (a request's pull and push, one after another)
+  // before the save and while it runs.
+  PS_ASSIGN_OR_RETURN(PsFleet::Layout layout, TableLayout(FLAGS_save_ps));
+  auto worker = ConnectFleet(bench::SpecFor(first.processes.ports(), 1), std::move(layout));
+  PS_RETURN_IF_ERROR(worker->WaitForPs(false, nullptr, std::chrono::seconds(30)));
+  const std::vector<ZipfRequest> steps =
+      ZipfRequests(FLAGS_save_ps, FLAGS_rows, 64, /*seed=*/1, nullptr);
+  std::vector<double> before_ms, during_ms;
+  PS_RETURN_IF_ERROR(Rounds(worker.get(), steps, 200, nullptr, &before_ms));
+  std::atomic<bool> saved{false};
+  Status stepped;
+  std::thread stepping([&] { stepped = Rounds(worker.get(), steps, 0, &saved, &during_ms); });
   t0 = Clock::now();
   PS_ASSIGN_OR_RETURN(auto writer, CheckpointWriter::Create(dir, 1));
-  PS_RETURN_IF_ERROR(SaveTables(first.fleet.get(), writer.get(), false, false));
-  PS_ASSIGN_OR_RETURN(std::string prefix, writer->Finish());
+  Status save = SaveTables(first.fleet.get(), writer.get(), false, false);
+  StatusOr<std::string> finished = save.ok() ? writer->Finish() : StatusOr<std::string>(save);
   const double save_sec = Since(t0);
+  saved.store(true);
+  stepping.join();
+  PS_RETURN_IF_ERROR(finished.status());
+  PS_RETURN_IF_ERROR(stepped);
+  const std::string prefix = *finished;
+  std::printf(
+      "a worker's step (a pull and push of %d ids' rows) before the save: %s; during it: %s\n",
+      FLAGS_zipf_ids, Quantiles(before_ms).c_str(), Quantiles(during_ms).c_str());
   const double rows_gb = std::filesystem::file_size(prefix + ".rows") / 1e9;
   std::printf("saved %s in %.1f s (%.2f GB of rows, %.0f MB/s per ps)\n", prefix.c_str(), save_sec,
               rows_gb, rows_gb * 1e3 / save_sec / FLAGS_save_ps);

@@ -28,11 +28,12 @@ PANELS = [
 def main(argv):
     if len(argv) != 3:
         sys.exit(__doc__)
-    series = defaultdict(list)  # (mode, transport, ps, compute_ms) -> rows
+    series = defaultdict(list)  # (mode, transport, ps, compute_ms, table rows) -> rows
     with open(argv[1], newline="") as f:
         for row in csv.DictReader(f):
             row["ps_kb_per_worker"] = float(row["ps_rss_bytes"]) / 1e3 / float(row["workers"])
-            key = (row["mode"], row["transport"], int(row["ps"]), int(row["compute_ms"]))
+            key = (row["mode"], row["transport"], int(row["ps"]), int(row["compute_ms"]),
+                   int(row.get("rows") or 0))
             series[key].append(row)
     if not series:
         sys.exit(f"{argv[1]}: no points")
@@ -42,7 +43,8 @@ def main(argv):
     colour = {key: colours[i % len(colours)] for i, key in enumerate(sorted(series))}
     labels = {}
     for ax, (field, label, log_y) in zip(axes.flat, PANELS):
-        for (mode, transport, ps, compute_ms), rows in sorted(series.items()):
+        for key, rows in sorted(series.items()):
+            mode, transport, ps, compute_ms, table_rows = key
             rows = sorted(rows, key=lambda r: int(r["workers"]))
             # Not measured (no chief, no push in the window) is <= 0.
             points = [(int(r["workers"]), float(r[field])) for r in rows]
@@ -50,9 +52,10 @@ def main(argv):
             if not points:
                 continue
             xs, ys = zip(*points)
-            key = (mode, transport, ps, compute_ms)
             (line,) = ax.plot(xs, ys, marker="o", color=colour[key])
-            labels[key] = (line, f"{mode}, {transport}, P={ps}, {compute_ms / 1000:g} s compute")
+            table = f", a table of {table_rows:.0e} rows" if table_rows else ""
+            labels[key] = (line,
+                           f"{mode}, {transport}, P={ps}, {compute_ms / 1000:g} s compute{table}")
         ax.set_xscale("log")
         if log_y:
             ax.set_yscale("log")

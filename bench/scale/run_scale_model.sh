@@ -5,7 +5,7 @@
 #
 #   bash bench/scale/run_scale_model.sh [OUT_DIR]     # default: build/scale
 #
-# Takes about 20 minutes on 2 cores.
+# Takes about 25 minutes on 2 cores.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BENCH="$ROOT/build/bench/scale_bench"
@@ -27,6 +27,9 @@ run --ps_list=1 --workers_list=100,1000,2000 --sync --compute_ms=0 --seconds=10
 run --ps_list=1 --workers_list=100,1000,2000 --sync --compute_ms=0 --seconds=10 --transport=grpc
 # What an idle worker costs a ps: each pulls once, then waits a minute.
 run --ps_list=1 --workers_list=10,100,1000 --compute_ms=60000 --seconds=5
+# Embedding rows from many workers (one ps): each step also pulls and
+# pushes the rows of 1,024 ids drawn by a power law over 10^7 rows.
+run --ps_list=1 --workers_list=10,100,1000 --seconds=10 --rows=10000000
 # A thousand workers on 16 ps tasks, stepping every 10 s, async and sync.
 run --ps_list=16 --workers_list=1000 --compute_ms=10000 --seconds=20
 run --ps_list=16 --workers_list=1000 --compute_ms=10000 --seconds=20 --sync

@@ -66,6 +66,13 @@ DEFINE_bool(chief, true,
 DEFINE_int32(compute_ms, 1000,
              "Each simulated worker's pause between its pull and its push, in place of "
              "computing (0: none, every worker pulls and pushes as fast as it can)");
+DEFINE_int64(rows, 0,
+             "Embedding-row mode: the model looks ids up in a table of this many rows, and "
+             "every step also pulls and pushes the rows of --ids_per_step ids drawn from a "
+             "power law (--zipf_s); 0: the dense model alone");
+DEFINE_int32(row_dim, 16, "With --rows: floats a row");
+DEFINE_int32(ids_per_step, 1024, "With --rows: ids a step draws, before they are made unique");
+DEFINE_double(zipf_s, 1.05, "With --rows: the exponent of the ids' power law (> 0, not 1)");
 DEFINE_bool(fault, false,
             "Halfway through the window, kill ps:--fault_ps (started again, empty, on its "
             "port) and a tenth of the workers (their process): the chief restores the ps from "
@@ -93,9 +100,18 @@ using bench::Clock;
 
 // The model: Fashion-MNIST's images into 10 classes through one dense
 // layer, 7,850 float32 (the chief evaluates it on the test set at the end).
-constexpr char kModelSpec[] = R"(name: "scale_dense"
-input_shape: [28, 28, 1]
-num_classes: 10
+// With --rows, the ids of the images' pixels (PIXEL_IDS) are looked up in a
+// table of --rows rows, whose other rows only the simulated workers' ids
+// reach, before that layer.
+std::string ModelSpecText() {
+  const std::string head =
+      FLAGS_rows == 0
+          ? std::string("name: \"scale_dense\"\ninput_shape: [28, 28, 1]\n")
+          : "name: \"scale_rows\"\ninput { preprocessing: PIXEL_IDS }\nlayer {\n  name: \"rows\"\n"
+            "  embedding_bag { feature: \"pixel_ids\" dim: " +
+                std::to_string(FLAGS_row_dim) + " vocabulary_size: " + std::to_string(FLAGS_rows) +
+                " combiner: \"sqrtn\" }\n}\n";
+  return head + R"(num_classes: 10
 recipe { optimizer: "GradientDescent" learning_rate: 0.01 }
 layer {
   name: "logits"
@@ -106,12 +122,15 @@ layer {
   }
 }
 )";
+}
 
 struct Point {
   int ps = 0, workers = 0;
   double start_secs = 0;  // until every worker had a push applied
   double steps_per_sec = 0;
   double pushes_per_sec = 0;
+  double rows_per_sec = 0;       // --rows: rows pushed (each also pulled)
+  double ps_cpu_us_per_row = 0;  // --rows: the ps tasks' CPU per row pulled and pushed
   double cycle_p50_ms = 0, cycle_p99_ms = 0;
   bench::ProcessResources worst;  // per field, the largest over the ps tasks
   double ps_cpu_ms_per_push = 0;
@@ -220,6 +239,8 @@ Status RunWorkers(int ps, int w, const std::vector<int>& ports, const std::strin
   all.model_spec = spec_path;
   all.sync = FLAGS_sync;
   all.compute = std::chrono::milliseconds(FLAGS_compute_ms);
+  all.ids_per_step = FLAGS_ids_per_step;
+  all.zipf_s = FLAGS_zipf_s;
   const auto start = Clock::now();
   PS_ASSIGN_OR_RETURN(
       auto groups,
@@ -232,15 +253,18 @@ Status RunWorkers(int ps, int w, const std::vector<int>& ports, const std::strin
                                        "--group_model_spec=" + g.model_spec,
                                        std::string("--sync=") + (g.sync ? "1" : "0"),
                                        "--min_slice_bytes=" + std::to_string(FLAGS_min_slice_bytes),
-                                       "--compute_ms=" + std::to_string(g.compute.count())};
+                                       "--compute_ms=" + std::to_string(g.compute.count()),
+                                       "--ids_per_step=" + std::to_string(g.ids_per_step),
+                                       "--zipf_s=" + std::to_string(g.zipf_s)};
                                  }));
   auto last_line = start;
   while (groups->stepped() < w) {
     const auto now = Clock::now();
     if (now - start > std::chrono::duration<double>(FLAGS_start_timeout_secs)) break;
     if (now - last_line >= std::chrono::seconds(2)) {
-      std::fprintf(stderr, "  P=%d W=%d: %d of %d workers stepping after %.0f s\n", ps, w,
-                   groups->stepped(), w, std::chrono::duration<double>(now - start).count());
+      std::fprintf(stderr, "  P=%d W=%d: of %d workers %d have pulled, %d stepped, after %.0f s\n",
+                   ps, w, w, groups->pulled(), groups->stepped(),
+                   std::chrono::duration<double>(now - start).count());
       last_line = now;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -261,9 +285,9 @@ Status RunWorkers(int ps, int w, const std::vector<int>& ports, const std::strin
     } else {
       std::this_thread::sleep_for(std::chrono::duration<double>(FLAGS_seconds));
     }
-    int64_t pushes = 0;
-    std::vector<double> cycles;
-    const Status windowed = groups->EndWindow(std::chrono::seconds(60), &pushes, &cycles);
+    bench::WorkerGroups::Window window;
+    const Status windowed = groups->EndWindow(std::chrono::seconds(60), &window);
+    const int64_t pushes = window.pushes;
     if (outcome.ok()) outcome = windowed;
     auto step1 = control->CoordinatorStatus();
     const bench::CpuSample c1 = bench::SampleCpu();
@@ -279,8 +303,10 @@ Status RunWorkers(int ps, int w, const std::vector<int>& ports, const std::strin
     }
     p->pushes_per_sec = pushes / secs;
     p->ps_cpu_ms_per_push = pushes > 0 ? 1e3 * (c1.ps_sec - c0.ps_sec) / pushes : 0;
-    p->cycle_p50_ms = Quantile(&cycles, 0.5);
-    p->cycle_p99_ms = Quantile(&cycles, 0.99);
+    p->rows_per_sec = window.rows / secs;
+    p->ps_cpu_us_per_row = window.rows > 0 ? 1e6 * (c1.ps_sec - c0.ps_sec) / window.rows : 0;
+    p->cycle_p50_ms = Quantile(&window.cycles_ms, 0.5);
+    p->cycle_p99_ms = Quantile(&window.cycles_ms, 0.99);
     for (int pid : procs->pids()) {
       const bench::ProcessResources r = bench::ReadProcessResources(pid);
       p->worst.threads = std::max(p->worst.threads, r.threads);
@@ -306,7 +332,7 @@ StatusOr<Point> RunPoint(const std::string& binary, int ps, int w, const std::st
   PS_RETURN_IF_ERROR(procs.Start(binary, ps, dir, FLAGS_show_ps_output, extra));
 
   const std::string spec_path = dir + "/model.pbtxt";
-  std::ofstream(spec_path) << kModelSpec;
+  std::ofstream(spec_path) << ModelSpecText();
   PS_ASSIGN_OR_RETURN(proto::ModelSpec spec, nn::LoadModelSpec(spec_path));
   PS_ASSIGN_OR_RETURN(auto model, nn::CreateModel(spec));
   PS_ASSIGN_OR_RETURN(PsFleet::Layout layout,
@@ -380,7 +406,8 @@ void AppendCsv(const Point& p) {
   if (fresh) {
     out << "mode,transport,ps,workers,compute_ms,start_s,steps_per_s,pushes_per_s,cycle_p50_ms,"
            "cycle_p99_ms,ps_threads,ps_fds,ps_rss_bytes,ps_cpu_ms_per_push,"
-           "chief_cpu_ms_per_worker_s,status_ms,metrics_ms,failed_calls\n";
+           "chief_cpu_ms_per_worker_s,status_ms,metrics_ms,failed_calls,rows,rows_per_s,"
+           "ps_cpu_us_per_row\n";
   }
   int64_t failed = 0;
   for (const auto& e : p.errors) failed += e.second;
@@ -389,7 +416,8 @@ void AppendCsv(const Point& p) {
       << "," << p.pushes_per_sec << "," << p.cycle_p50_ms << "," << p.cycle_p99_ms << ","
       << p.worst.threads << "," << p.worst.descriptors << "," << p.worst.rss_bytes << ","
       << p.ps_cpu_ms_per_push << "," << p.chief_cpu_ms_per_worker_sec << "," << p.status_ms << ","
-      << p.metrics_ms << "," << failed << "\n";
+      << p.metrics_ms << "," << failed << "," << FLAGS_rows << "," << p.rows_per_sec << ","
+      << p.ps_cpu_us_per_row << "\n";
 }
 
 int Main() {
@@ -412,6 +440,8 @@ int Main() {
     spec.model_spec = FLAGS_group_model_spec;
     spec.sync = FLAGS_sync;
     spec.compute = std::chrono::milliseconds(FLAGS_compute_ms);
+    spec.ids_per_step = FLAGS_ids_per_step;
+    spec.zipf_s = FLAGS_zipf_s;
     return bench::RunWorkerGroup(spec);
   }
   if (FLAGS_transport != "tensor" && FLAGS_transport != "grpc") {
@@ -420,6 +450,15 @@ int Main() {
   }
   if (FLAGS_fault && !FLAGS_chief) {
     std::fprintf(stderr, "scale_bench: --fault needs --chief (it restores the killed ps)\n");
+    return 1;
+  }
+  if (FLAGS_rows < 0 || FLAGS_rows > (int64_t{1} << 31) || FLAGS_row_dim < 1 ||
+      FLAGS_ids_per_step < 1 || !(FLAGS_zipf_s > 0) || FLAGS_zipf_s == 1) {
+    std::fprintf(stderr,
+                 "scale_bench: --rows=%lld --row_dim=%d --ids_per_step=%d --zipf_s=%g: rows from "
+                 "0 to 2^31, row_dim and ids_per_step at least 1, zipf_s above 0 and not 1\n",
+                 static_cast<long long>(FLAGS_rows), FLAGS_row_dim, FLAGS_ids_per_step,
+                 FLAGS_zipf_s);
     return 1;
   }
   auto ps_list = bench::ParseIntList("ps_list", FLAGS_ps_list, 1, 256);
@@ -438,15 +477,20 @@ int Main() {
     }
   }
   const std::string binary = bench::PsServerPath(FLAGS_ps_server);
+  const std::string model =
+      FLAGS_rows > 0 ? "an embedding table of " + std::to_string(FLAGS_rows) + " rows of " +
+                           std::to_string(FLAGS_row_dim) + " floats (each step the rows of " +
+                           std::to_string(FLAGS_ids_per_step) + " ids drawn by a power law, s = " +
+                           std::to_string(FLAGS_zipf_s).substr(0, 4) + ") and a dense layer"
+                     : "784 x 10 dense model (31 KB, in slices of " +
+                           std::to_string(FLAGS_min_slice_bytes) + " bytes or more)";
   std::printf(
-      "scale_bench: %s, %s, %s; 784 x 10 dense model (31 KB, in slices of %lld bytes or "
-      "more); %d ms of computing a step; %.0f s window; %ld cores, load average %.2f; ps flags: "
-      "defaults, but the per-peer connection cap lifted to the overall one (the workers all "
-      "connect from 127.0.0.1)\n",
+      "scale_bench: %s, %s, %s; %s; %d ms of computing a step; %.0f s window; %ld cores, load "
+      "average %.2f; ps flags: defaults, but the per-peer connection cap lifted to the overall "
+      "one (the workers all connect from 127.0.0.1)\n",
       FLAGS_sync ? ("sync, R = W - " + std::to_string(FLAGS_backup_workers)).c_str() : "async",
-      FLAGS_transport.c_str(), FLAGS_chief ? "a real chief" : "no chief",
-      static_cast<long long>(FLAGS_min_slice_bytes), FLAGS_compute_ms, FLAGS_seconds,
-      sysconf(_SC_NPROCESSORS_ONLN), bench::LoadAverage1());
+      FLAGS_transport.c_str(), FLAGS_chief ? "a real chief" : "no chief", model.c_str(),
+      FLAGS_compute_ms, FLAGS_seconds, sysconf(_SC_NPROCESSORS_ONLN), bench::LoadAverage1());
   std::printf("%4s %6s %7s %8s %8s %8s %8s %7s %5s %7s %7s %8s %9s %7s %7s  %s\n", "P", "W",
               "start_s", "steps/s", "pushes/s", "p50_ms", "p99_ms", "threads", "fds", "rss_MB",
               "KB/wkr", "ms/push", "chief_ms", "stat_ms", "met_ms", "failed calls");
@@ -478,6 +522,13 @@ int Main() {
           p->cycle_p99_ms, p->worst.threads, p->worst.descriptors, p->worst.rss_bytes / 1e6,
           p->worst.rss_bytes / 1e3 / w, p->ps_cpu_ms_per_push, p->chief_cpu_ms_per_worker_sec,
           p->status_ms, p->metrics_ms, errors.empty() ? "none" : errors.c_str());
+      if (FLAGS_rows > 0) {
+        std::printf(
+            "            rows: %.0f a second pulled and pushed, %.0f a step; %.2f us of ps CPU a "
+            "row (its pull and push, with the step's dense part)\n",
+            p->rows_per_sec, p->pushes_per_sec > 0 ? p->rows_per_sec / p->pushes_per_sec : 0.0,
+            p->ps_cpu_us_per_row);
+      }
       for (const auto& [code, message] : p->examples) {
         std::printf("            first %s: %s\n", code.c_str(), message.c_str());
       }
@@ -505,7 +556,8 @@ int main(int argc, char** argv) {
   pstrain::InitTaskMain(
       "many simulated workers against real ps_server processes and a real chief, and what "
       "the ps tasks and the chief pay for them.\n"
-      "  scale_bench --ps_list=1,4,16 --workers_list=10,100,1000 [--sync] [--transport=grpc]",
+      "  scale_bench --ps_list=1,4,16 --workers_list=10,100,1000 [--sync] [--transport=grpc] "
+      "[--rows=N]",
       &argc, &argv);
   return pstrain::Main();
 }

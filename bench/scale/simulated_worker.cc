@@ -66,6 +66,24 @@ SimulatedWorker::SimulatedWorker(const Options& options, const std::vector<int>&
       tally_(tally) {
   grads_ = fleet_->VariableBuffers();
   for (Tensor& g : grads_) g.Fill(1.0f / 1024);
+  if (!layout.tables.empty()) {
+    const proto::EmbeddingTableConfig& table = layout.tables[0];
+    tables_.resize(1);
+    tables_[0].table = table.name();
+    tables_[0].dim = table.dim();
+    ranks_ = std::make_unique<PowerLawRanks>(table.vocabulary_size(), options.zipf_s,
+                                             static_cast<uint64_t>(options.index));
+  }
+}
+
+void SimulatedWorker::DrawIds() {
+  std::vector<int64_t> ids(options_.ids_per_step);
+  for (int64_t& id : ids) id = ranks_->Next();
+  PsFleet::TableStep& t = tables_[0];
+  t.ids = Unique(ids.data(), static_cast<int64_t>(ids.size()));
+  fleet_->Shard(&tables_);
+  row_grads_.assign(1, Tensor({static_cast<int64_t>(t.ids.keys.size()), t.dim}));
+  row_grads_[0].Fill(1.0f / 1024);
 }
 
 void SimulatedWorker::Run() {
@@ -78,21 +96,28 @@ void SimulatedWorker::Run() {
   std::vector<Tensor> params = fleet_->VariableBuffers();
   PsFleet::PsSteps steps;
   int64_t min_step = 0, local_step = 0;
-  bool stepped = false;
+  bool pulled_once = false, stepped = false;
   auto cycle_start = std::chrono::steady_clock::now();
   while (!tally_->stop.load()) {
-    Status pulled =
-        fleet_->PullVariables(&params, &steps, options_.sync ? min_step : 0, options_.pull_wait);
+    if (ranks_ != nullptr) DrawIds();
+    Status pulled = fleet_->PullVariablesAndRows(&params, &tables_, &steps,
+                                                 options_.sync ? min_step : 0, options_.pull_wait);
     if (!pulled.ok()) {
       // A sync step the stopped workers no longer complete is no failure.
       if (!tally_->stop.load()) tally_->Count(pulled);
-      // As a worker's Trainer does: the next pull takes whatever step the
-      // ps is at (a restore may have moved it back).
-      min_step = 0;
+      // As a worker's Trainer does: a wait that ran out waits again for
+      // the same step; after any other failure the next pull takes
+      // whatever step the ps is at (a restore may have moved it back).
+      if (pulled.code() != Code::kDeadlineExceeded) min_step = 0;
       continue;
     }
+    if (!pulled_once) {
+      pulled_once = true;
+      tally_->pulled.fetch_add(1);
+    }
     if (options_.compute.count() > 0) std::this_thread::sleep_for(options_.compute);
-    auto pushed = fleet_->PushGradients(grads_, options_.index, ++local_step, steps, options_.sync);
+    auto pushed = fleet_->PushGradientsAndRows(grads_, tables_, row_grads_, options_.index,
+                                               ++local_step, steps, options_.sync);
     if (!pushed.ok()) {
       if (!tally_->stop.load()) tally_->Count(pushed.status());
       min_step = 0;
@@ -100,6 +125,7 @@ void SimulatedWorker::Run() {
     }
     heartbeat.set_local_step(local_step);
     tally_->pushes.fetch_add(1);
+    if (!tables_.empty()) tally_->rows.fetch_add(static_cast<int64_t>(tables_[0].ids.keys.size()));
     if (!stepped) {
       stepped = true;
       tally_->stepped.fetch_add(1);

@@ -52,6 +52,9 @@ int RunWorkerGroup(const GroupSpec& spec) {
     std::fprintf(stderr, "%s\n", layout.status().ToString().c_str());
     return 1;
   }
+  for (const nn::EmbeddingLookup& lookup : (*model)->lookups()) {
+    layout->tables.push_back(lookup.table);  // spread over every ps by key
+  }
   WorkerTally tally;
   std::vector<std::unique_ptr<SimulatedWorker>> workers;
   std::vector<std::thread> threads;
@@ -60,26 +63,34 @@ int RunWorkerGroup(const GroupSpec& spec) {
     options.index = i;
     options.sync = spec.sync;
     options.compute = spec.compute;
+    options.ids_per_step = spec.ids_per_step;
+    options.zipf_s = spec.zipf_s;
     workers.push_back(std::make_unique<SimulatedWorker>(options, spec.ps_ports, *layout, &tally));
     threads.emplace_back([&worker = *workers.back()] { worker.Run(); });
   }
-  int reported = -1;
-  int64_t pushes_at_start = 0;
+  int reported = -1, reported_pulled = -1;
+  int64_t pushes_at_start = 0, rows_at_start = 0;
   for (;;) {
     const struct timespec tick = {0, 100 * 1000 * 1000};
     const int signo = sigtimedwait(&signals, nullptr, &tick);
+    if (tally.pulled.load() != reported_pulled) {
+      reported_pulled = tally.pulled.load();
+      Report("pulled " + std::to_string(reported_pulled));
+    }
     if (tally.stepped.load() != reported) {
       reported = tally.stepped.load();
       Report("stepped " + std::to_string(reported));
     }
     if (signo == SIGUSR1) {
       pushes_at_start = tally.pushes.load();
+      rows_at_start = tally.rows.load();
       (void)tally.TakeCycles();
       tally.measuring.store(true);
     } else if (signo == SIGUSR2) {
       tally.measuring.store(false);
       std::ostringstream line;
-      line << "window " << tally.pushes.load() - pushes_at_start;
+      line << "window " << tally.pushes.load() - pushes_at_start << " "
+           << tally.rows.load() - rows_at_start;
       for (double ms : tally.TakeCycles()) line << " " << ms;
       Report(line.str());
     } else if (signo == SIGTERM) {
@@ -101,6 +112,7 @@ StatusOr<std::unique_ptr<WorkerGroups>> WorkerGroups::Start(
     const std::function<std::vector<std::string>(const GroupSpec&)>& args) {
   std::unique_ptr<WorkerGroups> g(new WorkerGroups);
   g->show_output_ = show_output;
+  g->pulled_.assign(groups, 0);
   g->stepped_.assign(groups, 0);
   g->windowed_.assign(groups, false);
   g->ended_.assign(groups, false);
@@ -162,13 +174,16 @@ void WorkerGroups::Take(int group, const std::string& line) {
   std::string kind;
   report >> kind;
   std::lock_guard<std::mutex> lock(mu_);
-  if (kind == "stepped") {
+  if (kind == "pulled") {
+    report >> pulled_[group];
+  } else if (kind == "stepped") {
     report >> stepped_[group];
   } else if (kind == "window") {
-    int64_t pushes = 0;
-    report >> pushes;
-    pushes_ += pushes;
-    for (double ms; report >> ms;) cycles_ms_.push_back(ms);
+    int64_t pushes = 0, rows = 0;
+    report >> pushes >> rows;
+    window_.pushes += pushes;
+    window_.rows += rows;
+    for (double ms; report >> ms;) window_.cycles_ms.push_back(ms);
     windowed_[group] = true;
   } else if (kind == "error") {
     std::string code;
@@ -200,24 +215,25 @@ void WorkerGroups::Kill(int g) {
   ::kill(procs_[g]->pid(), SIGKILL);
 }
 
-int WorkerGroups::stepped() const {
+int WorkerGroups::Live(const std::vector<int>& per_group) const {
   std::lock_guard<std::mutex> lock(mu_);
   int sum = 0;
-  for (size_t i = 0; i < stepped_.size(); ++i) {
-    if (!killed_[i]) sum += stepped_[i];
+  for (size_t i = 0; i < per_group.size(); ++i) {
+    if (!killed_[i]) sum += per_group[i];
   }
   return sum;
 }
 
+int WorkerGroups::pulled() const { return Live(pulled_); }
+int WorkerGroups::stepped() const { return Live(stepped_); }
+
 void WorkerGroups::StartWindow() { SignalAll(SIGUSR1); }
 
-Status WorkerGroups::EndWindow(std::chrono::seconds timeout, int64_t* pushes,
-                               std::vector<double>* cycles_ms) {
+Status WorkerGroups::EndWindow(std::chrono::seconds timeout, Window* out) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     windowed_ = killed_;  // a killed group reports nothing
-    pushes_ = 0;
-    cycles_ms_.clear();
+    window_ = Window();
   }
   SignalAll(SIGUSR2);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -227,8 +243,7 @@ Status WorkerGroups::EndWindow(std::chrono::seconds timeout, int64_t* pushes,
       bool all = true;
       for (bool w : windowed_) all &= w;
       if (all) {
-        *pushes = pushes_;
-        *cycles_ms = std::move(cycles_ms_);
+        *out = std::move(window_);
         return OkStatus();
       }
     }

@@ -34,6 +34,10 @@ struct GroupSpec {
   std::string model_spec;  // the ModelSpec file the chief trains
   bool sync = false;
   std::chrono::milliseconds compute{0};  // each step's pause in place of computing
+  // With an embedding table in the model: ids a step draws, and their
+  // power law's exponent (SimulatedWorker::Options).
+  int ids_per_step = 1024;
+  double zipf_s = 1.05;
 };
 
 // The child's side: runs the group until SIGTERM, reporting on stdout.
@@ -50,12 +54,18 @@ class WorkerGroups {
       const std::function<std::vector<std::string>(const GroupSpec&)>& args);
   ~WorkerGroups();
 
-  // Workers that have had a push applied, as last reported.
+  // Workers past their first pull, and those that have had a push
+  // applied, as last reported.
+  int pulled() const;
   int stepped() const;
-  // The measured window: pushes applied and each cycle's ms (pull + push),
-  // all groups together.
+  // The measured window, all groups together.
+  struct Window {
+    int64_t pushes = 0;             // pushes applied
+    int64_t rows = 0;               // embedding rows they carried
+    std::vector<double> cycles_ms;  // each cycle's ms (pull + push)
+  };
   void StartWindow();
-  Status EndWindow(std::chrono::seconds timeout, int64_t* pushes, std::vector<double>* cycles_ms);
+  Status EndWindow(std::chrono::seconds timeout, Window* out);
   // Kills group `g` (SIGKILL): its workers vanish as crashed processes do,
   // without reporting done. Not counted by stepped, EndWindow or Stop.
   void Kill(int g);
@@ -71,6 +81,8 @@ class WorkerGroups {
   // One line of a group's output.
   void Take(int group, const std::string& line);
   void SignalAll(int signo);
+  // The sum over the groups not killed.
+  int Live(const std::vector<int>& per_group) const;
 
   bool show_output_ = false;
   std::vector<std::unique_ptr<TaskProcess>> procs_;
@@ -78,10 +90,9 @@ class WorkerGroups {
   std::atomic<bool> done_{false};
   std::atomic<bool> exited_{false};  // every group exited, its output read
   mutable std::mutex mu_;
-  std::vector<int> stepped_;
+  std::vector<int> pulled_, stepped_;
   std::vector<bool> windowed_, ended_, killed_;
-  int64_t pushes_ = 0;
-  std::vector<double> cycles_ms_;
+  Window window_;
   std::map<std::string, int64_t> errors_;
   std::map<std::string, std::string> examples_;
 };
