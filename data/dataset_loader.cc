@@ -55,20 +55,25 @@ StatusOr<std::string> DetectDatasetFormat(const std::string& data_dir, const std
 }
 
 StatusOr<ImageDataset> LoadDataset(const std::string& data_dir, const std::string& format,
-                                   const std::string& split) {
+                                   const std::string& split, const ExampleSubset& keep) {
   PS_RETURN_IF_ERROR(CheckSplit(split));
   std::string resolved = format;
   if (format == "auto") {
     PS_ASSIGN_OR_RETURN(resolved, DetectDatasetFormat(data_dir, split));
   }
-  if (resolved == "idx") return LoadMnistSplit(data_dir, IdxSplit(split));
-  if (resolved == "cifar") return LoadCifar10Split(data_dir, split);
+  if (resolved == "idx") return LoadMnistSplit(data_dir, IdxSplit(split), keep);
+  StatusOr<ImageDataset> ds = InvalidArgument("unknown dataset format \"" + format +
+                                              "\"; expected auto, idx, cifar or tfrecord");
+  if (resolved == "cifar") ds = LoadCifar10Split(data_dir, split);
   if (resolved == "tfrecord") {
     PS_ASSIGN_OR_RETURN(const std::string path, FindTfRecordFile(data_dir, split));
-    return ReadExampleFile(path);
+    ds = ReadExampleFile(path);
   }
-  return InvalidArgument("unknown dataset format \"" + format +
-                         "\"; expected auto, idx, cifar or tfrecord");
+  if (ds.ok()) {
+    KeepFirst(keep.limit, &*ds);
+    KeepShard(keep.shard_index, keep.num_shards, &*ds);
+  }
+  return ds;
 }
 
 }  // namespace data

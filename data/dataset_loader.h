@@ -21,12 +21,14 @@
 namespace pstrain {
 namespace data {
 
-// Loads split "train" or "test" of `data_dir` in `format`. InvalidArgument
+// Loads split "train" or "test" of `data_dir` in `format`, keeping the
+// examples `keep` names (IDX files are read that way; the other formats
+// are read whole, then cut to them: KeepFirst, KeepShard). InvalidArgument
 // for an unknown format or split; the errors of DetectDatasetFormat for
 // "auto"; NotFound naming a missing file; the format reader's errors (each
 // naming the file) otherwise.
 StatusOr<ImageDataset> LoadDataset(const std::string& data_dir, const std::string& format,
-                                   const std::string& split);
+                                   const std::string& split, const ExampleSubset& keep = {});
 
 // The format ("idx", "cifar" or "tfrecord") whose files for `split` are in
 // `data_dir`. NotFound naming every file it looked for when there are none;

@@ -130,7 +130,7 @@ std::string Hex32(uint32_t value) {
 
 }  // namespace
 
-StatusOr<IdxArray> ReadIdxFile(const std::string& path) {
+StatusOr<IdxArray> ReadIdxFile(const std::string& path, const ExampleSubset& keep) {
   PS_ASSIGN_OR_RETURN(std::unique_ptr<FileBytes> file, FileBytes::Open(path));
   // The bytes read so far, for a size that does not match the header.
   uint64_t have = 0;
@@ -170,21 +170,33 @@ StatusOr<IdxArray> ReadIdxFile(const std::string& path) {
       return DataLoss(path + ": IDX dimensions overflow 64 bits");
     }
   }
-  // The values read straight into place: all at once when the file says
-  // its size, else a piece at a time (a header may claim any size).
+  array.items_in_file = array.dims[0];
+  array.dims[0] = keep.KeptOf(array.items_in_file);
+  const uint64_t item_bytes = array.items_in_file > 0 ? count / array.items_in_file : 0;
+  // Room for the items kept, all at once when the file says its size (only
+  // a size that matches exactly is trusted: a gzip size is modulo 2^32,
+  // and a header claiming 2^40 bytes must not be reserved); else the
+  // values grow as they come.
   const uint64_t hint = file->SizeHint();
-  constexpr uint64_t kPiece = uint64_t{64} << 20;
-  // Only a size that matches exactly is trusted: a gzip size is modulo
-  // 2^32, and a header claiming 2^40 bytes must not be reserved.
-  array.values.reserve(count <= hint && hint - count == header ? count : std::min(count, kPiece));
-  while (array.values.size() < count) {
-    const uint64_t at = array.values.size();
-    const uint64_t piece = std::min(count - at, std::max<uint64_t>(at, kPiece));
-    array.values.resize(at + piece);
-    PS_ASSIGN_OR_RETURN(const size_t got,
-                        file->Read(reinterpret_cast<char*>(array.values.data() + at), piece));
+  if (count <= hint && hint - count == header) {
+    array.values.reserve(static_cast<uint64_t>(array.dims[0]) * item_bytes);
+  }
+  // The values a piece at a time, each item's bytes kept or passed over.
+  std::vector<char> piece(std::min<uint64_t>(count, 1 << 16));
+  for (uint64_t at = 0; at < count;) {
+    const uint64_t want = std::min<uint64_t>(count - at, piece.size());
+    PS_ASSIGN_OR_RETURN(const size_t got, file->Read(piece.data(), want));
     have += got;
-    if (got < piece) return mismatch(header + count);
+    for (uint64_t pos = 0; pos < got;) {
+      const uint64_t item = (at + pos) / item_bytes;
+      const uint64_t len = std::min<uint64_t>(item_bytes - (at + pos) % item_bytes, got - pos);
+      if (keep.Keeps(static_cast<int64_t>(item))) {
+        array.values.insert(array.values.end(), piece.data() + pos, piece.data() + pos + len);
+      }
+      pos += len;
+    }
+    at += got;
+    if (got < want) return mismatch(header + count);
   }
   char extra;
   PS_ASSIGN_OR_RETURN(const size_t trailing, file->Read(&extra, 1));

@@ -12,20 +12,24 @@
 #include <vector>
 
 #include "core/status.h"
+#include "data/example_subset.h"
 
 namespace pstrain {
 namespace data {
 
 struct IdxArray {
-  std::vector<int64_t> dims;
+  std::vector<int64_t> dims;    // dims[0]: the items (slices along it) kept
+  int64_t items_in_file = 0;    // the file's own dims[0]
   std::vector<uint8_t> values;  // product of dims, row-major
 };
 
-// Reads the whole file. Errors name the file: NotFound if it cannot be
-// opened; InvalidArgument for a wrong magic (shown in hex) or unsupported
-// type; DataLoss for a corrupt gzip stream or a size that does not match the
-// header (expected vs got bytes).
-StatusOr<IdxArray> ReadIdxFile(const std::string& path);
+// Reads the file, keeping the items `keep` names (every one by default):
+// the others are read past, never held, so a worker's shard of a split
+// costs its own size in memory. Errors name the file: NotFound if it
+// cannot be opened; InvalidArgument for a wrong magic (shown in hex) or
+// unsupported type; DataLoss for a corrupt gzip stream or a size that does
+// not match the header (expected vs got bytes).
+StatusOr<IdxArray> ReadIdxFile(const std::string& path, const ExampleSubset& keep = {});
 
 }  // namespace data
 }  // namespace pstrain

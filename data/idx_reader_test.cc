@@ -34,6 +34,54 @@ TEST(ReadIdxFile, ReadsConcatenatedGzipMembers) {
   EXPECT_EQ(array->values, (std::vector<uint8_t>{9, 8, 7, 6}));
 }
 
+// Every subset of a 7-item file, against keeping them by hand: the items
+// kept, in order, and nothing else read into memory.
+TEST(ReadIdxFile, KeepsOnlyTheItemsOfASubset) {
+  TempDir dir;
+  std::vector<uint8_t> values;
+  for (uint8_t i = 0; i < 14; ++i) values.push_back(i);
+  const std::string bytes = IdxBytes({7, 2}, values);
+  for (bool gzip : {false, true}) {
+    const std::string path = dir.path() + (gzip ? "/s.gz" : "/s");
+    WriteFile(path, bytes, gzip);
+    for (int shards = 1; shards <= 4; ++shards) {
+      for (int index = 0; index < shards; ++index) {
+        for (int64_t limit : {0, 1, 3, 6, 7, 9}) {
+          ExampleSubset keep;
+          keep.shard_index = index;
+          keep.num_shards = shards;
+          keep.limit = limit;
+          std::vector<uint8_t> expected;
+          for (int64_t i = 0; i < 7; ++i) {
+            if ((limit == 0 || i < limit) && i % shards == index) {
+              expected.insert(expected.end(), {values[2 * i], values[2 * i + 1]});
+            }
+          }
+          StatusOr<IdxArray> array = ReadIdxFile(path, keep);
+          ASSERT_TRUE(array.ok()) << array.status().ToString();
+          SCOPED_TRACE("shard " + std::to_string(index) + " of " + std::to_string(shards) +
+                       ", limit " + std::to_string(limit));
+          EXPECT_EQ(array->values, expected);
+          EXPECT_EQ(array->dims,
+                    (std::vector<int64_t>{static_cast<int64_t>(expected.size() / 2), 2}));
+          EXPECT_EQ(array->items_in_file, 7);
+          EXPECT_EQ(array->values.capacity(), expected.size()) << "reserved beyond the subset";
+        }
+      }
+    }
+  }
+  // A short file is short whatever is kept.
+  const std::string cut = dir.path() + "/cut";
+  WriteFile(cut, bytes.substr(0, bytes.size() - 3), false);
+  ExampleSubset first;
+  first.limit = 1;
+  StatusOr<IdxArray> array = ReadIdxFile(cut, first);
+  ASSERT_FALSE(array.ok());
+  EXPECT_EQ(array.status().code(), Code::kDataLoss) << array.status().ToString();
+  EXPECT_NE(array.status().message().find("expected 26 bytes, got 23"), std::string::npos)
+      << array.status().message();
+}
+
 struct BadFile {
   const char* name;
   std::string bytes;

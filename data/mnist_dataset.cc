@@ -25,15 +25,16 @@ StatusOr<std::string> FindIdxFile(const std::string& base) {
 
 }  // namespace
 
-StatusOr<ImageDataset> LoadMnistSplit(const std::string& data_dir, const std::string& split) {
+StatusOr<ImageDataset> LoadMnistSplit(const std::string& data_dir, const std::string& split,
+                                      const ExampleSubset& keep) {
   if (split != "train" && split != "t10k") {
     return InvalidArgument("unknown MNIST split \"" + split + "\"; expected train or t10k");
   }
   const std::string prefix = data_dir + "/" + split;
   PS_ASSIGN_OR_RETURN(std::string images_path, FindIdxFile(prefix + "-images-idx3-ubyte"));
   PS_ASSIGN_OR_RETURN(std::string labels_path, FindIdxFile(prefix + "-labels-idx1-ubyte"));
-  PS_ASSIGN_OR_RETURN(IdxArray images, ReadIdxFile(images_path));
-  PS_ASSIGN_OR_RETURN(IdxArray labels, ReadIdxFile(labels_path));
+  PS_ASSIGN_OR_RETURN(IdxArray images, ReadIdxFile(images_path, keep));
+  PS_ASSIGN_OR_RETURN(IdxArray labels, ReadIdxFile(labels_path, keep));
   if (images.dims.size() != 3) {
     return InvalidArgument(images_path + ": images have shape " + ShapeString(images.dims) +
                            ", expected [count,rows,cols]");
@@ -42,10 +43,10 @@ StatusOr<ImageDataset> LoadMnistSplit(const std::string& data_dir, const std::st
     return InvalidArgument(labels_path + ": labels have shape " + ShapeString(labels.dims) +
                            ", expected [count]");
   }
-  if (images.dims[0] != labels.dims[0]) {
-    return InvalidArgument(images_path + " holds " + std::to_string(images.dims[0]) +
+  if (images.items_in_file != labels.items_in_file) {
+    return InvalidArgument(images_path + " holds " + std::to_string(images.items_in_file) +
                            " images but " + labels_path + " holds " +
-                           std::to_string(labels.dims[0]) + " labels");
+                           std::to_string(labels.items_in_file) + " labels");
   }
   ImageDataset ds;
   ds.count = images.dims[0];
@@ -56,9 +57,14 @@ StatusOr<ImageDataset> LoadMnistSplit(const std::string& data_dir, const std::st
   for (int64_t i = 0; i < ds.count; ++i) {
     if (labels.values[i] >= 10) {
       return InvalidArgument(labels_path + ": label " + std::to_string(labels.values[i]) +
-                             " of example " + std::to_string(i) + " is not in 0..9");
+                             " of example " + std::to_string(keep.SplitIndex(i)) +
+                             " is not in 0..9");
     }
     ds.labels.push_back(labels.values[i]);
+  }
+  if (keep.num_shards > 1) {
+    ds.shard_index = keep.shard_index;
+    ds.num_shards = keep.num_shards;
   }
   return ds;
 }

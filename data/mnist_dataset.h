@@ -19,6 +19,7 @@
 
 #include "core/status.h"
 #include "core/tensor.h"
+#include "data/example_subset.h"
 
 namespace pstrain {
 namespace data {
@@ -39,10 +40,13 @@ struct ImageDataset {
 };
 
 // Loads split "train" or "t10k" from `data_dir` (depth 1), preferring the .gz
-// file when both exist. NotFound if a file is missing; InvalidArgument for another split
-// name or files of the wrong rank, counts that disagree or a label >= 10; the
-// errors of ReadIdxFile otherwise.
-StatusOr<ImageDataset> LoadMnistSplit(const std::string& data_dir, const std::string& split);
+// file when both exist; only the examples `keep` names are read into memory
+// (a shard's dataset says which shard it is). NotFound if a file is
+// missing; InvalidArgument for another split name or files of the wrong
+// rank, counts that disagree or a label >= 10; the errors of ReadIdxFile
+// otherwise.
+StatusOr<ImageDataset> LoadMnistSplit(const std::string& data_dir, const std::string& split,
+                                      const ExampleSubset& keep = {});
 
 // Keeps the first `n` examples (all of them when n <= 0 or n >= count),
 // giving back the memory of the rest.

@@ -46,6 +46,32 @@ TEST(LoadMnistSplit, MissingFileIsNotFound) {
       << ds.status().message();
 }
 
+// A worker's shard read from the files is what the whole split cut to it
+// holds, and says which shard it is.
+TEST(LoadMnistSplit, ReadsOnlyASubsetAsTheWholeSplitCutToIt) {
+  TempDir dir;
+  WriteMnistSplit(dir.path(), "train", 11, 3, 2, /*gzip=*/true);
+  StatusOr<ImageDataset> whole = LoadMnistSplit(dir.path(), "train");
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  ExampleSubset keep;
+  keep.shard_index = 2;
+  keep.num_shards = 3;
+  keep.limit = 10;
+  StatusOr<ImageDataset> shard = LoadMnistSplit(dir.path(), "train", keep);
+  ASSERT_TRUE(shard.ok()) << shard.status().ToString();
+  ImageDataset cut = *whole;
+  KeepFirst(10, &cut);
+  KeepShard(2, 3, &cut);
+  EXPECT_EQ(shard->count, 3);  // examples 2, 5, 8
+  EXPECT_EQ(shard->count, cut.count);
+  EXPECT_EQ(shard->pixels, cut.pixels);
+  EXPECT_EQ(shard->labels, cut.labels);
+  EXPECT_EQ(shard->shard_index, 2);
+  EXPECT_EQ(shard->num_shards, 3);
+  EXPECT_EQ(shard->rows, 3);
+  EXPECT_EQ(shard->cols, 2);
+}
+
 TEST(LoadMnistSplit, RejectsMismatchedCounts) {
   TempDir dir;
   WriteMnistSplit(dir.path(), "train", 4, 2, 2, false);
@@ -66,6 +92,17 @@ TEST(LoadMnistSplit, RejectsLabelsOutOfRange) {
   ASSERT_FALSE(ds.ok());
   EXPECT_EQ(ds.status().code(), Code::kInvalidArgument);
   EXPECT_NE(ds.status().message().find("label 10 of example 1 is not in 0..9"), std::string::npos)
+      << ds.status().message();
+  // A shard's error names the example's place in the split: the second
+  // example of shard 1 of 2 is example 3.
+  WriteMnistSplit(dir.path(), "train", 5, 2, 2, false);
+  WriteFile(dir.path() + "/train-labels-idx1-ubyte", IdxBytes({5}, {0, 1, 2, 10, 4}), false);
+  ExampleSubset odd;
+  odd.shard_index = 1;
+  odd.num_shards = 2;
+  ds = LoadMnistSplit(dir.path(), "train", odd);
+  ASSERT_FALSE(ds.ok());
+  EXPECT_NE(ds.status().message().find("label 10 of example 3 is not in 0..9"), std::string::npos)
       << ds.status().message();
 }
 

@@ -249,15 +249,17 @@ int main(int argc, char** argv) {
     return Train(index, model->get(), fleet.get(), source->get(), overlap->overlap,
                  pstrain::nn::SumsLossOverBatch(*spec), *sync, &stop);
   }
-  auto train = pstrain::data::LoadDataset(FLAGS_data_dir, FLAGS_data_format, "train");
-  if (!train.ok()) return pstrain::ExitWith(train.status(), pstrain::kExitBadInput);
   if (FLAGS_train_examples < 0) {
     return pstrain::ExitWith(pstrain::InvalidArgument("--train_examples must be >= 0"),
                              pstrain::kExitBadInput);
   }
-  pstrain::data::KeepFirst(FLAGS_train_examples, &*train);
   // This worker's examples only: a shard of the split, not the split.
-  pstrain::data::KeepShard(index, config.spec.NumTasks("worker"), &*train);
+  pstrain::data::ExampleSubset examples;
+  examples.shard_index = index;
+  examples.num_shards = config.spec.NumTasks("worker");
+  examples.limit = FLAGS_train_examples;
+  auto train = pstrain::data::LoadDataset(FLAGS_data_dir, FLAGS_data_format, "train", examples);
+  if (!train.ok()) return pstrain::ExitWith(train.status(), pstrain::kExitBadInput);
   pstrain::data::InputPipelineOptions qopts;
   qopts.batch_size = FLAGS_batch_size * towers->towers;  // a slice per tower
   qopts.shard_index = index;
