@@ -12,11 +12,11 @@ namespace pstrain {
 namespace {
 
 // Rows per block, as a power of two: kRowsPerBlock at least, and enough
-// for 2 MiB of values.
-int BlockShift(int64_t stride) {
+// for 2 MiB of rows.
+int BlockShift(int64_t row_floats) {
   static_assert(EmbeddingTable::kRowsPerBlock == 1 << 10);
   int shift = 10;
-  while ((int64_t{1} << shift) * stride * static_cast<int64_t>(sizeof(float)) <
+  while ((int64_t{1} << shift) * row_floats * static_cast<int64_t>(sizeof(float)) <
          (int64_t{2} << 20)) {
     ++shift;
   }
@@ -71,10 +71,10 @@ EmbeddingTable::EmbeddingTable(const proto::EmbeddingTableConfig& config,
                    config.has_initializer_stddev() ? config.initializer_stddev()
                                                    : DefaultEmbeddingStddev(config.dim())),
       stride_(int64_t{config.dim()} * static_cast<int64_t>(1 + slot_names_.size())),
-      block_shift_(BlockShift(stride_)),
+      row_floats_((kHeaderFloats + stride_ + 1) / 2 * 2),
+      block_shift_(BlockShift(row_floats_)),
       rows_per_block_(int64_t{1} << block_shift_),
-      block_bytes_(static_cast<uint64_t>(rows_per_block_) *
-                   (stride_ * sizeof(float) + sizeof(int64_t) + sizeof(uint32_t))) {}
+      block_bytes_(static_cast<uint64_t>(rows_per_block_ * row_floats_) * sizeof(float)) {}
 
 EmbeddingTable::~EmbeddingTable() {
   WriterLock lock(&mu_);
@@ -103,16 +103,18 @@ Status EmbeddingTable::CheckKeys(const std::vector<int64_t>& keys) const {
   return OkStatus();
 }
 
-float* EmbeddingTable::RowData(uint32_t row) const {
-  return blocks_[row >> block_shift_].data.get() + (row & (rows_per_block_ - 1)) * stride_;
+float* EmbeddingTable::RowStart(uint32_t row) const {
+  return blocks_[row >> block_shift_].get() + (row & (rows_per_block_ - 1)) * row_floats_;
 }
 
+float* EmbeddingTable::RowData(uint32_t row) const { return RowStart(row) + kHeaderFloats; }
+
 int64_t& EmbeddingTable::KeyOf(uint32_t row) const {
-  return blocks_[row >> block_shift_].keys[row & (rows_per_block_ - 1)];
+  return *reinterpret_cast<int64_t*>(RowStart(row));
 }
 
 uint32_t& EmbeddingTable::StepOf(uint32_t row) const {
-  return blocks_[row >> block_shift_].steps[row & (rows_per_block_ - 1)];
+  return *reinterpret_cast<uint32_t*>(RowStart(row) + 2);
 }
 
 void EmbeddingTable::PrefetchAhead(const int64_t* keys, size_t i, size_t n, int64_t floats) const {
@@ -121,9 +123,9 @@ void EmbeddingTable::PrefetchAhead(const int64_t* keys, size_t i, size_t n, int6
   if (i + kRowsAhead < n) {
     const uint32_t row = index_.GuessRow(keys[i + kRowsAhead]);
     if (row != RowIndex::kAbsent) {
-      __builtin_prefetch(&KeyOf(row));
-      const float* data = RowData(row);
-      for (int64_t f = 0; f < floats; f += 16) __builtin_prefetch(data + f);
+      // The row's key (which a Find compares) and its first values.
+      const float* start = RowStart(row);
+      for (int64_t f = 0; f < kHeaderFloats + floats; f += 16) __builtin_prefetch(start + f);
     }
   }
 }
@@ -227,11 +229,7 @@ uint32_t EmbeddingTable::NewRowLocked(int64_t key) {
     std::memcpy(&free_head_, RowData(row), sizeof(free_head_));
   } else {
     if (used_rows_ == static_cast<int64_t>(blocks_.size()) * rows_per_block_) {
-      Block block;
-      block.data = MakeRandomReadArray<float>(rows_per_block_ * stride_);
-      block.keys.reset(new int64_t[rows_per_block_]);
-      block.steps.reset(new uint32_t[rows_per_block_]);
-      blocks_.push_back(std::move(block));
+      blocks_.push_back(MakeRandomReadArray<float>(rows_per_block_ * row_floats_));
     }
     row = static_cast<uint32_t>(used_rows_++);
   }
@@ -298,8 +296,8 @@ void EmbeddingTable::ApplyPlanned(const SparseRows& gradient, const Plan& plan,
     for (int64_t i = begin; i < end; ++i) {
       // The rows a few keys ahead: their values and slots.
       if (i + 4 < end && which[i + 4] != RowIndex::kAbsent) {
-        const float* ahead = RowData(which[i + 4]);
-        for (int64_t b = 0; b < stride_; b += 16) __builtin_prefetch(ahead + b);
+        const float* ahead = RowStart(which[i + 4]);
+        for (int64_t b = 0; b < row_floats_; b += 16) __builtin_prefetch(ahead + b);
       }
       if (which[i] == RowIndex::kAbsent) continue;
       float* data = RowData(which[i]);

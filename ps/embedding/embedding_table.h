@@ -24,11 +24,11 @@
 // Memory: every byte the table allocates is first reserved in the ps's
 // MemoryBudget; a push whose new rows do not fit is refused whole
 // (ResourceExhausted naming the table and the ps), nothing changed. A row
-// costs its values and slots, its key (8 bytes), the step of its last
-// gradient (4), and at most 17.2 bytes of index (RowIndex): at most 29.2
-// bytes beside its floats. Rows are allocated in blocks of 2 MiB of values
-// at least (huge pages, core/huge_pages.h), and the rows of expired keys
-// are reused.
+// costs its values and slots, a header of 16 bytes (its key, the step of
+// its last gradient; 4 more where its floats are odd in number), and at
+// most 17.2 bytes of index (RowIndex): at most 37.2 bytes beside its
+// floats. Rows are allocated in blocks of 2 MiB at least (huge pages,
+// core/huge_pages.h), and the rows of expired keys are reused.
 //
 // Thread-safe: lookups share the table's lock, updates and expiry take it
 // alone. Updates (Apply, ApplyPlanned, WriteRows) and Expire are made by one thread
@@ -159,9 +159,13 @@ class EmbeddingTable {
   EmbeddingTable(const proto::EmbeddingTableConfig& config, std::unique_ptr<Optimizer> optimizer,
                  std::string ps, MemoryBudget* budget);
 
-  // Where row `row` lives: its values, then each slot's, dim floats each;
-  // its key; the step of its last gradient in 31 bits, and kChanged when
-  // it changed since StartDeltas (kFreeRow: no key).
+  // Where row `row` lives. A row is its header (kHeaderFloats: its key,
+  // then the step of its last gradient in 31 bits and kChanged when it
+  // changed since StartDeltas, kFreeRow for no key), then its values and
+  // each slot's, dim floats each: a lookup that compares the key reads the
+  // line the values start on, and no other page.
+  static constexpr int64_t kHeaderFloats = 4;  // 8 bytes of key, 4 of step, 4 unused
+  float* RowStart(uint32_t row) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   float* RowData(uint32_t row) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   int64_t& KeyOf(uint32_t row) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   uint32_t& StepOf(uint32_t row) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
@@ -199,16 +203,14 @@ class EmbeddingTable {
   const std::string ps_;
   MemoryBudget* const budget_;
   const RowInitializer initializer_;
-  const int64_t stride_;   // floats a row takes with its slots
-  const int block_shift_;  // rows_per_block_ = 1 << block_shift_
+  const int64_t stride_;      // floats of a row's values and slots
+  const int64_t row_floats_;  // the header and stride_, rounded to 8 bytes
+  const int block_shift_;     // rows_per_block_ = 1 << block_shift_
   const int64_t rows_per_block_;
   const uint64_t block_bytes_;
 
-  struct Block {
-    std::unique_ptr<float[], FreeMemory> data;  // rows_per_block_ rows of stride_ floats
-    std::unique_ptr<int64_t[]> keys;
-    std::unique_ptr<uint32_t[]> steps;
-  };
+  // rows_per_block_ rows of row_floats_ floats.
+  using Block = std::unique_ptr<float[], FreeMemory>;
 
   mutable SharedMutex mu_;
   RowIndex index_ ABSL_GUARDED_BY(mu_);      // key -> row
