@@ -11,16 +11,13 @@
 namespace pstrain {
 namespace {
 
-// Rows per block, as a power of two: kRowsPerBlock at least, and enough
-// for 2 MiB of rows.
-int BlockShift(int64_t row_floats) {
-  static_assert(EmbeddingTable::kRowsPerBlock == 1 << 10);
-  int shift = 10;
-  while ((int64_t{1} << shift) * row_floats * static_cast<int64_t>(sizeof(float)) <
-         (int64_t{2} << 20)) {
-    ++shift;
-  }
-  return shift;
+// The bytes of a block of rows of `row_bytes`: a whole number of huge
+// pages (so that no part of a block falls back to small pages), and room
+// for kRowsPerBlock rows at least.
+uint64_t BlockBytes(uint64_t row_bytes) {
+  constexpr uint64_t kHugePage = uint64_t{2} << 20;
+  const uint64_t least = std::max<uint64_t>(EmbeddingTable::kRowsPerBlock * row_bytes, kHugePage);
+  return (least + kHugePage - 1) / kHugePage * kHugePage;
 }
 
 // The step kept beside each row in 31 bits (the 32nd is the changed bit),
@@ -71,10 +68,10 @@ EmbeddingTable::EmbeddingTable(const proto::EmbeddingTableConfig& config,
                    config.has_initializer_stddev() ? config.initializer_stddev()
                                                    : DefaultEmbeddingStddev(config.dim())),
       stride_(int64_t{config.dim()} * static_cast<int64_t>(1 + slot_names_.size())),
-      row_floats_((kHeaderFloats + stride_ + 1) / 2 * 2),
-      block_shift_(BlockShift(row_floats_)),
-      rows_per_block_(int64_t{1} << block_shift_),
-      block_bytes_(static_cast<uint64_t>(rows_per_block_ * row_floats_) * sizeof(float)) {}
+      header_floats_(HeaderFloats(stride_)),
+      row_floats_((header_floats_ + stride_ + 1) / 2 * 2),
+      block_bytes_(BlockBytes(static_cast<uint64_t>(row_floats_) * sizeof(float))),
+      rows_per_block_(static_cast<int64_t>(block_bytes_ / (row_floats_ * sizeof(float)))) {}
 
 EmbeddingTable::~EmbeddingTable() {
   WriterLock lock(&mu_);
@@ -104,10 +101,12 @@ Status EmbeddingTable::CheckKeys(const std::vector<int64_t>& keys) const {
 }
 
 float* EmbeddingTable::RowStart(uint32_t row) const {
-  return blocks_[row >> block_shift_].get() + (row & (rows_per_block_ - 1)) * row_floats_;
+  const auto per_block = static_cast<uint32_t>(rows_per_block_);
+  const uint32_t block = row / per_block;
+  return blocks_[block].get() + (row - block * per_block) * row_floats_;
 }
 
-float* EmbeddingTable::RowData(uint32_t row) const { return RowStart(row) + kHeaderFloats; }
+float* EmbeddingTable::RowData(uint32_t row) const { return RowStart(row) + header_floats_; }
 
 int64_t& EmbeddingTable::KeyOf(uint32_t row) const {
   return *reinterpret_cast<int64_t*>(RowStart(row));
@@ -125,7 +124,7 @@ void EmbeddingTable::PrefetchAhead(const int64_t* keys, size_t i, size_t n, int6
     if (row != RowIndex::kAbsent) {
       // The row's key (which a Find compares) and its first values.
       const float* start = RowStart(row);
-      for (int64_t f = 0; f < kHeaderFloats + floats; f += 16) __builtin_prefetch(start + f);
+      for (int64_t f = 0; f < header_floats_ + floats; f += 16) __builtin_prefetch(start + f);
     }
   }
 }
@@ -229,7 +228,7 @@ uint32_t EmbeddingTable::NewRowLocked(int64_t key) {
     std::memcpy(&free_head_, RowData(row), sizeof(free_head_));
   } else {
     if (used_rows_ == static_cast<int64_t>(blocks_.size()) * rows_per_block_) {
-      blocks_.push_back(MakeRandomReadArray<float>(rows_per_block_ * row_floats_));
+      blocks_.push_back(MakeRandomReadArray<float>(block_bytes_ / sizeof(float)));
     }
     row = static_cast<uint32_t>(used_rows_++);
   }

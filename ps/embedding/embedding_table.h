@@ -24,10 +24,11 @@
 // Memory: every byte the table allocates is first reserved in the ps's
 // MemoryBudget; a push whose new rows do not fit is refused whole
 // (ResourceExhausted naming the table and the ps), nothing changed. A row
-// costs its values and slots, a header of 16 bytes (its key, the step of
-// its last gradient; 4 more where its floats are odd in number), and at
-// most 17.2 bytes of index (RowIndex): at most 37.2 bytes beside its
-// floats. Rows are allocated in blocks of 2 MiB at least (huge pages,
+// costs its values and slots, a header (its key and the step of its last
+// gradient: 16 bytes, 4 more where its floats are odd in number, or 64
+// bytes for rows of 256 bytes or more, which then start on a cache line),
+// and at most 17.2 bytes of index (RowIndex). Rows are allocated in blocks
+// of 2 MiB at least (huge pages,
 // core/huge_pages.h), and the rows of expired keys are reused.
 //
 // Thread-safe: lookups share the table's lock, updates and expiry take it
@@ -57,7 +58,7 @@ namespace pstrain {
 class EmbeddingTable {
  public:
   // Rows are allocated in blocks of at least this many (more for short
-  // rows: a block's values take 2 MiB at least, a huge page).
+  // rows: a block is a whole number of 2 MiB huge pages).
   static constexpr int64_t kRowsPerBlock = 1024;
   // The most keys one request may carry for one table (512 KiB of them:
   // a request's header travels in one frame of at most 1 MiB on the tensor
@@ -159,12 +160,15 @@ class EmbeddingTable {
   EmbeddingTable(const proto::EmbeddingTableConfig& config, std::unique_ptr<Optimizer> optimizer,
                  std::string ps, MemoryBudget* budget);
 
-  // Where row `row` lives. A row is its header (kHeaderFloats: its key,
-  // then the step of its last gradient in 31 bits and kChanged when it
-  // changed since StartDeltas, kFreeRow for no key), then its values and
-  // each slot's, dim floats each: a lookup that compares the key reads the
-  // line the values start on, and no other page.
-  static constexpr int64_t kHeaderFloats = 4;  // 8 bytes of key, 4 of step, 4 unused
+  // Where row `row` lives. A row is its header (its key, then the step of
+  // its last gradient in 31 bits and kChanged when it changed since
+  // StartDeltas, kFreeRow for no key), then its values and each slot's,
+  // dim floats each: a lookup that compares the key reads the line the
+  // values start on, and no other page. The header is 16 bytes, or a
+  // cache line where the values and slots take 256 bytes or more, which
+  // then start on a line of their own (a row is then a whole number of
+  // lines: vector loads and stores cross none).
+  static int64_t HeaderFloats(int64_t stride) { return stride >= 64 ? 16 : 4; }
   float* RowStart(uint32_t row) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   float* RowData(uint32_t row) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   int64_t& KeyOf(uint32_t row) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
@@ -203,13 +207,14 @@ class EmbeddingTable {
   const std::string ps_;
   MemoryBudget* const budget_;
   const RowInitializer initializer_;
-  const int64_t stride_;      // floats of a row's values and slots
-  const int64_t row_floats_;  // the header and stride_, rounded to 8 bytes
-  const int block_shift_;     // rows_per_block_ = 1 << block_shift_
-  const int64_t rows_per_block_;
-  const uint64_t block_bytes_;
+  const int64_t stride_;          // floats of a row's values and slots
+  const int64_t header_floats_;   // HeaderFloats(stride_)
+  const int64_t row_floats_;      // the header and stride_, rounded to 8 bytes
+  const uint64_t block_bytes_;    // whole huge pages
+  const int64_t rows_per_block_;  // the rows block_bytes_ holds
 
-  // rows_per_block_ rows of row_floats_ floats.
+  // rows_per_block_ rows of row_floats_ floats (and the few bytes past
+  // the last that fill its last page).
   using Block = std::unique_ptr<float[], FreeMemory>;
 
   mutable SharedMutex mu_;
