@@ -16,7 +16,6 @@ namespace {
 // Records are read in pieces of at most this many bytes, so a length that
 // passed its CRC but exceeds what the file holds cannot allocate more.
 constexpr size_t kReadChunkBytes = size_t{16} << 20;
-constexpr size_t kGzipInputBytes = size_t{1} << 16;
 // The writer hands its buffer to the file (or to deflate) at this size.
 constexpr size_t kWriteBufferBytes = size_t{1} << 20;
 
@@ -57,93 +56,28 @@ void AppendTfRecord(std::string_view data, std::string* out) {
 // ---------------------------------------------------------------------------
 // Reader
 
-struct TfRecordReader::Gzip {
-  Gzip() { std::memset(&stream, 0, sizeof(stream)); }
-  ~Gzip() { inflateEnd(&stream); }
-
-  z_stream stream;
-  unsigned char input[kGzipInputBytes];
-  bool input_eof = false;     // the file has no more compressed bytes
-  bool member_ended = false;  // inflate reached the end of a gzip member
-};
-
-TfRecordReader::TfRecordReader(std::string path, std::FILE* file, std::unique_ptr<Gzip> gzip)
-    : path_(std::move(path)), file_(file), gzip_(std::move(gzip)) {}
+TfRecordReader::TfRecordReader(std::string path, std::unique_ptr<FileBytes> bytes)
+    : path_(std::move(path)), bytes_(std::move(bytes)) {}
 
 StatusOr<std::unique_ptr<TfRecordReader>> TfRecordReader::Open(const std::string& path) {
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) {
-    const std::string message = "cannot open " + path + ": " + std::strerror(errno);
-    return errno == ENOENT ? NotFound(message) : Unavailable(message);
-  }
   // A plain file whose first record's length happens to begin 1f 8b still
   // has a matching length CRC; a gzip header matches it by chance only.
-  char head[kTfRecordHeaderBytes];
-  const size_t got = std::fread(head, 1, sizeof(head), file);
-  const bool read_error = std::ferror(file) != 0;
-  if (read_error || std::fseek(file, 0, SEEK_SET) != 0) {
-    const std::string message = "cannot read " + path + ": " + std::strerror(errno);
-    std::fclose(file);
-    return Unavailable(message);
-  }
-  const bool plain_record = got == sizeof(head) && HeaderCrcMatches(head);
-  const bool gzip_magic =
-      got >= 2 && static_cast<uint8_t>(head[0]) == 0x1f && static_cast<uint8_t>(head[1]) == 0x8b;
-  std::unique_ptr<Gzip> gzip;
-  if (gzip_magic && !plain_record) {
-    gzip = std::make_unique<Gzip>();
-    if (inflateInit2(&gzip->stream, 16 + MAX_WBITS) != Z_OK) {
-      std::fclose(file);
-      return Internal(path + ": inflateInit2 failed");
-    }
-  }
-  return std::unique_ptr<TfRecordReader>(new TfRecordReader(path, file, std::move(gzip)));
+  PS_ASSIGN_OR_RETURN(const std::string head, FileBytes::Head(path, kTfRecordHeaderBytes));
+  const bool plain_record = head.size() == kTfRecordHeaderBytes && HeaderCrcMatches(head.data());
+  PS_ASSIGN_OR_RETURN(std::unique_ptr<FileBytes> bytes,
+                      FileBytes::Open(path, FileBytes::GzipMagic(head) && !plain_record));
+  return std::unique_ptr<TfRecordReader>(new TfRecordReader(path, std::move(bytes)));
 }
 
-TfRecordReader::~TfRecordReader() { std::fclose(file_); }
+TfRecordReader::~TfRecordReader() = default;
 
 Status TfRecordReader::ReadFully(char* buf, size_t n, size_t* got) {
-  if (gzip_ != nullptr) return Inflate(buf, n, got);
-  *got = std::fread(buf, 1, n, file_);
-  if (*got < n && std::ferror(file_)) {
-    return Unavailable("cannot read " + path_ + ": " + std::strerror(errno));
+  StatusOr<size_t> read = bytes_->Read(buf, n);
+  if (!read.ok()) {
+    return read.status().code() == Code::kDataLoss ? Corrupt(read.status().message())
+                                                   : read.status();
   }
-  return OkStatus();
-}
-
-Status TfRecordReader::Inflate(char* buf, size_t n, size_t* got) {
-  z_stream& s = gzip_->stream;
-  *got = 0;
-  while (*got < n) {
-    if (s.avail_in == 0 && !gzip_->input_eof) {
-      const size_t r = std::fread(gzip_->input, 1, sizeof(gzip_->input), file_);
-      if (r < sizeof(gzip_->input)) {
-        if (std::ferror(file_)) {
-          return Unavailable("cannot read " + path_ + ": " + std::strerror(errno));
-        }
-        gzip_->input_eof = true;
-      }
-      s.next_in = gzip_->input;
-      s.avail_in = static_cast<uInt>(r);
-    }
-    if (gzip_->member_ended) {
-      if (s.avail_in == 0) return OkStatus();  // the end of the file
-      inflateReset(&s);                        // another gzip member follows
-      gzip_->member_ended = false;
-    }
-    s.next_out = reinterpret_cast<Bytef*>(buf + *got);
-    s.avail_out = static_cast<uInt>(n - *got);
-    const int rc = inflate(&s, Z_NO_FLUSH);
-    *got = n - s.avail_out;
-    if (rc == Z_STREAM_END) {
-      gzip_->member_ended = true;
-    } else if (rc == Z_BUF_ERROR && s.avail_in == 0 && gzip_->input_eof) {
-      return Corrupt("gzip stream cut short");
-    } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
-      return Corrupt(std::string("corrupt gzip stream (") +
-                     (s.msg != nullptr ? s.msg : "zlib error " + std::to_string(rc)) + ")");
-    }
-  }
+  *got = *read;
   return OkStatus();
 }
 

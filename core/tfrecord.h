@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/file_bytes.h"
 #include "core/status.h"
 
 namespace pstrain {
@@ -52,21 +53,17 @@ class TfRecordReader {
   uint64_t offset() const { return offset_; }
   // Index of the next record to read: how many have been read.
   int64_t record_index() const { return index_; }
-  bool gzip() const { return gzip_ != nullptr; }
+  bool gzip() const { return bytes_->gzip(); }
   const std::string& path() const { return path_; }
 
  private:
-  struct Gzip;  // inflate state
-
-  TfRecordReader(std::string path, std::FILE* file, std::unique_ptr<Gzip> gzip);
+  TfRecordReader(std::string path, std::unique_ptr<FileBytes> bytes);
   // Reads up to n bytes; *got < n only at the end of the (uncompressed) file.
   Status ReadFully(char* buf, size_t n, size_t* got);
-  Status Inflate(char* buf, size_t n, size_t* got);
   Status Corrupt(const std::string& what) const;
 
   const std::string path_;
-  std::FILE* const file_;
-  const std::unique_ptr<Gzip> gzip_;  // null for a plain file
+  const std::unique_ptr<FileBytes> bytes_;
   uint64_t offset_ = 0;
   int64_t index_ = 0;
 };

@@ -25,10 +25,10 @@ struct IdxArray {
 
 // Reads the file, keeping the items `keep` names (every one by default):
 // the others are read past, never held, so a worker's shard of a split
-// costs its own size in memory. Errors name the file: NotFound if it
-// cannot be opened; InvalidArgument for a wrong magic (shown in hex) or
-// unsupported type; DataLoss for a corrupt gzip stream or a size that does
-// not match the header (expected vs got bytes).
+// costs its own size in memory. Errors name the file: NotFound if it does
+// not exist, Unavailable if it cannot be opened or read; InvalidArgument for a wrong magic (shown
+// in hex) or unsupported type; DataLoss for a corrupt gzip stream or a size that does not match the
+// header (expected vs got bytes).
 StatusOr<IdxArray> ReadIdxFile(const std::string& path, const ExampleSubset& keep = {});
 
 }  // namespace data
