@@ -349,11 +349,11 @@ Status Run() {
       ZipfRequests(FLAGS_save_ps, FLAGS_rows, 64, /*seed=*/1, nullptr);
   std::vector<double> before_ms, during_ms;
   PS_RETURN_IF_ERROR(Rounds(worker.get(), steps, 200, nullptr, &before_ms));
+  PS_ASSIGN_OR_RETURN(auto writer, CheckpointWriter::Create(dir, 1));
   std::atomic<bool> saved{false};
   Status stepped;
   std::thread stepping([&] { stepped = Rounds(worker.get(), steps, 0, &saved, &during_ms); });
   t0 = Clock::now();
-  PS_ASSIGN_OR_RETURN(auto writer, CheckpointWriter::Create(dir, 1));
   Status save = SaveTables(first.fleet.get(), writer.get(), false, false);
   StatusOr<std::string> finished = save.ok() ? writer->Finish() : StatusOr<std::string>(save);
   const double save_sec = Since(t0);

@@ -33,25 +33,20 @@ struct FileBytes::Gzip {
   bool member_ended = false;  // inflate reached the end of a gzip member
 };
 
-StatusOr<std::string> FileBytes::Head(const std::string& path, size_t n) {
-  PS_ASSIGN_OR_RETURN(std::FILE * file, OpenFile(path));
-  std::string head(n, '\0');
-  head.resize(std::fread(head.data(), 1, n, file));
-  const bool failed = std::ferror(file) != 0;
-  std::fclose(file);
-  if (failed) return Unavailable("cannot read " + path + ": " + std::strerror(errno));
-  return head;
-}
-
 bool FileBytes::GzipMagic(const std::string& head) {
   return head.size() >= 2 && static_cast<uint8_t>(head[0]) == 0x1f &&
          static_cast<uint8_t>(head[1]) == 0x8b;
 }
 
-StatusOr<std::unique_ptr<FileBytes>> FileBytes::Open(const std::string& path, bool gzip) {
+StatusOr<std::unique_ptr<FileBytes>> FileBytes::Open(
+    const std::string& path, size_t sniff,
+    const std::function<bool(const std::string& head)>& gzip) {
   PS_ASSIGN_OR_RETURN(std::FILE * file, OpenFile(path));
   std::unique_ptr<FileBytes> f(new FileBytes(path, file));
-  if (gzip) {
+  std::string head(sniff, '\0');
+  head.resize(std::fread(head.data(), 1, sniff, file));
+  if (std::ferror(file) != 0 || std::fseek(file, 0, SEEK_SET) != 0) return f->ReadFailed();
+  if (gzip(head)) {
     f->gzip_ = std::make_unique<Gzip>();
     if (inflateInit2(&f->gzip_->stream, 16 + MAX_WBITS) != Z_OK) {
       return Internal(path + ": inflateInit2 failed");

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -23,16 +24,17 @@ namespace pstrain {
 
 class FileBytes {
  public:
-  // The first n bytes of the file (fewer when it is shorter), for a reader
-  // to tell its kind. NotFound when the file does not exist, Unavailable
-  // when it cannot be opened or read.
-  static StatusOr<std::string> Head(const std::string& path, size_t n);
   // Whether head begins with gzip's magic, 1f 8b.
   static bool GzipMagic(const std::string& head);
 
-  // Opens the file, to be inflated when `gzip`. NotFound and Unavailable as
-  // Head.
-  static StatusOr<std::unique_ptr<FileBytes>> Open(const std::string& path, bool gzip);
+  // Opens the file; it is inflated when gzip(head) says so, head being its
+  // first `sniff` bytes (fewer when it is shorter), read and then read
+  // again from the start. NotFound when the file does not exist,
+  // Unavailable when it cannot be opened, read or read again from the
+  // start (a pipe).
+  static StatusOr<std::unique_ptr<FileBytes>> Open(
+      const std::string& path, size_t sniff,
+      const std::function<bool(const std::string& head)>& gzip);
   ~FileBytes();
   FileBytes(const FileBytes&) = delete;
   FileBytes& operator=(const FileBytes&) = delete;

@@ -62,10 +62,12 @@ TfRecordReader::TfRecordReader(std::string path, std::unique_ptr<FileBytes> byte
 StatusOr<std::unique_ptr<TfRecordReader>> TfRecordReader::Open(const std::string& path) {
   // A plain file whose first record's length happens to begin 1f 8b still
   // has a matching length CRC; a gzip header matches it by chance only.
-  PS_ASSIGN_OR_RETURN(const std::string head, FileBytes::Head(path, kTfRecordHeaderBytes));
-  const bool plain_record = head.size() == kTfRecordHeaderBytes && HeaderCrcMatches(head.data());
   PS_ASSIGN_OR_RETURN(std::unique_ptr<FileBytes> bytes,
-                      FileBytes::Open(path, FileBytes::GzipMagic(head) && !plain_record));
+                      FileBytes::Open(path, kTfRecordHeaderBytes, [](const std::string& head) {
+                        const bool plain_record =
+                            head.size() == kTfRecordHeaderBytes && HeaderCrcMatches(head.data());
+                        return FileBytes::GzipMagic(head) && !plain_record;
+                      }));
   return std::unique_ptr<TfRecordReader>(new TfRecordReader(path, std::move(bytes)));
 }
 

@@ -35,9 +35,8 @@ std::string Hex32(uint32_t value) {
 }  // namespace
 
 StatusOr<IdxArray> ReadIdxFile(const std::string& path, const ExampleSubset& keep) {
-  PS_ASSIGN_OR_RETURN(const std::string first, FileBytes::Head(path, 2));
   PS_ASSIGN_OR_RETURN(std::unique_ptr<FileBytes> file,
-                      FileBytes::Open(path, FileBytes::GzipMagic(first)));
+                      FileBytes::Open(path, 2, &FileBytes::GzipMagic));
   // The bytes read so far, for a size that does not match the header.
   uint64_t have = 0;
   auto mismatch = [&](uint64_t expected) -> Status {

@@ -22,6 +22,7 @@
 #include "nn/graph_model.h"
 #include "nn/model.h"
 #include "nn/model_spec.h"
+#include "ps/embedding/embedding_table.h"
 #include "ps/optimizer_flags.h"
 
 DEFINE_string(model, "mnist",
@@ -42,10 +43,6 @@ std::string InitializerText(const nn::Initializer& init) {
   }
   return buf;
 }
-
-// A row's key, last step and index entries at most
-// (ps/embedding/embedding_table.h).
-constexpr double kRowBytesBesideFloats = 29.2;
 
 std::string Human(double bytes) {
   char buf[32];
@@ -158,7 +155,8 @@ int Run() {
         t.optimizer().name().empty() ? *optimizer : t.optimizer();
     auto table_slots = OptimizerSlotCount(table_optimizer);
     if (!table_slots.ok()) return ExitWith(table_slots.status().Annotate(t.name()), kExitBadInput);
-    const double row_bytes = 4.0 * t.dim() * (1 + *table_slots) + kRowBytesBesideFloats;
+    const int64_t stride = int64_t{t.dim()} * (1 + *table_slots);
+    const double row_bytes = 4.0 * stride + EmbeddingTable::MaxBytesBeside(stride);
     const std::string per_ps =
         t.vocabulary_size() > 0
             ? Human(row_bytes * static_cast<double>(t.vocabulary_size()) / FLAGS_ps)

@@ -337,6 +337,7 @@ StatusOr<Point> RunPoint(const std::string& binary, int ps, int w, const std::st
   PS_ASSIGN_OR_RETURN(auto model, nn::CreateModel(spec));
   PS_ASSIGN_OR_RETURN(PsFleet::Layout layout,
                       PsFleet::LayoutFromFlags(ps, model->variables(), /*slots_per_variable=*/0));
+  for (const nn::EmbeddingLookup& lookup : model->lookups()) layout.tables.push_back(lookup.table);
   auto control = ConnectFleet(bench::SpecFor(procs.ports(), 1), layout);
   PS_RETURN_IF_ERROR(control->WaitForPs(false, nullptr, std::chrono::seconds(30)));
 
@@ -452,11 +453,15 @@ int Main() {
     std::fprintf(stderr, "scale_bench: --fault needs --chief (it restores the killed ps)\n");
     return 1;
   }
-  if (FLAGS_rows < 0 || FLAGS_rows > (int64_t{1} << 31) || FLAGS_row_dim < 1 ||
-      FLAGS_ids_per_step < 1 || !(FLAGS_zipf_s > 0) || FLAGS_zipf_s == 1) {
+  // The chief evaluates on Fashion-MNIST's pixel ids, 784 pixels of 4
+  // levels each: the table holds those ids at least.
+  constexpr int64_t kPixelIds = 784 * 4;
+  if ((FLAGS_rows != 0 && FLAGS_rows < kPixelIds) || FLAGS_rows > (int64_t{1} << 31) ||
+      FLAGS_row_dim < 1 || FLAGS_ids_per_step < 1 || !(FLAGS_zipf_s > 0) || FLAGS_zipf_s == 1) {
     std::fprintf(stderr,
-                 "scale_bench: --rows=%lld --row_dim=%d --ids_per_step=%d --zipf_s=%g: rows from "
-                 "0 to 2^31, row_dim and ids_per_step at least 1, zipf_s above 0 and not 1\n",
+                 "scale_bench: --rows=%lld --row_dim=%d --ids_per_step=%d --zipf_s=%g: rows 0 or "
+                 "from 3136 (the pixel ids the chief evaluates on) to 2^31, row_dim and "
+                 "ids_per_step at least 1, zipf_s above 0 and not 1\n",
                  static_cast<long long>(FLAGS_rows), FLAGS_row_dim, FLAGS_ids_per_step,
                  FLAGS_zipf_s);
     return 1;

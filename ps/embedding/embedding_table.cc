@@ -103,7 +103,7 @@ Status EmbeddingTable::CheckKeys(const std::vector<int64_t>& keys) const {
 float* EmbeddingTable::RowStart(uint32_t row) const {
   const auto per_block = static_cast<uint32_t>(rows_per_block_);
   const uint32_t block = row / per_block;
-  return blocks_[block].get() + (row - block * per_block) * row_floats_;
+  return blocks_[block].rows.get() + int64_t{row - block * per_block} * row_floats_;
 }
 
 float* EmbeddingTable::RowData(uint32_t row) const { return RowStart(row) + header_floats_; }
@@ -113,7 +113,9 @@ int64_t& EmbeddingTable::KeyOf(uint32_t row) const {
 }
 
 uint32_t& EmbeddingTable::StepOf(uint32_t row) const {
-  return *reinterpret_cast<uint32_t*>(RowStart(row) + 2);
+  const auto per_block = static_cast<uint32_t>(rows_per_block_);
+  const uint32_t block = row / per_block;
+  return blocks_[block].steps[row - block * per_block];
 }
 
 void EmbeddingTable::PrefetchAhead(const int64_t* keys, size_t i, size_t n, int64_t floats) const {
@@ -155,7 +157,7 @@ void EmbeddingTable::Lookup(const std::vector<int64_t>& keys, float* out) const 
 }
 
 uint64_t EmbeddingTable::HeldBytesLocked() const {
-  return index_.bytes() + sightings_.bytes() + blocks_.size() * block_bytes_ +
+  return index_.bytes() + sightings_.bytes() + blocks_.size() * BlockHeldBytes() +
          dropped_.capacity() * sizeof(int64_t);
 }
 
@@ -174,7 +176,7 @@ uint64_t EmbeddingTable::GrowthBytesLocked(const Growth& growth) const {
       (std::max<int64_t>(0, from_blocks - spare) + rows_per_block_ - 1) / rows_per_block_;
   const uint64_t after = index_.BytesToInsert(growth.new_rows) +
                          sightings_.BytesToInsert(growth.new_sightings) +
-                         (blocks_.size() + new_blocks) * block_bytes_;
+                         (blocks_.size() + new_blocks) * BlockHeldBytes();
   const uint64_t held = HeldBytesLocked();
   return after > held ? after - held : 0;
 }
@@ -228,7 +230,10 @@ uint32_t EmbeddingTable::NewRowLocked(int64_t key) {
     std::memcpy(&free_head_, RowData(row), sizeof(free_head_));
   } else {
     if (used_rows_ == static_cast<int64_t>(blocks_.size()) * rows_per_block_) {
-      blocks_.push_back(MakeRandomReadArray<float>(block_bytes_ / sizeof(float)));
+      Block block;
+      block.rows = MakeRandomReadArray<float>(block_bytes_ / sizeof(float));
+      block.steps.reset(new uint32_t[rows_per_block_]);
+      blocks_.push_back(std::move(block));
     }
     row = static_cast<uint32_t>(used_rows_++);
   }
@@ -257,6 +262,7 @@ void EmbeddingTable::ApplyPlanned(const SparseRows& gradient, const Plan& plan,
   // First the rows: admission, the rows new keys get, the stamps.
   std::vector<uint32_t> rows(plan.rows);
   for (int64_t i = 0; i < n; ++i) {
+    if (i + 16 < n && rows[i + 16] != RowIndex::kAbsent) __builtin_prefetch(&StepOf(rows[i + 16]));
     const int64_t key = gradient.keys[i];
     uint32_t& row = rows[i];
     if (row == RowIndex::kAbsent) {

@@ -24,11 +24,11 @@
 // Memory: every byte the table allocates is first reserved in the ps's
 // MemoryBudget; a push whose new rows do not fit is refused whole
 // (ResourceExhausted naming the table and the ps), nothing changed. A row
-// costs its values and slots, a header (its key and the step of its last
-// gradient: 16 bytes, 4 more where its floats are odd in number, or 64
-// bytes for rows of 256 bytes or more, which then start on a cache line),
-// and at most 17.2 bytes of index (RowIndex). Rows are allocated in blocks
-// of 2 MiB at least (huge pages,
+// costs its values and slots, its key (8 bytes, 4 more where its floats
+// are odd in number, or 64 bytes for rows of whole cache lines of 256
+// bytes or more, which then start on a line), the step of its last
+// gradient (4) and at most 17.2 bytes of index (RowIndex): MaxBytesBeside.
+// Rows are allocated in blocks of 2 MiB at least (huge pages,
 // core/huge_pages.h), and the rows of expired keys are reused.
 //
 // Thread-safe: lookups share the table's lock, updates and expiry take it
@@ -78,6 +78,12 @@ class EmbeddingTable {
   const std::string& name() const { return config_.name(); }
   int dim() const { return config_.dim(); }
   const proto::EmbeddingTableConfig& config() const { return config_; }
+  // The most bytes a row holds beside its values and slots (`stride`
+  // floats of them): its key, its step, its index entries.
+  static double MaxBytesBeside(int64_t stride) {
+    const int64_t header = HeaderFloats(stride);
+    return 4.0 * (header + (header + stride) % 2) + 4 + 17.2;
+  }
   const std::vector<std::string>& slot_names() const { return slot_names_; }
   // Adam's t before the next push: after a restore from a checkpoint at
   // step S the table is taken to have had S updates, as a variable is.
@@ -160,15 +166,16 @@ class EmbeddingTable {
   EmbeddingTable(const proto::EmbeddingTableConfig& config, std::unique_ptr<Optimizer> optimizer,
                  std::string ps, MemoryBudget* budget);
 
-  // Where row `row` lives. A row is its header (its key, then the step of
-  // its last gradient in 31 bits and kChanged when it changed since
-  // StartDeltas, kFreeRow for no key), then its values and each slot's,
-  // dim floats each: a lookup that compares the key reads the line the
-  // values start on, and no other page. The header is 16 bytes, or a
-  // cache line where the values and slots take 256 bytes or more, which
-  // then start on a line of their own (a row is then a whole number of
-  // lines: vector loads and stores cross none).
-  static int64_t HeaderFloats(int64_t stride) { return stride >= 64 ? 16 : 4; }
+  // Where row `row` lives. A row is its key (the header), then its values
+  // and each slot's, dim floats each: a lookup that compares the key reads
+  // the line the values start on, and no other page. The header is 8
+  // bytes, or a cache line where the values and slots are whole lines of
+  // 256 bytes or more, which then start on a line of their own (vector
+  // loads and stores cross none). The step of each row's last gradient, in
+  // 31 bits, and kChanged when it changed since StartDeltas (kFreeRow for
+  // no key), lie apart in an array of each block, which Expire and
+  // StartDeltas scan without reading the rows.
+  static int64_t HeaderFloats(int64_t stride) { return stride >= 64 && stride % 16 == 0 ? 16 : 2; }
   float* RowStart(uint32_t row) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   float* RowData(uint32_t row) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   int64_t& KeyOf(uint32_t row) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
@@ -213,9 +220,14 @@ class EmbeddingTable {
   const uint64_t block_bytes_;    // whole huge pages
   const int64_t rows_per_block_;  // the rows block_bytes_ holds
 
-  // rows_per_block_ rows of row_floats_ floats (and the few bytes past
-  // the last that fill its last page).
-  using Block = std::unique_ptr<float[], FreeMemory>;
+  struct Block {
+    // rows_per_block_ rows of row_floats_ floats (and the few bytes past
+    // the last that fill its last page).
+    std::unique_ptr<float[], FreeMemory> rows;
+    std::unique_ptr<uint32_t[]> steps;  // rows_per_block_
+  };
+  // What a block holds: its rows and its steps.
+  uint64_t BlockHeldBytes() const { return block_bytes_ + rows_per_block_ * sizeof(uint32_t); }
 
   mutable SharedMutex mu_;
   RowIndex index_ ABSL_GUARDED_BY(mu_);      // key -> row

@@ -59,7 +59,11 @@ grpc::ChannelArguments DefaultChannelArguments() {
   // made again. At 100 ms, a ps accepting a thousand workers' connections
   // at once answered many handshakes too late; each was thrown away and
   // redone on both sides, and a 1,000-worker, 16-ps job took 100 s to
-  // start instead of 30. gRPC's own default.
+  // start instead of 30. gRPC's own default. A ps that restarts refuses
+  // connections until it listens, which fails an attempt at once, so the
+  // back-off above still applies; a host that drops them silently (down, or
+  // a pod's old address) holds an attempt up to 20 s, and calls meanwhile
+  // end at their own deadlines.
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 20000);
   for (const auto& [name, value] : kKeepaliveArgs) args.SetInt(name, value);
   args.SetInt(GRPC_ARG_HTTP2_MIN_SENT_PING_INTERVAL_WITHOUT_DATA_MS, kKeepaliveMs);
