@@ -25,6 +25,7 @@
 
 #include "bench/power_law.h"
 #include "bench/ps_processes.h"
+#include "bench/quantile.h"
 #include "chief/checkpoint.h"
 #include "chief/table_checkpoints.h"
 #include "cluster/key_partition.h"
@@ -269,13 +270,10 @@ Status Rounds(PsFleet* fleet, const std::vector<ZipfRequest>& requests, int roun
 
 std::string Quantiles(std::vector<double> ms) {
   if (ms.empty()) return "no round";
-  std::sort(ms.begin(), ms.end());
-  auto at = [&](double q) {
-    return ms[std::min(ms.size() - 1, static_cast<size_t>(q * ms.size()))];
-  };
   char line[160];
   std::snprintf(line, sizeof(line), "%zu rounds, p50 %.1f ms, p99 %.1f ms, max %.1f ms", ms.size(),
-                at(0.5), at(0.99), ms.back());
+                bench::Quantile(&ms, 0.5), bench::Quantile(&ms, 0.99),
+                *std::max_element(ms.begin(), ms.end()));
   return line;
 }
 

@@ -17,7 +17,6 @@ struct ExampleSubset {
   int num_shards = 1;
   int64_t limit = 0;
 
-  bool all() const { return num_shards <= 1 && limit <= 0; }
   bool Keeps(int64_t i) const { return (limit <= 0 || i < limit) && i % num_shards == shard_index; }
   // How many of a split of n examples are kept.
   int64_t KeptOf(int64_t n) const {

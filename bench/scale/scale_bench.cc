@@ -42,6 +42,7 @@
 
 #include "bench/http_get.h"
 #include "bench/ps_processes.h"
+#include "bench/quantile.h"
 #include "bench/scale/worker_groups.h"
 #include "cluster/cluster_spec.h"
 #include "core/status.h"
@@ -161,14 +162,6 @@ Status WriteChiefCluster(const std::vector<int>& ps_ports, int chief_port, int w
                                   std::to_string(2 + w % 250) + ":9");
   }
   return cluster::WriteClusterSpec(spec, path);
-}
-
-// The p-quantile (0..1) of `values` (reordered); 0 when empty.
-double Quantile(std::vector<double>* values, double p) {
-  if (values->empty()) return 0;
-  const size_t at = std::min(values->size() - 1, static_cast<size_t>(p * values->size()));
-  std::nth_element(values->begin(), values->begin() + at, values->end());
-  return (*values)[at];
 }
 
 // Milliseconds a GET of the chief's `path` takes; -1 when it fails.
@@ -305,8 +298,8 @@ Status RunWorkers(int ps, int w, const std::vector<int>& ports, const std::strin
     p->ps_cpu_ms_per_push = pushes > 0 ? 1e3 * (c1.ps_sec - c0.ps_sec) / pushes : 0;
     p->rows_per_sec = window.rows / secs;
     p->ps_cpu_us_per_row = window.rows > 0 ? 1e6 * (c1.ps_sec - c0.ps_sec) / window.rows : 0;
-    p->cycle_p50_ms = Quantile(&window.cycles_ms, 0.5);
-    p->cycle_p99_ms = Quantile(&window.cycles_ms, 0.99);
+    p->cycle_p50_ms = bench::Quantile(&window.cycles_ms, 0.5);
+    p->cycle_p99_ms = bench::Quantile(&window.cycles_ms, 0.99);
     for (int pid : procs->pids()) {
       const bench::ProcessResources r = bench::ReadProcessResources(pid);
       p->worst.threads = std::max(p->worst.threads, r.threads);

@@ -69,7 +69,7 @@ EmbeddingTable::EmbeddingTable(const proto::EmbeddingTableConfig& config,
                                                    : DefaultEmbeddingStddev(config.dim())),
       stride_(int64_t{config.dim()} * static_cast<int64_t>(1 + slot_names_.size())),
       header_floats_(HeaderFloats(stride_)),
-      row_floats_((header_floats_ + stride_ + 1) / 2 * 2),
+      row_floats_(RowFloats(stride_)),
       block_bytes_(BlockBytes(static_cast<uint64_t>(row_floats_) * sizeof(float))),
       rows_per_block_(static_cast<int64_t>(block_bytes_ / (row_floats_ * sizeof(float)))) {}
 
@@ -101,9 +101,8 @@ Status EmbeddingTable::CheckKeys(const std::vector<int64_t>& keys) const {
 }
 
 float* EmbeddingTable::RowStart(uint32_t row) const {
-  const auto per_block = static_cast<uint32_t>(rows_per_block_);
-  const uint32_t block = row / per_block;
-  return blocks_[block].rows.get() + int64_t{row - block * per_block} * row_floats_;
+  const Place at = PlaceOf(row);
+  return blocks_[at.block].rows.get() + int64_t{at.index} * row_floats_;
 }
 
 float* EmbeddingTable::RowData(uint32_t row) const { return RowStart(row) + header_floats_; }
@@ -113,9 +112,8 @@ int64_t& EmbeddingTable::KeyOf(uint32_t row) const {
 }
 
 uint32_t& EmbeddingTable::StepOf(uint32_t row) const {
-  const auto per_block = static_cast<uint32_t>(rows_per_block_);
-  const uint32_t block = row / per_block;
-  return blocks_[block].steps[row - block * per_block];
+  const Place at = PlaceOf(row);
+  return blocks_[at.block].steps[at.index];
 }
 
 void EmbeddingTable::PrefetchAhead(const int64_t* keys, size_t i, size_t n, int64_t floats) const {

@@ -81,8 +81,7 @@ class EmbeddingTable {
   // The most bytes a row holds beside its values and slots (`stride`
   // floats of them): its key, its step, its index entries.
   static double MaxBytesBeside(int64_t stride) {
-    const int64_t header = HeaderFloats(stride);
-    return 4.0 * (header + (header + stride) % 2) + 4 + 17.2;
+    return 4.0 * (RowFloats(stride) - stride) + sizeof(uint32_t) + 17.2;
   }
   const std::vector<std::string>& slot_names() const { return slot_names_; }
   // Adam's t before the next push: after a restore from a checkpoint at
@@ -176,6 +175,17 @@ class EmbeddingTable {
   // no key), lie apart in an array of each block, which Expire and
   // StartDeltas scan without reading the rows.
   static int64_t HeaderFloats(int64_t stride) { return stride >= 64 && stride % 16 == 0 ? 16 : 2; }
+  // The floats a row takes: its header and `stride`, rounded to 8 bytes
+  // (every key on its own alignment).
+  static int64_t RowFloats(int64_t stride) { return (HeaderFloats(stride) + stride + 1) / 2 * 2; }
+  // Which block holds row `row`, and its place there.
+  struct Place {
+    uint32_t block, index;
+  };
+  Place PlaceOf(uint32_t row) const {
+    const auto per_block = static_cast<uint32_t>(rows_per_block_);
+    return {row / per_block, row % per_block};
+  }
   float* RowStart(uint32_t row) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   float* RowData(uint32_t row) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   int64_t& KeyOf(uint32_t row) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
@@ -216,7 +226,7 @@ class EmbeddingTable {
   const RowInitializer initializer_;
   const int64_t stride_;          // floats of a row's values and slots
   const int64_t header_floats_;   // HeaderFloats(stride_)
-  const int64_t row_floats_;      // the header and stride_, rounded to 8 bytes
+  const int64_t row_floats_;      // RowFloats(stride_)
   const uint64_t block_bytes_;    // whole huge pages
   const int64_t rows_per_block_;  // the rows block_bytes_ holds
 
