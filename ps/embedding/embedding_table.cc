@@ -7,6 +7,7 @@
 #include "cluster/key_partition.h"
 #include "core/flush_denormals.h"
 #include "core/halves.h"
+#include "core/prefetch.h"
 
 namespace pstrain {
 namespace {
@@ -124,7 +125,7 @@ void EmbeddingTable::PrefetchAhead(const int64_t* keys, size_t i, size_t n, int6
     if (row != RowIndex::kAbsent) {
       // The row's key (which a Find compares) and its first values.
       const float* start = RowStart(row);
-      for (int64_t f = 0; f < header_floats_ + floats; f += 16) __builtin_prefetch(start + f);
+      for (int64_t f = 0; f < header_floats_ + floats; f += 16) Prefetch(start + f);
     }
   }
 }
@@ -260,7 +261,7 @@ void EmbeddingTable::ApplyPlanned(const SparseRows& gradient, const Plan& plan,
   // First the rows: admission, the rows new keys get, the stamps.
   std::vector<uint32_t> rows(plan.rows);
   for (int64_t i = 0; i < n; ++i) {
-    if (i + 16 < n && rows[i + 16] != RowIndex::kAbsent) __builtin_prefetch(&StepOf(rows[i + 16]));
+    if (i + 16 < n && rows[i + 16] != RowIndex::kAbsent) Prefetch(&StepOf(rows[i + 16]));
     const int64_t key = gradient.keys[i];
     uint32_t& row = rows[i];
     if (row == RowIndex::kAbsent) {
@@ -300,7 +301,7 @@ void EmbeddingTable::ApplyPlanned(const SparseRows& gradient, const Plan& plan,
       // The rows a few keys ahead: their values and slots.
       if (i + 4 < end && which[i + 4] != RowIndex::kAbsent) {
         const float* ahead = RowStart(which[i + 4]);
-        for (int64_t b = 0; b < row_floats_; b += 16) __builtin_prefetch(ahead + b);
+        for (int64_t b = 0; b < row_floats_; b += 16) Prefetch(ahead + b);
       }
       if (which[i] == RowIndex::kAbsent) continue;
       float* data = RowData(which[i]);

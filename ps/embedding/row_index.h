@@ -23,6 +23,7 @@
 #include <memory>
 
 #include "core/huge_pages.h"
+#include "core/prefetch.h"
 #include "core/splitmix64.h"
 #include "ps/embedding/open_addressing.h"
 
@@ -91,7 +92,7 @@ class RowIndex {
 
   // For a Find of `key` soon: warms the cache line of its home entry.
   void PrefetchHome(int64_t key) const {
-    if (capacity_ > 0) __builtin_prefetch(&entries_[Home(Tag(key))]);
+    if (capacity_ > 0) Prefetch(&entries_[Home(Tag(key))]);
   }
   // The row the key's home entry names when their tags match (most often
   // the key's row: a row to warm for a Find soon), else kAbsent. Reads that
