@@ -51,6 +51,10 @@ DEFINE_int32(tensor_gather_mib, 256,
              "connections together (a request costs no thread until it is whole; each holds "
              "what it sent, at most its first MiB): past it, a request is served as it stands, "
              "its thread reading the rest");
+DEFINE_int32(tensor_reply_mib, 256,
+             "MiB of tensor channel replies the ps keeps to send as their clients read them, "
+             "all connections together (a reply the socket does not take at once costs no "
+             "thread): past it, a reply's thread waits for its client");
 DEFINE_int32(tensor_idle_timeout_secs, 300,
              "A tensor channel connection with no request for this long is closed (clients "
              "open another when they need one)");
@@ -87,6 +91,7 @@ DEFINE_validator(tensor_max_connections_per_peer, &Positive);
 DEFINE_validator(request_threads, &Positive);
 DEFINE_validator(tensor_max_requests_per_peer, &Positive);
 DEFINE_validator(tensor_gather_mib, &Positive);
+DEFINE_validator(tensor_reply_mib, &Positive);
 DEFINE_validator(tensor_idle_timeout_secs, &Positive);
 DEFINE_validator(tensor_frame_timeout_secs, &Positive);
 
@@ -111,6 +116,7 @@ int main(int argc, char** argv) {
   limits.max_per_peer = FLAGS_tensor_max_connections_per_peer;
   limits.max_requests_per_peer = FLAGS_tensor_max_requests_per_peer;
   limits.max_gathered_bytes = static_cast<uint64_t>(FLAGS_tensor_gather_mib) << 20;
+  limits.max_kept_reply_bytes = static_cast<uint64_t>(FLAGS_tensor_reply_mib) << 20;
   limits.idle = std::chrono::seconds(FLAGS_tensor_idle_timeout_secs);
   limits.frames.idle = limits.idle;  // between the frames of one request too
   limits.frames.frame = std::chrono::seconds(FLAGS_tensor_frame_timeout_secs);

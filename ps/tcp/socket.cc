@@ -17,6 +17,8 @@
 #include <random>
 #include <vector>
 
+#include "ps/tcp/iovec_cursor.h"
+
 namespace pstrain {
 namespace tcp {
 
@@ -271,14 +273,14 @@ Status Socket::ReadFull(void* data, size_t n) {
   return OkStatus();
 }
 
-Status Socket::Send(const struct iovec* iov, int count, int fd) {
-  std::vector<struct iovec> left(iov, iov + count);
-  size_t first = 0;
+StatusOr<size_t> Socket::SendNow(const struct iovec* iov, int count, int fd) {
+  IovecCursor left(iov, count);
+  size_t sent_in_all = 0;
   alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))];
-  while (first < left.size()) {
+  while (!left.empty()) {
     struct msghdr msg = {};
-    msg.msg_iov = left.data() + first;
-    msg.msg_iovlen = std::min<size_t>(left.size() - first, IOV_MAX);
+    msg.msg_iov = left.data();
+    msg.msg_iovlen = std::min(left.count(), IOV_MAX);
     if (fd >= 0) {  // beside the first byte only
       msg.msg_control = control;
       msg.msg_controllen = sizeof(control);
@@ -291,24 +293,25 @@ Status Socket::Send(const struct iovec* iov, int count, int fd) {
     const ssize_t sent = sendmsg(fd_, &msg, MSG_NOSIGNAL);
     if (sent < 0) {
       if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        PS_RETURN_IF_ERROR(Await(/*write=*/true, "write"));
-        continue;
-      }
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
       return Failed("write", errno);
     }
     fd = -1;
-    size_t done = static_cast<size_t>(sent);
-    while (first < left.size() && done >= left[first].iov_len) {
-      done -= left[first].iov_len;
-      ++first;
-    }
-    if (done > 0) {
-      left[first].iov_base = static_cast<char*>(left[first].iov_base) + done;
-      left[first].iov_len -= done;
-    }
+    sent_in_all += static_cast<size_t>(sent);
+    left.Advance(static_cast<size_t>(sent));
   }
-  return OkStatus();
+  return sent_in_all;
+}
+
+Status Socket::Send(const struct iovec* iov, int count, int fd) {
+  IovecCursor left(iov, count);
+  for (;;) {
+    PS_ASSIGN_OR_RETURN(const size_t sent, SendNow(left.data(), left.count(), fd));
+    if (sent > 0) fd = -1;
+    left.Advance(sent);
+    if (left.empty()) return OkStatus();
+    PS_RETURN_IF_ERROR(Await(/*write=*/true, "write"));
+  }
 }
 
 Status Socket::Write(const struct iovec* iov, int count) { return Send(iov, count, -1); }

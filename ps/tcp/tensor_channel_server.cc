@@ -44,11 +44,10 @@ void WriteNow(Socket* socket, const Status& error) {
 }  // namespace
 
 struct TensorChannelServer::Connection {
-  Connection(asio::io_context& io, std::unique_ptr<Socket> s, int ready_fd)
-      : socket(std::move(s)), ready(io, ready_fd), timer(io) {}
-  ByteStream* stream() {
-    return tls != nullptr ? static_cast<ByteStream*>(tls.get()) : socket.get();
-  }
+  Connection(asio::io_context& io, std::unique_ptr<Socket> s, int ready_fd,
+             MemoryBudget* kept_replies)
+      : socket(std::move(s)), writer(socket.get(), kept_replies), ready(io, ready_fd), timer(io) {}
+  ByteStream* stream() { return tls != nullptr ? static_cast<ByteStream*>(tls.get()) : &writer; }
   // Whether the next request's first byte is already here (or the peer
   // hung up): asio's epoll waits for the next edge only, and this one may
   // have come while the connection was busy.
@@ -59,6 +58,7 @@ struct TensorChannelServer::Connection {
   // Used by the serving thread while busy, else by the loop.
   std::unique_ptr<Socket> socket;
   std::unique_ptr<TlsStream> tls;  // after the handshake, with TLS
+  ReplyWriter writer;              // the plain socket's stream
   ChannelConnection state;
   RequestReader reader;  // the loop's while it gathers, then the serving thread's
   // Loop thread only.
@@ -69,7 +69,8 @@ struct TensorChannelServer::Connection {
   bool gathering = false;                // a request begun, not yet dispatched
   std::string peer;                      // Socket::PeerKey
   Clock::time_point idle_since;
-  bool busy = false;  // a request is being served, or waits for its peer's turn
+  bool busy = false;     // a request is being served, waits for its peer's turn, or is answered
+  bool sending = false;  // the loop sends the rest of its reply
   bool closed = false;
   bool greeted = false;    // the Hello went out (with TLS: after the handshake)
   bool requested = false;  // has sent a request
@@ -90,6 +91,7 @@ TensorChannelServer::TensorChannelServer(PsCore* core, ThreadPool* requests,
       limits_(limits),
       tls_(std::move(tls)),
       shared_budget_(limits.max_shared_bytes > 0 ? limits.max_shared_bytes : MachineMemory()),
+      kept_replies_(limits.max_kept_reply_bytes),
       pool_(requests),
       work_(asio::make_work_guard(io_)) {}
 
@@ -168,7 +170,7 @@ void TensorChannelServer::Admit(std::unique_ptr<Socket> socket) {
     if (peers_[peer].connections == 0) peers_.erase(peer);
     return;
   }
-  auto c = std::make_shared<Connection>(io_, std::move(socket), ready_fd);
+  auto c = std::make_shared<Connection>(io_, std::move(socket), ready_fd, &kept_replies_);
   c->peer = peer;
   // Shared memory comes only on the local socket, where its descriptor can
   // travel (never over TLS, which has no local socket).
@@ -279,9 +281,9 @@ void TensorChannelServer::CloseAt(const ConnectionPtr& c, Clock::time_point when
       [this, c, armed, reason = std::move(reason)](const boost::system::error_code& ec) {
         // A handler already queued when the timer was armed again, or
         // cancelled, does nothing.
-        if (ec || armed != c->timer_armed || c->busy || c->closed) return;
+        if (ec || armed != c->timer_armed || (c->busy && !c->sending) || c->closed) return;
         const Status why = reason();
-        if (c->gathering) {
+        if (c->gathering || c->sending) {
           LOG_EVERY_N(WARNING, 20) << "tensor channel: closed the connection from "
                                    << c->socket->PeerAddress() << ": " << why.message();
         } else {
@@ -436,6 +438,44 @@ void TensorChannelServer::Served(const ConnectionPtr& c, const Status& served) {
     if (c->wait_id != 0 && !c->wait_ended) core_->CancelPullWait(c->wait_id);
     return;
   }
+  if (c->writer.kept() > 0) {
+    c->busy = true;  // answering
+    c->sending = true;
+    ++sending_;
+    CloseAt(c, limits_.frames.DeadlineFor(c->writer.kept()), [bytes = c->writer.kept()] {
+      return DeadlineExceeded("tensor channel: the last " + std::to_string(bytes) +
+                              " bytes of a reply were not read within their deadline");
+    });
+    SendReply(c, served);
+    return;
+  }
+  Answered(c, served);
+}
+
+void TensorChannelServer::SendReply(const ConnectionPtr& c, const Status& served) {
+  auto sent = c->writer.SendKept();
+  if (sent.ok() && !*sent) {  // the rest once the client has read more
+    c->ready.async_wait(asio::posix::descriptor_base::wait_write,
+                        [this, c, served](const boost::system::error_code& ec) {
+                          if (ec || c->closed) return;
+                          SendReply(c, served);
+                        });
+    return;
+  }
+  c->busy = false;
+  c->sending = false;
+  --sending_;
+  ++c->timer_armed;  // the reply's deadline is over
+  c->timer.cancel();
+  if (!sent.ok()) {  // the client hung up
+    VLOG(1) << "tensor channel: a reply was cut short: " << sent.status().ToString();
+    Close(c);
+    return;
+  }
+  Answered(c, served);
+}
+
+void TensorChannelServer::Answered(const ConnectionPtr& c, const Status& served) {
   c->reader.Served();
   Account(c);
   if (!served.ok() || stopping_) {
@@ -485,6 +525,12 @@ void TensorChannelServer::Close(const ConnectionPtr& c, const Status& why) {
   c->socket->Shutdown();
   // A parked pull's wait ends now (one being served ends it in Served).
   if (c->parked) core_->CancelPullWait(c->wait_id);
+  if (c->sending) {  // what its reply has left goes unsent: no thread holds c
+    c->sending = false;
+    c->busy = false;
+    --sending_;
+    c->writer.Drop();
+  }
   if (!c->busy || c->parked) c->state.Release();
   Account(c);  // its reader's bytes go with it
   connections_.erase(c->at);
@@ -528,6 +574,8 @@ TensorChannelServer::Counts TensorChannelServer::counts() const {
   counts.connections = connection_count_.load();
   counts.serving = serving_.load();
   counts.waiting = waiting_.load();
+  counts.sending = sending_.load();
+  counts.kept_reply_bytes = kept_replies_.used();
   counts.gathering = gathering_.load();
   counts.threads = pool_->threads();
   return counts;

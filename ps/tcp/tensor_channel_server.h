@@ -10,7 +10,10 @@
 // overstay. A request, once whole, is served from memory on a thread of
 // the ps's request pool (shared with gRPC; requests past its threads wait
 // their turn); one larger than `gather_bytes` is served once that much has
-// come, its thread reading the rest. A pull that must wait for its
+// come, its thread reading the rest. The thread writes the reply as far as
+// the socket takes it at once and leaves the rest to the loop, which sends
+// it as the client reads (reply_writer.h; over TLS, the thread writes it
+// all). A pull that must wait for its
 // sync step gives its thread back: it waits without one
 // (PsCore::AwaitPullable) while the loop watches its connection, and is
 // answered on a pool thread once the step comes. What keeps a client from
@@ -29,6 +32,9 @@
 //   - a cap on the shared memory all connections may have the ps map, and
 //     on the bytes of requests being gathered (past it, each is served as
 //     it stands);
+//   - a cap on the bytes of replies all connections may leave to the loop
+//     (past it, a reply's thread waits for its client), and a deadline for
+//     each reply's bytes to be read;
 //   - a pull waiting for a step ends when its client hangs up.
 // A connection closed while idle gets an Error frame saying so first: a
 // client whose request crossed it knows the ps read none of it.
@@ -56,7 +62,9 @@
 #include "core/mutex.h"
 #include "core/status.h"
 #include "core/thread_pool.h"
+#include "ps/memory_budget.h"
 #include "ps/ps_core.h"
+#include "ps/tcp/reply_writer.h"
 #include "ps/tcp/request_reader.h"
 #include "ps/tcp/socket.h"
 #include "ps/tcp/tensor_channel_service.h"
@@ -85,6 +93,10 @@ struct ChannelLimits {
   // Bytes all connections' requests being gathered may hold together; past
   // them, a request is served as it stands.
   uint64_t max_gathered_bytes = uint64_t{256} << 20;
+  // Bytes of replies all connections together may leave to the loop to
+  // send as their clients read; past them, a reply's thread waits for its
+  // client.
+  uint64_t max_kept_reply_bytes = uint64_t{256} << 20;
 };
 
 class TensorChannelServer {
@@ -107,11 +119,13 @@ class TensorChannelServer {
 
   // What the server holds now, for tests and logs.
   struct Counts {
-    int connections = 0;  // open, idle or serving
-    int gathering = 0;    // with a request's bytes coming, held by no thread
-    int serving = 0;      // with a request being served
-    int waiting = 0;      // with a request waiting for its peer's turn
-    int threads = 0;      // of the request pool (both transports')
+    int connections = 0;            // open, idle or serving
+    int gathering = 0;              // with a request's bytes coming, held by no thread
+    int serving = 0;                // with a request being served
+    int waiting = 0;                // with a request waiting for its peer's turn
+    int sending = 0;                // with a reply the loop sends, held by no thread
+    uint64_t kept_reply_bytes = 0;  // of those replies, not yet sent
+    int threads = 0;                // of the request pool (both transports')
   };
   Counts counts() const;
 
@@ -163,8 +177,14 @@ class TensorChannelServer {
   void WatchParked(const ConnectionPtr& c);
   // Loop thread: c's parked pull's wait is over: it is answered.
   void Unpark(const ConnectionPtr& c, const Status& waited);
-  // Loop thread: c is idle again (ok), or closes.
+  // Loop thread: c's request has its thread back; its reply is sent
+  // (SendReply) before c is Answered.
   void Served(const ConnectionPtr& c, const Status& served);
+  // Loop thread: sends what c's reply has left as its client reads, then
+  // Answered; closes c at the reply's deadline.
+  void SendReply(const ConnectionPtr& c, const Status& served);
+  // Loop thread: c is idle again (ok), or closes.
+  void Answered(const ConnectionPtr& c, const Status& served);
   // Loop thread. `why`, when not ok, goes to a client that is not being
   // answered in an Error frame.
   void Close(const ConnectionPtr& c, const Status& why = OkStatus());
@@ -173,12 +193,14 @@ class TensorChannelServer {
   const ChannelLimits limits_;
   const std::shared_ptr<SSL_CTX> tls_;  // null: plain TCP
   SharedMemoryBudget shared_budget_;    // outlives every connection
+  MemoryBudget kept_replies_;           // the same
   std::unique_ptr<Listener> tcp_;
   std::unique_ptr<Listener> local_;  // null with TLS
   std::atomic<bool> stopping_{false};
   bool started_ = false;  // the loop runs
   std::atomic<int> serving_{0};
   std::atomic<int> waiting_{0};
+  std::atomic<int> sending_{0};
   std::atomic<int> gathering_{0};
   std::atomic<int64_t> gathered_bytes_{0};
   std::atomic<int> connection_count_{0};
