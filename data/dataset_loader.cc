@@ -71,7 +71,7 @@ StatusOr<ImageDataset> LoadDataset(const std::string& data_dir, const std::strin
   }
   if (ds.ok()) {
     KeepFirst(keep.limit, &*ds);
-    KeepShard(keep.shard_index, keep.num_shards, &*ds);
+    KeepShard(keep.shard, &*ds);
   }
   return ds;
 }

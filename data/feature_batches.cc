@@ -106,32 +106,26 @@ void GatherBatch(const FeaturizedRows& f, const std::vector<int64_t>& rows, Batc
 }
 
 StatusOr<std::unique_ptr<FeatureBatchSource>> FeatureBatchSource::Create(
-    const FeaturizedRows* f, int batch_size, int shard_index, int num_shards, uint64_t seed,
-    int64_t epochs) {
+    const FeaturizedRows* f, int batch_size, const Shard& shard, uint64_t seed, int64_t epochs) {
   if (batch_size < 1) return InvalidArgument("batch_size must be >= 1");
-  if (num_shards < 1 || shard_index < 0 || shard_index >= num_shards) {
-    return InvalidArgument("shard_index " + std::to_string(shard_index) + " of num_shards " +
-                           std::to_string(num_shards) + " is not in 0.." +
-                           std::to_string(num_shards - 1));
-  }
-  if (f->count <= shard_index) {
-    return InvalidArgument("shard " + std::to_string(shard_index) + " of " +
-                           std::to_string(num_shards) + " has no rows: the data have " +
+  PS_RETURN_IF_ERROR(CheckShard(shard));
+  if (f->count <= shard.index) {
+    return InvalidArgument(shard.ToString() + " has no rows: the data have " +
                            std::to_string(f->count));
   }
   if (epochs < 0) return InvalidArgument("epochs must be >= 0 (0: for ever)");
   return std::unique_ptr<FeatureBatchSource>(
-      new FeatureBatchSource(f, batch_size, shard_index, num_shards, seed, epochs));
+      new FeatureBatchSource(f, batch_size, shard, seed, epochs));
 }
 
-FeatureBatchSource::FeatureBatchSource(const FeaturizedRows* f, int batch_size, int shard_index,
-                                       int num_shards, uint64_t seed, int64_t epochs)
+FeatureBatchSource::FeatureBatchSource(const FeaturizedRows* f, int batch_size, const Shard& shard,
+                                       uint64_t seed, int64_t epochs)
     : f_(f),
       batch_size_(batch_size),
-      shard_index_(shard_index),
+      shard_index_(shard.index),
       seed_(seed),
       epochs_(epochs),
-      shard_(ShardIndices(f->count, shard_index, num_shards)) {
+      shard_(ShardIndices(f->count, shard)) {
   order_ = EpochOrder(shard_, seed_, shard_index_, 0);
 }
 

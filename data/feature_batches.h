@@ -24,6 +24,7 @@
 #include "data/batch_source.h"
 #include "data/csv_dataset.h"
 #include "data/feature_columns.h"
+#include "data/shard_order.h"
 #include "proto/model.pb.h"
 
 namespace pstrain {
@@ -70,23 +71,22 @@ StatusOr<FeaturizedRows> LoadFeaturizedRows(const proto::ModelSpec& spec,
 // there are dense columns), labels.
 void GatherBatch(const FeaturizedRows& f, const std::vector<int64_t>& rows, Batch* out);
 
-// A worker's shard (rows i with i % num_shards == shard_index), each epoch
-// in the order of data/shard_order.h, in batches of batch_size (the last of
+// A worker's shard of the rows, each epoch in the order of
+// data/shard_order.h, in batches of batch_size (the last of
 // an epoch may be smaller), for `epochs` epochs (0: for ever).
 class FeatureBatchSource : public BatchSource {
  public:
   // Borrows f. InvalidArgument for batch_size < 1, a shard outside
   // [0, num_shards) or without rows, epochs < 0.
   static StatusOr<std::unique_ptr<FeatureBatchSource>> Create(const FeaturizedRows* f,
-                                                              int batch_size, int shard_index,
-                                                              int num_shards, uint64_t seed,
-                                                              int64_t epochs);
+                                                              int batch_size, const Shard& shard,
+                                                              uint64_t seed, int64_t epochs);
   bool Next(Batch* out) override;
   int64_t examples_per_epoch() const override { return static_cast<int64_t>(shard_.size()); }
 
  private:
-  FeatureBatchSource(const FeaturizedRows* f, int batch_size, int shard_index, int num_shards,
-                     uint64_t seed, int64_t epochs);
+  FeatureBatchSource(const FeaturizedRows* f, int batch_size, const Shard& shard, uint64_t seed,
+                     int64_t epochs);
   const FeaturizedRows* const f_;
   const int batch_size_;
   const int shard_index_;

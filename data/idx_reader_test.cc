@@ -48,8 +48,7 @@ TEST(ReadIdxFile, KeepsOnlyTheItemsOfASubset) {
       for (int index = 0; index < shards; ++index) {
         for (int64_t limit : {0, 1, 3, 6, 7, 9}) {
           ExampleSubset keep;
-          keep.shard_index = index;
-          keep.num_shards = shards;
+          keep.shard = {index, shards};
           keep.limit = limit;
           std::vector<uint8_t> expected;
           for (int64_t i = 0; i < 7; ++i) {

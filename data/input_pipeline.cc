@@ -18,7 +18,7 @@ std::string Size(int height, int width) {
 
 // RNG streams of one shard: 0 for the shuffle buffer, 1 + r for reader r.
 uint64_t ShardStreamSeed(const InputPipelineOptions& opts, uint64_t stream) {
-  return StreamSeed(StreamSeed(opts.seed, static_cast<uint64_t>(opts.shard_index)), stream);
+  return StreamSeed(StreamSeed(opts.seed, static_cast<uint64_t>(opts.shard.index)), stream);
 }
 
 DistortionParams DistortionFor(int height, int width) {
@@ -69,21 +69,13 @@ StatusOr<std::unique_ptr<InputPipeline>> InputPipeline::Create(const ImageDatase
                                                                const InputPipelineOptions& opts) {
   if (ds == nullptr) return InvalidArgument("InputPipeline needs a dataset");
   PS_RETURN_IF_ERROR(CheckPositive("batch_size", opts.batch_size));
-  if (opts.num_shards < 1 || opts.shard_index < 0 || opts.shard_index >= opts.num_shards) {
-    return InvalidArgument("shard_index " + std::to_string(opts.shard_index) + " of num_shards " +
-                           std::to_string(opts.num_shards) + " is not in 0.." +
-                           std::to_string(opts.num_shards - 1));
+  PS_RETURN_IF_ERROR(CheckShard(opts.shard));
+  if (!ds->shard.whole() && ds->shard != opts.shard) {
+    return InvalidArgument("the dataset holds " + ds->shard.ToString() + ", not " +
+                           opts.shard.ToString());
   }
-  if (ds->num_shards != 1 &&
-      (ds->num_shards != opts.num_shards || ds->shard_index != opts.shard_index)) {
-    return InvalidArgument("the dataset holds shard " + std::to_string(ds->shard_index) + " of " +
-                           std::to_string(ds->num_shards) + ", not shard " +
-                           std::to_string(opts.shard_index) + " of " +
-                           std::to_string(opts.num_shards));
-  }
-  if (ds->num_shards == 1 ? ds->count <= opts.shard_index : ds->count == 0) {
-    return InvalidArgument("shard_index " + std::to_string(opts.shard_index) + " of " +
-                           std::to_string(opts.num_shards) + " has no examples: the dataset has " +
+  if (ds->shard.whole() ? ds->count <= opts.shard.index : ds->count == 0) {
+    return InvalidArgument(opts.shard.ToString() + " has no examples: the dataset has " +
                            std::to_string(ds->count));
   }
   PS_RETURN_IF_ERROR(CheckNotNegative("epochs", opts.epochs, "for ever"));
@@ -124,8 +116,7 @@ InputPipeline::InputPipeline(const ImageDataset* ds, const InputPipelineOptions&
       opts_(opts),
       // A dataset that is the shard (KeepShard) is walked whole, in the
       // shard's order: the same examples as the shard of the whole split.
-      shard_(ds->num_shards == 1 ? ShardIndices(ds->count, opts.shard_index, opts.num_shards)
-                                 : ShardIndices(ds->count, 0, 1)),
+      shard_(ShardIndices(ds->count, ds->shard.whole() ? opts.shard : Shard())),
       distortion_(DistortionFor(opts.height, opts.width)),
       example_size_(opts.preprocessing == proto::InputSpec::PIXEL_IDS
                         ? 0
@@ -135,7 +126,7 @@ InputPipeline::InputPipeline(const ImageDataset* ds, const InputPipelineOptions&
     threads_.emplace_back([this] { DirectLoop(); });
     return;
   }
-  order_ = EpochOrder(shard_, opts_.seed, opts_.shard_index, 0);
+  order_ = EpochOrder(shard_, opts_.seed, opts_.shard.index, 0);
   readers_left_ = opts_.reader_threads;
   for (int r = 0; r < opts_.reader_threads; ++r) threads_.emplace_back([this, r] { ReadLoop(r); });
   threads_.emplace_back([this] { BatchLoop(); });
@@ -166,7 +157,7 @@ bool InputPipeline::Claim(int64_t* example, int64_t* epoch) {
   if (position_ == order_.size()) {
     if (opts_.epochs != 0 && epoch_ + 1 >= opts_.epochs) return false;
     ++epoch_;
-    order_ = EpochOrder(shard_, opts_.seed, opts_.shard_index, epoch_);
+    order_ = EpochOrder(shard_, opts_.seed, opts_.shard.index, epoch_);
     position_ = 0;
   }
   *example = order_[position_++];
@@ -232,7 +223,7 @@ void InputPipeline::BatchLoop() {
 void InputPipeline::DirectLoop() {
   std::mt19937_64 rng(ShardStreamSeed(opts_, 1));
   for (int64_t epoch = 0; opts_.epochs == 0 || epoch < opts_.epochs; ++epoch) {
-    const std::vector<int64_t> order = EpochOrder(shard_, opts_.seed, opts_.shard_index, epoch);
+    const std::vector<int64_t> order = EpochOrder(shard_, opts_.seed, opts_.shard.index, epoch);
     for (size_t begin = 0; begin < order.size(); begin += opts_.batch_size) {
       const size_t end = std::min(order.size(), begin + opts_.batch_size);
       const int64_t n = static_cast<int64_t>(end - begin);

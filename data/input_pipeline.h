@@ -53,6 +53,7 @@
 #include "data/batch_source.h"
 #include "data/distortions.h"
 #include "data/mnist_dataset.h"
+#include "data/shard_order.h"
 #include "data/shuffle_buffer.h"
 #include "proto/model.pb.h"
 
@@ -61,8 +62,7 @@ namespace data {
 
 struct InputPipelineOptions {
   int batch_size = 128;
-  int shard_index = 0;
-  int num_shards = 1;
+  Shard shard;
   uint64_t seed = 0;
   int64_t epochs = 0;  // 0: for ever
   proto::InputSpec::Preprocessing preprocessing = proto::InputSpec::SCALE;

@@ -93,8 +93,7 @@ std::vector<std::vector<int64_t>> UnbufferedEpochs(int64_t count, int shard_inde
                                                    uint64_t seed, int64_t epochs_to_run) {
   const ImageDataset ds = IndexedDataset(count);
   InputPipelineOptions opts = Options(/*batch_size=*/8, epochs_to_run);
-  opts.shard_index = shard_index;
-  opts.num_shards = num_shards;
+  opts.shard = {shard_index, num_shards};
   opts.seed = seed;
   std::vector<std::vector<int64_t>> epochs;
   std::unique_ptr<InputPipeline> pipeline = MakePipeline(&ds, opts);
@@ -139,8 +138,7 @@ TEST(InputPipeline, EveryExampleOfTheShardOncePerEpoch) {
   std::vector<int> seen(1003, 0);
   for (int shard = 0; shard < 3; ++shard) {
     InputPipelineOptions opts = BufferedOptions();
-    opts.shard_index = shard;
-    opts.num_shards = 3;
+    opts.shard = {shard, 3};
     opts.reader_threads = 1 + shard;  // 1, 2 and 3 readers
     auto pipeline = MakePipeline(&ds, opts);
     ASSERT_NE(pipeline, nullptr);
@@ -215,7 +213,7 @@ TEST(InputPipeline, UnbufferedEpochsFollowTheShardsEpochOrder) {
   const std::vector<std::vector<int64_t>> epochs =
       UnbufferedEpochs(103, /*shard_index=*/1, /*num_shards=*/3, /*seed=*/42, /*epochs=*/2);
   ASSERT_EQ(epochs.size(), 2u);
-  const std::vector<int64_t> shard = ShardIndices(103, 1, 3);
+  const std::vector<int64_t> shard = ShardIndices(103, {1, 3});
   for (int64_t epoch = 0; epoch < 2; ++epoch) {
     EXPECT_EQ(epochs[epoch], EpochOrder(shard, 42, 1, epoch)) << "epoch " << epoch;
   }
@@ -232,7 +230,7 @@ TEST(InputPipeline, UnbufferedShuffleDiffersBetweenEpochsAndIsReproducible) {
   std::vector<int64_t> sorted = first[0];
   std::sort(sorted.begin(), sorted.end());
   EXPECT_NE(first[0], sorted);  // actually shuffled
-  EXPECT_EQ(sorted, ShardIndices(200, 1, 2));
+  EXPECT_EQ(sorted, ShardIndices(200, {1, 2}));
 
   const std::vector<std::vector<int64_t>> other = UnbufferedEpochs(200, 1, 2, /*seed=*/43, 3);
   ASSERT_EQ(other.size(), 3u);
@@ -301,18 +299,17 @@ TEST(InputPipeline, SameSeedAndOneReaderGiveTheSameBatches) {
 TEST(InputPipeline, ADatasetKeptToItsShardGivesTheWholeSplitsShardsBatches) {
   const ImageDataset whole = RandomDataset(301, 4);
   ImageDataset shard = whole;
-  KeepShard(1, 3, &shard);
+  KeepShard({1, 3}, &shard);
   InputPipelineOptions opts =
       DistortOptions(/*batch_size=*/16, /*epochs=*/2, /*min_after_dequeue=*/40);
   opts.seed = 5;
-  opts.shard_index = 1;
-  opts.num_shards = 3;
+  opts.shard = {1, 3};
   const std::vector<Batch> from_whole = DrainBatches(MakePipeline(&whole, opts).get());
   const std::vector<Batch> from_shard = DrainBatches(MakePipeline(&shard, opts).get());
   ASSERT_EQ(from_whole.size(), 13u);  // 2 epochs of 100 examples in batches of 16
   ExpectSameBatches(from_whole, from_shard);
   // Another shard's pipeline cannot read this one's examples.
-  opts.shard_index = 2;
+  opts.shard.index = 2;
   auto other = InputPipeline::Create(&shard, opts);
   EXPECT_EQ(other.status().code(), Code::kInvalidArgument) << other.status().ToString();
   EXPECT_NE(other.status().message().find("holds shard 1 of 3"), std::string::npos)
@@ -422,11 +419,15 @@ TEST(InputPipeline, RejectsBadOptions) {
   };
   const Case cases[] = {
       {"batch_size must be positive", [](InputPipelineOptions* o) { o->batch_size = 0; }},
-      {"shard_index 2 of num_shards 2 is not in 0..1",
-       [](InputPipelineOptions* o) { o->shard_index = 2, o->num_shards = 2; }},
-      {"shard_index 0 of num_shards 0", [](InputPipelineOptions* o) { o->num_shards = 0; }},
-      {"shard_index 4 of 5 has no examples",
-       [](InputPipelineOptions* o) { o->shard_index = 4, o->num_shards = 5; }},
+      {"shard 2 of 2 is not one: its index must be in 0..1",
+       [](InputPipelineOptions* o) {
+         o->shard = {2, 2};
+       }},
+      {"shard 0 of 0 is not one", [](InputPipelineOptions* o) { o->shard.num_shards = 0; }},
+      {"shard 4 of 5 has no examples",
+       [](InputPipelineOptions* o) {
+         o->shard = {4, 5};
+       }},
       {"epochs must be >= 0", [](InputPipelineOptions* o) { o->epochs = -1; }},
       {"preprocessing 7 is not SCALE, DISTORT or PIXEL_IDS",
        [](InputPipelineOptions* o) {

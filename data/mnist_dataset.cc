@@ -62,10 +62,7 @@ StatusOr<ImageDataset> LoadMnistSplit(const std::string& data_dir, const std::st
     }
     ds.labels.push_back(labels.values[i]);
   }
-  if (keep.num_shards > 1) {
-    ds.shard_index = keep.shard_index;
-    ds.num_shards = keep.num_shards;
-  }
+  ds.shard = keep.shard;
   return ds;
 }
 
@@ -98,11 +95,11 @@ void KeepFirst(int64_t n, ImageDataset* ds) {
   ds->labels.shrink_to_fit();
 }
 
-void KeepShard(int index, int num_shards, ImageDataset* ds) {
-  if (num_shards <= 1 || ds->num_shards != 1) return;
+void KeepShard(const Shard& shard, ImageDataset* ds) {
+  if (shard.whole() || !ds->shard.whole()) return;
   const int64_t size = ds->image_size();
   int64_t kept = 0;
-  for (int64_t i = index; i < ds->count; i += num_shards, ++kept) {
+  for (int64_t i = shard.index; i < ds->count; i += shard.num_shards, ++kept) {
     std::memmove(ds->pixels.data() + kept * size, ds->pixels.data() + i * size,
                  static_cast<size_t>(size));
     ds->labels[static_cast<size_t>(kept)] = ds->labels[static_cast<size_t>(i)];
@@ -112,8 +109,7 @@ void KeepShard(int index, int num_shards, ImageDataset* ds) {
   ds->labels.resize(static_cast<size_t>(kept));
   ds->pixels.shrink_to_fit();
   ds->labels.shrink_to_fit();
-  ds->shard_index = index;
-  ds->num_shards = num_shards;
+  ds->shard = shard;
 }
 
 }  // namespace data

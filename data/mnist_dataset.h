@@ -20,6 +20,7 @@
 #include "core/status.h"
 #include "core/tensor.h"
 #include "data/example_subset.h"
+#include "data/shard_order.h"
 
 namespace pstrain {
 namespace data {
@@ -30,10 +31,8 @@ struct ImageDataset {
   int depth = 1;                // channels
   std::vector<uint8_t> pixels;  // count * rows * cols * depth, HWC, row-major
   std::vector<int32_t> labels;  // count, each in [0, 10)
-  // Which examples of its split it holds: those whose index i in the split
-  // has i % num_shards == shard_index, in order (KeepShard; 1: all).
-  int shard_index = 0;
-  int num_shards = 1;
+  // Which examples of its split it holds, in order (KeepShard; whole: all).
+  Shard shard;
 
   // rows * cols * depth: the values of one image.
   int64_t image_size() const { return int64_t{rows} * cols * depth; }
@@ -52,11 +51,11 @@ StatusOr<ImageDataset> LoadMnistSplit(const std::string& data_dir, const std::st
 // giving back the memory of the rest.
 void KeepFirst(int64_t n, ImageDataset* ds);
 
-// Keeps only shard `index` of `num_shards`, the examples InputPipeline's
-// shard walks (data/shard_order.h), giving back the memory of the rest: a
-// worker holds its own shard of the split, not the split. A dataset that
-// is already a shard is kept as it is.
-void KeepShard(int index, int num_shards, ImageDataset* ds);
+// Keeps only `shard`, the examples InputPipeline's shard walks
+// (data/shard_order.h), giving back the memory of the rest: a worker holds
+// its own shard of the split, not the split. A dataset that is already a
+// shard is kept as it is.
+void KeepShard(const Shard& shard, ImageDataset* ds);
 
 // Writes images [begin, begin + count) into `out` as NHWC floats
 // pixel / 255 - 0.5, shaped [count, rows, cols, depth] (reshaped or

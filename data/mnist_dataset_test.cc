@@ -54,20 +54,18 @@ TEST(LoadMnistSplit, ReadsOnlyASubsetAsTheWholeSplitCutToIt) {
   StatusOr<ImageDataset> whole = LoadMnistSplit(dir.path(), "train");
   ASSERT_TRUE(whole.ok()) << whole.status().ToString();
   ExampleSubset keep;
-  keep.shard_index = 2;
-  keep.num_shards = 3;
+  keep.shard = {2, 3};
   keep.limit = 10;
   StatusOr<ImageDataset> shard = LoadMnistSplit(dir.path(), "train", keep);
   ASSERT_TRUE(shard.ok()) << shard.status().ToString();
   ImageDataset cut = *whole;
   KeepFirst(10, &cut);
-  KeepShard(2, 3, &cut);
+  KeepShard({2, 3}, &cut);
   EXPECT_EQ(shard->count, 3);  // examples 2, 5, 8
   EXPECT_EQ(shard->count, cut.count);
   EXPECT_EQ(shard->pixels, cut.pixels);
   EXPECT_EQ(shard->labels, cut.labels);
-  EXPECT_EQ(shard->shard_index, 2);
-  EXPECT_EQ(shard->num_shards, 3);
+  EXPECT_EQ(shard->shard, Shard({2, 3}));
   EXPECT_EQ(shard->rows, 3);
   EXPECT_EQ(shard->cols, 2);
 }
@@ -98,8 +96,7 @@ TEST(LoadMnistSplit, RejectsLabelsOutOfRange) {
   WriteMnistSplit(dir.path(), "train", 5, 2, 2, false);
   WriteFile(dir.path() + "/train-labels-idx1-ubyte", IdxBytes({5}, {0, 1, 2, 10, 4}), false);
   ExampleSubset odd;
-  odd.shard_index = 1;
-  odd.num_shards = 2;
+  odd.shard = {1, 2};
   ds = LoadMnistSplit(dir.path(), "train", odd);
   ASSERT_FALSE(ds.ok());
   EXPECT_NE(ds.status().message().find("label 10 of example 3 is not in 0..9"), std::string::npos)
@@ -194,16 +191,15 @@ TEST(KeepShard, KeepsEveryNthExampleFromItsIndexInOrderAndGivesBackTheRest) {
     ds.pixels.insert(ds.pixels.end(), {static_cast<uint8_t>(10 * i), static_cast<uint8_t>(i)});
     ds.labels.push_back(i);
   }
-  KeepShard(1, 3, &ds);  // examples 1 and 4
+  KeepShard({1, 3}, &ds);  // examples 1 and 4
   EXPECT_EQ(ds.count, 2);
   EXPECT_EQ(ds.pixels, (std::vector<uint8_t>{10, 1, 40, 4}));
   EXPECT_EQ(ds.labels, (std::vector<int32_t>{1, 4}));
   EXPECT_EQ(ds.pixels.capacity(), ds.pixels.size());
-  EXPECT_EQ(ds.shard_index, 1);
-  EXPECT_EQ(ds.num_shards, 3);
-  KeepShard(0, 2, &ds);  // already a shard: kept as it is
+  EXPECT_EQ(ds.shard, Shard({1, 3}));
+  KeepShard({0, 2}, &ds);  // already a shard: kept as it is
   EXPECT_EQ(ds.count, 2);
-  KeepShard(0, 1, &ds);
+  KeepShard({0, 1}, &ds);
   EXPECT_EQ(ds.labels, (std::vector<int32_t>{1, 4}));
 }
 

@@ -15,9 +15,21 @@ std::mt19937_64 EpochRng(uint64_t seed, int shard_index, int64_t epoch) {
 
 }  // namespace
 
-std::vector<int64_t> ShardIndices(int64_t count, int shard_index, int num_shards) {
+std::string Shard::ToString() const {
+  return "shard " + std::to_string(index) + " of " + std::to_string(num_shards);
+}
+
+Status CheckShard(const Shard& shard) {
+  if (shard.num_shards >= 1 && shard.index >= 0 && shard.index < shard.num_shards) {
+    return OkStatus();
+  }
+  return InvalidArgument(shard.ToString() + " is not one: its index must be in 0.." +
+                         std::to_string(shard.num_shards - 1));
+}
+
+std::vector<int64_t> ShardIndices(int64_t count, const Shard& shard) {
   std::vector<int64_t> indices;
-  for (int64_t i = shard_index; i < count; i += num_shards) indices.push_back(i);
+  for (int64_t i = shard.index; i < count; i += shard.num_shards) indices.push_back(i);
   return indices;
 }
 

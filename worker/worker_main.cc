@@ -235,17 +235,17 @@ int main(int argc, char** argv) {
   auto fleet = std::make_unique<pstrain::PsFleet>(
       std::move(connections.connections), std::move(*layout), std::move(connections.memory));
 
+  // This worker's part of the data: a shard of the split, not the split.
+  const pstrain::data::Shard shard{index, config.spec.NumTasks("worker")};
   if (pstrain::data::ReadsRows(*spec)) {
     auto rows = pstrain::data::LoadFeaturizedRows(*spec, FLAGS_data_dir, /*train=*/true,
                                                   pstrain::nn::FeatureRequestOf(**model));
     if (!rows.ok()) return pstrain::ExitWith(rows.status(), pstrain::kExitBadInput);
     auto source = pstrain::data::FeatureBatchSource::Create(
-        &*rows, FLAGS_batch_size, index, config.spec.NumTasks("worker"),
-        FLAGS_seed + static_cast<uint64_t>(index), FLAGS_epochs);
+        &*rows, FLAGS_batch_size, shard, FLAGS_seed + static_cast<uint64_t>(index), FLAGS_epochs);
     if (!source.ok()) return pstrain::ExitWith(source.status(), pstrain::kExitBadInput);
     LOG(INFO) << "worker:" << index << " reads " << (*source)->examples_per_epoch()
-              << " rows per epoch of " << FLAGS_data_dir << " (shard " << index << " of "
-              << config.spec.NumTasks("worker") << ")";
+              << " rows per epoch of " << FLAGS_data_dir << " (" << shard.ToString() << ")";
     return Train(index, model->get(), fleet.get(), source->get(), overlap->overlap,
                  pstrain::nn::SumsLossOverBatch(*spec), *sync, &stop);
   }
@@ -253,17 +253,14 @@ int main(int argc, char** argv) {
     return pstrain::ExitWith(pstrain::InvalidArgument("--train_examples must be >= 0"),
                              pstrain::kExitBadInput);
   }
-  // This worker's examples only: a shard of the split, not the split.
   pstrain::data::ExampleSubset examples;
-  examples.shard_index = index;
-  examples.num_shards = config.spec.NumTasks("worker");
+  examples.shard = shard;
   examples.limit = FLAGS_train_examples;
   auto train = pstrain::data::LoadDataset(FLAGS_data_dir, FLAGS_data_format, "train", examples);
   if (!train.ok()) return pstrain::ExitWith(train.status(), pstrain::kExitBadInput);
   pstrain::data::InputPipelineOptions qopts;
   qopts.batch_size = FLAGS_batch_size * towers->towers;  // a slice per tower
-  qopts.shard_index = index;
-  qopts.num_shards = config.spec.NumTasks("worker");
+  qopts.shard = shard;
   qopts.seed = FLAGS_seed + static_cast<uint64_t>(index);
   qopts.epochs = FLAGS_epochs;
   qopts.preprocessing = spec->input().preprocessing();
@@ -284,7 +281,7 @@ int main(int argc, char** argv) {
   if (!input.ok()) return pstrain::ExitWith(input.status(), pstrain::kExitBadInput);
   LOG(INFO) << "worker:" << index << " reads " << (*input)->examples_per_epoch()
             << " examples per epoch from " << FLAGS_data_dir << " (" << FLAGS_data_format
-            << " format, shard " << index << " of " << qopts.num_shards << ", "
+            << " format, " << shard.ToString() << ", "
             << pstrain::proto::InputSpec::Preprocessing_Name(qopts.preprocessing)
             << (qopts.min_after_dequeue > 0
                     ? ", shuffle buffer of " + std::to_string(qopts.min_after_dequeue) + "+"
