@@ -7,21 +7,24 @@ namespace tcp {
 
 Status ReplyWriter::ReadFull(void* data, size_t n) {
   PS_RETURN_IF_ERROR(SendKeptWaiting());
-  return socket_->ReadFull(data, n);
+  return stream_->ReadFull(data, n);
 }
 
 Status ReplyWriter::AwaitData(std::chrono::steady_clock::time_point until) {
   PS_RETURN_IF_ERROR(SendKeptWaiting());
-  return socket_->AwaitData(until);
+  return stream_->AwaitData(until);
 }
 
 Status ReplyWriter::Write(const struct iovec* iov, int count) {
-  IovecCursor left(iov, count);
+  size_t sent = 0;
   if (kept() == 0) {
-    PS_ASSIGN_OR_RETURN(const size_t sent, socket_->WriteNow(iov, count));
-    left.Advance(sent);
-    if (left.empty()) return OkStatus();
+    PS_ASSIGN_OR_RETURN(sent, stream_->WriteNow(iov, count));
+    size_t total = 0;
+    for (int i = 0; i < count; ++i) total += iov[i].iov_len;
+    if (sent == total) return OkStatus();
   }
+  IovecCursor left(iov, count);
+  left.Advance(sent);
   const size_t n = left.bytes();
   if (budget_->TryReserve(n)) {
     kept_.reserve(kept_.size() + n);
@@ -34,18 +37,18 @@ Status ReplyWriter::Write(const struct iovec* iov, int count) {
   // Past the budget: what is kept goes first, then this, as the client
   // reads.
   PS_RETURN_IF_ERROR(SendKeptWaiting());
-  return socket_->Write(left.data(), left.count());
+  return stream_->Write(left.data(), left.count());
 }
 
 Status ReplyWriter::WriteWithDescriptor(const struct iovec* iov, int count, int fd) {
   PS_RETURN_IF_ERROR(SendKeptWaiting());
-  return socket_->WriteWithDescriptor(iov, count, fd);
+  return stream_->WriteWithDescriptor(iov, count, fd);
 }
 
 StatusOr<bool> ReplyWriter::SendKept() {
   if (kept() > 0) {
     struct iovec rest = {kept_.data() + sent_, kept()};
-    auto sent = socket_->WriteNow(&rest, 1);
+    auto sent = stream_->WriteNow(&rest, 1);
     if (!sent.ok()) {
       Drop();
       return sent.status();
@@ -60,7 +63,7 @@ StatusOr<bool> ReplyWriter::SendKept() {
 Status ReplyWriter::SendKeptWaiting() {
   if (kept() == 0) return OkStatus();
   struct iovec rest = {kept_.data() + sent_, kept()};
-  const Status sent = socket_->Write(&rest, 1);
+  const Status sent = stream_->Write(&rest, 1);
   Drop();
   return sent;
 }

@@ -1,8 +1,9 @@
 // Clients slow to read their replies hold bytes, not threads
 // (reply_writer.h): a reply the socket does not take at once waits on the
 // ps's event loop, and reaches its client whole and in order when it
-// reads; past their budget, a reply's thread waits for its client instead;
-// a reply not read within its deadline closes its connection.
+// reads, over TCP and over TLS; past their budget, a reply's thread waits
+// for its client instead; a reply not read within its deadline closes its
+// connection.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -11,8 +12,11 @@
 #include <vector>
 
 #include "core/testing/wait_until.h"
+#include "core/tls.h"
+#include "core/tls_certs.h"
 #include "ps/tcp/socket.h"
 #include "ps/tcp/tensor_frames.h"
+#include "ps/tcp/tls_stream.h"
 #include "ps/tensor_chunks.h"
 #include "ps/testing/loopback_ps.h"
 
@@ -47,17 +51,21 @@ class SlowReaders : public ::testing::Test {
     EXPECT_TRUE(socket.ok()) << socket.status().ToString();
     if (!socket.ok()) return nullptr;
     (*socket)->SetTimeout(std::chrono::seconds(10));
-    const Status hello = ReadHello(socket->get());
+    Ask(socket->get());
+    return std::move(socket).value();
+  }
+  // Reads the ps's Hello on `stream` and asks it for w.
+  static void Ask(ByteStream* stream) {
+    const Status hello = ReadHello(stream);
     EXPECT_TRUE(hello.ok()) << hello.ToString();
     proto::PullRequest pull;
     pull.set_placement_fingerprint(7);
-    const Status sent = WriteFrame(socket->get(), FrameKind::kPullRequest, &pull);
+    const Status sent = WriteFrame(stream, FrameKind::kPullRequest, &pull);
     EXPECT_TRUE(sent.ok()) << sent.ToString();
-    return std::move(socket).value();
   }
 
   // Reads the reply AskForW asked for: every value of w, in order.
-  void ExpectW(Socket* socket) {
+  void ExpectW(ByteStream* socket) {
     TensorAssembler assembler;
     for (bool replied = false;;) {
       auto frame = ReadFrame(socket);
@@ -80,6 +88,23 @@ class SlowReaders : public ::testing::Test {
     }
   }
 
+  // n replies wait on the loop, and no request holds a thread.
+  void ExpectRepliesOnTheLoop(int n) {
+    ASSERT_TRUE(WaitUntil([&] {
+      const auto c = channel().counts();
+      return c.sending == n && c.serving == 0;
+    })) << "sending "
+        << channel().counts().sending << ", serving " << channel().counts().serving;
+  }
+  // Every reply sent, its bytes given back.
+  void ExpectNothingKept() {
+    EXPECT_TRUE(WaitUntil([&] {
+      const auto c = channel().counts();
+      return c.sending == 0 && c.kept_reply_bytes == 0;
+    })) << channel().counts().kept_reply_bytes
+        << " bytes still kept";
+  }
+
   LoopbackPs ps_;
 };
 
@@ -99,21 +124,49 @@ TEST_F(SlowReaders, HoldNoThreadWhileTheirRepliesWait) {
     slow.push_back(AskForW());
     ASSERT_NE(slow.back(), nullptr);
   }
-  ASSERT_TRUE(WaitUntil([&] {
-    const auto c = channel().counts();
-    return c.sending == n && c.serving == 0;
-  })) << "sending "
-      << channel().counts().sending << ", serving " << channel().counts().serving;
+  ASSERT_NO_FATAL_FAILURE(ExpectRepliesOnTheLoop(n));
   EXPECT_GT(channel().counts().kept_reply_bytes, 0u);
   std::map<std::string, Tensor> out;
   const Status pulled = ps_.client->Pull(7, {}, &out, nullptr);
   EXPECT_TRUE(pulled.ok()) << pulled.ToString();
   for (auto& s : slow) ASSERT_NO_FATAL_FAILURE(ExpectW(s.get()));
-  EXPECT_TRUE(WaitUntil([&] {
-    const auto c = channel().counts();
-    return c.sending == 0 && c.kept_reply_bytes == 0;
-  })) << channel().counts().kept_reply_bytes
-      << " bytes still kept";
+  ExpectNothingKept();
+}
+
+// The same over TLS: the rest of each reply waits on the loop as
+// plaintext, and goes out encrypted as its client reads.
+TEST_F(SlowReaders, OverTlsHoldNoThreadEither) {
+  auto ca = MakeCa("pstrain test CA");
+  ASSERT_TRUE(ca.ok()) << ca.status().ToString();
+  auto cert = MakeCert(*ca, {"ps0", {"127.0.0.1"}});
+  ASSERT_TRUE(cert.ok()) << cert.status().ToString();
+  auto files = CheckTlsFiles({cert->cert_pem, cert->key_pem, ca->cert_pem, ""});
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  SetTaskTls(&*files);  // the ps's servers and its test client take it
+  struct Untls {
+    ~Untls() { SetTaskTls(nullptr); }
+  } untls;
+  ChannelLimits limits;
+  limits.frames.frame = std::chrono::minutes(5);
+  ASSERT_NO_FATAL_FAILURE(StartPs(limits));
+  auto ctx = MakeClientSslCtx(*files);
+  ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
+  constexpr int n = 4;
+  std::vector<std::unique_ptr<Socket>> sockets;
+  std::vector<std::unique_ptr<TlsStream>> slow;
+  for (int i = 0; i < n; ++i) {
+    auto socket = Socket::Connect("127.0.0.1", ps_.server->tensor_port(), std::chrono::seconds(5));
+    ASSERT_TRUE(socket.ok()) << socket.status().ToString();
+    (*socket)->SetTimeout(std::chrono::seconds(10));
+    auto tls = TlsStream::Connect(ctx->get(), socket->get(), "127.0.0.1");
+    ASSERT_TRUE(tls.ok()) << tls.status().ToString();
+    ASSERT_NO_FATAL_FAILURE(Ask(tls->get()));
+    sockets.push_back(std::move(socket).value());
+    slow.push_back(std::move(tls).value());
+  }
+  ASSERT_NO_FATAL_FAILURE(ExpectRepliesOnTheLoop(n));
+  for (auto& s : slow) ASSERT_NO_FATAL_FAILURE(ExpectW(s.get()));
+  ExpectNothingKept();
 }
 
 // With 1 MiB for replies to wait in, two slow clients' threads write their

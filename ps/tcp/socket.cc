@@ -273,44 +273,60 @@ Status Socket::ReadFull(void* data, size_t n) {
   return OkStatus();
 }
 
-StatusOr<size_t> Socket::SendNow(const struct iovec* iov, int count, int fd) {
-  IovecCursor left(iov, count);
-  size_t sent_in_all = 0;
+StatusOr<size_t> Socket::SendOnce(struct iovec* iov, int count, int fd) {
   alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))];
-  while (!left.empty()) {
-    struct msghdr msg = {};
-    msg.msg_iov = left.data();
-    msg.msg_iovlen = std::min(left.count(), IOV_MAX);
-    if (fd >= 0) {  // beside the first byte only
-      msg.msg_control = control;
-      msg.msg_controllen = sizeof(control);
-      struct cmsghdr* c = CMSG_FIRSTHDR(&msg);
-      c->cmsg_level = SOL_SOCKET;
-      c->cmsg_type = SCM_RIGHTS;
-      c->cmsg_len = CMSG_LEN(sizeof(int));
-      std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
-    }
-    const ssize_t sent = sendmsg(fd_, &msg, MSG_NOSIGNAL);
-    if (sent < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-      return Failed("write", errno);
-    }
-    fd = -1;
-    sent_in_all += static_cast<size_t>(sent);
-    left.Advance(static_cast<size_t>(sent));
+  struct msghdr msg = {};
+  msg.msg_iov = iov;
+  msg.msg_iovlen = std::min(count, IOV_MAX);
+  if (fd >= 0) {  // beside the first byte only
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    struct cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
   }
-  return sent_in_all;
+  for (;;) {
+    const ssize_t sent = sendmsg(fd_, &msg, MSG_NOSIGNAL);
+    if (sent >= 0) return static_cast<size_t>(sent);
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return size_t{0};
+    return Failed("write", errno);
+  }
+}
+
+StatusOr<size_t> Socket::SendNow(const struct iovec* iov, int count, int fd) {
+  size_t total = 0;
+  for (int i = 0; i < count; ++i) total += iov[i].iov_len;
+  // Most writes go whole in one call, from the caller's buffers.
+  PS_ASSIGN_OR_RETURN(size_t sent, SendOnce(const_cast<struct iovec*>(iov), count, fd));
+  if (sent == total || sent == 0) return sent;
+  IovecCursor left(iov, count);
+  left.Advance(sent);
+  while (!left.empty()) {
+    PS_ASSIGN_OR_RETURN(const size_t more, SendOnce(left.data(), left.count(), -1));
+    if (more == 0) break;
+    sent += more;
+    left.Advance(more);
+  }
+  return sent;
 }
 
 Status Socket::Send(const struct iovec* iov, int count, int fd) {
+  PS_ASSIGN_OR_RETURN(const size_t sent, SendNow(iov, count, fd));
+  size_t total = 0;
+  for (int i = 0; i < count; ++i) total += iov[i].iov_len;
+  if (sent == total) return OkStatus();
   IovecCursor left(iov, count);
+  left.Advance(sent);
+  if (sent > 0) fd = -1;
   for (;;) {
-    PS_ASSIGN_OR_RETURN(const size_t sent, SendNow(left.data(), left.count(), fd));
-    if (sent > 0) fd = -1;
-    left.Advance(sent);
-    if (left.empty()) return OkStatus();
     PS_RETURN_IF_ERROR(Await(/*write=*/true, "write"));
+    PS_ASSIGN_OR_RETURN(const size_t more, SendNow(left.data(), left.count(), fd));
+    if (more > 0) fd = -1;
+    left.Advance(more);
+    if (left.empty()) return OkStatus();
   }
 }
 

@@ -63,9 +63,9 @@ class Socket : public ByteStream {
   StatusOr<size_t> ReadSome(void* data, size_t n) override;
   Status Write(const struct iovec* iov, int count) override;
   Status WriteWithDescriptor(const struct iovec* iov, int count, int fd) override;
-  // Writes what the socket takes now, without waiting: the bytes written,
-  // from the first (0 when its buffer is full).
-  StatusOr<size_t> WriteNow(const struct iovec* iov, int count) { return SendNow(iov, count, -1); }
+  StatusOr<size_t> WriteNow(const struct iovec* iov, int count) override {
+    return SendNow(iov, count, -1);
+  }
   int TakeDescriptor() override;
   bool PeerGone() override;
   // Whether a byte (or the end of the stream) can be read without waiting.
@@ -83,7 +83,12 @@ class Socket : public ByteStream {
  private:
   Status Failed(const char* what, int err) const;
   Status Send(const struct iovec* iov, int count, int fd);
+  // What the socket takes now of the buffers (the descriptor, when not
+  // -1, beside the first byte), without waiting.
   StatusOr<size_t> SendNow(const struct iovec* iov, int count, int fd);
+  // One sendmsg of at most IOV_MAX buffers: the bytes sent, 0 when the
+  // socket's buffer is full.
+  StatusOr<size_t> SendOnce(struct iovec* iov, int count, int fd);
 
   const int fd_;
   bool local_ = false;

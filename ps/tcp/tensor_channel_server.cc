@@ -47,7 +47,7 @@ struct TensorChannelServer::Connection {
   Connection(asio::io_context& io, std::unique_ptr<Socket> s, int ready_fd,
              MemoryBudget* kept_replies)
       : socket(std::move(s)), writer(socket.get(), kept_replies), ready(io, ready_fd), timer(io) {}
-  ByteStream* stream() { return tls != nullptr ? static_cast<ByteStream*>(tls.get()) : &writer; }
+  ByteStream* stream() { return &writer; }
   // Whether the next request's first byte is already here (or the peer
   // hung up): asio's epoll waits for the next edge only, and this one may
   // have come while the connection was busy.
@@ -58,7 +58,7 @@ struct TensorChannelServer::Connection {
   // Used by the serving thread while busy, else by the loop.
   std::unique_ptr<Socket> socket;
   std::unique_ptr<TlsStream> tls;  // after the handshake, with TLS
-  ReplyWriter writer;              // the plain socket's stream
+  ReplyWriter writer;              // the socket's stream, or the TLS stream's
   ChannelConnection state;
   RequestReader reader;  // the loop's while it gathers, then the serving thread's
   // Loop thread only.
@@ -375,6 +375,7 @@ void TensorChannelServer::Serve(const ConnectionPtr& c) {
     auto tls = TlsStream::Accept(tls_.get(), c->socket.get());
     if (tls.ok()) {
       c->tls = std::move(tls).value();
+      c->writer.Wrap(c->tls.get());
       served = WriteFrame(c->tls.get(), FrameKind::kHello, nullptr);
       VLOG(1) << "tensor channel: a TLS connection from " << c->tls->peer();
     } else {

@@ -12,8 +12,7 @@
 // their turn); one larger than `gather_bytes` is served once that much has
 // come, its thread reading the rest. The thread writes the reply as far as
 // the socket takes it at once and leaves the rest to the loop, which sends
-// it as the client reads (reply_writer.h; over TLS, the thread writes it
-// all). A pull that must wait for its
+// it as the client reads (reply_writer.h), over TLS too. A pull that must wait for its
 // sync step gives its thread back: it waits without one
 // (PsCore::AwaitPullable) while the loop watches its connection, and is
 // answered on a pool thread once the step comes. What keeps a client from

@@ -91,6 +91,14 @@ class ByteStream {
   }
   // Writes every byte of the buffers, in order.
   virtual Status Write(const struct iovec* iov, int count) = 0;
+  // Writes what the stream takes now, without waiting: the bytes taken,
+  // from the first (0 when it takes none). Unimplemented where every write
+  // waits. A stream that took part of a buffer it must send whole (a TLS
+  // record) takes the same bytes again first, from wherever they lie.
+  virtual StatusOr<size_t> WriteNow(const struct iovec* iov, int count) {
+    (void)iov, (void)count;
+    return Unimplemented("this stream cannot write without waiting");
+  }
   // Reads and writes fail with DeadlineExceeded once `when` has passed
   // (time_point::max(): never).
   virtual void SetDeadline(std::chrono::steady_clock::time_point when) { (void)when; }

@@ -47,6 +47,10 @@ StatusOr<std::unique_ptr<TlsStream>> TlsStream::Handshake(SSL_CTX* ctx, Socket* 
   if (ssl == nullptr) return Internal(OpenSslErrors("SSL_new failed"));
   std::unique_ptr<TlsStream> stream(new TlsStream(ssl, socket));
   SSL_set_fd(ssl, socket->fd());
+  // A write may end after whole records (WriteNow), and the rest of a
+  // record begun may be taken again from another buffer holding the same
+  // bytes (a reply's rest, kept for the ps's loop).
+  SSL_set_mode(ssl, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
   if (host != nullptr) {
     // The certificate must name the host dialed: an address or a name.
     X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
@@ -139,8 +143,34 @@ Status TlsStream::WriteAll(const char* data, size_t n) {
   return OkStatus();
 }
 
-Status TlsStream::Write(const struct iovec* iov, int count) {
+StatusOr<size_t> TlsStream::WriteSomeOf(const char* data, size_t n) {
+  size_t taken = 0;
+  while (taken < n) {
+    const int chunk = static_cast<int>(std::min<size_t>(n - taken, 1 << 30));
+    const int put = SSL_write(ssl_, data + taken, chunk);
+    if (put <= 0) {
+      const int err = SSL_get_error(ssl_, put);
+      if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) break;
+      return Ended("write", err);
+    }
+    taken += static_cast<size_t>(put);
+  }
+  return taken;
+}
+
+StatusOr<size_t> TlsStream::Gather(
+    const struct iovec* iov, int count,
+    const std::function<StatusOr<size_t>(const char*, size_t)>& write) {
+  size_t taken = 0;
   std::vector<char> small;  // small buffers gathered into one record
+  auto flush = [&]() -> StatusOr<bool> {
+    if (small.empty()) return true;
+    PS_ASSIGN_OR_RETURN(const size_t put, write(small.data(), small.size()));
+    taken += put;
+    const bool whole = put == small.size();
+    small.clear();
+    return whole;
+  };
   for (int i = 0; i < count; ++i) {
     const auto* base = static_cast<const char*>(iov[i].iov_base);
     const size_t len = iov[i].iov_len;
@@ -148,13 +178,27 @@ Status TlsStream::Write(const struct iovec* iov, int count) {
       small.insert(small.end(), base, base + len);
       continue;
     }
-    if (!small.empty()) {
-      PS_RETURN_IF_ERROR(WriteAll(small.data(), small.size()));
-      small.clear();
-    }
-    PS_RETURN_IF_ERROR(WriteAll(base, len));
+    PS_ASSIGN_OR_RETURN(const bool whole, flush());
+    if (!whole) return taken;
+    PS_ASSIGN_OR_RETURN(const size_t put, write(base, len));
+    taken += put;
+    if (put < len) return taken;
   }
-  return small.empty() ? OkStatus() : WriteAll(small.data(), small.size());
+  PS_RETURN_IF_ERROR(flush().status());
+  return taken;
+}
+
+Status TlsStream::Write(const struct iovec* iov, int count) {
+  return Gather(iov, count,
+                [this](const char* data, size_t n) -> StatusOr<size_t> {
+                  PS_RETURN_IF_ERROR(WriteAll(data, n));
+                  return n;
+                })
+      .status();
+}
+
+StatusOr<size_t> TlsStream::WriteNow(const struct iovec* iov, int count) {
+  return Gather(iov, count, [this](const char* data, size_t n) { return WriteSomeOf(data, n); });
 }
 
 }  // namespace tcp

@@ -8,6 +8,7 @@
 
 #include <openssl/ssl.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -44,12 +45,25 @@ class TlsStream : public ByteStream {
   // Small buffers are gathered into records of up to 16 KiB; large ones go
   // out from where they are.
   Status Write(const struct iovec* iov, int count) override;
+  // As Write, gathering the same way, until the socket's buffer is full:
+  // a record begun then is taken whole by the next write of the same
+  // bytes (OpenSSL's partial writes, from a buffer that may move).
+  StatusOr<size_t> WriteNow(const struct iovec* iov, int count) override;
 
  private:
   TlsStream(SSL* ssl, Socket* socket) : ssl_(ssl), socket_(socket) {}
   static StatusOr<std::unique_ptr<TlsStream>> Handshake(SSL_CTX* ctx, Socket* socket,
                                                         const std::string* host);
   Status WriteAll(const char* data, size_t n);
+  // Writes records of [data, data + n) until the socket's buffer is full;
+  // the bytes of the records written.
+  StatusOr<size_t> WriteSomeOf(const char* data, size_t n);
+  // The buffers' bytes in the order they are written: small ones gathered
+  // into records of up to 16 KiB, large ones from where they are.
+  // `write` gets each piece and says how many of its bytes it took; the
+  // walk stops at the first it did not take whole.
+  static StatusOr<size_t> Gather(const struct iovec* iov, int count,
+                                 const std::function<StatusOr<size_t>(const char*, size_t)>& write);
   // After an SSL call returned `ret`: waits for the socket when OpenSSL
   // wants to read or write (OkStatus: call again), else the error.
   Status Retry(const char* what, int ret);
