@@ -11,6 +11,13 @@
 namespace pstrain {
 namespace tcp {
 
+// The bytes of `count` buffers.
+inline size_t IovecBytes(const struct iovec* iov, int count) {
+  size_t n = 0;
+  for (int i = 0; i < count; ++i) n += iov[i].iov_len;
+  return n;
+}
+
 class IovecCursor {
  public:
   IovecCursor(const struct iovec* iov, int count) : left_(iov, iov + count) {}
@@ -21,11 +28,7 @@ class IovecCursor {
   int count() const { return static_cast<int>(left_.size() - first_); }
   bool empty() const { return first_ == left_.size(); }
   // The bytes left.
-  size_t bytes() const {
-    size_t n = 0;
-    for (size_t i = first_; i < left_.size(); ++i) n += left_[i].iov_len;
-    return n;
-  }
+  size_t bytes() const { return IovecBytes(left_.data() + first_, count()); }
   // `n` more bytes went out (at most bytes()).
   void Advance(size_t n) {
     while (first_ < left_.size() && n >= left_[first_].iov_len) {

@@ -19,9 +19,7 @@ Status ReplyWriter::Write(const struct iovec* iov, int count) {
   size_t sent = 0;
   if (kept() == 0) {
     PS_ASSIGN_OR_RETURN(sent, stream_->WriteNow(iov, count));
-    size_t total = 0;
-    for (int i = 0; i < count; ++i) total += iov[i].iov_len;
-    if (sent == total) return OkStatus();
+    if (sent == IovecBytes(iov, count)) return OkStatus();
   }
   IovecCursor left(iov, count);
   left.Advance(sent);

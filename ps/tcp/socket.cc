@@ -297,11 +297,9 @@ StatusOr<size_t> Socket::SendOnce(struct iovec* iov, int count, int fd) {
 }
 
 StatusOr<size_t> Socket::SendNow(const struct iovec* iov, int count, int fd) {
-  size_t total = 0;
-  for (int i = 0; i < count; ++i) total += iov[i].iov_len;
   // Most writes go whole in one call, from the caller's buffers.
   PS_ASSIGN_OR_RETURN(size_t sent, SendOnce(const_cast<struct iovec*>(iov), count, fd));
-  if (sent == total || sent == 0) return sent;
+  if (sent == 0 || sent == IovecBytes(iov, count)) return sent;
   IovecCursor left(iov, count);
   left.Advance(sent);
   while (!left.empty()) {
@@ -315,9 +313,7 @@ StatusOr<size_t> Socket::SendNow(const struct iovec* iov, int count, int fd) {
 
 Status Socket::Send(const struct iovec* iov, int count, int fd) {
   PS_ASSIGN_OR_RETURN(const size_t sent, SendNow(iov, count, fd));
-  size_t total = 0;
-  for (int i = 0; i < count; ++i) total += iov[i].iov_len;
-  if (sent == total) return OkStatus();
+  if (sent == IovecBytes(iov, count)) return OkStatus();
   IovecCursor left(iov, count);
   left.Advance(sent);
   if (sent > 0) fd = -1;
