@@ -160,61 +160,87 @@ grpc::ServerReadReactor<proto::ImportRowsRequest>* PsService::ImportRows(
 namespace {
 
 // A control call's answer, on the gRPC thread that received it: each is
-// quick and never blocks.
-grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* ctx, const grpc::Status& status) {
+// quick and never blocks. `handle` gets the request parsed as Request and
+// fills a Response; a request that is not a Request is refused naming
+// `call`.
+template <typename Request, typename Response, typename Handle>
+grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* raw,
+                                 grpc::ByteBuffer* out, const char* call, Handle handle) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  reactor->Finish(status);
+  // A copy shares the request's slices; deserializing consumes it.
+  grpc::ByteBuffer bytes = *raw;
+  Request request;
+  if (!grpc::SerializationTraits<Request>::Deserialize(&bytes, &request).ok()) {
+    reactor->Finish(ToGrpcStatus(InvalidArgument(
+        std::string(call) + ": the request is not a valid " + Request::descriptor()->name())));
+    return reactor;
+  }
+  Response response;
+  const Status s = handle(request, &response);
+  reactor->Finish(s.ok() ? Reply(response, out) : ToGrpcStatus(s.Annotate(call)));
   return reactor;
 }
 
 }  // namespace
 
 grpc::ServerUnaryReactor* PsService::GetStatus(grpc::CallbackServerContext* ctx,
-                                               const proto::StatusRequest* request,
-                                               proto::StatusResponse* response) {
-  *response = core_->GetStatus(request->omit_workers());
-  response->set_tensor_port(tensor_port_);
-  response->set_tensor_socket(tensor_socket_);
-  return Answer(ctx, grpc::Status::OK);
+                                               const grpc::ByteBuffer* request,
+                                               grpc::ByteBuffer* response) {
+  return Answer<proto::StatusRequest, proto::StatusResponse>(
+      ctx, request, response, "GetStatus", [this](const auto& r, auto* out) {
+        *out = core_->GetStatus(r.omit_workers());
+        out->set_tensor_port(tensor_port_);
+        out->set_tensor_socket(tensor_socket_);
+        return OkStatus();
+      });
 }
 
 grpc::ServerUnaryReactor* PsService::WorkerDone(grpc::CallbackServerContext* ctx,
-                                                const proto::WorkerDoneRequest* request,
-                                                proto::WorkerDoneResponse*) {
-  return Answer(
-      ctx, ToGrpcStatus(
-               core_->WorkerDone(request->worker(), request->failure()).Annotate("WorkerDone")));
+                                                const grpc::ByteBuffer* request,
+                                                grpc::ByteBuffer* response) {
+  return Answer<proto::WorkerDoneRequest, proto::WorkerDoneResponse>(
+      ctx, request, response, "WorkerDone",
+      [this](const auto& r, auto*) { return core_->WorkerDone(r.worker(), r.failure()); });
 }
 
 grpc::ServerUnaryReactor* PsService::SetLiveWorkers(grpc::CallbackServerContext* ctx,
-                                                    const proto::SetLiveWorkersRequest* request,
-                                                    proto::SetLiveWorkersResponse* response) {
-  auto step = core_->SetLiveWorkers({request->workers().begin(), request->workers().end()});
-  if (!step.ok()) return Answer(ctx, ToGrpcStatus(step.status().Annotate("SetLiveWorkers")));
-  response->set_global_step(*step);
-  return Answer(ctx, grpc::Status::OK);
+                                                    const grpc::ByteBuffer* request,
+                                                    grpc::ByteBuffer* response) {
+  return Answer<proto::SetLiveWorkersRequest, proto::SetLiveWorkersResponse>(
+      ctx, request, response, "SetLiveWorkers", [this](const auto& r, auto* out) {
+        PS_ASSIGN_OR_RETURN(const int64_t step,
+                            core_->SetLiveWorkers({r.workers().begin(), r.workers().end()}));
+        out->set_global_step(step);
+        return OkStatus();
+      });
 }
 
 grpc::ServerUnaryReactor* PsService::Heartbeat(grpc::CallbackServerContext* ctx,
-                                               const proto::HeartbeatRequest* request,
-                                               proto::HeartbeatResponse* response) {
-  auto beat = core_->Heartbeat(request->worker(), request->local_step(), request->loss());
-  if (!beat.ok()) return Answer(ctx, ToGrpcStatus(beat.status().Annotate("Heartbeat")));
-  *response = std::move(beat).value();
-  return Answer(ctx, grpc::Status::OK);
+                                               const grpc::ByteBuffer* request,
+                                               grpc::ByteBuffer* response) {
+  return Answer<proto::HeartbeatRequest, proto::HeartbeatResponse>(
+      ctx, request, response, "Heartbeat", [this](const auto& r, auto* out) {
+        PS_ASSIGN_OR_RETURN(*out, core_->Heartbeat(r.worker(), r.local_step(), r.loss()));
+        return OkStatus();
+      });
 }
 
 grpc::ServerUnaryReactor* PsService::EndTraining(grpc::CallbackServerContext* ctx,
-                                                 const proto::EndTrainingRequest* request,
-                                                 proto::EndTrainingResponse*) {
-  return Answer(ctx, ToGrpcStatus(core_->EndTraining(request->reason()).Annotate("EndTraining")));
+                                                 const grpc::ByteBuffer* request,
+                                                 grpc::ByteBuffer* response) {
+  return Answer<proto::EndTrainingRequest, proto::EndTrainingResponse>(
+      ctx, request, response, "EndTraining",
+      [this](const auto& r, auto*) { return core_->EndTraining(r.reason()); });
 }
 
 grpc::ServerUnaryReactor* PsService::Shutdown(grpc::CallbackServerContext* ctx,
-                                              const proto::ShutdownRequest* request,
-                                              proto::ShutdownResponse*) {
-  core_->Shutdown(request->reason());
-  return Answer(ctx, grpc::Status::OK);
+                                              const grpc::ByteBuffer* request,
+                                              grpc::ByteBuffer* response) {
+  return Answer<proto::ShutdownRequest, proto::ShutdownResponse>(ctx, request, response, "Shutdown",
+                                                                 [this](const auto& r, auto*) {
+                                                                   core_->Shutdown(r.reason());
+                                                                   return OkStatus();
+                                                                 });
 }
 
 }  // namespace pstrain

@@ -31,13 +31,16 @@
 namespace pstrain {
 
 // Every call goes through gRPC's callback API (no thread of gRPC's waits
-// for one): Init, Pull and Push take raw messages (the generated
-// WithRawCallbackMethod_ bases), the rest typed ones.
+// for one) and takes its request raw (the generated WithRawCallbackMethod_
+// bases): the service parses it, so a request that is not a message of its
+// type is refused INVALID_ARGUMENT, as a malformed one is, where gRPC's own
+// parsing would answer INTERNAL. ExportRows and ImportRows, which the
+// chief's checkpoints stream, take typed messages.
 using PsServiceBase = proto::Ps::WithRawCallbackMethod_Init<proto::Ps::WithRawCallbackMethod_Pull<
-    proto::Ps::WithRawCallbackMethod_Push<proto::Ps::WithCallbackMethod_GetStatus<
-        proto::Ps::WithCallbackMethod_WorkerDone<proto::Ps::WithCallbackMethod_SetLiveWorkers<
-            proto::Ps::WithCallbackMethod_Heartbeat<proto::Ps::WithCallbackMethod_EndTraining<
-                proto::Ps::WithCallbackMethod_Shutdown<proto::Ps::WithCallbackMethod_ExportRows<
+    proto::Ps::WithRawCallbackMethod_Push<proto::Ps::WithRawCallbackMethod_GetStatus<
+        proto::Ps::WithRawCallbackMethod_WorkerDone<proto::Ps::WithRawCallbackMethod_SetLiveWorkers<
+            proto::Ps::WithRawCallbackMethod_Heartbeat<proto::Ps::WithRawCallbackMethod_EndTraining<
+                proto::Ps::WithRawCallbackMethod_Shutdown<proto::Ps::WithCallbackMethod_ExportRows<
                     proto::Ps::WithCallbackMethod_ImportRows<proto::Ps::Service>>>>>>>>>>>;
 
 class PsService final : public PsServiceBase {
@@ -71,23 +74,23 @@ class PsService final : public PsServiceBase {
                          const std::function<bool()>& cancelled,
                          const std::function<bool(const grpc::ByteBuffer&)>& write);
   grpc::ServerUnaryReactor* GetStatus(grpc::CallbackServerContext* ctx,
-                                      const proto::StatusRequest* request,
-                                      proto::StatusResponse* response) override;
+                                      const grpc::ByteBuffer* request,
+                                      grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* WorkerDone(grpc::CallbackServerContext* ctx,
-                                       const proto::WorkerDoneRequest* request,
-                                       proto::WorkerDoneResponse* response) override;
+                                       const grpc::ByteBuffer* request,
+                                       grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* SetLiveWorkers(grpc::CallbackServerContext* ctx,
-                                           const proto::SetLiveWorkersRequest* request,
-                                           proto::SetLiveWorkersResponse* response) override;
+                                           const grpc::ByteBuffer* request,
+                                           grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* Heartbeat(grpc::CallbackServerContext* ctx,
-                                      const proto::HeartbeatRequest* request,
-                                      proto::HeartbeatResponse* response) override;
+                                      const grpc::ByteBuffer* request,
+                                      grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* EndTraining(grpc::CallbackServerContext* ctx,
-                                        const proto::EndTrainingRequest* request,
-                                        proto::EndTrainingResponse* response) override;
+                                        const grpc::ByteBuffer* request,
+                                        grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* Shutdown(grpc::CallbackServerContext* ctx,
-                                     const proto::ShutdownRequest* request,
-                                     proto::ShutdownResponse* response) override;
+                                     const grpc::ByteBuffer* request,
+                                     grpc::ByteBuffer* response) override;
   // Embedding rows out and in, in blocks (checkpoints and restores), on the
   // request threads.
   grpc::ServerWriteReactor<proto::ExportRowsResponse>* ExportRows(

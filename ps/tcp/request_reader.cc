@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 namespace pstrain {
 namespace tcp {
@@ -42,6 +43,11 @@ StatusOr<RequestReader::Gathered> RequestReader::Gather(ByteStream* stream, size
     if (got == 0) return end_ > 0 ? Gathered::kPartial : Gathered::kNothing;
     if (between_frames) frame_begun_ = std::chrono::steady_clock::now();
     end_ += got;
+    const int fd = stream->TakeDescriptor();
+    if (fd >= 0) {
+      descriptor_ = UniqueFd(fd);
+      descriptor_end_ = end_;
+    }
   }
 }
 
@@ -89,6 +95,12 @@ void RequestReader::Reserve(size_t n) {
 void RequestReader::Served() {
   const size_t left = end_ - read_;
   if (left > 0 && read_ > 0) std::memmove(buffer_.get(), buffer_.get() + read_, left);
+  // A descriptor stays only if it came with the next request's bytes.
+  if (descriptor_.valid() && descriptor_end_ > read_) {
+    descriptor_end_ -= read_;
+  } else {
+    descriptor_.reset();
+  }
   end_ = left;
   read_ = parsed_ = 0;
   whole_ = in_push_ = false;
@@ -109,6 +121,12 @@ Status RequestReader::Stream::ReadFull(void* data, size_t n) {
   }
   if (from_buffer == n) return OkStatus();
   return rest_->ReadFull(static_cast<char*>(data) + from_buffer, n - from_buffer);
+}
+
+int RequestReader::Stream::TakeDescriptor() {
+  // One that came with a read ending past this request is the next one's.
+  if (reader_->whole_ && reader_->descriptor_end_ > reader_->parsed_) return -1;
+  return reader_->descriptor_.release();
 }
 
 Status RequestReader::Stream::AwaitData(std::chrono::steady_clock::time_point until) {

@@ -21,6 +21,7 @@
 #include <memory>
 
 #include "core/status.h"
+#include "core/unique_fd.h"
 #include "ps/tcp/tensor_frames.h"
 
 namespace pstrain {
@@ -76,7 +77,9 @@ class RequestReader {
     }
     Status AwaitData(std::chrono::steady_clock::time_point until) override;
     bool PeerGone() override { return rest_->PeerGone(); }
-    int TakeDescriptor() override { return rest_->TakeDescriptor(); }
+    // The descriptor that came with this request's bytes (-1: none), never
+    // one of an earlier request's.
+    int TakeDescriptor() override;
 
    private:
     RequestReader* const reader_;
@@ -94,6 +97,11 @@ class RequestReader {
   size_t read_ = 0;    // served so far
   size_t end_ = 0;     // bytes in buffer_
   size_t parsed_ = 0;  // where the first frame not yet whole begins
+  // The descriptor that came with the read that ended at descriptor_end_:
+  // the request those bytes end in owns it (a sender passes it beside the
+  // first byte of its request, and a read ends with the bytes it came with).
+  UniqueFd descriptor_;
+  size_t descriptor_end_ = 0;
   bool whole_ = false;
   bool in_push_ = false;  // past a PushHeader: frames until End
   std::chrono::steady_clock::time_point frame_begun_;

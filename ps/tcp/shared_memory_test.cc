@@ -219,6 +219,37 @@ TEST_F(HostileSharedMemory, AnOfferOfAnythingButASealedRegionIsRefusedAndTheConn
   ExpectUnchanged();
 }
 
+// A descriptor belongs to the request it came with: one sent beside a pull
+// (which takes none) is not taken for the next offer's, which came without
+// one and is refused as such.
+TEST_F(HostileSharedMemory, ADescriptorThatCameWithAnEarlierRequestIsNotAnOffersOwn) {
+  SKIP_WITHOUT_SHARED_MEMORY();
+  auto region = SharedRegion::Create(8192);
+  ASSERT_TRUE(region.ok()) << region.status().ToString();
+  proto::PullRequest pull;
+  pull.set_placement_fingerprint(7);
+  FrameBatch frame;
+  frame.Add(FrameKind::kPullRequest, &pull);
+  const Status sent = frame.WriteTo(socket_.get(), (*region)->fd());
+  ASSERT_TRUE(sent.ok()) << sent.ToString();
+  for (FrameKind kind = FrameKind::kPullReply; kind != FrameKind::kEnd;) {  // the reply, whole
+    auto answer = ReadFrame(socket_.get());
+    ASSERT_TRUE(answer.ok()) << answer.status().ToString();
+    ASSERT_NE(answer->kind, FrameKind::kError) << ErrorOf(*answer).ToString();
+    std::string data(answer->data_bytes, '\0');
+    const Status read = socket_->ReadFull(data.data(), data.size());
+    ASSERT_TRUE(read.ok()) << read.ToString();
+    kind = answer->kind;
+  }
+  for (const bool arena : {false, true}) {
+    const proto::ShmAttachReply reply = Offer(-1, (*region)->bytes(), arena);
+    EXPECT_FALSE(reply.attached()) << "the pull's descriptor was mapped as the offer's";
+    EXPECT_NE(reply.why().find("no descriptor came with the offer"), std::string::npos)
+        << reply.why();
+  }
+  ExpectUnchanged();
+}
+
 // The five ways a process on the host used to kill a ps with SIGBUS: get
 // it to map memory, then cut the memory short, then make the ps touch it (a
 // push from the region, from the region's tail or from the arena, a pull

@@ -243,8 +243,14 @@ StatusOr<size_t> Socket::ReadSome(void* data, size_t n) {
     if (errno == EAGAIN || errno == EWOULDBLOCK) return size_t{0};
     return Failed("read", errno);
   }
-  // Descriptors that came along: the last one is kept, the rest closed
-  // (a peer cannot make this process hold more than one).
+  // The descriptor kept is the one that came with these bytes: one left
+  // untaken from an earlier read is closed, so that it cannot pass for
+  // this one's. Of several that came along the last is kept, the rest
+  // closed (a peer cannot make this process hold more than one).
+  if (got > 0 && received_ >= 0) {
+    close(received_);
+    received_ = -1;
+  }
   for (struct cmsghdr* c = local_ ? CMSG_FIRSTHDR(&msg) : nullptr; c != nullptr;
        c = CMSG_NXTHDR(&msg, c)) {
     if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;

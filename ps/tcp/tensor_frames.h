@@ -118,7 +118,8 @@ class ByteStream {
     return Unimplemented("this stream cannot pass descriptors");
   }
   // The descriptor that came with the bytes read last (at most one is
-  // kept); -1 when none did. The caller owns it.
+  // kept); -1 when none did, whatever came with an earlier read. The
+  // caller owns it.
   virtual int TakeDescriptor() { return -1; }
 };
 

@@ -451,6 +451,27 @@ TEST_F(HostileRequests, UnaryRequestsOutOfRangeAreRefused) {
   ExpectUntouched();
 }
 
+// A request that is not a message of its call's type is a bad request,
+// INVALID_ARGUMENT, for every unary call alike (gRPC's own parsing would
+// answer INTERNAL, which reads as a broken server): Shutdown and
+// EndTraining included, which change nothing then.
+TEST_F(HostileRequests, MalformedUnaryRequestsAreBadRequestsNotServerFaults) {
+  // A length-delimited field 1 whose length runs past the end; an
+  // unterminated varint; a field number 0.
+  const std::string malformed[] = {std::string("\x0a\x7f", 2), std::string("\x08\xff\xff", 3),
+                                   std::string("\x00\x01", 2)};
+  for (const char* method : {"Pull", "GetStatus", "WorkerDone", "SetLiveWorkers", "Heartbeat",
+                             "EndTraining", "Shutdown"}) {
+    for (const std::string& bytes : malformed) {
+      const grpc::Status s = raw_->Call(method, bytes);
+      EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+          << method << ": " << s.error_code() << " " << s.error_message();
+      EXPECT_NE(s.error_message().find(method), std::string::npos) << s.error_message();
+    }
+  }
+  ExpectUntouched();
+}
+
 // Thousands of random byte strings for every method, and streams of random
 // and of mutated messages for Init and Push. Shutdown and EndTraining are
 // left out: a well-formed one is obeyed (mutual TLS decides who may send
