@@ -529,15 +529,53 @@ StatusOr<PsFleet::PushResult> PsFleet::PushGradients(const std::vector<Tensor>& 
   return PushGradientsAndRows(grads, {}, {}, worker, local_step, pulled, sync);
 }
 
+Status PsFleet::CheckPush(const std::vector<Tensor>& grads, const std::vector<TableStep>& tables,
+                          const std::vector<Tensor>& row_grads) const {
+  if (grads.size() != variables_.size()) {
+    return InvalidArgument("a push of " + std::to_string(grads.size()) + " gradients for " +
+                           std::to_string(variables_.size()) + " variables");
+  }
+  for (size_t v = 0; v < grads.size(); ++v) {
+    if (grads[v].shape() != variables_[v].shape) {
+      return InvalidArgument("the gradient of " + variables_[v].name + " has shape " +
+                             ShapeString(grads[v].shape()) + ", the variable " +
+                             ShapeString(variables_[v].shape));
+    }
+  }
+  if (row_grads.size() != tables.size()) {
+    return InvalidArgument("row gradients for " + std::to_string(row_grads.size()) + " of " +
+                           std::to_string(tables.size()) + " tables");
+  }
+  for (size_t t = 0; t < tables.size(); ++t) {
+    const TableStep& table = tables[t];
+    const auto config = std::find_if(tables_.begin(), tables_.end(),
+                                     [&](const auto& c) { return c.name() == table.table; });
+    if (config == tables_.end()) return InvalidArgument("no embedding table " + table.table);
+    if (config->dim() != table.dim) {
+      return InvalidArgument("rows of " + table.table + " of dim " + std::to_string(table.dim) +
+                             ", the table's is " + std::to_string(config->dim()));
+    }
+    const Shape rows{static_cast<int64_t>(table.ids.keys.size()), table.dim};
+    if (row_grads[t].shape() != rows) {
+      return InvalidArgument("row gradients of " + table.table + " have shape " +
+                             ShapeString(row_grads[t].shape()) + ", its ids and dim " +
+                             ShapeString(rows));
+    }
+    size_t placed = 0;
+    for (const std::vector<int32_t>& places : table.places) placed += places.size();
+    if (table.places.size() != clients_.size() || placed != table.ids.keys.size()) {
+      return InvalidArgument("the ids of " + table.table + " were not split over the ps tasks");
+    }
+  }
+  return OkStatus();
+}
+
 StatusOr<PsFleet::PushResult> PsFleet::PushGradientsAndRows(const std::vector<Tensor>& grads,
                                                             const std::vector<TableStep>& tables,
                                                             const std::vector<Tensor>& row_grads,
                                                             int worker, int64_t local_step,
                                                             const PsSteps& pulled, bool sync) {
-  if (row_grads.size() != tables.size()) {
-    return InvalidArgument("row gradients for " + std::to_string(row_grads.size()) + " of " +
-                           std::to_string(tables.size()) + " tables");
-  }
+  PS_RETURN_IF_ERROR(CheckPush(grads, tables, row_grads));
   std::map<std::string, const Tensor*> by_name;
   for (size_t i = 0; i < variables_.size(); ++i) by_name[variables_[i].name] = &grads[i];
   PushResult result;
@@ -563,10 +601,6 @@ StatusOr<PsFleet::PushResult> PsFleet::PushGradientsAndRows(const std::vector<Te
       const std::vector<int32_t>& places = table.places[ps];
       if (places.empty()) continue;
       const Tensor& all = row_grads[t];
-      if (all.shape() != Shape{static_cast<int64_t>(table.ids.keys.size()), table.dim}) {
-        return InvalidArgument("row gradients of " + table.table + " have shape " +
-                               ShapeString(all.shape()));
-      }
       Tensor rows({static_cast<int64_t>(places.size()), table.dim}, Tensor::kUninitialized);
       for (size_t k = 0; k < places.size(); ++k) {
         std::memcpy(rows.data() + k * table.dim, all.data() + int64_t{places[k]} * table.dim,

@@ -207,6 +207,12 @@ class PsFleet {
   // another shape.
   Status PlaceShard(const cluster::Shard& shard, std::map<std::string, Tensor>* buffers,
                     Tensor* whole) const;
+  // A push's arguments checked whole, before any part leaves: one gradient
+  // per variable, of its shape; per table one gradient row per unique id,
+  // of the table's dim, its ids split by Shard. InvalidArgument naming the
+  // first that is not so, and then no ps receives any of the push.
+  Status CheckPush(const std::vector<Tensor>& grads, const std::vector<TableStep>& tables,
+                   const std::vector<Tensor>& row_grads) const;
   // The header of ps `ps`'s part of a push (PushGradients' arguments),
   // num_tensors included.
   proto::PushHeader PushHeaderFor(int ps, int worker, int64_t local_step, const PsSteps& pulled,

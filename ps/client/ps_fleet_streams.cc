@@ -1,5 +1,6 @@
 #include "ps/client/ps_fleet_streams.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "ps/client/shard_rows.h"
@@ -115,7 +116,7 @@ Status StreamedPull::Finish() {
 
 StreamedPush::StreamedPush(PsFleet* fleet, int worker, int64_t local_step,
                            const PsFleet::PsSteps& pulled, bool sync)
-    : fleet_(fleet), queues_(fleet->num_ps()) {
+    : fleet_(fleet), queues_(fleet->num_ps()), sent_(fleet->variables_.size(), false) {
   result_.steps.resize(fleet_->num_ps());
   result_.outcomes.resize(fleet_->num_ps());
   for (int ps = 0; ps < fleet_->num_ps(); ++ps) {
@@ -137,6 +138,21 @@ StreamedPush::~StreamedPush() {
 
 Status StreamedPush::Send(size_t v, const Tensor& grad) {
   MutexLock lock(&mu_);
+  if (!error_.ok()) return error_;
+  const std::vector<cluster::VariableInfo>& variables = fleet_->variables_;
+  if (v >= variables.size() || sent_[v] || grad.shape() != variables[v].shape) {
+    error_ = InvalidArgument(
+        v >= variables.size()
+            ? "a push of variable " + std::to_string(v) + " of " + std::to_string(variables.size())
+        : sent_[v]
+            ? "the gradient of " + variables[v].name + " sent twice in one push"
+            : "the gradient of " + variables[v].name + " has shape " + ShapeString(grad.shape()) +
+                  ", the variable " + ShapeString(variables[v].shape));
+    aborting_ = true;  // every ps's push cut off unfinished
+    changed_.notify_all();
+    return error_;
+  }
+  sent_[v] = true;
   for (const cluster::Shard* shard :
        fleet_->placement_.ShardsOfVariable(fleet_->variables_[v].name)) {
     queues_[shard->ps].push_back({shard, &grad});
@@ -183,7 +199,16 @@ void StreamedPush::PushToPs(int ps, proto::PushHeader header) {
 StatusOr<PsFleet::PushResult> StreamedPush::Finish() {
   {
     MutexLock lock(&mu_);
-    ending_ = true;
+    const auto unsent = std::find(sent_.begin(), sent_.end(), false);
+    if (error_.ok() && unsent != sent_.end()) {
+      error_ = InvalidArgument("a push without the gradient of " +
+                               fleet_->variables_[unsent - sent_.begin()].name);
+    }
+    if (error_.ok()) {
+      ending_ = true;
+    } else {
+      aborting_ = true;
+    }
     changed_.notify_all();
   }
   for (std::thread& t : threads_) t.join();

@@ -90,10 +90,13 @@ class StreamedPush {
 
   // Queues variable v's gradient (or delta) for the ps tasks that hold its
   // shards; it must stay unchanged until Finish returns. Does not block on
-  // the wire. The push's error so far, if any.
+  // the wire. The push's error so far, if any: a gradient of another shape
+  // than its variable's, or a variable sent twice, is InvalidArgument and
+  // cuts every ps's push off, so that none applies any of it.
   Status Send(size_t v, const Tensor& grad);
   // After every variable was sent once: ends every ps's push and waits for
-  // their answers.
+  // their answers. A variable never sent is InvalidArgument, and no ps
+  // applies the push.
   StatusOr<PsFleet::PushResult> Finish();
 
  private:
@@ -111,7 +114,8 @@ class StreamedPush {
   std::condition_variable changed_;
   std::vector<std::deque<Item>> queues_ ABSL_GUARDED_BY(mu_);  // per ps
   bool ending_ ABSL_GUARDED_BY(mu_) = false;                   // Finish called
-  bool aborting_ ABSL_GUARDED_BY(mu_) = false;                 // destroyed unfinished
+  bool aborting_ ABSL_GUARDED_BY(mu_) = false;                 // destroyed unfinished, or malformed
+  std::vector<bool> sent_ ABSL_GUARDED_BY(mu_);                // per variable
   Status error_ ABSL_GUARDED_BY(mu_);                          // the first failure
 };
 

@@ -56,7 +56,8 @@ class FleetStreams : public ::testing::TestWithParam<bool> {
     header.mutable_optimizer()->set_name("GradientDescent");
     header.mutable_optimizer()->set_learning_rate(1.0f);
     header.set_num_workers(1);
-    ASSERT_TRUE(fleet_->InitVariables(init_, header).ok());
+    const Status init = fleet_->InitVariables(init_, header);
+    ASSERT_TRUE(init.ok()) << init.ToString();
   }
 
   static bool SameBits(const Tensor& a, const Tensor& b) {
@@ -122,6 +123,39 @@ TEST_P(FleetStreams, AStreamedPushGivenUpAppliesNothingOnAnyPs) {
   std::vector<Tensor> values;
   PsFleet::PsSteps steps;
   ASSERT_TRUE(fleet_->PullVariables(&values, &steps).ok());
+  EXPECT_EQ(steps[0], 0);
+  for (size_t v = 0; v < init_.size(); ++v) EXPECT_TRUE(SameBits(values[v], init_[v]));
+}
+
+// A gradient of the wrong shape, one sent twice, or a push finished
+// without every gradient: refused, and no ps applies any of it, though
+// the gradients sent before were already on their way.
+TEST_P(FleetStreams, AMalformedStreamedPushAppliesNothingOnAnyPs) {
+  std::vector<Tensor> grads = {Tensor({1000, 10}), Tensor({7}), Tensor({3, 3})};
+  for (Tensor& g : grads) g.Fill(1.0f);
+  const Tensor wrong({3, 4});
+  struct Case {
+    std::vector<std::pair<size_t, const Tensor*>> sends;
+    std::string why;
+  };
+  const std::vector<Case> cases = {
+      {{{1, &grads[1]}, {2, &wrong}}, "the gradient of c has shape [3,4], the variable [3,3]"},
+      {{{1, &grads[1]}, {1, &grads[1]}}, "the gradient of b sent twice"},
+      {{{1, &grads[1]}, {3, &grads[1]}}, "a push of variable 3 of 3"},
+      {{{2, &grads[2]}, {1, &grads[1]}}, "a push without the gradient of a"}};
+  for (const Case& c : cases) {
+    auto push = fleet_->StartPush(0, 1, {0, 0}, false);
+    for (const auto& [v, grad] : c.sends) (void)push->Send(v, *grad);
+    auto pushed = push->Finish();
+    ASSERT_FALSE(pushed.ok()) << c.why;
+    EXPECT_EQ(pushed.status().code(), Code::kInvalidArgument) << pushed.status().ToString();
+    EXPECT_NE(pushed.status().message().find(c.why), std::string::npos)
+        << pushed.status().ToString();
+  }
+  std::vector<Tensor> values;
+  PsFleet::PsSteps steps;
+  const Status pulled = fleet_->PullVariables(&values, &steps);
+  ASSERT_TRUE(pulled.ok()) << pulled.ToString();
   EXPECT_EQ(steps[0], 0);
   for (size_t v = 0; v < init_.size(); ++v) EXPECT_TRUE(SameBits(values[v], init_[v]));
 }

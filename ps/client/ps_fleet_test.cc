@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cluster/key_partition.h"
 #include "ps/testing/in_process_ps.h"
 
 namespace pstrain {
@@ -151,6 +152,77 @@ TEST(PsFleetTables, RowsOfAStepGoToAndComeFromThePsThatHoldsEachKey) {
   // A pull of the variables alone after it.
   ASSERT_TRUE(fleet.PullVariables(&values, &steps).ok());
   EXPECT_EQ(steps[0], 1);
+}
+
+// A push is checked whole before any part of it leaves: with the table's
+// keys all on ps 1 and the variable on ps 0, a push whose rows are
+// malformed (or whose dense gradient is) reaches neither, so ps 0 does not
+// apply its part and count a step while ps 1 refuses the rest.
+TEST(PsFleetTables, AMalformedPushLandsOnNoPs) {
+  const std::vector<cluster::VariableInfo> vars = {{"b", {7}, 0}};
+  auto placement = cluster::ComputePlacement(vars, 2, cluster::PlacementStrategy::kGreedy, 1);
+  ASSERT_TRUE(placement.ok()) << placement.status().ToString();
+  ASSERT_EQ(placement->ShardsOfVariable("b")[0]->ps, 0);
+  std::vector<std::unique_ptr<PsConnection>> ps;
+  for (int i = 0; i < 2; ++i) ps.push_back(std::make_unique<InProcessPs>(i));
+  proto::EmbeddingTableConfig table;
+  table.set_name("emb");
+  table.set_dim(2);
+  table.set_initializer_stddev(0);
+  PsFleet fleet(std::move(ps), {vars, *placement, {}, {table}});
+  proto::InitHeader header;
+  header.mutable_optimizer()->set_name("GradientDescent");
+  header.mutable_optimizer()->set_learning_rate(1.0f);
+  ASSERT_TRUE(fleet.InitVariables({Tensor({7})}, header).ok());
+
+  std::vector<int64_t> keys;  // keys that ps 1 holds
+  for (int64_t k = 0; keys.size() < 3; ++k) {
+    if (KeyShard(k, 2) == 1) keys.push_back(k);
+  }
+  std::vector<PsFleet::TableStep> step(1);
+  step[0].table = "emb";
+  step[0].dim = 2;
+  step[0].ids = Unique(keys.data(), static_cast<int64_t>(keys.size()));
+  fleet.Shard(&step);
+  ASSERT_TRUE(step[0].places[0].empty());
+  Tensor dense({7});
+  dense.Fill(1.0f);
+  Tensor rows({3, 2});
+  rows.Fill(1.0f);
+  struct Malformed {
+    std::vector<Tensor> grads;
+    std::vector<Tensor> row_grads;
+    int dim;
+    std::string why;
+  };
+  const std::vector<Malformed> pushes = {
+      {{dense}, {Tensor({2, 2})}, 2, "row gradients of emb have shape [2,2]"},
+      {{dense}, {Tensor({3, 3})}, 2, "row gradients of emb have shape [3,3]"},
+      {{dense}, {Tensor({3, 3})}, 3, "rows of emb of dim 3, the table's is 2"},
+      {{dense}, {}, 2, "row gradients for 0 of 1 tables"},
+      {{Tensor({8})}, {rows}, 2, "the gradient of b has shape [8]"},
+      {{}, {rows}, 2, "a push of 0 gradients for 1 variables"}};
+  for (const Malformed& m : pushes) {
+    step[0].dim = m.dim;
+    auto pushed = fleet.PushGradientsAndRows(m.grads, step, m.row_grads, 0, 1, {0, 0}, false);
+    ASSERT_FALSE(pushed.ok()) << m.why;
+    EXPECT_EQ(pushed.status().code(), Code::kInvalidArgument) << pushed.status().ToString();
+    EXPECT_NE(pushed.status().message().find(m.why), std::string::npos)
+        << pushed.status().ToString();
+  }
+  step[0].dim = 2;
+  std::vector<Tensor> values;
+  PsFleet::PsSteps steps;
+  ASSERT_TRUE(fleet.PullVariablesAndRows(&values, &step, &steps).ok());
+  EXPECT_EQ(steps[0], 0) << "ps 0 applied part of a refused push";
+  for (int64_t i = 0; i < 7; ++i) EXPECT_EQ(values[0][i], 0.0f) << i;
+  for (int64_t i = 0; i < step[0].rows.size(); ++i) EXPECT_EQ(step[0].rows[i], 0.0f) << i;
+  // The same push, well formed, lands on both.
+  ASSERT_TRUE(fleet.PushGradientsAndRows({dense}, step, {rows}, 0, 1, steps, false).ok());
+  ASSERT_TRUE(fleet.PullVariablesAndRows(&values, &step, &steps).ok());
+  EXPECT_EQ(steps[0], 1);
+  EXPECT_EQ(values[0][0], -1.0f);
+  EXPECT_EQ(step[0].rows[0], -1.0f);
 }
 
 // Blocks of rows as a checkpoint gives them: `blocks` blocks of `per`
