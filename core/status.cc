@@ -47,7 +47,12 @@ std::string Status::ToString() const {
 
 Status Status::Annotate(const std::string& prefix) const {
   if (ok()) return *this;
-  return Status(code_, prefix + ": " + message_);
+  return Status(code_, prefix + ": " + message_, hint_);
+}
+
+Status Status::WithHint(Hint hint) const {
+  if (ok()) return *this;
+  return Status(code_, message_, hint);
 }
 
 }  // namespace pstrain

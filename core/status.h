@@ -35,22 +35,43 @@ enum class Code : int {
 
 const char* CodeName(Code code);
 
+// What a failure lets its caller do where one code covers cases that call
+// for different actions (core/status_action.h maps both to the action).
+// Set by whoever knows it, carried on the wire with the code (the tensor
+// channel's error frames), never read from a message.
+enum class Hint : int {
+  kNone = 0,
+  // Nothing of the request reached the server (it could not be reached, or
+  // it refused the connection): another route may take it at once.
+  kNotSent = 1,
+  // The server closed the connection without serving the request that
+  // crossed it (an idle connection closed): send it again, on a new one.
+  kUnread = 2,
+};
+
 class Status {
  public:
   Status() = default;  // OK
-  Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
+  Status(Code code, std::string message, Hint hint = Hint::kNone)
+      : code_(code), hint_(hint), message_(std::move(message)) {}
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
+  Hint hint() const { return hint_; }
+  // For people: never parsed to decide anything.
   const std::string& message() const { return message_; }
   // "INVALID_ARGUMENT: message", or "OK".
   std::string ToString() const;
 
-  // Returns a copy whose message is "prefix: message" (OK stays OK).
+  // Returns a copy whose message is "prefix: message" (OK stays OK), of
+  // the same code and hint.
   Status Annotate(const std::string& prefix) const;
+  // A copy with `hint` (OK stays OK).
+  Status WithHint(Hint hint) const;
 
  private:
   Code code_ = Code::kOk;
+  Hint hint_ = Hint::kNone;
   std::string message_;
 };
 

@@ -4,11 +4,6 @@
 
 namespace pstrain {
 
-bool IsRetryable(const Status& s) {
-  return s.code() == Code::kUnavailable || s.code() == Code::kAborted ||
-         s.code() == Code::kDeadlineExceeded || s.code() == Code::kCancelled;
-}
-
 Backoff::Backoff(std::chrono::milliseconds initial, std::chrono::milliseconds max,
                  std::chrono::seconds budget, Clock* clock)
     : initial_(initial), max_(max), budget_(budget), next_(initial), clock_(clock) {}

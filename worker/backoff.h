@@ -14,11 +14,6 @@
 
 namespace pstrain {
 
-// Errors after which the step is worth retrying: the peer is down or
-// restarting (Unavailable), the step was overtaken by a restore (Aborted),
-// or the call timed out (DeadlineExceeded).
-bool IsRetryable(const Status& s);
-
 class Backoff {
  public:
   // Measures and waits on `clock`'s time.

@@ -57,12 +57,5 @@ TEST(Backoff, StopEndsTheWait) {
   EXPECT_FALSE(b.Wait(&stop));
 }
 
-TEST(Backoff, RetryableCodes) {
-  EXPECT_TRUE(IsRetryable(Unavailable("ps down")));
-  EXPECT_TRUE(IsRetryable(Aborted("restored")));
-  EXPECT_FALSE(IsRetryable(InvalidArgument("bad")));
-  EXPECT_FALSE(IsRetryable(FailedPrecondition("placement")));
-}
-
 }  // namespace
 }  // namespace pstrain

@@ -11,6 +11,7 @@
 #include <memory>
 #include <thread>
 
+#include "core/status_action.h"
 #include "ps/client/ps_fleet_streams.h"
 #include "ps/client/table_steps.h"
 

@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include "cluster/cluster_spec.h"
+#include "core/status_action.h"
 #include "core/tls.h"
 #include "ps/rpc/borrowed_slices.h"
 #include "ps/rpc/chunk_codec.h"
@@ -126,7 +127,7 @@ StatusOr<std::shared_ptr<tcp::TensorChannelClient>> PsClient::Channel() {
 }
 
 bool PsClient::FallBack(const Status& s) {
-  if (!tcp::TensorChannelClient::Unusable(s)) return false;
+  if (ActionFor(s) != Action::kOtherRoute) return false;
   // Nothing reached the ps: this round goes over gRPC, and the next ones
   // for a while, before the channel is tried again.
   {

@@ -121,7 +121,7 @@ class PsClient : public PsConnection {
   // when it broke.
   Status ChannelOutcome(Status s);
   // Whether a call over the channel that ended with `s` goes over gRPC
-  // instead: the channel could not take it (TensorChannelClient::Unusable),
+  // instead: the channel could not take it (Action::kOtherRoute),
   // and is passed over for kChannelSkip. Logs why, the first time.
   bool FallBack(const Status& s);
   static constexpr std::chrono::seconds kChannelSkip{5};

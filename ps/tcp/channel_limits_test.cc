@@ -164,8 +164,17 @@ class SmallChannel : public RawChannelTest {
   }
 };
 
-// A connection that sends nothing is closed at the handshake limit.
+// A connection that sends nothing is closed at the handshake limit; the
+// ps says so in an Error frame whose hint, not its words, tells the client
+// that a request crossing it was not read (to be sent again).
 TEST_F(SmallChannel, AConnectionThatSendsNothingIsClosed) {
+  socket_->SetTimeout(std::chrono::seconds(10));
+  auto frame = ReadFrame(socket_.get());
+  ASSERT_TRUE(frame.ok()) << frame.status().ToString();
+  ASSERT_EQ(frame->kind, FrameKind::kError);
+  const Status why = ErrorOf(*frame);
+  EXPECT_EQ(why.code(), Code::kUnavailable) << why.ToString();
+  EXPECT_EQ(why.hint(), Hint::kUnread) << why.ToString();
   EXPECT_TRUE(ClosedByPs(socket_.get(), std::chrono::seconds(10)));
 }
 
@@ -216,6 +225,7 @@ TEST_F(SmallChannel, WhenAllAreBusyANewConnectionIsRefusedAndTheClientGoesOverGr
   (*refused)->SetTimeout(std::chrono::seconds(5));
   const Status why = ReadHello(refused->get());
   EXPECT_EQ(why.code(), Code::kResourceExhausted);
+  EXPECT_EQ(why.hint(), Hint::kNotSent) << "the client could not tell it may go over gRPC";
   EXPECT_NE(why.message().find("tensor channel refused a connection: all 3 connections from "
                                "127.0.0.1 are busy"),
             std::string::npos)

@@ -3,9 +3,9 @@
 #include <glog/logging.h>
 
 #include <algorithm>
-#include <cstring>
 #include <utility>
 
+#include "core/status_action.h"
 #include "ps/tensor_chunks.h"
 
 namespace pstrain {
@@ -13,23 +13,12 @@ namespace tcp {
 
 namespace {
 
-// The start of the messages Unusable recognizes.
-constexpr char kUnreachable[] = "tensor channel unreachable: ";
-constexpr char kRefused[] = "tensor channel refused a connection";
-// What the ps tells a client whose idle connection it closes
-// (tensor_channel_server.h): a request that crossed it was not read.
-constexpr char kClosedIdle[] = "tensor channel closed an idle connection";
-
-bool StartsWith(const std::string& s, const char* prefix) {
-  return s.compare(0, std::strlen(prefix), prefix) == 0;
+// The channel could not be used at all: the request goes another way.
+Status Unreachable(const std::string& why) {
+  return Unavailable("tensor channel unreachable: " + why).WithHint(Hint::kNotSent);
 }
 
 }  // namespace
-
-bool TensorChannelClient::Unusable(const Status& s) {
-  return (s.code() == Code::kUnavailable && StartsWith(s.message(), kUnreachable)) ||
-         (s.code() == Code::kResourceExhausted && StartsWith(s.message(), kRefused));
-}
 
 StatusOr<std::unique_ptr<TensorChannelClient::Connection>> TensorChannelClient::Connect(
     std::chrono::milliseconds timeout) {
@@ -48,12 +37,12 @@ StatusOr<std::unique_ptr<TensorChannelClient::Connection>> TensorChannelClient::
                 << local.status().message() << "); tensors go over TCP, without shared memory";
       local_unreachable_ = true;
     } else {
-      return Unavailable(kUnreachable + local.status().message());  // busy: another way now
+      return Unreachable(local.status().message());  // busy: another way now
     }
   }
   if (c->socket == nullptr) {
     auto socket = Socket::Connect(host_, port_, timeout);
-    if (!socket.ok()) return Unavailable(kUnreachable + socket.status().message());
+    if (!socket.ok()) return Unreachable(socket.status().message());
     c->socket = std::move(socket).value();
   }
   c->socket->SetTimeout(timeout);
@@ -61,20 +50,16 @@ StatusOr<std::unique_ptr<TensorChannelClient::Connection>> TensorChannelClient::
     auto tls = TlsStream::Connect(tls_.get(), c->socket.get(), host_);
     // A ps refusing the connection closes it in the handshake; one whose
     // certificate does not pass is refused over gRPC just the same.
-    if (!tls.ok()) return Unavailable(kUnreachable + tls.status().message());
+    if (!tls.ok()) return Unreachable(tls.status().message());
     c->tls = std::move(tls).value();
   }
   // The ps's greeting, or its refusal, before any request goes out.
   const Status hello = ReadHello(c->stream());
   if (hello.code() == Code::kUnavailable || hello.code() == Code::kDeadlineExceeded) {
-    return Unavailable(kUnreachable + hello.message());  // closed, or silent
+    return Unreachable(hello.message());  // closed, or silent
   }
   PS_RETURN_IF_ERROR(hello);
   return c;
-}
-
-bool TensorChannelClient::ClosedWhileIdle(const Status& s) {
-  return s.code() == Code::kUnavailable && StartsWith(s.message(), kClosedIdle);
 }
 
 StatusOr<std::unique_ptr<TensorChannelClient::Connection>> TensorChannelClient::Take(
@@ -234,7 +219,7 @@ StatusOr<proto::PushResponse> TensorChannelClient::Push(const proto::PushHeader&
   auto pushed = PushOnce(header, grads, wire, timeout);
   // The ps closed the idle connection as the push went out, reading none
   // of it: once more, on a new one.
-  if (!pushed.ok() && ClosedWhileIdle(pushed.status())) {
+  if (!pushed.ok() && ActionFor(pushed.status()) == Action::kResend) {
     pushed = PushOnce(header, grads, wire, timeout);
   }
   return pushed;
@@ -309,7 +294,7 @@ Status TensorChannelClient::Pull(const proto::PullRequest& request,
                                  std::chrono::milliseconds timeout) {
   const Status pulled = PullOnce(request, out, step, timeout);
   // As Push: the ps read none of it.
-  if (ClosedWhileIdle(pulled)) return PullOnce(request, out, step, timeout);
+  if (ActionFor(pulled) == Action::kResend) return PullOnce(request, out, step, timeout);
   return pulled;
 }
 

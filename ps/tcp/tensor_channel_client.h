@@ -50,14 +50,12 @@ class TensorChannelClient {
         local_socket_(tls == nullptr ? std::move(local_socket) : ""),
         tls_(std::move(tls)) {}
 
-  // Whether `s` (from Push, StartPush or Pull) says the channel could not
-  // take the request at all: the ps unreachable on it, or refusing the
-  // connection (all its connections busy). Nothing of the request reached
-  // the ps: the caller may send it another way.
-  static bool Unusable(const Status& s);
-
   // Errors are the ps's refusal as it sent it, or Unavailable /
   // DeadlineExceeded for a connection that failed or stalled for `timeout`.
+  // Where the channel could not take the request at all (the ps
+  // unreachable on it, or refusing the connection), the error's hint is
+  // Hint::kNotSent: nothing reached the ps, and the caller may send it
+  // another way.
   // The gradients travel as `wire` (DT_FLOAT or DT_BFLOAT16).
   StatusOr<proto::PushResponse> Push(const proto::PushHeader& header, const NamedTensors& grads,
                                      proto::DataType wire, std::chrono::milliseconds timeout);
@@ -98,12 +96,12 @@ class TensorChannelClient {
 
   StatusOr<std::unique_ptr<Connection>> Take(std::chrono::milliseconds timeout);
   // Push and Pull on one connection; the public ones try once more when
-  // the ps closed it idle as the request went out (ClosedWhileIdle).
+  // the ps closed it idle as the request went out, reading none of it
+  // (Action::kResend).
   StatusOr<proto::PushResponse> PushOnce(const proto::PushHeader& header, const NamedTensors& grads,
                                          proto::DataType wire, std::chrono::milliseconds timeout);
   Status PullOnce(const proto::PullRequest& request, std::map<std::string, Tensor>* out,
                   int64_t* step, std::chrono::milliseconds timeout);
-  static bool ClosedWhileIdle(const Status& s);
   void GiveBack(std::unique_ptr<Connection> connection);
   // Offers the ps a region of at least wanted_ bytes on `c` unless it has
   // one that large. A refusal is remembered; only a broken connection is
@@ -116,7 +114,8 @@ class TensorChannelClient {
   // status when it refused the frame (and closed the connection).
   StatusOr<proto::ShmAttachReply> Attach(Connection* c, FrameKind kind, const SharedRegion& region);
   // A new connection, greeted by the ps: to the local socket where there is
-  // one and it can be reached, else over TCP. Errors Unusable says are.
+  // one and it can be reached, else over TCP. Its errors say
+  // Hint::kNotSent: nothing was sent.
   StatusOr<std::unique_ptr<Connection>> Connect(std::chrono::milliseconds timeout);
   // Whether `t` lies in the arena and the ps mapped it on `c`; its offset.
   static bool InArena(const Connection& c, const Tensor& t, uint64_t* offset);

@@ -163,7 +163,8 @@ void TensorChannelServer::Admit(std::unique_ptr<Socket> socket) {
   const int ready_fd = refused.empty() ? dup(socket->fd()) : -1;
   if (refused.empty() && ready_fd < 0) refused = "out of descriptors";
   if (!refused.empty()) {
-    const Status status = ResourceExhausted("tensor channel refused a connection: " + refused);
+    const Status status = ResourceExhausted("tensor channel refused a connection: " + refused)
+                              .WithHint(Hint::kNotSent);
     LOG_EVERY_N(WARNING, 100) << status.message() << " (" << socket->PeerAddress() << ")";
     // Over TLS the client expects a handshake, not a frame: it just closes.
     if (tls_ == nullptr) WriteNow(socket.get(), status);
@@ -204,7 +205,8 @@ bool TensorChannelServer::EvictIdle(const std::string& peer) {
   if (chosen == nullptr) return false;
   VLOG(1) << "tensor channel: closing an idle connection from " << chosen->socket->PeerAddress()
           << " for a new one";
-  Close(chosen, Unavailable("tensor channel closed an idle connection: room for a new one"));
+  Close(chosen, Unavailable("tensor channel closed an idle connection: room for a new one")
+                    .WithHint(Hint::kUnread));
   return true;
 }
 
@@ -213,7 +215,8 @@ void TensorChannelServer::AwaitRequest(const ConnectionPtr& c, std::chrono::mill
   CloseAt(c, c->idle_since + limit, [requested = c->requested, limit] {
     return Unavailable(std::string("tensor channel closed an idle connection: ") +
                        (requested ? "idle for " : "no request in ") +
-                       std::to_string(limit.count()) + " ms");
+                       std::to_string(limit.count()) + " ms")
+        .WithHint(Hint::kUnread);
   });
   if (c->ReadableNow()) {
     Gather(c);

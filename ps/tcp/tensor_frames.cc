@@ -240,6 +240,7 @@ Status WriteError(ByteStream* stream, const Status& status) {
   proto::ChannelError error;
   error.set_code(static_cast<int>(status.code()));
   error.set_message(status.message());
+  error.set_hint(static_cast<int>(status.hint()));
   return WriteFrame(stream, FrameKind::kError, &error);
 }
 
@@ -259,7 +260,11 @@ Status ErrorOf(const Frame& frame) {
   if (error.code() <= 0 || error.code() > static_cast<int>(Code::kDataLoss)) {
     return Status(Code::kUnknown, error.message());
   }
-  return Status(static_cast<Code>(error.code()), error.message());
+  // A hint this side does not know is no hint: the code decides.
+  const Hint hint = error.hint() == static_cast<int>(Hint::kNotSent)  ? Hint::kNotSent
+                    : error.hint() == static_cast<int>(Hint::kUnread) ? Hint::kUnread
+                                                                      : Hint::kNone;
+  return Status(static_cast<Code>(error.code()), error.message(), hint);
 }
 
 }  // namespace tcp

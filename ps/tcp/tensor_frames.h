@@ -215,7 +215,8 @@ Status WriteFrame(ByteStream* stream, FrameKind kind, const google::protobuf::Me
 // status of its Error frame when it refused the connection, DataLoss for
 // another frame, or the stream's error.
 Status ReadHello(ByteStream* stream);
-// An Error frame carrying `status`, and the Status an Error frame carries.
+// An Error frame carrying `status` (its code, hint and message), and the
+// Status an Error frame carries.
 Status WriteError(ByteStream* stream, const Status& status);
 Status ErrorOf(const Frame& frame);
 
