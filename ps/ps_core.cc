@@ -139,6 +139,8 @@ Status PsCore::Init(const proto::InitHeader& header, std::map<std::string, Tenso
   options.optimizer_config = header.optimizer();
   options.ps_name = "ps:" + std::to_string(task_index_);
   const size_t restored = state.size();
+  // What was applied to the variables replaced goes with them.
+  pushes_.Clear();
   // Closed before the store opens with its tables empty.
   awaiting_rows_.store(header.rows_follow());
   PS_RETURN_IF_ERROR(
@@ -303,6 +305,28 @@ TensorAssembler::Limits PsCore::PushLimits(const proto::PushHeader& header) cons
 StatusOr<proto::PushResponse> PsCore::Push(const proto::PushHeader& header,
                                            std::map<std::string, Tensor> grads) {
   PS_RETURN_IF_ERROR(CheckPushHeader(header));
+  PS_ASSIGN_OR_RETURN(const PushLedger::Ticket ticket, pushes_.Begin(header));
+  if (ticket.repeat) {
+    repeated_pushes_.fetch_add(1);
+    return ticket.answer;
+  }
+  auto applied = ApplyPush(header, std::move(grads));
+  pushes_.End(ticket, applied);
+  return applied;
+}
+
+void PsCore::set_drop_push_reply(std::function<bool(const proto::PushHeader&)> drop) {
+  MutexLock lock(&faults_mu_);
+  drop_push_reply_ = std::move(drop);
+}
+
+bool PsCore::DropPushReply(const proto::PushHeader& header) const {
+  MutexLock lock(&faults_mu_);
+  return drop_push_reply_ && drop_push_reply_(header);
+}
+
+StatusOr<proto::PushResponse> PsCore::ApplyPush(const proto::PushHeader& header,
+                                                std::map<std::string, Tensor> grads) {
   if (grads.size() != static_cast<size_t>(header.num_tensors())) {
     return InvalidArgument("worker:" + std::to_string(header.worker()) + " sent " +
                            std::to_string(grads.size()) + " of " +

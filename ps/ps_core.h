@@ -25,6 +25,7 @@
 #include "core/status.h"
 #include "core/tensor.h"
 #include "proto/ps.pb.h"
+#include "ps/push_ledger.h"
 #include "ps/tensor_chunks.h"
 #include "ps/variable_store.h"
 #include "ps/worker_registry.h"
@@ -123,8 +124,19 @@ class PsCore {
   // the table's name (repeated keys are summed first). They may be views
   // of a transport's memory (Tensor::View): none is held once Push
   // returns. A push is applied whole or not at all.
+  // A push the ps applied before (the same worker, incarnation and
+  // sequence: its answer was lost and it came again) is answered as the
+  // first time and not applied (ps/push_ledger.h).
   StatusOr<proto::PushResponse> Push(const proto::PushHeader& header,
                                      std::map<std::string, Tensor> grads);
+  // Pushes answered as repeats, not applied again.
+  int64_t repeated_pushes() const { return repeated_pushes_.load(); }
+
+  // A test's seam in the transports (HandlePushStream, which both share):
+  // `drop` is asked after each push the ps applied; true drops its answer,
+  // and the client sees its call fail as when a connection is cut.
+  void set_drop_push_reply(std::function<bool(const proto::PushHeader&)> drop);
+  bool DropPushReply(const proto::PushHeader& header) const;
 
   // A table's rows, in blocks of at most kExportBlockBytes handed to
   // `write` (false: the caller went away), the first with the table's dim,
@@ -175,6 +187,10 @@ class PsCore {
       const google::protobuf::RepeatedPtrField<proto::TableKeys>& tables,
       const std::string& what) const;
 
+  // Push after its checks and the ledger's: applied (async) or offered (sync).
+  StatusOr<proto::PushResponse> ApplyPush(const proto::PushHeader& header,
+                                          std::map<std::string, Tensor> grads);
+
   const int task_index_;
   const uint64_t incarnation_;
   VariableStore* const store_;
@@ -187,6 +203,10 @@ class PsCore {
   std::string ended_reason_ ABSL_GUARDED_BY(ended_mu_);  // empty while training goes on
   std::atomic<int> waiting_pulls_{0};
   std::atomic<int64_t> refused_pushes_{0};
+  PushLedger pushes_;
+  std::atomic<int64_t> repeated_pushes_{0};
+  mutable Mutex faults_mu_;
+  std::function<bool(const proto::PushHeader&)> drop_push_reply_ ABSL_GUARDED_BY(faults_mu_);
   // From an Init with rows_follow to FinishRestore.
   std::atomic<bool> awaiting_rows_{false};
 };

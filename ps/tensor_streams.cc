@@ -65,6 +65,9 @@ StatusOr<proto::PushResponse> ReadAndPush(PsCore* core, const NextPart<proto::Pu
   if (!grads.ok()) return grads.status().Annotate("Push");
   auto pushed = core->Push(header, std::move(grads).value());
   if (!pushed.ok()) return pushed.status().Annotate("Push");
+  if (core->DropPushReply(header)) {
+    return Unavailable("Push: the answer was dropped after the ps applied it (a test's fault)");
+  }
   return pushed;
 }
 

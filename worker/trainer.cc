@@ -222,6 +222,22 @@ Status Trainer::RetryAfter(const Status& error, int64_t* min_step) {
   return OkStatus();
 }
 
+StatusOr<PsFleet::PushResult> Trainer::PushedOnce(StatusOr<PsFleet::PushResult> pushed,
+                                                  uint64_t sequence, int64_t local_step) {
+  while (!pushed.ok() && ActionFor(pushed.status()) == Action::kRetry) {
+    LOG(WARNING) << "worker:" << options_.worker_index << ": push " << sequence << ": "
+                 << pushed.status().ToString() << "; retrying in " << backoff_.next_wait().count()
+                 << " ms (the same push: a ps that applied it answers as before)";
+    if (!backoff_.Wait(stop_)) {
+      if (stop_ != nullptr && stop_->requested()) return Aborted("stopped: " + stop_->reason());
+      return pushed.status().Annotate("gave up sending push " + std::to_string(sequence));
+    }
+    pushed = fleet_->PushGradientsAndRows(grads_, tables_, row_grads_, options_.worker_index,
+                                          local_step, steps_, options_.sync, sequence);
+  }
+  return pushed;
+}
+
 Status Trainer::Pull(int64_t min_step) {
   return WaitingForStep(min_step, [&](std::chrono::milliseconds wait) {
     return fleet_->PullVariablesAndRows(&params_, &tables_, &steps_, options_.sync ? min_step : 0,
@@ -263,9 +279,12 @@ Status Trainer::SerialStep(int64_t min_step, int64_t local_step, StepRecord* rec
   if (options_.step_delay.count() > 0) std::this_thread::sleep_for(options_.step_delay);
   const auto t2 = Clock::now();
   record->compute_secs = std::chrono::duration<double>(t2 - t1).count();
-  PS_ASSIGN_OR_RETURN(record->pushed, fleet_->PushGradientsAndRows(
-                                          grads_, tables_, row_grads_, options_.worker_index,
-                                          local_step, steps_, options_.sync));
+  const uint64_t sequence = fleet_->NextPushSequence();
+  PS_ASSIGN_OR_RETURN(
+      record->pushed,
+      PushedOnce(fleet_->PushGradientsAndRows(grads_, tables_, row_grads_, options_.worker_index,
+                                              local_step, steps_, options_.sync, sequence),
+                 sequence, local_step));
   record->push_secs = std::chrono::duration<double>(Clock::now() - t2).count();
   batch_pending_ = false;
   return OkStatus();
@@ -309,7 +328,8 @@ Status Trainer::OverlappedStep(int64_t min_step, int64_t local_step, StepRecord*
   const auto t2 = Clock::now();
   record->wait_secs = streams.waited_secs();
   record->compute_secs = std::chrono::duration<double>(t2 - t1).count() - record->wait_secs;
-  PS_ASSIGN_OR_RETURN(record->pushed, streams.push()->Finish());
+  PS_ASSIGN_OR_RETURN(record->pushed,
+                      PushedOnce(streams.push()->Finish(), streams.push()->sequence(), local_step));
   record->push_secs = std::chrono::duration<double>(Clock::now() - t2).count();
   return OkStatus();
 }

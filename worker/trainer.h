@@ -127,6 +127,13 @@ class Trainer {
   // After a failed pull or push: OK (after a back-off wait) when the step is
   // worth retrying, else the error. Resets *min_step.
   Status RetryAfter(const Status& error, int64_t* min_step);
+  // The step's push, `pushed` its first try: while it fails so that its
+  // answer may have been lost (Action::kRetry), it is sent again whole
+  // under its number, after the backoff's wait. A ps that applied it
+  // answers as the first time (ps/push_ledger.h): the step's gradients
+  // land on every ps exactly once.
+  StatusOr<PsFleet::PushResult> PushedOnce(StatusOr<PsFleet::PushResult> pushed, uint64_t sequence,
+                                           int64_t local_step);
   // After a failed step: a ps may still read or write the variables and
   // gradients where they lie (the arena), so they are retired for new ones.
   void RenewBuffers();

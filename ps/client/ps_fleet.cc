@@ -8,6 +8,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <random>
 #include <sstream>
 #include <thread>
 
@@ -28,11 +29,28 @@ StatusOr<PsFleet::Layout> PsFleet::PlaceFromFlags(int num_ps,
   return Layout{std::move(infos), std::move(placement), std::move(non_trainable), {}};
 }
 
+namespace {
+
+// A random nonzero number: another for every fleet, so a restarted worker's
+// pushes never pass for its last life's.
+uint64_t NewIncarnation() {
+  std::random_device device;
+  std::mt19937_64 rng(
+      (uint64_t{device()} << 32) ^ device() ^
+      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
+  uint64_t n = 0;
+  while (n == 0) n = rng();
+  return n;
+}
+
+}  // namespace
+
 PsFleet::PsFleet(std::vector<std::unique_ptr<PsConnection>> connections, Layout layout,
                  std::unique_ptr<TensorMemory> memory)
     : variables_(std::move(layout.variables)),
       non_trainable_(std::move(layout.non_trainable)),
       tables_(std::move(layout.tables)),
+      incarnation_(NewIncarnation()),
       placement_(std::move(layout.placement)),
       clients_(std::move(connections)),
       memory_(std::move(memory)),
@@ -502,10 +520,13 @@ Status PsFleet::PlaceShard(const cluster::Shard& shard, std::map<std::string, Te
 }
 
 proto::PushHeader PsFleet::PushHeaderFor(int ps, int worker, int64_t local_step,
-                                         const PsSteps& pulled, bool sync) const {
+                                         const PsSteps& pulled, bool sync,
+                                         uint64_t sequence) const {
   proto::PushHeader header;
   header.set_placement_fingerprint(placement_.fingerprint);
   header.set_worker(worker);
+  header.set_incarnation(incarnation_);
+  header.set_sequence(sequence);
   header.set_local_step(local_step);
   header.set_computed_at_step(sync ? pulled[ps] : pulled[0]);
   header.set_increment_global_step(!sync && ps == 0);
@@ -518,9 +539,17 @@ std::unique_ptr<StreamedPull> PsFleet::StartPull(std::vector<Tensor>* values, in
   return std::make_unique<StreamedPull>(this, values, min_step, wait);
 }
 
+uint64_t PsFleet::SequenceFor(uint64_t sequence) {
+  if (sequence == 0) return ++last_sequence_;
+  last_sequence_ = std::max(last_sequence_, sequence);
+  return sequence;
+}
+
 std::unique_ptr<StreamedPush> PsFleet::StartPush(int worker, int64_t local_step,
-                                                 const PsSteps& pulled, bool sync) {
-  return std::make_unique<StreamedPush>(this, worker, local_step, pulled, sync);
+                                                 const PsSteps& pulled, bool sync,
+                                                 uint64_t sequence) {
+  return std::make_unique<StreamedPush>(this, worker, local_step, pulled, sync,
+                                        SequenceFor(sequence));
 }
 
 StatusOr<PsFleet::PushResult> PsFleet::PushGradients(const std::vector<Tensor>& grads, int worker,
@@ -574,15 +603,18 @@ StatusOr<PsFleet::PushResult> PsFleet::PushGradientsAndRows(const std::vector<Te
                                                             const std::vector<TableStep>& tables,
                                                             const std::vector<Tensor>& row_grads,
                                                             int worker, int64_t local_step,
-                                                            const PsSteps& pulled, bool sync) {
+                                                            const PsSteps& pulled, bool sync,
+                                                            uint64_t sequence) {
   PS_RETURN_IF_ERROR(CheckPush(grads, tables, row_grads));
+  sequence = SequenceFor(sequence);
   std::map<std::string, const Tensor*> by_name;
   for (size_t i = 0; i < variables_.size(); ++i) by_name[variables_[i].name] = &grads[i];
   PushResult result;
+  result.sequence = sequence;
   result.steps.resize(num_ps());
   result.outcomes.resize(num_ps());
   PS_RETURN_IF_ERROR(ForEachPs([&](int ps) -> Status {
-    proto::PushHeader header = PushHeaderFor(ps, worker, local_step, pulled, sync);
+    proto::PushHeader header = PushHeaderFor(ps, worker, local_step, pulled, sync, sequence);
     std::vector<Tensor> slices;
     slices.reserve(shards_by_ps_[ps].size() + tables.size());
     NamedTensors named;

@@ -120,6 +120,7 @@ class PsFleet {
                        std::chrono::milliseconds wait = std::chrono::milliseconds(0));
 
   struct PushResult {
+    uint64_t sequence = 0;                     // the push's number (PushHeader.sequence)
     PsSteps steps;                             // each ps's step after the push
     std::vector<proto::PushOutcome> outcomes;  // per ps
     int64_t global_step() const { return steps[0]; }
@@ -131,6 +132,13 @@ class PsFleet {
   // learning-rate schedule. Sync: each ps checks its own step.
   StatusOr<PushResult> PushGradients(const std::vector<Tensor>& grads, int worker,
                                      int64_t local_step, const PsSteps& pulled, bool sync);
+  // Every push carries this fleet's incarnation (drawn at random when it
+  // is made) and a sequence number (ps/push_ledger.h). A push given
+  // `sequence` 0 takes the next number; one given the number of a push
+  // that failed is that push sent again: each ps that applied it answers
+  // as it did the first time, without applying it twice, and the others
+  // apply it. NextPushSequence is the number the next new push takes.
+  uint64_t NextPushSequence() const { return last_sequence_ + 1; }
   // One step's pull and push, streamed so the caller computes while they
   // run (ps/client/ps_fleet_streams.h): the same requests' effect as PullVariables
   // and PushGradients, variable by variable. The fleet must outlive them;
@@ -139,7 +147,7 @@ class PsFleet {
       std::vector<Tensor>* values, int64_t min_step = 0,
       std::chrono::milliseconds wait = std::chrono::milliseconds(0));
   std::unique_ptr<StreamedPush> StartPush(int worker, int64_t local_step, const PsSteps& pulled,
-                                          bool sync);
+                                          bool sync, uint64_t sequence = 0);
   // Embedding tables in blocks, for checkpoints and restores.
   const std::vector<proto::EmbeddingTableConfig>& tables() const { return tables_; }
   // Every ps's rows of `table` in turn (PsConnection::ExportRows), each
@@ -188,7 +196,8 @@ class PsFleet {
   StatusOr<PushResult> PushGradientsAndRows(const std::vector<Tensor>& grads,
                                             const std::vector<TableStep>& tables,
                                             const std::vector<Tensor>& row_grads, int worker,
-                                            int64_t local_step, const PsSteps& pulled, bool sync);
+                                            int64_t local_step, const PsSteps& pulled, bool sync,
+                                            uint64_t sequence = 0);
 
   // The status of ps 0, which keeps global_step and the finished workers.
   StatusOr<proto::StatusResponse> CoordinatorStatus();
@@ -216,7 +225,9 @@ class PsFleet {
   // The header of ps `ps`'s part of a push (PushGradients' arguments),
   // num_tensors included.
   proto::PushHeader PushHeaderFor(int ps, int worker, int64_t local_step, const PsSteps& pulled,
-                                  bool sync) const;
+                                  bool sync, uint64_t sequence) const;
+  // `sequence`, or the next number when it is 0.
+  uint64_t SequenceFor(uint64_t sequence);
   // Runs fn(ps) for every ps in parallel (ps 0 on the caller's thread, the
   // rest on fan_out_); returns the first error.
   Status ForEachPs(const std::function<Status(int ps)>& fn);
@@ -227,6 +238,8 @@ class PsFleet {
   std::vector<cluster::VariableInfo> variables_;
   std::set<std::string> non_trainable_;  // variable names
   std::vector<proto::EmbeddingTableConfig> tables_;
+  const uint64_t incarnation_;
+  uint64_t last_sequence_ = 0;
   cluster::Placement placement_;
   std::vector<std::unique_ptr<PsConnection>> clients_;
   std::vector<std::vector<const cluster::Shard*>> shards_by_ps_;

@@ -115,13 +115,14 @@ Status StreamedPull::Finish() {
 }
 
 StreamedPush::StreamedPush(PsFleet* fleet, int worker, int64_t local_step,
-                           const PsFleet::PsSteps& pulled, bool sync)
+                           const PsFleet::PsSteps& pulled, bool sync, uint64_t sequence)
     : fleet_(fleet), queues_(fleet->num_ps()), sent_(fleet->variables_.size(), false) {
+  result_.sequence = sequence;
   result_.steps.resize(fleet_->num_ps());
   result_.outcomes.resize(fleet_->num_ps());
   for (int ps = 0; ps < fleet_->num_ps(); ++ps) {
     threads_.emplace_back(&StreamedPush::PushToPs, this, ps,
-                          fleet_->PushHeaderFor(ps, worker, local_step, pulled, sync));
+                          fleet_->PushHeaderFor(ps, worker, local_step, pulled, sync, sequence));
   }
 }
 

@@ -80,9 +80,10 @@ class StreamedPull {
 
 class StreamedPush {
  public:
-  // Opens a push to every ps (PsFleet::StartPush says what it carries).
+  // Opens a push to every ps (PsFleet::StartPush says what it carries),
+  // numbered `sequence`.
   StreamedPush(PsFleet* fleet, int worker, int64_t local_step, const PsFleet::PsSteps& pulled,
-               bool sync);
+               bool sync, uint64_t sequence);
   // Without Finish: every ps's push is cut off, and none applies it.
   ~StreamedPush();
   StreamedPush(const StreamedPush&) = delete;
@@ -98,6 +99,9 @@ class StreamedPush {
   // their answers. A variable never sent is InvalidArgument, and no ps
   // applies the push.
   StatusOr<PsFleet::PushResult> Finish();
+  // The push's number: a failed one is sent again under it
+  // (PsFleet::PushGradientsAndRows).
+  uint64_t sequence() const { return result_.sequence; }
 
  private:
   struct Item {
