@@ -30,6 +30,7 @@
 #include "bench/local_step.h"
 #include "bench/ps_processes.h"
 #include "cluster/placement.h"
+#include "cluster/placement_flags.h"
 #include "core/task_main.h"
 #include "data/batch_source.h"
 #include "nn/model.h"
@@ -65,8 +66,10 @@ Status Run() {
   PS_RETURN_IF_ERROR(
       ps.Start(bench::PsServerPath(FLAGS_ps_server), FLAGS_num_ps, dir, FLAGS_show_ps_output));
   const cluster::ClusterSpec spec = bench::SpecFor(ps.ports(), 1);
-  PS_ASSIGN_OR_RETURN(
-      auto layout, PsFleet::LayoutFromFlags(spec.NumTasks("ps"), model->variables(), /*slots=*/1));
+  PS_ASSIGN_OR_RETURN(const cluster::PlacementOptions placement,
+                      cluster::PlacementOptionsFromFlags());
+  PS_ASSIGN_OR_RETURN(auto layout, PsFleet::LayoutOf(spec.NumTasks("ps"), model->variables(),
+                                                     /*slots=*/1, placement));
   auto fleet = ConnectFleet(spec, std::move(layout), {}, /*trainer=*/true);
   PS_RETURN_IF_ERROR(fleet->WaitForPs(false, nullptr, std::chrono::seconds(30)));
   std::vector<Tensor> initial;

@@ -48,6 +48,7 @@
 #include "data/mnist_dataset.h"
 #include "nn/compute_threads.h"
 #include "nn/model.h"
+#include "nn/model_flags.h"
 #include "nn/model_spec.h"
 #include "nn/wide_deep_model.h"
 #include "ps/variable_store.h"
@@ -230,25 +231,29 @@ int Watch(CheckpointWatcher* watcher, CheckpointEvaluator* evaluator, const Stop
   }
 }
 
-int Main(const StopNotice& stop) {
+// The evaluator's own flags checked; --checkpoint names the train dir as
+// its directory.
+Status CheckFlags() {
   if (!FLAGS_checkpoint.empty()) {
     if (!FLAGS_train_dir.empty()) {
-      return ExitWith(InvalidArgument("--checkpoint and --train_dir exclude each other"),
-                      kExitBadInput);
+      return InvalidArgument("--checkpoint and --train_dir exclude each other");
     }
     FLAGS_train_dir = std::filesystem::path(FLAGS_checkpoint).parent_path().string();
     if (FLAGS_train_dir.empty()) FLAGS_train_dir = ".";
   }
-  if (FLAGS_train_dir.empty()) {
-    return ExitWith(InvalidArgument("--train_dir or --checkpoint is required"), kExitBadInput);
-  }
+  if (FLAGS_train_dir.empty()) return InvalidArgument("--train_dir or --checkpoint is required");
   if (FLAGS_eval_interval_secs <= 0) {
-    return ExitWith(InvalidArgument("--eval_interval_secs must be positive"), kExitBadInput);
+    return InvalidArgument("--eval_interval_secs must be positive");
   }
   if (FLAGS_max_evaluations < 0 || FLAGS_timeout_secs < 0) {
-    return ExitWith(InvalidArgument("--max_evaluations and --timeout_secs must be >= 0"),
-                    kExitBadInput);
+    return InvalidArgument("--max_evaluations and --timeout_secs must be >= 0");
   }
+  return OkStatus();
+}
+
+int Main(const StopNotice& stop) {
+  const Status flags = CheckFlags();
+  if (!flags.ok()) return ExitWith(flags, kExitBadInput);
   // An evaluator outside the cluster shares its host with no worker.
   cluster::ClusterConfig config;
   config.task = {"evaluator", 0};
@@ -257,19 +262,17 @@ int Main(const StopNotice& stop) {
     LOG(INFO) << "task " << config.task.ToString();
   }
   nn::SetComputeThreads(cluster::ComputeThreadsFromFlagsOrDie(config));
-  auto spec = nn::LoadModelSpec(FLAGS_model);
-  if (!spec.ok()) return ExitWith(spec.status(), kExitBadInput);
-  const Status data_flags = data::ApplyDataFlags(&*spec);
-  if (!data_flags.ok()) return ExitWith(data_flags, kExitBadInput);
-  auto model = nn::CreateModel(*spec);
-  if (!model.ok()) return ExitWith(model.status(), kExitBadInput);
+  auto loaded = nn::LoadModelFromFlags(FLAGS_model);
+  if (!loaded.ok()) return ExitWith(loaded.status(), kExitBadInput);
+  const proto::ModelSpec& spec = loaded->spec;
+  nn::Model& model = *loaded->model;
   // A model of rows evaluates on its test rows, any other on the test images.
-  const bool rows = data::ReadsRows(*spec);
+  const bool rows = data::ReadsRows(spec);
   StatusOr<data::FeaturizedRows> test_rows = data::FeaturizedRows();
   StatusOr<data::ImageDataset> test = data::ImageDataset();
   if (rows) {
-    test_rows = data::LoadFeaturizedRows(*spec, FLAGS_data_dir, /*train=*/false,
-                                         nn::FeatureRequestOf(**model));
+    test_rows = data::LoadFeaturizedRows(spec, FLAGS_data_dir, /*train=*/false,
+                                         nn::FeatureRequestOf(model));
     if (!test_rows.ok()) return ExitWith(test_rows.status(), kExitBadInput);
   } else {
     test = data::LoadDataset(FLAGS_data_dir, FLAGS_data_format, "test");
@@ -286,8 +289,8 @@ int Main(const StopNotice& stop) {
             << "; events in " << (*writer)->path();
 
   CheckpointWatcher watcher(FLAGS_train_dir);
-  CheckpointEvaluator evaluator(FLAGS_train_dir, model->get(), rows ? nullptr : &*test,
-                                rows ? &*test_rows : nullptr, ImageInputOf(*spec), writer->get());
+  CheckpointEvaluator evaluator(FLAGS_train_dir, &model, rows ? nullptr : &*test,
+                                rows ? &*test_rows : nullptr, ImageInputOf(spec), writer->get());
   if (!FLAGS_checkpoint.empty()) {
     return RunOnce({std::filesystem::path(FLAGS_checkpoint).filename().string()}, &evaluator);
   }

@@ -51,6 +51,13 @@ enum class PlacementStrategy { kGreedy, kRoundRobin };
 // "greedy" or "round_robin"; anything else is InvalidArgument.
 StatusOr<PlacementStrategy> ParsePlacementStrategy(const std::string& name);
 
+// How a task places variables (--placement, --min_slice_bytes:
+// cluster/placement_flags.h): every task of a job must use the same.
+struct PlacementOptions {
+  PlacementStrategy strategy = PlacementStrategy::kGreedy;
+  int64_t min_slice_bytes = 256 << 10;
+};
+
 struct Placement {
   int num_ps = 0;
   // Per variable in input order, its parts in order.

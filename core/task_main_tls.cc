@@ -4,6 +4,7 @@
 
 #include "core/task_main.h"
 #include "core/tls.h"
+#include "core/tls_flags.h"
 
 namespace pstrain {
 

@@ -6,7 +6,7 @@
 // HTTPS with its certificate. Without the flags every channel is plain TCP.
 //
 // The material is loaded and checked once, at the task's start
-// (InitTaskMain): the three flags together or none; PEM files that parse; a
+// (InitTaskMain, from core/tls_flags.h): the three flags together or none; PEM files that parse; a
 // key that belongs to the certificate; a certificate the CA signed and not
 // expired. A task with bad TLS flags does not start.
 #ifndef PSTRAIN_CORE_TLS_H_
@@ -35,9 +35,6 @@ StatusOr<TlsFiles> LoadTlsFiles(const std::string& cert_path, const std::string&
 // The same checks on PEM text already in memory.
 StatusOr<TlsFiles> CheckTlsFiles(TlsFiles files);
 
-// From the flags: loads them into TaskTls(), or leaves it null when none is
-// set. InvalidArgument when only some are set or the files do not hold.
-Status InitTaskTlsFromFlags();
 // This task's TLS material, or null: plain TCP.
 const TlsFiles* TaskTls();
 // Sets (or, with null, clears) TaskTls(): at the start, or in a test,

@@ -31,6 +31,7 @@
 #include "export/onnx_export.h"
 #include "export/projector_export.h"
 #include "nn/model.h"
+#include "nn/model_flags.h"
 #include "nn/model_spec.h"
 
 DEFINE_string(model, "mnist",
@@ -103,8 +104,11 @@ Status Run() {
   if (FLAGS_format != "onnx" && FLAGS_format != "projector") {
     return InvalidArgument("--format=" + FLAGS_format + ": onnx or projector");
   }
-  PS_ASSIGN_OR_RETURN(proto::ModelSpec spec, nn::LoadModelSpec(FLAGS_model));
-  PS_ASSIGN_OR_RETURN(std::unique_ptr<nn::Model> model, nn::CreateModel(spec));
+  // As the job loaded it: the data flags (--dim, --data_dir's vocabulary)
+  // shape its variables too.
+  PS_ASSIGN_OR_RETURN(nn::LoadedModel loaded, nn::LoadModelFromFlags(FLAGS_model));
+  const proto::ModelSpec& spec = loaded.spec;
+  const std::unique_ptr<nn::Model>& model = loaded.model;
   PS_ASSIGN_OR_RETURN(Checkpoint ckpt, ReadCheckpoint(FLAGS_checkpoint));
   if (FLAGS_format == "onnx") return ExportOnnxFile(spec, *model, ckpt);
   return ExportProjector(*model, ckpt);

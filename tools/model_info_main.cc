@@ -21,6 +21,7 @@
 #include "data/data_flags.h"
 #include "nn/graph_model.h"
 #include "nn/model.h"
+#include "nn/model_flags.h"
 #include "nn/model_spec.h"
 #include "ps/embedding/embedding_table.h"
 #include "ps/optimizer_flags.h"
@@ -55,19 +56,16 @@ std::string Human(double bytes) {
 }
 
 int Run() {
-  auto spec = nn::LoadModelSpec(FLAGS_model);
-  if (!spec.ok()) return ExitWith(spec.status(), kExitBadInput);
-  const Status data_flags = data::ApplyDataFlags(&*spec);
-  if (!data_flags.ok()) return ExitWith(data_flags, kExitBadInput);
-  auto model = nn::CreateModel(*spec);
-  if (!model.ok()) return ExitWith(model.status(), kExitBadInput);
-  auto optimizer = OptimizerConfigFromFlags(spec->recipe(), FLAGS_sync_replicas);
+  auto loaded = nn::LoadModelFromFlags(FLAGS_model);
+  if (!loaded.ok()) return ExitWith(loaded.status(), kExitBadInput);
+  const proto::ModelSpec& spec = loaded->spec;
+  auto optimizer = OptimizerConfigFromFlags(spec.recipe(), FLAGS_sync_replicas);
   if (!optimizer.ok()) return ExitWith(optimizer.status(), kExitBadInput);
   auto slots = OptimizerSlotCount(*optimizer);
   if (!slots.ok()) return ExitWith(slots.status(), kExitBadInput);
   if (FLAGS_ps < 1) return ExitWith(InvalidArgument("--ps must be >= 1"), kExitBadInput);
 
-  const nn::Model& m = **model;
+  const nn::Model& m = *loaded->model;
   // A chain of layers has its FLOPs and layers to show.
   const auto* graph = dynamic_cast<const nn::GraphModel*>(&m);
   std::string input = ShapeString(m.example_shape());
@@ -78,11 +76,11 @@ int Run() {
     }
     input += ")";
   }
-  if (spec->input().has_csv()) {
-    input = "CSV rows of " + std::to_string(spec->input().csv().column_size()) + " columns";
+  if (spec.input().has_csv()) {
+    input = "CSV rows of " + std::to_string(spec.input().csv().column_size()) + " columns";
   }
   std::printf("model %s: input %s, %d classes, optimizer %s (%d slot%s per variable)\n\n",
-              spec->name().c_str(), input.c_str(), m.num_classes(), optimizer->name().c_str(),
+              spec.name().c_str(), input.c_str(), m.num_classes(), optimizer->name().c_str(),
               *slots, *slots == 1 ? "" : "s");
   std::printf("%-40s %-16s %12s %12s %-12s %s\n", "variable", "shape", "parameters", "bytes",
               "initializer", "notes");
@@ -115,9 +113,9 @@ int Run() {
                   ShapeString(l.output).c_str());
     }
   }
-  if (!spec->feature_column().empty()) {
+  if (!spec.feature_column().empty()) {
     std::printf("\n%-44s %s\n", "feature column", "kind");
-    for (const proto::FeatureColumn& c : spec->feature_column()) {
+    for (const proto::FeatureColumn& c : spec.feature_column()) {
       const auto* oneof = c.GetDescriptor()->FindOneofByName("kind");
       const auto* field = c.GetReflection()->GetOneofFieldDescriptor(c, oneof);
       std::printf("%-44s %s\n", c.name().c_str(), field != nullptr ? field->name().c_str() : "?");

@@ -6,6 +6,7 @@
 #include "cluster/cluster_flags.h"
 #include "cluster/cpu_share.h"
 #include "cluster/cpu_share_flags.h"
+#include "cluster/placement_flags.h"
 #include "core/stop_signals.h"
 #include "core/task_main.h"
 #include "data/data_flags.h"
@@ -16,6 +17,7 @@
 #include "nn/compute_threads.h"
 #include "nn/gpus.h"
 #include "nn/model.h"
+#include "nn/model_flags.h"
 #include "nn/model_spec.h"
 #include "nn/towers.h"
 #include "nn/wide_deep_model.h"
@@ -28,50 +30,7 @@
 #include "worker/overlap_choice.h"
 #include "worker/tower_choice.h"
 #include "worker/trainer.h"
-
-DEFINE_string(model, "mnist",
-              "Network to train: a built-in one (mnist, mnist_bn, cifar10, mnist_ids, wide_deep, "
-              "fasttext, movielens) or a ModelSpec "
-              "text file (proto/model.proto)");
-DEFINE_int32(batch_size, 128, "Examples per step of each tower");
-DEFINE_int32(num_towers, 1,
-             "Towers on the CPU: each runs the model on its own batch of --batch_size on its "
-             "share of the cores; their gradients are averaged and pushed once per step");
-DEFINE_int32(num_gpus, 0,
-             "Towers on GPUs, one on each of cuda:0 .. cuda:K-1, each on its own batch of "
-             "--batch_size (CUDA backend: cuDNN, cuBLAS); where this host has no GPU, as many "
-             "towers on the CPU, and the log says why");
-DEFINE_int64(max_steps, 0, "Stop when global_step reaches this (0: no limit)");
-DEFINE_int64(epochs, 1, "Passes over this worker's shard of the input (0: no limit)");
-DEFINE_int64(train_examples, 0,
-             "Train on the first this many examples of the training set (0: all of them)");
-DEFINE_int64(min_after_dequeue, -1,
-             "Training shuffle buffer: examples kept in it after each batch (0: shuffle each "
-             "epoch's shard instead; -1: the model's input spec, cifar10: 20000)");
-DEFINE_int32(input_threads, 1, "Threads that read and preprocess training examples");
-DEFINE_int32(log_frequency, 10, "Log a progress line every this many steps");
-DEFINE_uint64(seed, 0, "Seed of the input's shuffling (each worker adds its index)");
-DEFINE_int32(ready_timeout_secs, 600, "Give up waiting for the chief to initialize after this");
-DEFINE_int32(retry_timeout_secs, 300,
-             "Keep retrying a step that fails because a ps is down or restarting this long");
-DEFINE_string(weight_decay, "",
-              "L2 weight decay per variable, e.g. local3/weights=0.004,local4/weights=0.004");
-DEFINE_string(gradient_multipliers, "", "Gradient multipliers per variable, e.g. conv1/biases=2");
-DEFINE_double(clip_gradients_by_value, 0, "Clip every gradient element to [-v, v] (0: off)");
-DEFINE_double(clip_gradients_by_norm, 0, "Clip each variable's gradient to this L2 norm (0: off)");
-DEFINE_double(clip_gradients_by_global_norm, 0,
-              "Clip all gradients together to this global norm (0: off)");
-DEFINE_string(wire_dtype, "float32",
-              "How gradients and pulled variables travel to and from the ps: float32, or "
-              "bfloat16 (half the bytes; over the ps's tensor channel only, the ps keeps and "
-              "applies float32)");
-DEFINE_bool(tensor_shm, true,
-            "Let the tensor channel to a ps on this host (a loopback address) carry tensors "
-            "through shared memory instead of the socket");
-DEFINE_string(overlap_transfers, "auto",
-              "Overlap each step's pull and push with its computation, layer by layer: on, off, "
-              "or auto (on when the compute threads of this host's workers leave a CPU free)");
-DEFINE_int32(test_only_step_delay_ms, 0, "Test only: sleep this long in every step");
+#include "worker/worker_flags.h"
 
 namespace {
 
@@ -106,41 +65,10 @@ int Train(int index, pstrain::nn::Model* model, pstrain::PsFleet* fleet,
   }
   LOG(INFO) << "worker:" << index << " model is ready; training";
 
+  auto topts = pstrain::TrainerOptionsFromFlags(index, *model, sync, overlap, loss_is_sum);
+  if (!topts.ok()) return FailJob(index, fleet, topts.status());
   pstrain::HeartbeatSender heartbeat(fleet->client(0), index, std::chrono::seconds(1));
-  pstrain::TrainerOptions topts;
-  topts.worker_index = index;
-  topts.max_steps = FLAGS_max_steps;
-  topts.log_frequency = FLAGS_log_frequency;
-  topts.sync = sync.enabled();
-  topts.step_timeout =
-      std::chrono::milliseconds(static_cast<int64_t>(FLAGS_step_timeout_secs * 1000));
-  topts.staleness = FLAGS_staleness;
-  topts.step_delay = std::chrono::milliseconds(FLAGS_test_only_step_delay_ms);
-  topts.retry_budget = std::chrono::seconds(FLAGS_retry_timeout_secs);
-  topts.overlap = overlap;
-  topts.loss_is_sum = loss_is_sum;
-  auto wd = pstrain::ParseVariableFloats("weight_decay", FLAGS_weight_decay);
-  if (!wd.ok()) return FailJob(index, fleet, wd.status());
-  auto multipliers =
-      pstrain::ParseVariableFloats("gradient_multipliers", FLAGS_gradient_multipliers);
-  if (!multipliers.ok()) return FailJob(index, fleet, multipliers.status());
-  topts.gradients.weight_decay = *wd;
-  topts.gradients.multipliers = *multipliers;
-  topts.gradients.clip_value = static_cast<float>(FLAGS_clip_gradients_by_value);
-  topts.gradients.clip_norm = static_cast<float>(FLAGS_clip_gradients_by_norm);
-  topts.gradients.clip_global_norm = static_cast<float>(FLAGS_clip_gradients_by_global_norm);
-  std::vector<std::string> names;
-  std::vector<bool> trainable;
-  for (const auto& var : model->variables()) {
-    names.push_back(var.name);
-    trainable.push_back(var.trainable);
-  }
-  const pstrain::Status options_fit =
-      pstrain::CheckGradientOptions(topts.gradients, names, trainable);
-  if (!options_fit.ok()) {
-    return FailJob(index, fleet, options_fit.Annotate("model " + FLAGS_model));
-  }
-  pstrain::Trainer trainer(model, fleet, input, &heartbeat, stop, topts);
+  pstrain::Trainer trainer(model, fleet, input, &heartbeat, stop, *topts);
   auto result = trainer.Run();
   if (!result.ok() && stop->requested()) return pstrain::ExitStopped(*stop);
   if (!result.ok()) {
@@ -166,6 +94,100 @@ int Train(int index, pstrain::nn::Model* model, pstrain::PsFleet* fleet,
 }
 
 }  // namespace
+
+namespace pstrain {
+
+// How tensors travel to and from the ps tasks (--wire_dtype, --tensor_shm).
+StatusOr<PsClientOptions> TransportFromFlags() {
+  if (FLAGS_wire_dtype != "float32" && FLAGS_wire_dtype != "bfloat16") {
+    return InvalidArgument("--wire_dtype=" + FLAGS_wire_dtype + ": float32 or bfloat16");
+  }
+  PsClientOptions transport;
+  if (FLAGS_wire_dtype == "bfloat16") transport.wire_dtype = proto::DT_BFLOAT16;
+  transport.shared_memory = FLAGS_tensor_shm;
+  return transport;
+}
+
+// A model of columns trains on one tower of its own; every other model on
+// the towers chosen.
+StatusOr<std::unique_ptr<nn::Model>> BuildModel(const proto::ModelSpec& spec,
+                                                const TowerChoice& towers) {
+  if (spec.has_wide_deep()) {
+    PS_ASSIGN_OR_RETURN(auto wide_deep, nn::WideDeepModel::Create(spec, FLAGS_seed));
+    return std::unique_ptr<nn::Model>(std::move(wide_deep));
+  }
+  PS_ASSIGN_OR_RETURN(auto towers_model, nn::Towers::Create(spec, towers.towers, towers.devices));
+  return std::unique_ptr<nn::Model>(std::move(towers_model));
+}
+
+// This worker's shard of the training images (or ids) into *train, and
+// the pipeline that reads and preprocesses them as the model's input spec
+// says, a batch of --batch_size for each of `towers`.
+StatusOr<std::unique_ptr<data::InputPipeline>> ImageInput(const proto::ModelSpec& spec, int index,
+                                                          const data::Shard& shard, int towers,
+                                                          data::ImageDataset* train) {
+  if (FLAGS_train_examples < 0) {
+    return InvalidArgument("--train_examples must be >= 0");
+  }
+  data::ExampleSubset examples;
+  examples.shard = shard;
+  examples.limit = FLAGS_train_examples;
+  PS_ASSIGN_OR_RETURN(*train,
+                      data::LoadDataset(FLAGS_data_dir, FLAGS_data_format, "train", examples));
+  data::InputPipelineOptions qopts;
+  qopts.batch_size = FLAGS_batch_size * towers;  // a slice per tower
+  qopts.shard = shard;
+  qopts.seed = FLAGS_seed + static_cast<uint64_t>(index);
+  qopts.epochs = FLAGS_epochs;
+  qopts.preprocessing = spec.input().preprocessing();
+  const bool images = spec.input_shape_size() == 3;  // else ids (PIXEL_IDS)
+  qopts.height = images ? static_cast<int>(spec.input_shape(0)) : 0;
+  qopts.width = images ? static_cast<int>(spec.input_shape(1)) : 0;
+  qopts.min_after_dequeue =
+      FLAGS_min_after_dequeue >= 0 ? FLAGS_min_after_dequeue : spec.input().min_after_dequeue();
+  qopts.reader_threads = FLAGS_input_threads;
+  if (images && train->depth != spec.input_shape(2)) {
+    return InvalidArgument("the data in " + FLAGS_data_dir + " have " +
+                           std::to_string(train->depth) + " channels, model " + FLAGS_model +
+                           " takes " + std::to_string(spec.input_shape(2)));
+  }
+  PS_ASSIGN_OR_RETURN(auto input, data::InputPipeline::Create(train, qopts));
+  LOG(INFO) << "worker:" << index << " reads " << input->examples_per_epoch()
+            << " examples per epoch from " << FLAGS_data_dir << " (" << FLAGS_data_format
+            << " format, " << shard.ToString() << ", "
+            << proto::InputSpec::Preprocessing_Name(qopts.preprocessing)
+            << (qopts.min_after_dequeue > 0
+                    ? ", shuffle buffer of " + std::to_string(qopts.min_after_dequeue) + "+"
+                    : "")
+            << ")";
+  return input;
+}
+
+// This worker's training input, its data kept in *data: a model of
+// columns reads rows of its CSV input, any other images (or ids).
+struct TrainingData {
+  data::FeaturizedRows rows;
+  data::ImageDataset images;
+};
+StatusOr<std::unique_ptr<data::BatchSource>> TrainingInput(const proto::ModelSpec& spec,
+                                                           const nn::Model& model, int index,
+                                                           const data::Shard& shard, int towers,
+                                                           TrainingData* data) {
+  if (!data::ReadsRows(spec)) {
+    PS_ASSIGN_OR_RETURN(auto images, ImageInput(spec, index, shard, towers, &data->images));
+    return std::unique_ptr<data::BatchSource>(std::move(images));
+  }
+  PS_ASSIGN_OR_RETURN(data->rows, data::LoadFeaturizedRows(spec, FLAGS_data_dir, /*train=*/true,
+                                                           nn::FeatureRequestOf(model)));
+  PS_ASSIGN_OR_RETURN(auto source, data::FeatureBatchSource::Create(
+                                       &data->rows, FLAGS_batch_size, shard,
+                                       FLAGS_seed + static_cast<uint64_t>(index), FLAGS_epochs));
+  LOG(INFO) << "worker:" << index << " reads " << source->examples_per_epoch()
+            << " rows per epoch of " << FLAGS_data_dir << " (" << shard.ToString() << ")";
+  return std::unique_ptr<data::BatchSource>(std::move(source));
+}
+
+}  // namespace pstrain
 
 int main(int argc, char** argv) {
   pstrain::StopNotice stop;
@@ -194,21 +216,9 @@ int main(int argc, char** argv) {
   auto towers = pstrain::ChooseTowers(FLAGS_num_towers, FLAGS_num_gpus, pstrain::nn::ProbeGpus());
   if (!towers.ok()) return pstrain::ExitWith(towers.status(), pstrain::kExitBadInput);
   LOG(INFO) << "worker:" << index << " runs " << towers->why;
-  auto spec = pstrain::nn::LoadModelSpec(FLAGS_model);
+  auto spec = pstrain::nn::LoadSpecFromFlags(FLAGS_model);
   if (!spec.ok()) return pstrain::ExitWith(spec.status(), pstrain::kExitBadInput);
-  const pstrain::Status data_flags = pstrain::data::ApplyDataFlags(&*spec);
-  if (!data_flags.ok()) return pstrain::ExitWith(data_flags, pstrain::kExitBadInput);
-  // A model of columns trains on one tower of its own; every other model on
-  // the towers chosen.
-  auto model = [&]() -> pstrain::StatusOr<std::unique_ptr<pstrain::nn::Model>> {
-    if (spec->has_wide_deep()) {
-      PS_ASSIGN_OR_RETURN(auto wide_deep, pstrain::nn::WideDeepModel::Create(*spec, FLAGS_seed));
-      return std::unique_ptr<pstrain::nn::Model>(std::move(wide_deep));
-    }
-    PS_ASSIGN_OR_RETURN(auto towers_model,
-                        pstrain::nn::Towers::Create(*spec, towers->towers, towers->devices));
-    return std::unique_ptr<pstrain::nn::Model>(std::move(towers_model));
-  }();
+  auto model = pstrain::BuildModel(*spec, *towers);
   if (!model.ok()) return pstrain::ExitWith(model.status(), pstrain::kExitBadInput);
   LOG(INFO) << "worker:" << index << " runs " << FLAGS_model << " on " << (*model)->backend();
   auto sync = pstrain::SyncConfigFromFlags(config.spec.NumTasks("worker"));
@@ -216,78 +226,23 @@ int main(int argc, char** argv) {
   auto optimizer = pstrain::OptimizerConfigFromFlags(spec->recipe(), sync->enabled());
   if (!optimizer.ok()) return pstrain::ExitWith(optimizer.status(), pstrain::kExitBadInput);
 
-  auto layout = pstrain::PsFleet::LayoutFromFlags(config.spec.NumTasks("ps"), (*model)->variables(),
-                                                  *pstrain::OptimizerSlotCount(*optimizer));
+  auto placement = pstrain::cluster::PlacementOptionsFromFlags();
+  if (!placement.ok()) return pstrain::ExitWith(placement.status(), pstrain::kExitBadInput);
+  auto layout = pstrain::PsFleet::LayoutOfModel(
+      config.spec.NumTasks("ps"), **model, *pstrain::OptimizerSlotCount(*optimizer), *placement);
   if (!layout.ok()) return pstrain::ExitWith(layout.status(), pstrain::kExitBadInput);
-  for (const pstrain::nn::EmbeddingLookup& lookup : (*model)->lookups()) {
-    layout->tables.push_back(lookup.table);  // spread over every ps by key
-  }
-  if (FLAGS_wire_dtype != "float32" && FLAGS_wire_dtype != "bfloat16") {
-    return pstrain::ExitWith(
-        pstrain::InvalidArgument("--wire_dtype=" + FLAGS_wire_dtype + ": float32 or bfloat16"),
-        pstrain::kExitBadInput);
-  }
-  pstrain::PsClientOptions transport;
-  if (FLAGS_wire_dtype == "bfloat16") transport.wire_dtype = pstrain::proto::DT_BFLOAT16;
-  transport.shared_memory = FLAGS_tensor_shm;
+  auto transport = pstrain::TransportFromFlags();
+  if (!transport.ok()) return pstrain::ExitWith(transport.status(), pstrain::kExitBadInput);
   pstrain::PsConnections connections =
-      pstrain::ConnectToPs(config.spec, transport, &layout->variables);
+      pstrain::ConnectToPs(config.spec, *transport, &layout->variables);
   auto fleet = std::make_unique<pstrain::PsFleet>(
       std::move(connections.connections), std::move(*layout), std::move(connections.memory));
 
   // This worker's part of the data: a shard of the split, not the split.
   const pstrain::data::Shard shard{index, config.spec.NumTasks("worker")};
-  if (pstrain::data::ReadsRows(*spec)) {
-    auto rows = pstrain::data::LoadFeaturizedRows(*spec, FLAGS_data_dir, /*train=*/true,
-                                                  pstrain::nn::FeatureRequestOf(**model));
-    if (!rows.ok()) return pstrain::ExitWith(rows.status(), pstrain::kExitBadInput);
-    auto source = pstrain::data::FeatureBatchSource::Create(
-        &*rows, FLAGS_batch_size, shard, FLAGS_seed + static_cast<uint64_t>(index), FLAGS_epochs);
-    if (!source.ok()) return pstrain::ExitWith(source.status(), pstrain::kExitBadInput);
-    LOG(INFO) << "worker:" << index << " reads " << (*source)->examples_per_epoch()
-              << " rows per epoch of " << FLAGS_data_dir << " (" << shard.ToString() << ")";
-    return Train(index, model->get(), fleet.get(), source->get(), overlap->overlap,
-                 pstrain::nn::SumsLossOverBatch(*spec), *sync, &stop);
-  }
-  if (FLAGS_train_examples < 0) {
-    return pstrain::ExitWith(pstrain::InvalidArgument("--train_examples must be >= 0"),
-                             pstrain::kExitBadInput);
-  }
-  pstrain::data::ExampleSubset examples;
-  examples.shard = shard;
-  examples.limit = FLAGS_train_examples;
-  auto train = pstrain::data::LoadDataset(FLAGS_data_dir, FLAGS_data_format, "train", examples);
-  if (!train.ok()) return pstrain::ExitWith(train.status(), pstrain::kExitBadInput);
-  pstrain::data::InputPipelineOptions qopts;
-  qopts.batch_size = FLAGS_batch_size * towers->towers;  // a slice per tower
-  qopts.shard = shard;
-  qopts.seed = FLAGS_seed + static_cast<uint64_t>(index);
-  qopts.epochs = FLAGS_epochs;
-  qopts.preprocessing = spec->input().preprocessing();
-  const bool images = spec->input_shape_size() == 3;  // else ids (PIXEL_IDS)
-  qopts.height = images ? static_cast<int>(spec->input_shape(0)) : 0;
-  qopts.width = images ? static_cast<int>(spec->input_shape(1)) : 0;
-  qopts.min_after_dequeue =
-      FLAGS_min_after_dequeue >= 0 ? FLAGS_min_after_dequeue : spec->input().min_after_dequeue();
-  qopts.reader_threads = FLAGS_input_threads;
-  if (images && train->depth != spec->input_shape(2)) {
-    return pstrain::ExitWith(
-        pstrain::InvalidArgument("the data in " + FLAGS_data_dir + " have " +
-                                 std::to_string(train->depth) + " channels, model " + FLAGS_model +
-                                 " takes " + std::to_string(spec->input_shape(2))),
-        pstrain::kExitBadInput);
-  }
-  auto input = pstrain::data::InputPipeline::Create(&*train, qopts);
+  pstrain::TrainingData data;
+  auto input = pstrain::TrainingInput(*spec, **model, index, shard, towers->towers, &data);
   if (!input.ok()) return pstrain::ExitWith(input.status(), pstrain::kExitBadInput);
-  LOG(INFO) << "worker:" << index << " reads " << (*input)->examples_per_epoch()
-            << " examples per epoch from " << FLAGS_data_dir << " (" << FLAGS_data_format
-            << " format, " << shard.ToString() << ", "
-            << pstrain::proto::InputSpec::Preprocessing_Name(qopts.preprocessing)
-            << (qopts.min_after_dequeue > 0
-                    ? ", shuffle buffer of " + std::to_string(qopts.min_after_dequeue) + "+"
-                    : "")
-            << ")";
-
   return Train(index, model->get(), fleet.get(), input->get(), overlap->overlap,
                pstrain::nn::SumsLossOverBatch(*spec), *sync, &stop);
 }

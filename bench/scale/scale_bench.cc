@@ -45,6 +45,7 @@
 #include "bench/quantile.h"
 #include "bench/scale/worker_groups.h"
 #include "cluster/cluster_spec.h"
+#include "cluster/placement_flags.h"
 #include "core/status.h"
 #include "core/task_main.h"
 #include "core/tensor.h"
@@ -328,8 +329,11 @@ StatusOr<Point> RunPoint(const std::string& binary, int ps, int w, const std::st
   std::ofstream(spec_path) << ModelSpecText();
   PS_ASSIGN_OR_RETURN(proto::ModelSpec spec, nn::LoadModelSpec(spec_path));
   PS_ASSIGN_OR_RETURN(auto model, nn::CreateModel(spec));
-  PS_ASSIGN_OR_RETURN(PsFleet::Layout layout,
-                      PsFleet::LayoutFromFlags(ps, model->variables(), /*slots_per_variable=*/0));
+  PS_ASSIGN_OR_RETURN(const cluster::PlacementOptions placement,
+                      cluster::PlacementOptionsFromFlags());
+  PS_ASSIGN_OR_RETURN(
+      PsFleet::Layout layout,
+      PsFleet::LayoutOf(ps, model->variables(), /*slots_per_variable=*/0, placement));
   for (const nn::EmbeddingLookup& lookup : model->lookups()) layout.tables.push_back(lookup.table);
   auto control = ConnectFleet(bench::SpecFor(procs.ports(), 1), layout);
   PS_RETURN_IF_ERROR(control->WaitForPs(false, nullptr, std::chrono::seconds(30)));

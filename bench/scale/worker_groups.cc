@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "bench/scale/simulated_worker.h"
+#include "cluster/placement_flags.h"
 #include "nn/model.h"
 #include "nn/model_spec.h"
 #include "ps/client/ps_fleet.h"
@@ -46,8 +47,13 @@ int RunWorkerGroup(const GroupSpec& spec) {
     std::fprintf(stderr, "%s\n", model.status().ToString().c_str());
     return 1;
   }
-  auto layout = PsFleet::LayoutFromFlags(static_cast<int>(spec.ps_ports.size()),
-                                         (*model)->variables(), /*slots_per_variable=*/0);
+  auto placement = cluster::PlacementOptionsFromFlags();
+  if (!placement.ok()) {
+    std::fprintf(stderr, "%s\n", placement.status().ToString().c_str());
+    return 1;
+  }
+  auto layout = PsFleet::LayoutOf(static_cast<int>(spec.ps_ports.size()), (*model)->variables(),
+                                  /*slots_per_variable=*/0, *placement);
   if (!layout.ok()) {
     std::fprintf(stderr, "%s\n", layout.status().ToString().c_str());
     return 1;

@@ -13,19 +13,17 @@
 #include <thread>
 
 #include "cluster/key_partition.h"
-#include "cluster/placement_flags.h"
 #include "core/jitter.h"
 #include "ps/client/ps_fleet_streams.h"
 #include "ps/client/shard_rows.h"
 #include "ps/embedding/embedding_table.h"
 
 namespace pstrain {
-StatusOr<PsFleet::Layout> PsFleet::PlaceFromFlags(int num_ps,
-                                                  std::vector<cluster::VariableInfo> infos,
-                                                  std::set<std::string> non_trainable) {
-  PS_ASSIGN_OR_RETURN(auto strategy, cluster::ParsePlacementStrategy(FLAGS_placement));
-  PS_ASSIGN_OR_RETURN(auto placement,
-                      cluster::ComputePlacement(infos, num_ps, strategy, FLAGS_min_slice_bytes));
+StatusOr<PsFleet::Layout> PsFleet::Place(int num_ps, std::vector<cluster::VariableInfo> infos,
+                                         std::set<std::string> non_trainable,
+                                         const cluster::PlacementOptions& options) {
+  PS_ASSIGN_OR_RETURN(auto placement, cluster::ComputePlacement(infos, num_ps, options.strategy,
+                                                                options.min_slice_bytes));
   return Layout{std::move(infos), std::move(placement), std::move(non_trainable), {}};
 }
 
@@ -261,6 +259,40 @@ class RowFeed {
 
 }  // namespace
 
+namespace {
+
+// Appends each row of `in` to the part for the ps that holds its key (of
+// those selected), handing a part to `send` once it holds
+// EmbeddingTable::kMaxKeysPerRequest keys; false once `send` is.
+bool SplitRows(const proto::RowBlock& in, const std::vector<bool>& selected,
+               std::vector<proto::RowBlock>* parts, const std::function<bool(int)>& send) {
+  const int num_ps = static_cast<int>(parts->size());
+  const int64_t in_rows = static_cast<int64_t>(in.keys().size() / sizeof(int64_t));
+  const int64_t row_bytes =
+      in.erase() || in_rows == 0 ? 0 : static_cast<int64_t>(in.values().size()) / in_rows;
+  for (int64_t at = 0; at < in_rows; ++at) {
+    int64_t key;
+    std::memcpy(&key, in.keys().data() + at * sizeof(int64_t), sizeof(key));
+    const int ps = KeyShard(key, num_ps);
+    if (!selected[ps]) continue;
+    proto::RowBlock& part = (*parts)[ps];
+    if (part.keys().empty()) {
+      part.set_table(in.table());
+      part.set_erase(in.erase());
+    }
+    part.mutable_keys()->append(reinterpret_cast<const char*>(&key), sizeof(key));
+    part.mutable_values()->append(in.values(), at * row_bytes, row_bytes);
+    if (part.keys().size() / sizeof(int64_t) ==
+            static_cast<size_t>(EmbeddingTable::kMaxKeysPerRequest) &&
+        !send(ps)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 Status PsFleet::ImportTable(RowSource* source, const std::vector<int>& which) {
   std::vector<bool> selected(num_ps(), which.empty());
   for (int ps : which) selected[ps] = true;
@@ -282,7 +314,7 @@ Status PsFleet::ImportTable(RowSource* source, const std::vector<int>& which) {
   }
   Status read = OkStatus();
   std::vector<proto::RowBlock> parts(num_ps());
-  auto send = [&](int ps) {
+  auto send = [&](int ps) -> bool {
     if (parts[ps].keys().empty()) return true;
     proto::RowBlock block = std::move(parts[ps]);
     parts[ps].Clear();
@@ -294,26 +326,7 @@ Status PsFleet::ImportTable(RowSource* source, const std::vector<int>& which) {
     auto more = source->Next(&in);
     if (!more.ok()) read = more.status();
     if (!more.ok() || !*more) break;
-    const int64_t in_rows = static_cast<int64_t>(in.keys().size() / sizeof(int64_t));
-    const int64_t row_bytes =
-        in.erase() || in_rows == 0 ? 0 : static_cast<int64_t>(in.values().size()) / in_rows;
-    for (int64_t at = 0; at < in_rows && going; ++at) {
-      int64_t key;
-      std::memcpy(&key, in.keys().data() + at * sizeof(int64_t), sizeof(key));
-      const int ps = KeyShard(key, num_ps());
-      if (!selected[ps]) continue;
-      proto::RowBlock& part = parts[ps];
-      if (part.keys().empty()) {
-        part.set_table(in.table());
-        part.set_erase(in.erase());
-      }
-      part.mutable_keys()->append(reinterpret_cast<const char*>(&key), sizeof(key));
-      part.mutable_values()->append(in.values(), at * row_bytes, row_bytes);
-      if (part.keys().size() / sizeof(int64_t) ==
-          static_cast<size_t>(EmbeddingTable::kMaxKeysPerRequest)) {
-        going = send(ps);
-      }
-    }
+    going = SplitRows(in, selected, &parts, send);
     // A saved block's end ends the blocks built from it (the next may be
     // of the other kind, erase or not).
     for (int ps = 0; ps < num_ps() && going; ++ps) going = send(ps);

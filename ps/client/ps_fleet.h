@@ -48,21 +48,32 @@ class PsFleet {
   };
 
   // Computes the placement of `variables` (model order) over num_ps ps
-  // tasks with the --placement and --min_slice_bytes flags. Spec is any type
-  // with `name`, `shape` and `trainable` members, such as nn::VariableSpec.
-  // slots_per_variable is the optimizer's slot count, given to each trainable
-  // variable; a non-trainable one has no slots and its pushes are applied as
-  // var -= delta. InvalidArgument when the flags are bad.
+  // tasks as `options` say. Spec is any type with `name`, `shape` and
+  // `trainable` members, such as nn::VariableSpec. slots_per_variable is
+  // the optimizer's slot count, given to each trainable variable; a
+  // non-trainable one has no slots and its pushes are applied as
+  // var -= delta. InvalidArgument when the variables cannot be placed so.
   template <typename Spec>
-  static StatusOr<Layout> LayoutFromFlags(int num_ps, const std::vector<Spec>& variables,
-                                          int slots_per_variable) {
+  static StatusOr<Layout> LayoutOf(int num_ps, const std::vector<Spec>& variables,
+                                   int slots_per_variable,
+                                   const cluster::PlacementOptions& options) {
     std::vector<cluster::VariableInfo> infos;
     std::set<std::string> non_trainable;
     for (const Spec& v : variables) {
       infos.push_back({v.name, v.shape, v.trainable ? slots_per_variable : 0});
       if (!v.trainable) non_trainable.insert(v.name);
     }
-    return PlaceFromFlags(num_ps, std::move(infos), std::move(non_trainable));
+    return Place(num_ps, std::move(infos), std::move(non_trainable), options);
+  }
+  // LayoutOf a model's variables, with its embedding tables (each of its
+  // `lookups()`' `table`), spread over every ps by key.
+  template <typename Model>
+  static StatusOr<Layout> LayoutOfModel(int num_ps, const Model& model, int slots_per_variable,
+                                        const cluster::PlacementOptions& options) {
+    PS_ASSIGN_OR_RETURN(Layout layout,
+                        LayoutOf(num_ps, model.variables(), slots_per_variable, options));
+    for (const auto& lookup : model.lookups()) layout.tables.push_back(lookup.table);
+    return layout;
   }
 
   // Talks to the ps tasks through `connections`, one per ps task of the
@@ -232,8 +243,9 @@ class PsFleet {
   // rest on fan_out_); returns the first error.
   Status ForEachPs(const std::function<Status(int ps)>& fn);
 
-  static StatusOr<Layout> PlaceFromFlags(int num_ps, std::vector<cluster::VariableInfo> variables,
-                                         std::set<std::string> non_trainable);
+  static StatusOr<Layout> Place(int num_ps, std::vector<cluster::VariableInfo> variables,
+                                std::set<std::string> non_trainable,
+                                const cluster::PlacementOptions& options);
 
   std::vector<cluster::VariableInfo> variables_;
   std::set<std::string> non_trainable_;  // variable names
