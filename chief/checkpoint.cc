@@ -48,26 +48,24 @@ std::string IndexFile(const proto::CheckpointIndex& index) {
 std::string CheckpointName(int64_t step) { return "model.ckpt-" + std::to_string(step); }
 
 CheckpointWriter::CheckpointWriter(std::string prefix, std::unique_ptr<AtomicFile> data,
-                                   std::unique_ptr<AtomicFile> rows)
-    : prefix_(std::move(prefix)), data_(std::move(data)), rows_(std::move(rows)) {}
+                                   FileOps* ops)
+    : prefix_(std::move(prefix)), ops_(ops), data_(std::move(data)) {}
 
 CheckpointWriter::~CheckpointWriter() = default;
 
-StatusOr<std::unique_ptr<CheckpointWriter>> CheckpointWriter::Create(const std::string& dir,
-                                                                     int64_t step,
-                                                                     CheckpointFormat format,
-                                                                     TfNameFn tf_name) {
+StatusOr<std::unique_ptr<CheckpointWriter>> CheckpointWriter::Create(
+    const std::string& dir, int64_t step, CheckpointFormat format, TfNameFn tf_name, FileOps* ops) {
   const std::string prefix = dir + "/" + CheckpointName(step);
   if (format == CheckpointFormat::kTensorFlow) {
-    PS_ASSIGN_OR_RETURN(auto bundle, TfBundleWriter::Create(prefix));
-    std::unique_ptr<CheckpointWriter> w(new CheckpointWriter(prefix, nullptr, nullptr));
+    PS_ASSIGN_OR_RETURN(auto bundle, TfBundleWriter::Create(prefix, ops));
+    std::unique_ptr<CheckpointWriter> w(new CheckpointWriter(prefix, nullptr, ops));
     w->bundle_ = std::move(bundle);
     w->tf_name_ = std::move(tf_name);
     w->index_.set_global_step(step);
     return w;
   }
-  PS_ASSIGN_OR_RETURN(auto data, AtomicFile::Create(prefix + ".data"));
-  std::unique_ptr<CheckpointWriter> w(new CheckpointWriter(prefix, std::move(data), nullptr));
+  PS_ASSIGN_OR_RETURN(auto data, AtomicFile::Create(prefix + ".data", ops));
+  std::unique_ptr<CheckpointWriter> w(new CheckpointWriter(prefix, std::move(data), ops));
   w->index_.set_global_step(step);
   w->index_.set_data_file(BaseName(prefix) + ".data");
   return w;
@@ -138,7 +136,7 @@ Status CheckpointWriter::AddRows(const proto::RowBlock& block) {
   }
   if (rows == 0) return OkStatus();
   if (rows_ == nullptr) {
-    PS_ASSIGN_OR_RETURN(rows_, AtomicFile::Create(prefix_ + ".rows"));
+    PS_ASSIGN_OR_RETURN(rows_, AtomicFile::Create(prefix_ + ".rows", ops_));
     index_.set_rows_file(BaseName(prefix_) + ".rows");
   }
   PS_RETURN_IF_ERROR(rows_->Append(block.keys().data(), block.keys().size()));
@@ -176,11 +174,11 @@ StatusOr<std::string> CheckpointWriter::Finish() {
   if (bundle_ != nullptr) {
     PS_RETURN_IF_ERROR(EndTableTensors());
     PS_RETURN_IF_ERROR(bundle_->AddInt64("global_step", {}, {index_.global_step()}));
-    PS_RETURN_IF_ERROR(WriteFileAtomically(prefix_ + kTfSidecar, IndexFile(index_)));
+    PS_RETURN_IF_ERROR(WriteFileAtomically(prefix_ + kTfSidecar, IndexFile(index_), ops_));
     PS_RETURN_IF_ERROR(bundle_->Finish());
     return prefix_;
   }
-  PS_RETURN_IF_ERROR(WriteFileAtomically(prefix_ + ".index", IndexFile(index_)));
+  PS_RETURN_IF_ERROR(WriteFileAtomically(prefix_ + ".index", IndexFile(index_), ops_));
   return prefix_;
 }
 
@@ -363,10 +361,10 @@ StatusOr<Checkpoint> ReadCheckpoint(const std::string& prefix) {
   return ckpt;
 }
 
-Status WriteCheckpointState(const std::string& dir, const CheckpointState& state) {
+Status WriteCheckpointState(const std::string& dir, const CheckpointState& state, FileOps* ops) {
   std::string text = "model_checkpoint_path: " + Quote(state.latest) + "\n";
   for (const std::string& k : state.kept) text += "all_model_checkpoint_paths: " + Quote(k) + "\n";
-  return WriteFileAtomically(dir + "/checkpoint", text);
+  return WriteFileAtomically(dir + "/checkpoint", text, ops);
 }
 
 StatusOr<CheckpointState> ReadCheckpointState(const std::string& dir) {

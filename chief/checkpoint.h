@@ -78,10 +78,11 @@ class TfBundleWriter;
 // Thread-compatible.
 class CheckpointWriter {
  public:
-  // tf_name (kTensorFlow only; null: every name as it is).
+  // tf_name (kTensorFlow only; null: every name as it is). Every file is
+  // written through `ops`.
   static StatusOr<std::unique_ptr<CheckpointWriter>> Create(
       const std::string& dir, int64_t step, CheckpointFormat format = CheckpointFormat::kPstrain,
-      TfNameFn tf_name = nullptr);
+      TfNameFn tf_name = nullptr, FileOps* ops = FileOps::Real());
   ~CheckpointWriter();
 
   Status AddTensor(const std::string& name, const Tensor& tensor);
@@ -98,13 +99,13 @@ class CheckpointWriter {
   StatusOr<std::string> Finish();
 
  private:
-  CheckpointWriter(std::string prefix, std::unique_ptr<AtomicFile> data,
-                   std::unique_ptr<AtomicFile> rows);
+  CheckpointWriter(std::string prefix, std::unique_ptr<AtomicFile> data, FileOps* ops);
 
   // Writes the streamed table's "-keys" tensor from the spool and ends it.
   Status EndTableTensors();
 
   const std::string prefix_;
+  FileOps* const ops_;
   std::unique_ptr<AtomicFile> data_, rows_;
   std::unique_ptr<TfBundleWriter> bundle_;  // kTensorFlow: the tensors
   // The table streaming into the bundle: its keys so far, their count.
@@ -161,7 +162,8 @@ struct CheckpointState {
   std::string latest;             // base name
   std::vector<std::string> kept;  // base names, oldest first
 };
-Status WriteCheckpointState(const std::string& dir, const CheckpointState& state);
+Status WriteCheckpointState(const std::string& dir, const CheckpointState& state,
+                            FileOps* ops = FileOps::Real());
 // NotFound when the train dir has no state file.
 StatusOr<CheckpointState> ReadCheckpointState(const std::string& dir);
 

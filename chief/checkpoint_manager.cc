@@ -28,7 +28,8 @@ StatusOr<std::string> CheckpointManager::Save(int64_t step,
                                               const std::map<std::string, Tensor>& tensors,
                                               const AddTables& add_tables,
                                               std::optional<int64_t> delta_base) {
-  PS_ASSIGN_OR_RETURN(auto writer, CheckpointWriter::Create(options_.dir, step, format_, tf_name_));
+  PS_ASSIGN_OR_RETURN(
+      auto writer, CheckpointWriter::Create(options_.dir, step, format_, tf_name_, options_.files));
   for (const auto& [name, t] : tensors) PS_RETURN_IF_ERROR(writer->AddTensor(name, t));
   if (delta_base) writer->SetDeltaBase(*delta_base);
   if (add_tables) PS_RETURN_IF_ERROR(add_tables(writer.get()));
@@ -41,7 +42,7 @@ StatusOr<std::string> CheckpointManager::Save(int64_t step,
     dropped.push_back(kept_.front());
     kept_.erase(kept_.begin());
   }
-  PS_RETURN_IF_ERROR(WriteCheckpointState(options_.dir, {base, kept_}));
+  PS_RETURN_IF_ERROR(WriteCheckpointState(options_.dir, {base, kept_}, options_.files));
   // Only once the state file no longer names them are old checkpoints
   // deleted, and a full one only once no kept delta needs it.
   std::set<std::string> needed;

@@ -29,6 +29,7 @@ class CheckpointManager {
     std::string dir;
     int max_to_keep = 5;
     double keep_every_n_hours = 10000;  // TF's default: effectively never
+    FileOps* files = FileOps::Real();   // every file written goes through it
   };
   // Reads the existing state file, if any, to continue its list.
   explicit CheckpointManager(Options options);

@@ -40,8 +40,8 @@ Supervisor::Supervisor(nn::Model* model, PsFleet* fleet, const data::ImageDatase
       train_set_(train_set),
       stop_(stop),
       options_(std::move(options)),
-      checkpoints_(
-          {options_.train_dir, options_.max_to_keep, options_.keep_checkpoint_every_n_hours}),
+      checkpoints_({options_.train_dir, options_.max_to_keep,
+                    options_.keep_checkpoint_every_n_hours, options_.files}),
       incarnations_(fleet->num_ps(), 0),
       ps_health_(fleet->num_ps()),
       clock_(options_.clock),
@@ -133,27 +133,7 @@ Status Supervisor::CheckPsIncarnations(bool* needs_restore) {
   return OkStatus();
 }
 
-Status Supervisor::Start() {
-  PS_RETURN_IF_ERROR(fleet_->WaitForPs(/*require_ready=*/false, stop_, options_.startup_timeout));
-  bool all_ready = true;
-  int64_t step = 0;
-  for (int ps = 0; ps < fleet_->num_ps(); ++ps) {
-    PS_ASSIGN_OR_RETURN(auto st, fleet_->client(ps)->GetReadiness(std::chrono::seconds(5)));
-    all_ready &= st.ready() && st.placement_fingerprint() == fleet_->placement().fingerprint;
-    if (ps == 0) step = st.global_step();
-    incarnations_[ps] = st.incarnation();
-  }
-  if (all_ready) {
-    LOG(INFO) << "every ps already holds the model (global_step " << step
-              << "): a restarted chief carries on";
-  } else {
-    PS_RETURN_IF_ERROR(RestoreOrInitialize("starting"));
-  }
-  // Training (again) in this dir: its job has not ended.
-  PS_RETURN_IF_ERROR(ClearTrainingDone(options_.train_dir));
-  training_started_ = clock_->Now();
-  eval_timer_.Done();
-  model_ready_ = true;
+void Supervisor::LogModelReady() const {
   const auto& placement = fleet_->placement();
   LOG(INFO) << "model ready: " << model_->variables().size() << " variables in "
             << placement.shards.size() << " shards on " << placement.num_ps
@@ -180,6 +160,30 @@ Status Supervisor::Start() {
   } else {
     LOG(INFO) << "asynchronous training: every gradient is applied as it arrives";
   }
+}
+
+Status Supervisor::Start() {
+  PS_RETURN_IF_ERROR(fleet_->WaitForPs(/*require_ready=*/false, stop_, options_.startup_timeout));
+  bool all_ready = true;
+  int64_t step = 0;
+  for (int ps = 0; ps < fleet_->num_ps(); ++ps) {
+    PS_ASSIGN_OR_RETURN(auto st, fleet_->client(ps)->GetReadiness(std::chrono::seconds(5)));
+    all_ready &= st.ready() && st.placement_fingerprint() == fleet_->placement().fingerprint;
+    if (ps == 0) step = st.global_step();
+    incarnations_[ps] = st.incarnation();
+  }
+  if (all_ready) {
+    LOG(INFO) << "every ps already holds the model (global_step " << step
+              << "): a restarted chief carries on";
+  } else {
+    PS_RETURN_IF_ERROR(RestoreOrInitialize("starting"));
+  }
+  // Training (again) in this dir: its job has not ended.
+  PS_RETURN_IF_ERROR(ClearTrainingDone(options_.train_dir));
+  training_started_ = clock_->Now();
+  eval_timer_.Done();
+  model_ready_ = true;
+  LogModelReady();
   if (options_.save_summaries_steps > 0) {
     PS_ASSIGN_OR_RETURN(summaries_, TrainingSummaries::Create(options_.train_dir, model_,
                                                               train_set_, options_.input));
@@ -384,8 +388,18 @@ void Supervisor::RunSchedules(const proto::StatusResponse& st) {
   const bool by_steps = options_.save_checkpoint_steps > 0 &&
                         st.global_step() >= last_saved_step_ + options_.save_checkpoint_steps;
   if (by_steps || checkpoint_timer_.Due()) {
+    // A save that fails (a full disk, a failing fsync) leaves the last
+    // checkpoint whole; training goes on, and each poll tries again. Said
+    // once, not every poll, until a save succeeds.
     Status s = SaveCheckpoint(by_steps ? "every N steps" : "timer");
-    if (!s.ok()) LOG(WARNING) << "checkpoint not saved: " << s.ToString();
+    if (!s.ok() && !save_failing_) {
+      LOG(WARNING) << "checkpoint not saved: " << s.ToString()
+                   << "; training goes on, the last checkpoint stays as it was, and saving is "
+                      "tried again at every poll (said again once it works)";
+    } else if (s.ok() && save_failing_) {
+      LOG(INFO) << "checkpoints are saved again";
+    }
+    save_failing_ = !s.ok();
   }
   Status s = WriteSummaries(st);
   if (!s.ok()) LOG(WARNING) << "summaries not written: " << s.ToString();
@@ -425,36 +439,8 @@ std::vector<TableShardMetrics> Supervisor::TableShards() const {
   return out;
 }
 
-void Supervisor::PublishMetrics(const proto::StatusResponse& st) {
-  if (options_.board == nullptr) return;
-  const Clock::TimePoint now = clock_->Now();
-  ChiefMetrics m;
-  m.global_step = st.global_step();
-  m.loss = MeanWorkerLoss(st);
-  if (m.loss > 0 && (loss_history_.empty() || loss_history_.back().step != m.global_step)) {
-    loss_history_.push_back({m.global_step, m.loss});
-    if (loss_history_.size() > 1000) loss_history_.erase(loss_history_.begin());
-  }
-  m.loss_history = loss_history_;
-  m.learning_rate = st.learning_rate();
-  m.steps_per_sec = steps_.steps_per_sec();
-  const proto::SyncConfig& sync = options_.init.sync();
-  m.examples_per_sec =
-      m.steps_per_sec * options_.batch_size * (sync.enabled() ? sync.replicas_to_aggregate() : 1);
-  m.stale_gradients_dropped = st.stale_dropped();
-  if (checkpoints_.latest_step() >= 0) {
-    m.seconds_since_checkpoint = std::chrono::duration<double>(checkpoint_timer_.since()).count();
-  }
-  m.restores = restores_;
-  m.mode = sync.enabled() ? "sync " + std::to_string(sync.replicas_to_aggregate()) + "/" +
-                                std::to_string(sync.total_num_replicas())
-                          : "async";
-  m.model = options_.model_name;
-  m.train_dir = options_.train_dir;
-  m.uptime_secs = std::chrono::duration<double>(now - started_).count();
-  m.tasks.push_back({"chief:0", "running", "supervising"});
-  for (const TaskHealth& h : ps_health_) m.tasks.push_back(h);
-  m.tables = TableShards();
+void Supervisor::ListWorkers(const proto::StatusResponse& st, ChiefMetrics* metrics) const {
+  ChiefMetrics& m = *metrics;
   const double timeout = options_.init.heartbeat_timeout_secs();
   std::map<int, const proto::WorkerState*> seen;
   for (const proto::WorkerState& w : st.workers()) seen[w.worker()] = &w;
@@ -494,6 +480,39 @@ void Supervisor::PublishMetrics(const proto::StatusResponse& st) {
       ++m.unlisted_workers_up;
     }
   }
+}
+
+void Supervisor::PublishMetrics(const proto::StatusResponse& st) {
+  if (options_.board == nullptr) return;
+  const Clock::TimePoint now = clock_->Now();
+  ChiefMetrics m;
+  m.global_step = st.global_step();
+  m.loss = MeanWorkerLoss(st);
+  if (m.loss > 0 && (loss_history_.empty() || loss_history_.back().step != m.global_step)) {
+    loss_history_.push_back({m.global_step, m.loss});
+    if (loss_history_.size() > 1000) loss_history_.erase(loss_history_.begin());
+  }
+  m.loss_history = loss_history_;
+  m.learning_rate = st.learning_rate();
+  m.steps_per_sec = steps_.steps_per_sec();
+  const proto::SyncConfig& sync = options_.init.sync();
+  m.examples_per_sec =
+      m.steps_per_sec * options_.batch_size * (sync.enabled() ? sync.replicas_to_aggregate() : 1);
+  m.stale_gradients_dropped = st.stale_dropped();
+  if (checkpoints_.latest_step() >= 0) {
+    m.seconds_since_checkpoint = std::chrono::duration<double>(checkpoint_timer_.since()).count();
+  }
+  m.restores = restores_;
+  m.mode = sync.enabled() ? "sync " + std::to_string(sync.replicas_to_aggregate()) + "/" +
+                                std::to_string(sync.total_num_replicas())
+                          : "async";
+  m.model = options_.model_name;
+  m.train_dir = options_.train_dir;
+  m.uptime_secs = std::chrono::duration<double>(now - started_).count();
+  m.tasks.push_back({"chief:0", "running", "supervising"});
+  for (const TaskHealth& h : ps_health_) m.tasks.push_back(h);
+  m.tables = TableShards();
+  ListWorkers(st, &m);
   options_.board->Publish(std::move(m));
 }
 

@@ -52,6 +52,7 @@
 #include "chief/training_summaries.h"
 #include "chief/worker_roster.h"
 #include "core/clock.h"
+#include "core/file_ops.h"
 #include "core/status.h"
 #include "core/stop_signals.h"
 #include "data/mnist_dataset.h"
@@ -63,6 +64,9 @@ namespace pstrain {
 
 struct SupervisorOptions {
   std::string train_dir;
+  // Every file the chief writes there (checkpoints, the state file) goes
+  // through it: a test's seam for a full disk or a failing fsync.
+  FileOps* files = FileOps::Real();
   uint64_t seed = 0;
   // A train dir without a checkpoint: these variables start from these
   // values (chief/warm_start.h), read from warm_start_from; may be null.
@@ -130,6 +134,13 @@ class Supervisor {
   int64_t restores() const { return restores_; }
 
  private:
+  // Says what the job trains with: the placement, the optimizer, sync or
+  // async.
+  void LogModelReady() const;
+  // The workers' health from ps:0's status into *metrics: every worker of
+  // a small job; of a large one, those not running first (then the running
+  // ones), at most kListedWorkers, the rest counted.
+  void ListWorkers(const proto::StatusResponse& st, ChiefMetrics* metrics) const;
   // Restores every ps from the newest readable checkpoint, else initializes
   // from the seed. `why` goes into the log line.
   Status RestoreOrInitialize(const std::string& why);
@@ -189,6 +200,7 @@ class Supervisor {
   const Clock::TimePoint started_;
   int64_t restores_ = 0;
   int64_t last_saved_step_ = -1;
+  bool save_failing_ = false;  // the last scheduled save failed (logged once)
   // The newest full checkpoint of the tables this process saved, and the
   // deltas saved since (-1: none yet; a restart saves a full one first).
   int64_t last_full_step_ = -1;

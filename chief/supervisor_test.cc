@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <filesystem>
 #include <random>
 #include <thread>
 
@@ -14,6 +16,8 @@
 #include "chief/http/metrics.h"
 #include "core/test_util.h"
 #include "core/testing/fake_clock.h"
+#include "core/testing/faulty_file_ops.h"
+#include "core/testing/status_assertions.h"
 #include "core/testing/wait_until.h"
 #include "nn/model_spec.h"
 #include "nn/test_models.h"
@@ -29,12 +33,12 @@ class SupervisorTest : public ::testing::Test {
     auto spec = nn::ParseModelSpec(nn::TinyLinearNetText(0.5f), "the tiny net");
     ASSERT_TRUE(spec.ok()) << spec.status().ToString();
     auto model = nn::CreateModel(*spec);
-    ASSERT_TRUE(model.ok());
+    PS_ASSERT_OK(model);
     model_ = std::move(model).value();
     for (const nn::VariableSpec& v : model_->variables()) infos_.push_back({v.name, v.shape, 0});
     auto placement =
         cluster::ComputePlacement(infos_, 1, cluster::PlacementStrategy::kGreedy, 1 << 20);
-    ASSERT_TRUE(placement.ok());
+    PS_ASSERT_OK(placement);
     placement_ = *placement;
 
     std::mt19937 rng(2);
@@ -71,7 +75,7 @@ class SupervisorTest : public ::testing::Test {
   std::vector<Tensor> Pull(PsFleet* fleet, int64_t* step) {
     std::vector<Tensor> values;
     PsFleet::PsSteps steps;
-    EXPECT_TRUE(fleet->PullVariables(&values, &steps).ok());
+    PS_EXPECT_OK(fleet->PullVariables(&values, &steps));
     *step = steps.empty() ? -1 : steps[0];
     return values;
   }
@@ -88,7 +92,7 @@ TEST_F(SupervisorTest, StartInitializesEveryVariableFromTheSeed) {
   InProcessPs* ps = nullptr;
   auto fleet = NewFleet(&ps);
   Supervisor sup(model_.get(), fleet.get(), &test_set_, nullptr, &stop_, Options());
-  ASSERT_TRUE(sup.Start().ok());
+  PS_ASSERT_OK(sup.Start());
   int64_t step = 0;
   std::vector<Tensor> values = Pull(fleet.get(), &step);
   EXPECT_EQ(step, 0);
@@ -106,15 +110,15 @@ TEST_F(SupervisorTest, AnEmptyPsIsRestoredFromTheLatestCheckpoint) {
     InProcessPs* ps = nullptr;
     auto fleet = NewFleet(&ps);
     Supervisor sup(model_.get(), fleet.get(), &test_set_, nullptr, &stop_, Options());
-    ASSERT_TRUE(sup.Start().ok());
+    PS_ASSERT_OK(sup.Start());
     std::vector<Tensor> grads;
     for (const nn::VariableSpec& v : model_->variables()) {
       grads.emplace_back(v.shape);
       grads.back().Fill(1.0f);
     }
-    ASSERT_TRUE(fleet->PushGradients(grads, 0, 1, {0}, /*sync=*/false).ok());
+    PS_ASSERT_OK(fleet->PushGradients(grads, 0, 1, {0}, /*sync=*/false));
     stop_.Notify("test");
-    ASSERT_TRUE(sup.SaveOnStop().ok());
+    PS_ASSERT_OK(sup.SaveOnStop());
     int64_t step = 0;
     trained = Pull(fleet.get(), &step);
     ASSERT_EQ(step, 1);
@@ -124,7 +128,7 @@ TEST_F(SupervisorTest, AnEmptyPsIsRestoredFromTheLatestCheckpoint) {
   auto fleet = NewFleet(&ps);
   StopNotice stop;
   Supervisor sup(model_.get(), fleet.get(), &test_set_, nullptr, &stop, Options());
-  ASSERT_TRUE(sup.Start().ok());
+  PS_ASSERT_OK(sup.Start());
   int64_t step = 0;
   std::vector<Tensor> values = Pull(fleet.get(), &step);
   EXPECT_EQ(step, 1);
@@ -143,7 +147,7 @@ std::unique_ptr<PsFleet> FleetWithTable(const std::vector<cluster::VariableInfo>
   for (int i = 0; i < num_ps; ++i) connections.push_back(std::make_unique<InProcessPs>(i));
   auto placement =
       cluster::ComputePlacement(infos, num_ps, cluster::PlacementStrategy::kGreedy, 1 << 20);
-  EXPECT_TRUE(placement.ok());
+  PS_EXPECT_OK(placement);
   proto::EmbeddingTableConfig table;
   table.set_name("emb");
   table.set_dim(3);
@@ -169,24 +173,24 @@ TEST_F(SupervisorTest, EmbeddingRowsComeBackWithTheVariables) {
   {
     auto fleet = FleetWithTable(infos_, 2);
     Supervisor sup(model_.get(), fleet.get(), &test_set_, nullptr, &stop_, Options());
-    ASSERT_TRUE(sup.Start().ok());
+    PS_ASSERT_OK(sup.Start());
     std::vector<Tensor> grads;
     for (const nn::VariableSpec& v : model_->variables()) grads.emplace_back(v.shape);
     std::vector<PsFleet::TableStep> step = step_of(fleet.get());
     Tensor rows({500, 3});
     for (int64_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<float>(i);
-    ASSERT_TRUE(fleet->PushGradientsAndRows(grads, step, {rows}, 0, 1, {0, 0}, false).ok());
+    PS_ASSERT_OK(fleet->PushGradientsAndRows(grads, step, {rows}, 0, 1, {0, 0}, false));
     stop_.Notify("test");
-    ASSERT_TRUE(sup.SaveOnStop().ok());
+    PS_ASSERT_OK(sup.SaveOnStop());
   }
   auto fleet = FleetWithTable(infos_, 3);
   StopNotice stop;
   Supervisor sup(model_.get(), fleet.get(), &test_set_, nullptr, &stop, Options());
-  ASSERT_TRUE(sup.Start().ok());
+  PS_ASSERT_OK(sup.Start());
   std::vector<PsFleet::TableStep> step = step_of(fleet.get());
   std::vector<Tensor> values;
   PsFleet::PsSteps steps;
-  ASSERT_TRUE(fleet->PullVariablesAndRows(&values, &step, &steps).ok());
+  PS_ASSERT_OK(fleet->PullVariablesAndRows(&values, &step, &steps));
   EXPECT_EQ(steps[0], 1);
   // SGD at 0.5 from zeros: each row is -0.5 x its gradient.
   for (int64_t i = 0; i < step[0].rows.size(); ++i) {
@@ -198,11 +202,11 @@ TEST_F(SupervisorTest, MonitorEndsWhenTheWorkerIsDoneAndFinishSavesAndShutsTheJo
   InProcessPs* ps = nullptr;
   auto fleet = NewFleet(&ps);
   Supervisor sup(model_.get(), fleet.get(), &test_set_, nullptr, &stop_, Options());
-  ASSERT_TRUE(sup.Start().ok());
-  ASSERT_TRUE(ps->Heartbeat(0, 1, 2.3f).ok());
-  ASSERT_TRUE(ps->WorkerDone(0, "").ok());
-  ASSERT_TRUE(sup.Monitor().ok());
-  ASSERT_TRUE(sup.Finish().ok());
+  PS_ASSERT_OK(sup.Start());
+  PS_ASSERT_OK(ps->Heartbeat(0, 1, 2.3f));
+  PS_ASSERT_OK(ps->WorkerDone(0, ""));
+  PS_ASSERT_OK(sup.Monitor());
+  PS_ASSERT_OK(sup.Finish());
   auto state = ReadCheckpointState(dir_.path());
   ASSERT_TRUE(state.ok()) << state.status().ToString();
   auto ckpt = ReadCheckpoint(dir_.path() + "/model.ckpt-0");
@@ -303,16 +307,16 @@ TEST_F(SupervisorTest, AnEmptyPsBackWithinOnePollIsNeverPublished) {
   options.board = &board;
   options.save_checkpoint_steps = 1;
   Supervisor sup(model_.get(), &fleet, &test_set_, nullptr, &stop_, options);
-  ASSERT_TRUE(sup.Start().ok());
+  PS_ASSERT_OK(sup.Start());
   std::vector<Tensor> grads;
   for (const nn::VariableSpec& v : model_->variables()) {
     grads.emplace_back(v.shape);
     grads.back().Fill(1.0f);
   }
   for (int step = 0; step < 3; ++step) {
-    ASSERT_TRUE(fleet.PushGradients(grads, 0, step + 1, {step}, /*sync=*/false).ok());
+    PS_ASSERT_OK(fleet.PushGradients(grads, 0, step + 1, {step}, /*sync=*/false));
   }
-  ASSERT_TRUE(ps->ps()->Heartbeat(0, 3, 2.3f).ok());
+  PS_ASSERT_OK(ps->ps()->Heartbeat(0, 3, 2.3f));
   const Status monitored = sup.Monitor();
   EXPECT_EQ(monitored.code(), Code::kAborted) << monitored.ToString();
   EXPECT_EQ(sup.restores(), 1);
@@ -339,10 +343,10 @@ TEST_F(SupervisorTest, AThousandWorkersPublishABoundedTaskList) {
   options.init.set_num_workers(kWorkers);
   options.init.set_heartbeat_timeout_secs(600);
   Supervisor sup(model_.get(), fleet.get(), &test_set_, nullptr, &stop_, options);
-  ASSERT_TRUE(sup.Start().ok());
+  PS_ASSERT_OK(sup.Start());
   for (int w = 0; w < kWorkers - 2; ++w) ASSERT_TRUE(ps->Heartbeat(w, 1, 0.5f).ok());
-  ASSERT_TRUE(ps->Heartbeat(kWorkers - 2, 1, 0.5f).ok());
-  ASSERT_TRUE(ps->WorkerDone(kWorkers - 2, "").ok());  // and worker 999 never heard from
+  PS_ASSERT_OK(ps->Heartbeat(kWorkers - 2, 1, 0.5f));
+  PS_ASSERT_OK(ps->WorkerDone(kWorkers - 2, ""));  // and worker 999 never heard from
   std::thread stopper([&] {
     WaitUntil([&] { return !board.Read().workers_by_state.empty(); }, std::chrono::seconds(30));
     stop_.Notify("test over");
@@ -384,8 +388,8 @@ TEST_F(SupervisorTest, AnEvaluationThatReachesTheTargetEndsTraining) {
   options.eval_secs = 60;
   options.target_accuracy = 1e-9;  // any correct answer on the test set reaches it
   Supervisor sup(model_.get(), fleet.get(), &test_set_, nullptr, &stop_, options);
-  ASSERT_TRUE(sup.Start().ok());
-  ASSERT_TRUE(ps->Heartbeat(0, 1, 2.3f).ok());
+  PS_ASSERT_OK(sup.Start());
+  PS_ASSERT_OK(ps->Heartbeat(0, 1, 2.3f));
   Status monitored = Aborted("Monitor did not return");
   std::thread monitor([&] { monitored = sup.Monitor(); });
   // A poll at 59 s: no evaluation yet.
@@ -393,21 +397,87 @@ TEST_F(SupervisorTest, AnEvaluationThatReachesTheTargetEndsTraining) {
   clock.Advance(std::chrono::seconds(59));
   ASSERT_TRUE(clock.AwaitSleepers(1));
   auto beat = ps->Heartbeat(0, 1, 2.3f);
-  ASSERT_TRUE(beat.ok());
+  PS_ASSERT_OK(beat);
   EXPECT_EQ(beat->training_ended(), "");
   // The poll at 60 s evaluates, reaches the target and tells the workers.
   clock.Advance(std::chrono::seconds(1));
   ASSERT_TRUE(clock.AwaitSleepers(1));
   beat = ps->Heartbeat(0, 1, 2.3f);
-  ASSERT_TRUE(beat.ok());
+  PS_ASSERT_OK(beat);
   EXPECT_NE(beat->training_ended().find("reached the target"), std::string::npos)
       << beat->training_ended();
   // The worker's part: report done; the next poll ends Monitor.
-  ASSERT_TRUE(ps->WorkerDone(0, "").ok());
+  PS_ASSERT_OK(ps->WorkerDone(0, ""));
   clock.Advance(std::chrono::seconds(1));
   monitor.join();
   EXPECT_TRUE(monitored.ok()) << monitored.ToString();
-  ASSERT_TRUE(sup.Finish().ok());
+  PS_ASSERT_OK(sup.Finish());
+}
+
+// A save that fails (a full disk, then a failing fsync) leaves the last
+// checkpoint whole and readable and no temporary file; training goes on,
+// and the next save once the disk is healed succeeds.
+TEST_F(SupervisorTest, AFullDiskOrAFailingFsyncLosesNoCheckpointAndTrainingGoesOn) {
+  InProcessPs* ps = nullptr;
+  auto fleet = NewFleet(&ps);
+  testing::FaultyFileOps disk;
+  SupervisorOptions options = Options();
+  options.files = &disk;
+  options.save_checkpoint_steps = 1;
+  options.checkpoint_format = CheckpointFormat::kTensorFlow;
+  Supervisor sup(model_.get(), fleet.get(), &test_set_, nullptr, &stop_, options);
+  PS_ASSERT_OK(sup.Start());
+  std::vector<Tensor> grads;
+  for (const nn::VariableSpec& v : model_->variables()) {
+    grads.emplace_back(v.shape);
+    grads.back().Fill(0.1f);
+  }
+  int64_t step = 0;
+  auto push = [&] {
+    auto pushed = fleet->PushGradients(grads, 0, step + 1, {step}, /*sync=*/false);
+    ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
+    step = pushed->global_step();
+    PS_ASSERT_OK(ps->Heartbeat(0, step, 1.0f));
+  };
+  auto latest = [&]() -> std::string {
+    auto state = ReadCheckpointState(dir_.path());
+    return state.ok() ? state->latest : "";
+  };
+  auto saved = [&](int64_t at) {
+    return WaitUntil([&] { return latest() == CheckpointName(at); }, std::chrono::seconds(20));
+  };
+  Status monitored = Aborted("Monitor did not return");
+  std::thread monitor([&] { monitored = sup.Monitor(); });
+  ASSERT_NO_FATAL_FAILURE(push());
+  ASSERT_TRUE(saved(1)) << "latest: " << latest();
+  for (const int error : {ENOSPC, EIO}) {
+    SCOPED_TRACE(error == ENOSPC ? "a full disk" : "a failing fsync");
+    const int64_t good = step;
+    if (error == ENOSPC) {
+      disk.FailWrites(error);
+    } else {
+      disk.FailFsyncs(error);
+    }
+    const int before = disk.failures();
+    ASSERT_NO_FATAL_FAILURE(push());
+    // Tried, failed, and tried again at the next poll.
+    ASSERT_TRUE(WaitUntil([&] { return disk.failures() >= before + 2; }, std::chrono::seconds(20)));
+    ASSERT_NO_FATAL_FAILURE(push());  // training goes on
+    EXPECT_EQ(latest(), CheckpointName(good));
+    auto kept = ReadCheckpoint(dir_.path() + "/" + CheckpointName(good));
+    ASSERT_TRUE(kept.ok()) << "the last checkpoint was damaged: " << kept.status().ToString();
+    EXPECT_EQ(kept->global_step, good);
+    for (const auto& entry : std::filesystem::directory_iterator(dir_.path())) {
+      EXPECT_EQ(entry.path().filename().string().find(".tmp-"), std::string::npos)
+          << "a temporary file was left behind: " << entry.path();
+    }
+    disk.Heal();
+    ASSERT_TRUE(saved(step)) << "latest: " << latest();
+  }
+  PS_ASSERT_OK(ps->WorkerDone(0, ""));
+  monitor.join();
+  EXPECT_TRUE(monitored.ok()) << monitored.ToString();
+  PS_ASSERT_OK(sup.Finish());
 }
 
 }  // namespace

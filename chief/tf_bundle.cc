@@ -93,14 +93,15 @@ size_t BytesPer(tensorflow::DataType dtype) { return dtype == tensorflow::DT_FLO
 std::string TfBundleIndexPath(const std::string& prefix) { return prefix + ".index"; }
 std::string TfBundleDataPath(const std::string& prefix) { return prefix + ".data-00000-of-00001"; }
 
-StatusOr<std::unique_ptr<TfBundleWriter>> TfBundleWriter::Create(const std::string& prefix) {
+StatusOr<std::unique_ptr<TfBundleWriter>> TfBundleWriter::Create(const std::string& prefix,
+                                                                 FileOps* ops) {
   PS_ASSIGN_OR_RETURN(std::unique_ptr<AtomicFile> data,
-                      AtomicFile::Create(TfBundleDataPath(prefix)));
-  return std::unique_ptr<TfBundleWriter>(new TfBundleWriter(prefix, std::move(data)));
+                      AtomicFile::Create(TfBundleDataPath(prefix), ops));
+  return std::unique_ptr<TfBundleWriter>(new TfBundleWriter(prefix, std::move(data), ops));
 }
 
-TfBundleWriter::TfBundleWriter(std::string prefix, std::unique_ptr<AtomicFile> data)
-    : prefix_(std::move(prefix)), data_(std::move(data)) {}
+TfBundleWriter::TfBundleWriter(std::string prefix, std::unique_ptr<AtomicFile> data, FileOps* ops)
+    : prefix_(std::move(prefix)), data_(std::move(data)), ops_(ops) {}
 
 Status TfBundleWriter::AddFloat(const std::string& name, const Tensor& tensor) {
   return AddBytes(name, tensorflow::DT_FLOAT, tensor.shape(), tensor.data(),
@@ -174,8 +175,59 @@ Status TfBundleWriter::Finish() {
   const leveldb::Status built = builder.Finish();
   if (!built.ok())
     return Internal("building " + TfBundleIndexPath(prefix_) + ": " + built.ToString());
-  return WriteFileAtomically(TfBundleIndexPath(prefix_), index);
+  return WriteFileAtomically(TfBundleIndexPath(prefix_), index, ops_);
 }
+
+namespace {
+
+// An entry's dtype and shape, once it is one pstrain reads (float32 or
+// int64, not sliced) and its bytes lie in the data file as its shape needs.
+// `at` names it in errors.
+StatusOr<BundleTensor> CheckEntry(const tensorflow::BundleEntryProto& entry, const std::string& at,
+                                  const std::string& data_path, int64_t data_bytes) {
+  if (!entry.GetReflection()->GetUnknownFields(entry).empty()) {
+    return Unimplemented(at + "sliced (a partitioned variable)");
+  }
+  if (entry.dtype() != tensorflow::DT_FLOAT && entry.dtype() != tensorflow::DT_INT64) {
+    return Unimplemented(at + "dtype " + tensorflow::DataType_Name(entry.dtype()) +
+                         " (pstrain reads float32 and int64)");
+  }
+  BundleTensor t;
+  t.dtype = entry.dtype();
+  for (const auto& dim : entry.shape().dim()) {
+    if (dim.size() < 0) return DataLoss(at + "a negative dimension");
+    t.shape.push_back(dim.size());
+  }
+  PS_ASSIGN_OR_RETURN(const int64_t count, CheckedNumElements(t.shape));
+  const int64_t size = count * static_cast<int64_t>(BytesPer(entry.dtype()));
+  if (entry.shard_id() != 0 || entry.size() != size || entry.offset() < 0 ||
+      entry.offset() > data_bytes - size) {
+    return DataLoss(at + "its " + std::to_string(entry.size()) + " bytes at " +
+                    std::to_string(entry.offset()) + " do not lie in " + data_path + " (" +
+                    std::to_string(data_bytes) + " bytes) as shape " + ShapeString(t.shape) +
+                    " needs");
+  }
+  return t;
+}
+
+// The index's first entry: a header of one data shard, little-endian.
+Status CheckHeader(leveldb::Iterator* it, const std::string& index_path) {
+  tensorflow::BundleHeaderProto header;
+  if (!it->Valid() || !it->key().empty() ||
+      !header.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
+    return DataLoss(index_path + ": no bundle header");
+  }
+  if (header.num_shards() != 1) {
+    return Unimplemented(index_path + ": " + std::to_string(header.num_shards()) +
+                         " data shards (pstrain reads bundles of one)");
+  }
+  if (header.endianness() != tensorflow::BundleHeaderProto::LITTLE) {
+    return Unimplemented(index_path + ": big-endian tensors");
+  }
+  return OkStatus();
+}
+
+}  // namespace
 
 StatusOr<std::map<std::string, BundleTensor>> ReadTfBundle(
     const std::string& prefix, const std::function<bool(const std::string&)>& skip) {
@@ -194,18 +246,7 @@ StatusOr<std::map<std::string, BundleTensor>> ReadTfBundle(
   read.verify_checksums = true;
   std::unique_ptr<leveldb::Iterator> it(table->NewIterator(read));
   it->SeekToFirst();
-  tensorflow::BundleHeaderProto header;
-  if (!it->Valid() || !it->key().empty() ||
-      !header.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
-    return DataLoss(index_path + ": no bundle header");
-  }
-  if (header.num_shards() != 1) {
-    return Unimplemented(index_path + ": " + std::to_string(header.num_shards()) +
-                         " data shards (pstrain reads bundles of one)");
-  }
-  if (header.endianness() != tensorflow::BundleHeaderProto::LITTLE) {
-    return Unimplemented(index_path + ": big-endian tensors");
-  }
+  PS_RETURN_IF_ERROR(CheckHeader(it.get(), index_path));
   const std::string data_path = TfBundleDataPath(prefix);
   std::ifstream data(data_path, std::ios::binary);
   if (!data) return DataLoss("cannot open " + data_path);
@@ -218,29 +259,10 @@ StatusOr<std::map<std::string, BundleTensor>> ReadTfBundle(
     if (!entry.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
       return DataLoss(at + "not a BundleEntryProto");
     }
-    if (!entry.GetReflection()->GetUnknownFields(entry).empty()) {
-      return Unimplemented(at + "sliced (a partitioned variable)");
-    }
-    if (entry.dtype() != tensorflow::DT_FLOAT && entry.dtype() != tensorflow::DT_INT64) {
-      return Unimplemented(at + "dtype " + tensorflow::DataType_Name(entry.dtype()) +
-                           " (pstrain reads float32 and int64)");
-    }
-    BundleTensor t;
-    t.dtype = entry.dtype();
-    for (const auto& dim : entry.shape().dim()) {
-      if (dim.size() < 0) return DataLoss(at + "a negative dimension");
-      t.shape.push_back(dim.size());
-    }
-    PS_ASSIGN_OR_RETURN(const int64_t count, CheckedNumElements(t.shape));
-    const int64_t size = count * static_cast<int64_t>(BytesPer(entry.dtype()));
-    if (entry.shard_id() != 0 || entry.size() != size || entry.offset() < 0 ||
-        entry.offset() > data_bytes - size) {
-      return DataLoss(at + "its " + std::to_string(entry.size()) + " bytes at " +
-                      std::to_string(entry.offset()) + " do not lie in " + data_path + " (" +
-                      std::to_string(data_bytes) + " bytes) as shape " + ShapeString(t.shape) +
-                      " needs");
-    }
+    PS_ASSIGN_OR_RETURN(BundleTensor t, CheckEntry(entry, at, data_path, data_bytes));
     if (skip && skip(name)) continue;
+    const int64_t count = NumElements(t.shape);
+    const int64_t size = count * static_cast<int64_t>(BytesPer(entry.dtype()));
     void* bytes;
     if (entry.dtype() == tensorflow::DT_FLOAT) {
       t.floats = Tensor(t.shape, Tensor::kUninitialized);

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/atomic_file.h"
+#include "core/file_ops.h"
 #include "core/status.h"
 #include "core/tensor.h"
 #include "proto/tensor_bundle.pb.h"
@@ -45,7 +46,9 @@ struct BundleTensor {
 // Thread-compatible.
 class TfBundleWriter {
  public:
-  static StatusOr<std::unique_ptr<TfBundleWriter>> Create(const std::string& prefix);
+  // Writes every file through `ops`.
+  static StatusOr<std::unique_ptr<TfBundleWriter>> Create(const std::string& prefix,
+                                                          FileOps* ops = FileOps::Real());
 
   // InvalidArgument for a name given twice or empty (the header's key), or
   // int64 values that are not the shape's number.
@@ -63,12 +66,13 @@ class TfBundleWriter {
   Status Finish();
 
  private:
-  TfBundleWriter(std::string prefix, std::unique_ptr<AtomicFile> data);
+  TfBundleWriter(std::string prefix, std::unique_ptr<AtomicFile> data, FileOps* ops);
   Status AddBytes(const std::string& name, tensorflow::DataType dtype, const Shape& shape,
                   const void* bytes, size_t n);
 
   const std::string prefix_;
   std::unique_ptr<AtomicFile> data_;
+  FileOps* const ops_;
   int64_t offset_ = 0;
   std::map<std::string, tensorflow::BundleEntryProto> entries_;  // in key order
   // The tensor being streamed (BeginTensor) and its CRC32C so far.

@@ -33,26 +33,26 @@ void WritePoint() {
 
 void CrashAtWritePointForTest(int n) { crash_countdown = n; }
 
-AtomicFile::AtomicFile(std::string path, std::string tmp, int fd)
-    : path_(std::move(path)), tmp_path_(std::move(tmp)), fd_(fd) {}
+AtomicFile::AtomicFile(std::string path, std::string tmp, int fd, FileOps* ops)
+    : path_(std::move(path)), tmp_path_(std::move(tmp)), ops_(ops), fd_(fd) {}
 
-StatusOr<std::unique_ptr<AtomicFile>> AtomicFile::Create(const std::string& path) {
+StatusOr<std::unique_ptr<AtomicFile>> AtomicFile::Create(const std::string& path, FileOps* ops) {
   std::string tmp = path + ".tmp-" + std::to_string(getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = ops->Open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoStatus("cannot create", tmp);
-  return std::unique_ptr<AtomicFile>(new AtomicFile(path, std::move(tmp), fd));
+  return std::unique_ptr<AtomicFile>(new AtomicFile(path, std::move(tmp), fd, ops));
 }
 
 AtomicFile::~AtomicFile() {
-  if (fd_ >= 0) ::close(fd_);
-  if (!committed_) ::unlink(tmp_path_.c_str());
+  if (fd_ >= 0) ops_->Close(fd_);
+  if (!committed_) ops_->Unlink(tmp_path_);
 }
 
 Status AtomicFile::Append(const void* data, size_t n) {
   WritePoint();
   const char* p = static_cast<const char*>(data);
   while (n > 0) {
-    ssize_t w = ::write(fd_, p, n);
+    ssize_t w = ops_->Write(fd_, p, n);
     if (w < 0) {
       if (errno == EINTR) continue;
       return ErrnoStatus("cannot write", tmp_path_);
@@ -65,28 +65,27 @@ Status AtomicFile::Append(const void* data, size_t n) {
 
 Status AtomicFile::Commit() {
   WritePoint();
-  if (::fsync(fd_) != 0) return ErrnoStatus("cannot fsync", tmp_path_);
-  if (::close(fd_) != 0) {
+  if (ops_->Fsync(fd_) != 0) return ErrnoStatus("cannot fsync", tmp_path_);
+  if (ops_->Close(fd_) != 0) {
     fd_ = -1;
     return ErrnoStatus("cannot close", tmp_path_);
   }
   fd_ = -1;
   WritePoint();
-  if (::rename(tmp_path_.c_str(), path_.c_str()) != 0)
-    return ErrnoStatus("cannot rename", tmp_path_);
+  if (ops_->Rename(tmp_path_, path_) != 0) return ErrnoStatus("cannot rename", tmp_path_);
   committed_ = true;
   WritePoint();
   const std::string dir = DirName(path_);
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int dfd = ops_->Open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
   if (dfd < 0) return ErrnoStatus("cannot open directory", dir);
-  int rc = ::fsync(dfd);
-  ::close(dfd);
+  int rc = ops_->Fsync(dfd);
+  ops_->Close(dfd);
   if (rc != 0) return ErrnoStatus("cannot fsync directory", dir);
   return OkStatus();
 }
 
-Status WriteFileAtomically(const std::string& path, const std::string& contents) {
-  PS_ASSIGN_OR_RETURN(auto file, AtomicFile::Create(path));
+Status WriteFileAtomically(const std::string& path, const std::string& contents, FileOps* ops) {
+  PS_ASSIGN_OR_RETURN(auto file, AtomicFile::Create(path, ops));
   PS_RETURN_IF_ERROR(file->Append(contents.data(), contents.size()));
   return file->Commit();
 }

@@ -9,14 +9,17 @@
 #include <memory>
 #include <string>
 
+#include "core/file_ops.h"
 #include "core/status.h"
 
 namespace pstrain {
 
 class AtomicFile {
  public:
-  // Opens the temporary file. Unavailable (with errno's text) on failure.
-  static StatusOr<std::unique_ptr<AtomicFile>> Create(const std::string& path);
+  // Opens the temporary file, making every call through `ops`.
+  // Unavailable (with errno's text and the path) on failure.
+  static StatusOr<std::unique_ptr<AtomicFile>> Create(const std::string& path,
+                                                      FileOps* ops = FileOps::Real());
   // Removes the temporary file unless Commit succeeded.
   ~AtomicFile();
 
@@ -27,8 +30,9 @@ class AtomicFile {
   const std::string& path() const { return path_; }
 
  private:
-  AtomicFile(std::string path, std::string tmp, int fd);
+  AtomicFile(std::string path, std::string tmp, int fd, FileOps* ops);
   const std::string path_, tmp_path_;
+  FileOps* const ops_;
   int fd_;
   bool committed_ = false;
 };
@@ -41,7 +45,8 @@ constexpr int kCrashExitCode = 86;
 void CrashAtWritePointForTest(int n);
 
 // Whole-file helpers.
-Status WriteFileAtomically(const std::string& path, const std::string& contents);
+Status WriteFileAtomically(const std::string& path, const std::string& contents,
+                           FileOps* ops = FileOps::Real());
 StatusOr<std::string> ReadFileToString(const std::string& path);
 
 }  // namespace pstrain
