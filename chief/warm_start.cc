@@ -8,11 +8,13 @@
 
 namespace pstrain {
 
-StatusOr<std::map<std::string, Tensor>> WarmStartValues(
-    const std::vector<nn::VariableSpec>& variables, const WarmStartOptions& options) {
-  const std::string from = "--warm_start_from=" + options.prefix;
-  std::map<std::string, std::string> tf_names;  // pstrain name -> TF name
-  std::stringstream entries(options.map);
+namespace {
+
+// --warm_start_map's tf_name=pstrain_name entries: pstrain name -> TF name.
+StatusOr<std::map<std::string, std::string>> ParseWarmStartMap(
+    const std::string& map, const std::vector<nn::VariableSpec>& variables) {
+  std::map<std::string, std::string> tf_names;
+  std::stringstream entries(map);
   for (std::string entry; std::getline(entries, entry, ',');) {
     const size_t eq = entry.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == entry.size()) {
@@ -26,6 +28,15 @@ StatusOr<std::map<std::string, Tensor>> WarmStartValues(
     }
     tf_names[pstrain_name] = entry.substr(0, eq);
   }
+  return tf_names;
+}
+
+}  // namespace
+
+StatusOr<std::map<std::string, Tensor>> WarmStartValues(
+    const std::vector<nn::VariableSpec>& variables, const WarmStartOptions& options) {
+  const std::string from = "--warm_start_from=" + options.prefix;
+  PS_ASSIGN_OR_RETURN(const auto tf_names, ParseWarmStartMap(options.map, variables));
   std::regex vars;
   try {
     vars = std::regex(options.vars);

@@ -58,6 +58,31 @@ Status TensorAssembler::PlaceView(const proto::TensorChunk& chunk, uint64_t data
   return Accept(chunk, data_bytes, data, chunk.meta().dtype()).status();
 }
 
+StatusOr<std::map<std::string, TensorAssembler::Pending>::iterator> TensorAssembler::Begin(
+    const proto::TensorChunk& chunk, const Shape& shape, uint64_t expected_bytes,
+    uint64_t data_bytes, float* view, proto::DataType wire) {
+  const std::string& name = chunk.name();
+  if (chunk.offset() != 0) {
+    return InvalidArgument("tensor " + name + ": first chunk at offset " +
+                           std::to_string(chunk.offset()));
+  }
+  if (limits_.check) PS_RETURN_IF_ERROR(limits_.check(name, shape));
+  const uint64_t cost = expected_bytes + name.size() + kOverheadBytes;
+  if (cost > limits_.max_bytes - held_bytes_) {
+    return ResourceExhausted("tensor " + name + " " + ShapeString(shape) + ": " +
+                             std::to_string(expected_bytes) + " bytes would take this request " +
+                             "past its limit of " + std::to_string(limits_.max_bytes) + " bytes");
+  }
+  if (view != nullptr && data_bytes != expected_bytes) {
+    return InvalidArgument("tensor " + name + ": a chunk in place must hold the whole tensor");
+  }
+  held_bytes_ += cost;
+  return pending_
+      .emplace(name, Pending{view != nullptr ? Tensor::View(shape, view) : TakeBuffer(name, shape),
+                             0, wire})
+      .first;
+}
+
 StatusOr<TensorAssembler::Pending*> TensorAssembler::Accept(const proto::TensorChunk& chunk,
                                                             uint64_t data_bytes, float* view,
                                                             proto::DataType wire) {
@@ -78,26 +103,7 @@ StatusOr<TensorAssembler::Pending*> TensorAssembler::Accept(const proto::TensorC
   }
   auto it = pending_.find(name);
   if (it == pending_.end()) {
-    if (chunk.offset() != 0) {
-      return InvalidArgument("tensor " + name + ": first chunk at offset " +
-                             std::to_string(chunk.offset()));
-    }
-    if (limits_.check) PS_RETURN_IF_ERROR(limits_.check(name, shape));
-    const uint64_t cost = expected_bytes + name.size() + kOverheadBytes;
-    if (cost > limits_.max_bytes - held_bytes_) {
-      return ResourceExhausted("tensor " + name + " " + ShapeString(shape) + ": " +
-                               std::to_string(expected_bytes) + " bytes would take this request " +
-                               "past its limit of " + std::to_string(limits_.max_bytes) + " bytes");
-    }
-    if (view != nullptr && data_bytes != expected_bytes) {
-      return InvalidArgument("tensor " + name + ": a chunk in place must hold the whole tensor");
-    }
-    held_bytes_ += cost;
-    it = pending_
-             .emplace(name,
-                      Pending{view != nullptr ? Tensor::View(shape, view) : TakeBuffer(name, shape),
-                              0, wire})
-             .first;
+    PS_ASSIGN_OR_RETURN(it, Begin(chunk, shape, expected_bytes, data_bytes, view, wire));
   }
   Pending& p = it->second;
   if (p.tensor.shape() != shape) {

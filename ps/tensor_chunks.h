@@ -100,6 +100,13 @@ class TensorAssembler {
   // when set (the chunk must then be the whole tensor), else is a buffer.
   StatusOr<Pending*> Accept(const proto::TensorChunk& head, uint64_t data_bytes, float* view,
                             proto::DataType wire);
+  // Accept's first chunk of a tensor: within the limits, it starts the
+  // tensor's entry (`shape`, of expected_bytes).
+  StatusOr<std::map<std::string, Pending>::iterator> Begin(const proto::TensorChunk& chunk,
+                                                           const Shape& shape,
+                                                           uint64_t expected_bytes,
+                                                           uint64_t data_bytes, float* view,
+                                                           proto::DataType wire);
 
   const Limits limits_;
   uint64_t held_bytes_ = 0;  // counted against limits_.max_bytes

@@ -21,11 +21,34 @@ std::string Hex(uint64_t v) {
 
 }  // namespace
 
-Status VariableStore::Initialize(const InitOptions& options, std::unique_ptr<Optimizer> optimizer,
-                                 std::map<std::string, Tensor> values,
-                                 std::map<std::string, Tensor> state) {
-  std::map<std::string, std::unique_ptr<Variable>> vars;
-  const std::vector<std::string> slot_names = optimizer->slot_names();
+StatusOr<uint64_t> VariableStore::Footprint(const InitOptions& options, size_t num_slots,
+                                            const std::map<std::string, Tensor>& values) const {
+  for (const std::string& name : options.non_trainable) {
+    if (!values.count(name)) {
+      return InvalidArgument("non-trainable " + name + " is not a variable on this ps");
+    }
+  }
+  uint64_t footprint = 0;
+  for (const auto& [name, value] : values) {
+    if (name.empty()) return InvalidArgument("variable with an empty name");
+    const bool trainable = !options.non_trainable.count(name);
+    const uint64_t copies = 1 + (trainable ? num_slots + (options.ema_decay > 0 ? 1 : 0) : 0);
+    footprint += copies * value.bytes();
+  }
+  if (footprint > max_bytes_) {
+    return ResourceExhausted(std::to_string(values.size()) + " variables with their slots and " +
+                             "shadows need " + std::to_string(footprint) +
+                             " bytes, more than this ps may hold (" + std::to_string(max_bytes_) +
+                             ")");
+  }
+  return footprint;
+}
+
+StatusOr<std::map<std::string, std::unique_ptr<VariableStore::Variable>>>
+VariableStore::MakeVariables(const InitOptions& options, const Optimizer& optimizer,
+                             std::map<std::string, Tensor> values,
+                             std::map<std::string, Tensor> state) {
+  const std::vector<std::string> slot_names = optimizer.slot_names();
   // Takes the saved state tensor `name + "/" + suffix` into *dst if there is one.
   auto take = [&state](const std::string& name, const std::string& suffix, Tensor* dst) {
     auto it = state.find(name + "/" + suffix);
@@ -39,26 +62,7 @@ Status VariableStore::Initialize(const InitOptions& options, std::unique_ptr<Opt
     state.erase(it);
     return OkStatus();
   };
-  for (const std::string& name : options.non_trainable) {
-    if (!values.count(name)) {
-      return InvalidArgument("non-trainable " + name + " is not a variable on this ps");
-    }
-  }
-  // Everything the store will hold, counted before any slot is allocated.
-  uint64_t footprint = 0;
-  for (const auto& [name, value] : values) {
-    if (name.empty()) return InvalidArgument("variable with an empty name");
-    const bool trainable = !options.non_trainable.count(name);
-    const uint64_t copies =
-        1 + (trainable ? slot_names.size() + (options.ema_decay > 0 ? 1 : 0) : 0);
-    footprint += copies * value.bytes();
-  }
-  if (footprint > max_bytes_) {
-    return ResourceExhausted(std::to_string(values.size()) + " variables with their slots and " +
-                             "shadows need " + std::to_string(footprint) +
-                             " bytes, more than this ps may hold (" + std::to_string(max_bytes_) +
-                             ")");
-  }
+  std::map<std::string, std::unique_ptr<Variable>> vars;
   for (auto& [name, value] : values) {
     auto v = std::make_unique<Variable>();
     MutexLock vlock(&v->mu);  // no one else sees it yet; the analysis does not know
@@ -66,7 +70,7 @@ Status VariableStore::Initialize(const InitOptions& options, std::unique_ptr<Opt
     v->shape = value.shape();
     for (size_t s = 0; v->trainable && s < slot_names.size(); ++s) {
       v->slots.emplace_back(value.shape());
-      v->slots.back().Fill(optimizer->slot_initial_value(static_cast<int>(s)));
+      v->slots.back().Fill(optimizer.slot_initial_value(static_cast<int>(s)));
       PS_RETURN_IF_ERROR(take(name, slot_names[s], &v->slots.back()));
     }
     if (v->trainable && options.ema_decay > 0) {
@@ -81,6 +85,17 @@ Status VariableStore::Initialize(const InitOptions& options, std::unique_ptr<Opt
     return InvalidArgument("saved tensor " + state.begin()->first +
                            " matches no variable, slot or shadow on this ps");
   }
+  return vars;
+}
+
+Status VariableStore::Initialize(const InitOptions& options, std::unique_ptr<Optimizer> optimizer,
+                                 std::map<std::string, Tensor> values,
+                                 std::map<std::string, Tensor> state) {
+  // Everything the store will hold, counted before any slot is allocated.
+  PS_ASSIGN_OR_RETURN(const uint64_t footprint,
+                      Footprint(options, optimizer->slot_names().size(), values));
+  PS_ASSIGN_OR_RETURN(auto vars,
+                      MakeVariables(options, *optimizer, std::move(values), std::move(state)));
   if (options.sync.enabled() && options.sync.replicas_to_aggregate() < 1) {
     return InvalidArgument("replicas_to_aggregate must be >= 1");
   }

@@ -238,6 +238,15 @@ class VariableStore {
     int64_t update_count ABSL_GUARDED_BY(mu) = 0;  // gradients applied, Optimizer::Apply's count
   };
 
+  // Initialize's parts: the bytes the variables need with their slots and
+  // shadows (checked against this ps's limit), and the variables made,
+  // each slot and shadow from `state` where it holds one (every tensor
+  // of `state` must be one).
+  StatusOr<uint64_t> Footprint(const InitOptions& options, size_t num_slots,
+                               const std::map<std::string, Tensor>& values) const;
+  static StatusOr<std::map<std::string, std::unique_ptr<Variable>>> MakeVariables(
+      const InitOptions& options, const Optimizer& optimizer, std::map<std::string, Tensor> values,
+      std::map<std::string, Tensor> state);
   // The variable's value, to update: a copy when a reader still holds it.
   static Tensor& Writable(Variable* v) ABSL_EXCLUSIVE_LOCKS_REQUIRED(v->mu);
   // learning_rate() for a caller holding mu_.

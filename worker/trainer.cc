@@ -9,7 +9,6 @@
 #include <ctime>
 #include <functional>
 #include <memory>
-#include <thread>
 
 #include "core/status_action.h"
 #include "ps/client/ps_fleet_streams.h"
@@ -45,7 +44,7 @@ class StepStreams : public nn::StepHooks {
   StepStreams(StreamedPull* pull, std::function<std::unique_ptr<StreamedPush>()> start_push,
               const GradientOptions& options, const std::vector<std::string>& names,
               const std::vector<bool>& trainable, const std::vector<Tensor>& params, int64_t step,
-              std::vector<Tensor>* grads)
+              std::vector<Tensor>* grads, Clock* clock)
       : pull_(pull),
         start_push_(std::move(start_push)),
         options_(options),
@@ -53,12 +52,13 @@ class StepStreams : public nn::StepHooks {
         trainable_(trainable),
         params_(params),
         step_(step),
-        grads_(grads) {}
+        grads_(grads),
+        clock_(clock) {}
 
   Status ParamReady(size_t v) override {
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = clock_->Now();
     Status s = Transfer(pull_->Wait(v));
-    waited_secs_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    waited_secs_ += std::chrono::duration<double>(clock_->Now() - t0).count();
     return s;
   }
 
@@ -103,6 +103,7 @@ class StepStreams : public nn::StepHooks {
   const std::vector<Tensor>& params_;
   const int64_t step_;
   std::vector<Tensor>* const grads_;
+  Clock* const clock_;
   std::unique_ptr<StreamedPush> push_;
   float added_loss_ = 0;
   double waited_secs_ = 0;
@@ -134,7 +135,9 @@ Trainer::Trainer(nn::Model* model, PsFleet* fleet, data::BatchSource* input,
         for (const auto& v : model->variables()) trainable.push_back(v.trainable);
         return trainable;
       }()),
-      backoff_(std::chrono::milliseconds(100), std::chrono::seconds(5), options.retry_budget) {
+      backoff_(std::chrono::milliseconds(100), std::chrono::seconds(5), options.retry_budget,
+               options.clock),
+      clock_(options.clock) {
   RenewBuffers();
 }
 
@@ -160,15 +163,13 @@ StatusOr<std::unique_ptr<StreamedPull>> Trainer::StartPull(int64_t min_step) {
 Status Trainer::WaitingForStep(int64_t min_step,
                                const std::function<Status(std::chrono::milliseconds)>& pull) {
   const auto wait = options_.sync ? options_.step_timeout : std::chrono::milliseconds(0);
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = clock_->Now();
   for (;;) {
     Status s = pull(wait);
     if (s.code() != Code::kDeadlineExceeded || !options_.sync) return s;
     if (EndedByChief()) return s;
     LOG(WARNING) << "worker:" << options_.worker_index << " has waited "
-                 << std::chrono::duration_cast<std::chrono::seconds>(
-                        std::chrono::steady_clock::now() - start)
-                        .count()
+                 << std::chrono::duration_cast<std::chrono::seconds>(clock_->Now() - start).count()
                  << " s for step " << min_step << ": " << s.message();
     if (stop_ != nullptr && stop_->requested()) return Aborted("stopped: " + stop_->reason());
   }
@@ -187,21 +188,21 @@ bool Trainer::EndedByChief() {
 }
 
 Status Trainer::WaitWithinStaleness(int64_t local_step) {
-  auto last_log = std::chrono::steady_clock::now();
+  auto last_log = clock_->Now();
   // Soon at first (the slowest worker may be a step away), then half as
   // often each time, at most every second: a thousand waiting workers ask
   // ps:0 about a thousand times a second, not fifty thousand.
-  Backoff poll(std::chrono::milliseconds(20), std::chrono::seconds(1),
-               std::chrono::hours(24 * 365));
+  Backoff poll(std::chrono::milliseconds(20), std::chrono::seconds(1), std::chrono::hours(24 * 365),
+               clock_);
   for (;;) {
     PS_ASSIGN_OR_RETURN(int64_t slowest, heartbeat_->Refresh());
     if (slowest < 0 || local_step - slowest <= options_.staleness || EndedByChief()) {
       return OkStatus();
     }
-    if (std::chrono::steady_clock::now() - last_log > std::chrono::seconds(5)) {
+    if (clock_->Now() - last_log > std::chrono::seconds(5)) {
       LOG(INFO) << "worker:" << options_.worker_index << " is at local step " << local_step << ", "
                 << local_step - slowest << " ahead of the slowest live worker; waiting";
-      last_log = std::chrono::steady_clock::now();
+      last_log = clock_->Now();
     }
     if (!poll.Wait(stop_)) {
       return Aborted(stop_ != nullptr ? "stopped: " + stop_->reason() : "waited a year");
@@ -246,7 +247,6 @@ Status Trainer::Pull(int64_t min_step) {
 }
 
 Status Trainer::SerialStep(int64_t min_step, int64_t local_step, StepRecord* record) {
-  using Clock = std::chrono::steady_clock;
   const bool ids = !model_->lookups().empty();
   // A model of ids takes its batch first: its ids say which rows to pull.
   // A failed step's batch is taken again.
@@ -259,11 +259,11 @@ Status Trainer::SerialStep(int64_t min_step, int64_t local_step, StepRecord* rec
     PS_RETURN_IF_ERROR(TakeIds(record->batch));
     batch_pending_ = true;
   }
-  const auto t0 = Clock::now();
+  const auto t0 = clock_->Now();
   PS_RETURN_IF_ERROR(Pull(min_step));
-  record->pull_secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  record->pull_secs = std::chrono::duration<double>(clock_->Now() - t0).count();
   if (ids ? ReachedMaxSteps(record) : !NextBatch(record)) return OkStatus();
-  const auto t1 = Clock::now();
+  const auto t1 = clock_->Now();
   if (ids) {
     PS_ASSIGN_OR_RETURN(record->loss,
                         model_->SparseLossAndGradients(
@@ -276,8 +276,8 @@ Status Trainer::SerialStep(int64_t min_step, int64_t local_step, StepRecord* rec
   PS_RETURN_IF_ERROR(ProcessGradients(options_.gradients, names_, trainable_, params_, steps_[0],
                                       &grads_, &record->loss));
   PS_RETURN_IF_ERROR(CheckLoss(record->loss));
-  if (options_.step_delay.count() > 0) std::this_thread::sleep_for(options_.step_delay);
-  const auto t2 = Clock::now();
+  if (options_.step_delay.count() > 0) clock_->SleepFor(options_.step_delay);
+  const auto t2 = clock_->Now();
   record->compute_secs = std::chrono::duration<double>(t2 - t1).count();
   const uint64_t sequence = fleet_->NextPushSequence();
   PS_ASSIGN_OR_RETURN(
@@ -285,7 +285,7 @@ Status Trainer::SerialStep(int64_t min_step, int64_t local_step, StepRecord* rec
       PushedOnce(fleet_->PushGradientsAndRows(grads_, tables_, row_grads_, options_.worker_index,
                                               local_step, steps_, options_.sync, sequence),
                  sequence, local_step));
-  record->push_secs = std::chrono::duration<double>(Clock::now() - t2).count();
+  record->push_secs = std::chrono::duration<double>(clock_->Now() - t2).count();
   batch_pending_ = false;
   return OkStatus();
 }
@@ -304,16 +304,15 @@ bool Trainer::ReachedMaxSteps(StepRecord* record) const {
 }
 
 Status Trainer::OverlappedStep(int64_t min_step, int64_t local_step, StepRecord* record) {
-  using Clock = std::chrono::steady_clock;
-  const auto t0 = Clock::now();
+  const auto t0 = clock_->Now();
   PS_ASSIGN_OR_RETURN(std::unique_ptr<StreamedPull> pull, StartPull(min_step));
-  record->pull_secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  record->pull_secs = std::chrono::duration<double>(clock_->Now() - t0).count();
   if (!NextBatch(record)) return OkStatus();
-  const auto t1 = Clock::now();
+  const auto t1 = clock_->Now();
   StepStreams streams(
       pull.get(),
       [&] { return fleet_->StartPush(options_.worker_index, local_step, steps_, options_.sync); },
-      options_.gradients, names_, trainable_, params_, steps_[0], &grads_);
+      options_.gradients, names_, trainable_, params_, steps_[0], &grads_, clock_);
   auto computed = model_->LossAndGradients(params_, record->batch.images, record->batch.labels,
                                            &grads_, &streams);
   // A failed transfer under the model is the step's error (and retried);
@@ -324,13 +323,13 @@ Status Trainer::OverlappedStep(int64_t min_step, int64_t local_step, StepRecord*
   PS_RETURN_IF_ERROR(streams.SendRest());
   record->loss = *computed + streams.added_loss();
   PS_RETURN_IF_ERROR(CheckLoss(record->loss));
-  if (options_.step_delay.count() > 0) std::this_thread::sleep_for(options_.step_delay);
-  const auto t2 = Clock::now();
+  if (options_.step_delay.count() > 0) clock_->SleepFor(options_.step_delay);
+  const auto t2 = clock_->Now();
   record->wait_secs = streams.waited_secs();
   record->compute_secs = std::chrono::duration<double>(t2 - t1).count() - record->wait_secs;
   PS_ASSIGN_OR_RETURN(record->pushed,
                       PushedOnce(streams.push()->Finish(), streams.push()->sequence(), local_step));
-  record->push_secs = std::chrono::duration<double>(Clock::now() - t2).count();
+  record->push_secs = std::chrono::duration<double>(clock_->Now() - t2).count();
   return OkStatus();
 }
 
@@ -357,14 +356,8 @@ Status Trainer::CheckLoss(float loss) const {
 }
 
 StatusOr<TrainerResult> Trainer::Run() {
-  using Clock = std::chrono::steady_clock;
   TrainerResult result;
-  int64_t window_examples = 0, window_steps = 0;
-  // This window's, for --v=1: waiting for every ps's first answer (the
-  // whole pull when not overlapped), for variables during the step,
-  // computing, and for the push to end.
-  double pull_secs = 0, wait_secs = 0, compute_secs = 0, push_secs = 0;
-  auto window_start = Clock::now();
+  ProgressWindow window{clock_->Now()};
   int64_t min_step = 0;
   PS_RETURN_IF_ERROR(CheckGradientOptions(options_.gradients, names_, trainable_));
   StepRecord record;
@@ -398,40 +391,40 @@ StatusOr<TrainerResult> Trainer::Run() {
       break;
     }
     backoff_.Reset();
-    pull_secs += record.pull_secs;
-    wait_secs += record.wait_secs;
-    compute_secs += record.compute_secs;
-    push_secs += record.push_secs;
-    const PsFleet::PushResult& pushed = record.pushed;
-    const float loss = record.loss;
-    if (pushed.any(proto::STALE)) ++result.stale_gradients;
     // Sync: pull again once every ps is past the step these gradients were
     // computed at.
     min_step = *std::min_element(steps_.begin(), steps_.end()) + 1;
-    result.global_step = pushed.global_step();
-    if (result.local_steps == 0) result.first_loss = loss;
-    result.last_loss = loss;
-    ++result.local_steps;
-    if (heartbeat_ != nullptr) {
-      heartbeat_->set_local_step(result.local_steps);
-      heartbeat_->set_loss(loss);
-    }
-    window_examples += static_cast<int64_t>(record.batch.labels.size());
-    ++window_steps;
-    if (options_.log_frequency > 0 && result.local_steps % options_.log_frequency == 0) {
-      const double secs = std::chrono::duration<double>(Clock::now() - window_start).count();
-      LOG(INFO) << ProgressLine(result.global_step, loss, options_.loss_is_sum,
-                                window_examples / secs, secs / window_steps);
-      VLOG(1) << "per step: pull " << 1e3 * pull_secs / window_steps << " ms, waiting for "
-              << "variables " << 1e3 * wait_secs / window_steps << " ms, compute "
-              << 1e3 * compute_secs / window_steps << " ms, push " << 1e3 * push_secs / window_steps
-              << " ms";
-      window_examples = window_steps = 0;
-      pull_secs = wait_secs = compute_secs = push_secs = 0;
-      window_start = Clock::now();
-    }
+    CountStep(record, &result, &window);
   }
   return result;
+}
+
+void Trainer::CountStep(const StepRecord& record, TrainerResult* result, ProgressWindow* window) {
+  const float loss = record.loss;
+  if (record.pushed.any(proto::STALE)) ++result->stale_gradients;
+  result->global_step = record.pushed.global_step();
+  if (result->local_steps == 0) result->first_loss = loss;
+  result->last_loss = loss;
+  ++result->local_steps;
+  if (heartbeat_ != nullptr) {
+    heartbeat_->set_local_step(result->local_steps);
+    heartbeat_->set_loss(loss);
+  }
+  ProgressWindow& w = *window;
+  w.pull_secs += record.pull_secs;
+  w.wait_secs += record.wait_secs;
+  w.compute_secs += record.compute_secs;
+  w.push_secs += record.push_secs;
+  w.examples += static_cast<int64_t>(record.batch.labels.size());
+  ++w.steps;
+  if (options_.log_frequency <= 0 || result->local_steps % options_.log_frequency != 0) return;
+  const double secs = std::chrono::duration<double>(clock_->Now() - w.start).count();
+  LOG(INFO) << ProgressLine(result->global_step, loss, options_.loss_is_sum, w.examples / secs,
+                            secs / w.steps);
+  VLOG(1) << "per step: pull " << 1e3 * w.pull_secs / w.steps << " ms, waiting for "
+          << "variables " << 1e3 * w.wait_secs / w.steps << " ms, compute "
+          << 1e3 * w.compute_secs / w.steps << " ms, push " << 1e3 * w.push_secs / w.steps << " ms";
+  w = ProgressWindow{clock_->Now()};
 }
 
 }  // namespace pstrain

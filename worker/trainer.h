@@ -30,6 +30,7 @@
 #include <memory>
 #include <string>
 
+#include "core/clock.h"
 #include "core/status.h"
 #include "core/stop_signals.h"
 #include "data/batch_source.h"
@@ -48,7 +49,9 @@ struct TrainerOptions {
   int log_frequency = 10;
   bool sync = false;
   std::chrono::milliseconds step_timeout{30000};
-  int staleness = -1;                       // async only; -1: unbounded
+  int staleness = -1;  // async only; -1: unbounded
+  // The time every wait and every measure of a step is taken on.
+  Clock* clock = Clock::Real();
   std::chrono::milliseconds step_delay{0};  // test only: a deliberately slow worker
   // How long to keep retrying a step whose pull or push failed with a
   // retryable error (a ps restarting) before giving up.
@@ -93,6 +96,18 @@ class Trainer {
     PsFleet::PushResult pushed;
     double pull_secs = 0, wait_secs = 0, compute_secs = 0, push_secs = 0;
   };
+  // The steps since the last progress line (--log_frequency), for --v=1:
+  // waiting for every ps's first answer (the whole pull when not
+  // overlapped), for variables during the step, computing, and for the
+  // push to end.
+  struct ProgressWindow {
+    Clock::TimePoint start;
+    int64_t examples = 0, steps = 0;
+    double pull_secs = 0, wait_secs = 0, compute_secs = 0, push_secs = 0;
+  };
+  // A step done: counted in *result and the heartbeat, and in *window,
+  // whose progress line is logged every log_frequency local steps.
+  void CountStep(const StepRecord& record, TrainerResult* result, ProgressWindow* window);
   // One step, its transfers overlapped with the computation or not; any
   // error is the step's (retried by Run when retryable). Sets
   // record->finished instead when there is nothing left to do.
@@ -150,6 +165,7 @@ class Trainer {
   const std::vector<bool> trainable_;     // their trainable flags, in order
 
   Backoff backoff_;
+  Clock* const clock_;
   bool ended_logged_ = false;
   std::vector<Tensor> params_, grads_;
   // A model of ids: per lookup, the batch's ids and rows, and the rows'

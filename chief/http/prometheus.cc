@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "chief/http/metrics.h"
 
@@ -57,6 +58,35 @@ void Single(std::string* out, const char* name, const char* type, const char* he
   Sample(out, name, value);
 }
 
+// Embedding tables, a sample per table and ps.
+void RenderTables(const std::vector<TableShardMetrics>& tables, std::string* out) {
+  struct TableFamily {
+    const char* name;
+    const char* type;
+    const char* help;
+    int64_t TableShardMetrics::*field;
+  };
+  const TableFamily families[] = {
+      {"pstrain_embedding_rows", "gauge", "Rows of an embedding table a ps holds.",
+       &TableShardMetrics::rows},
+      {"pstrain_embedding_bytes", "gauge",
+       "Bytes an embedding table takes on a ps: rows, slots, index.", &TableShardMetrics::bytes},
+      {"pstrain_embedding_admitted_total", "counter", "Rows an embedding table has made on a ps.",
+       &TableShardMetrics::admitted},
+      {"pstrain_embedding_expired_total", "counter",
+       "Rows of an embedding table a ps dropped after ttl_steps untouched.",
+       &TableShardMetrics::expired},
+  };
+  if (tables.empty()) return;
+  for (const TableFamily& f : families) {
+    Family(out, f.name, f.type, f.help);
+    for (const TableShardMetrics& t : tables) {
+      *out += std::string(f.name) + "{table=\"" + EscapeLabel(t.table) + "\",ps=\"" +
+              std::to_string(t.ps) + "\"} " + FormatValue(static_cast<double>(t.*f.field)) + "\n";
+    }
+  }
+}
+
 }  // namespace
 
 std::string RenderPrometheus(const ChiefMetrics& m) {
@@ -86,33 +116,7 @@ std::string RenderPrometheus(const ChiefMetrics& m) {
   out += "pstrain_run_info{model=\"" + EscapeLabel(m.model) + "\",mode=\"" + EscapeLabel(m.mode) +
          "\"} 1\n";
 
-  // Embedding tables, a sample per table and ps.
-  struct TableFamily {
-    const char* name;
-    const char* type;
-    const char* help;
-    int64_t TableShardMetrics::*field;
-  };
-  const TableFamily tables[] = {
-      {"pstrain_embedding_rows", "gauge", "Rows of an embedding table a ps holds.",
-       &TableShardMetrics::rows},
-      {"pstrain_embedding_bytes", "gauge",
-       "Bytes an embedding table takes on a ps: rows, slots, index.", &TableShardMetrics::bytes},
-      {"pstrain_embedding_admitted_total", "counter", "Rows an embedding table has made on a ps.",
-       &TableShardMetrics::admitted},
-      {"pstrain_embedding_expired_total", "counter",
-       "Rows of an embedding table a ps dropped after ttl_steps untouched.",
-       &TableShardMetrics::expired},
-  };
-  if (!m.tables.empty()) {
-    for (const TableFamily& f : tables) {
-      Family(&out, f.name, f.type, f.help);
-      for (const TableShardMetrics& t : m.tables) {
-        out += std::string(f.name) + "{table=\"" + EscapeLabel(t.table) + "\",ps=\"" +
-               std::to_string(t.ps) + "\"} " + FormatValue(static_cast<double>(t.*f.field)) + "\n";
-      }
-    }
-  }
+  RenderTables(m.tables, &out);
 
   if (!m.workers_by_state.empty()) {
     Family(&out, "pstrain_workers", "gauge", "Workers in each state, every worker counted.");

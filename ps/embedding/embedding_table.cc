@@ -248,22 +248,15 @@ void EmbeddingTable::FreeRowLocked(int64_t key, uint32_t row) {
   free_head_ = row;
 }
 
-void EmbeddingTable::ApplyPlanned(const SparseRows& gradient, const Plan& plan,
-                                  int64_t global_step) {
-  WriterLock lock(&mu_);
-  reserved_ += plan.bytes;
-  const int64_t n = static_cast<int64_t>(gradient.keys.size());
+void EmbeddingTable::AdmitRowsLocked(const std::vector<int64_t>& keys, uint32_t stamp,
+                                     std::vector<uint32_t>* rows) {
+  const int64_t n = static_cast<int64_t>(keys.size());
   const int64_t dim = config_.dim();
   const int min_count = std::max(1, config_.min_count());
-  const float lr = optimizer_->lr_schedule().At(global_step);
-  const int64_t count = ++update_count_;
-  const uint32_t stamp = StepStamp(global_step);
-  // First the rows: admission, the rows new keys get, the stamps.
-  std::vector<uint32_t> rows(plan.rows);
   for (int64_t i = 0; i < n; ++i) {
-    if (i + 16 < n && rows[i + 16] != RowIndex::kAbsent) Prefetch(&StepOf(rows[i + 16]));
-    const int64_t key = gradient.keys[i];
-    uint32_t& row = rows[i];
+    if (i + 16 < n && (*rows)[i + 16] != RowIndex::kAbsent) Prefetch(&StepOf((*rows)[i + 16]));
+    const int64_t key = keys[i];
+    uint32_t& row = (*rows)[i];
     if (row == RowIndex::kAbsent) {
       if (min_count > 1) {
         uint32_t* seen = sightings_.FindMutable(key);
@@ -290,6 +283,19 @@ void EmbeddingTable::ApplyPlanned(const SparseRows& gradient, const Plan& plan,
     }
     StepOf(row) = stamp | kChanged;
   }
+}
+
+void EmbeddingTable::ApplyPlanned(const SparseRows& gradient, const Plan& plan,
+                                  int64_t global_step) {
+  WriterLock lock(&mu_);
+  reserved_ += plan.bytes;
+  const int64_t n = static_cast<int64_t>(gradient.keys.size());
+  const int64_t dim = config_.dim();
+  const float lr = optimizer_->lr_schedule().At(global_step);
+  const int64_t count = ++update_count_;
+  // First the rows: admission, the rows new keys get, the stamps.
+  std::vector<uint32_t> rows(plan.rows);
+  AdmitRowsLocked(gradient.keys, StepStamp(global_step), &rows);
   // Then the update rule on each row (the keys are unique, so each row
   // once), in two halves on two threads for a big push, under this
   // thread's lock.

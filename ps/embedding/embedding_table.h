@@ -203,6 +203,12 @@ class EmbeddingTable {
   // A row for `key`: a free one, or the next of the blocks (allocated,
   // with its bytes already reserved), indexed.
   uint32_t NewRowLocked(int64_t key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A push's rows before its update: each absent key (rows[i] kAbsent)
+  // admitted once seen min_count times, given a new row, initialized;
+  // each row stamped `stamp` and marked changed. A key not admitted stays
+  // kAbsent.
+  void AdmitRowsLocked(const std::vector<int64_t>& keys, uint32_t stamp,
+                       std::vector<uint32_t>* rows) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Gives the key's row back to the free list.
   void FreeRowLocked(int64_t key, uint32_t row) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The rows `gradient` makes and the keys it sees for the first time.
