@@ -12,6 +12,7 @@
 #include "core/atomic_file.h"
 #include "core/crc32c.h"
 #include "core/test_util.h"
+#include "core/testing/status_assertions.h"
 #include "proto/checkpoint.pb.h"
 #include "ps/testing/row_blocks.h"
 
@@ -60,13 +61,13 @@ proto::RowBlock Block(const std::vector<int64_t>& keys, const std::vector<float>
 // a time, each checked; a byte changed in the rows is found.
 TEST_F(CheckpointTest, TableRowsRoundTripBlockByBlockAndACorruptBlockIsFound) {
   auto writer = CheckpointWriter::Create(dir_.string(), 7);
-  ASSERT_TRUE(writer.ok());
-  ASSERT_TRUE((*writer)->AddTensor("w", b_).ok());
+  PS_ASSERT_OK(writer);
+  PS_ASSERT_OK((*writer)->AddTensor("w", b_));
   (*writer)->SetDeltaBase(3);
-  ASSERT_TRUE((*writer)->BeginTable("emb", 1, {"accumulator"}).ok());  // 2 floats a row
-  ASSERT_TRUE((*writer)->AddRows(Block({5, -9}, {1, 2, 3, 4})).ok());
-  ASSERT_TRUE((*writer)->AddRows(Block({11}, {5, 6})).ok());
-  ASSERT_TRUE((*writer)->AddRows(Block({42}, {}, /*erase=*/true)).ok());
+  PS_ASSERT_OK((*writer)->BeginTable("emb", 1, {"accumulator"}));  // 2 floats a row
+  PS_ASSERT_OK((*writer)->AddRows(Block({5, -9}, {1, 2, 3, 4})));
+  PS_ASSERT_OK((*writer)->AddRows(Block({11}, {5, 6})));
+  PS_ASSERT_OK((*writer)->AddRows(Block({42}, {}, /*erase=*/true)));
   EXPECT_EQ((*writer)->AddRows(Block({1, 2}, {1, 2, 3})).code(), Code::kInvalidArgument);
   auto prefix = (*writer)->Finish();
   ASSERT_TRUE(prefix.ok()) << prefix.status().ToString();
@@ -77,7 +78,7 @@ TEST_F(CheckpointTest, TableRowsRoundTripBlockByBlockAndACorruptBlockIsFound) {
   ASSERT_EQ(ckpt->tables.size(), 1u);
   EXPECT_EQ(ckpt->tables[0].num_rows(), 3);
   auto reader = TableRowsReader::Open(*prefix, ckpt->tables[0]);
-  ASSERT_TRUE(reader.ok());
+  PS_ASSERT_OK(reader);
   proto::RowBlock got;
   std::vector<std::string> keys;
   for (;;) {
@@ -209,9 +210,9 @@ TEST_F(CheckpointTest, HostileEntriesInAWellFormedIndexAreRefused) {
 TEST_F(CheckpointTest, StateFileRoundTrips) {
   EXPECT_EQ(ReadCheckpointState(dir_.string()).status().code(), Code::kNotFound);
   CheckpointState st{"model.ckpt-200", {"model.ckpt-100", "model.ckpt-200"}};
-  ASSERT_TRUE(WriteCheckpointState(dir_.string(), st).ok());
+  PS_ASSERT_OK(WriteCheckpointState(dir_.string(), st));
   auto back = ReadCheckpointState(dir_.string());
-  ASSERT_TRUE(back.ok());
+  PS_ASSERT_OK(back);
   EXPECT_EQ(back->latest, "model.ckpt-200");
   EXPECT_EQ(back->kept, st.kept);
   auto text = ReadFileToString((dir_ / "checkpoint").string());
@@ -240,12 +241,12 @@ TEST(TfFormatCheckpoint, TensorsUnderTfNamesAndTablesBesideThem) {
     return name == "w/accumulator" ? std::string("w/Adagrad") : name;
   };
   auto writer = CheckpointWriter::Create(dir.path(), 7, CheckpointFormat::kTensorFlow, tf_name);
-  ASSERT_TRUE(writer.ok());
-  ASSERT_TRUE((*writer)->AddTensor("w", Tensor({2}, {1, 2})).ok());
-  ASSERT_TRUE((*writer)->AddTensor("w/accumulator", Tensor({2}, {3, 4})).ok());
+  PS_ASSERT_OK(writer);
+  PS_ASSERT_OK((*writer)->AddTensor("w", Tensor({2}, {1, 2})));
+  PS_ASSERT_OK((*writer)->AddTensor("w/accumulator", Tensor({2}, {3, 4})));
   (*writer)->SetDeltaBase(3);
-  ASSERT_TRUE((*writer)->BeginTable("emb", 1, {"accumulator"}).ok());
-  ASSERT_TRUE((*writer)->AddRows(Block({5, -9}, {1, 2, 3, 4})).ok());
+  PS_ASSERT_OK((*writer)->BeginTable("emb", 1, {"accumulator"}));
+  PS_ASSERT_OK((*writer)->AddRows(Block({5, -9}, {1, 2, 3, 4})));
   auto prefix = (*writer)->Finish();
   ASSERT_TRUE(prefix.ok()) << prefix.status().ToString();
 
@@ -263,7 +264,7 @@ TEST(TfFormatCheckpoint, TensorsUnderTfNamesAndTablesBesideThem) {
   EXPECT_EQ(ckpt->delta_base_step, std::optional<int64_t>(3));
   ASSERT_EQ(ckpt->tables.size(), 1u);
   auto reader = TableRowsReader::Open(*prefix, ckpt->tables[0]);
-  ASSERT_TRUE(reader.ok());
+  PS_ASSERT_OK(reader);
   proto::RowBlock got;
   auto more = (*reader)->Next(&got);
   ASSERT_TRUE(more.ok() && *more) << more.status().ToString();
@@ -277,14 +278,14 @@ TEST(TfFormatCheckpoint, TensorsUnderTfNamesAndTablesBesideThem) {
 TEST(TfFormatCheckpoint, FullCheckpointHoldsEachTablesKeysAndValues) {
   test_util::TempDir dir;
   auto writer = CheckpointWriter::Create(dir.path(), 9, CheckpointFormat::kTensorFlow);
-  ASSERT_TRUE(writer.ok());
-  ASSERT_TRUE((*writer)->AddTensor("w", Tensor({2}, {1, 2})).ok());
-  ASSERT_TRUE((*writer)->BeginTable("users/embedding_weights", 2, {"accumulator"}).ok());
-  ASSERT_TRUE((*writer)->AddRows(Block({5, -9}, {1, 2, 10, 20, 3, 4, 30, 40})).ok());
-  ASSERT_TRUE((*writer)->AddRows(Block({1LL << 40}, {5, 6, 50, 60})).ok());
-  ASSERT_TRUE((*writer)->BeginTable("items", 1, {}).ok());
-  ASSERT_TRUE((*writer)->AddRows(Block({3}, {7})).ok());
-  ASSERT_TRUE((*writer)->BeginTable("empty", 4, {}).ok());
+  PS_ASSERT_OK(writer);
+  PS_ASSERT_OK((*writer)->AddTensor("w", Tensor({2}, {1, 2})));
+  PS_ASSERT_OK((*writer)->BeginTable("users/embedding_weights", 2, {"accumulator"}));
+  PS_ASSERT_OK((*writer)->AddRows(Block({5, -9}, {1, 2, 10, 20, 3, 4, 30, 40})));
+  PS_ASSERT_OK((*writer)->AddRows(Block({1LL << 40}, {5, 6, 50, 60})));
+  PS_ASSERT_OK((*writer)->BeginTable("items", 1, {}));
+  PS_ASSERT_OK((*writer)->AddRows(Block({3}, {7})));
+  PS_ASSERT_OK((*writer)->BeginTable("empty", 4, {}));
   auto prefix = (*writer)->Finish();
   ASSERT_TRUE(prefix.ok()) << prefix.status().ToString();
 
@@ -330,7 +331,7 @@ TEST_P(CheckpointCrash, EveryWritePointLeavesThePreviousCheckpointWhole) {
     {
       CheckpointManager m({dir.string(), 1, 10000});
       m.SetFormat(GetParam(), tf_name);
-      ASSERT_TRUE(m.Save(100, v1).ok());
+      PS_ASSERT_OK(m.Save(100, v1));
     }
     pid_t pid = fork();
     ASSERT_GE(pid, 0);
@@ -386,12 +387,12 @@ TEST(CheckpointManagerTest, KeepsMaxToKeepAndSkipsACorruptNewest) {
   for (int64_t step : {10, 20, 30}) {
     std::map<std::string, Tensor> t;
     t.emplace("w", Tensor({4}, std::vector<float>(4, static_cast<float>(step))));
-    ASSERT_TRUE(m.Save(step, t).ok());
+    PS_ASSERT_OK(m.Save(step, t));
   }
   EXPECT_FALSE(std::filesystem::exists(dir / "model.ckpt-10.index"));  // beyond max_to_keep
   EXPECT_TRUE(std::filesystem::exists(dir / "model.ckpt-20.index"));
   auto state = ReadCheckpointState(dir.string());
-  ASSERT_TRUE(state.ok());
+  PS_ASSERT_OK(state);
   EXPECT_EQ(state->kept, (std::vector<std::string>{"model.ckpt-20", "model.ckpt-30"}));
 
   std::filesystem::resize_file(dir / "model.ckpt-30.data", 5);  // truncated

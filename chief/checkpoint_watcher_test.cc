@@ -8,6 +8,7 @@
 
 #include "chief/checkpoint.h"
 #include "chief/checkpoint_manager.h"
+#include "core/testing/status_assertions.h"
 
 namespace pstrain {
 namespace {
@@ -79,8 +80,8 @@ TEST_F(CheckpointWatcherTest, SkipsCheckpointsDeletedBeforeItLooked) {
 
 TEST_F(CheckpointWatcherTest, FindsIndexFilesWithoutAStateFile) {
   Tensor t({1}, {3});
-  ASSERT_TRUE(WriteCheckpoint(dir_, 7, {{"w", &t}}).ok());
-  ASSERT_TRUE(WriteCheckpoint(dir_, 5, {{"w", &t}}).ok());
+  PS_ASSERT_OK(WriteCheckpoint(dir_, 7, {{"w", &t}}));
+  PS_ASSERT_OK(WriteCheckpoint(dir_, 5, {{"w", &t}}));
   CheckpointWatcher watcher(dir_);
   EXPECT_EQ(New(&watcher), (Names{"model.ckpt-5", "model.ckpt-7"}));
 }
@@ -90,14 +91,14 @@ TEST_F(CheckpointWatcherTest, FindsCheckpointsTheStateFileDoesNotNameYet) {
   Save(&manager, 10);
   // A crash between the checkpoint and the state file.
   Tensor t({1}, {3});
-  ASSERT_TRUE(WriteCheckpoint(dir_, 20, {{"w", &t}}).ok());
+  PS_ASSERT_OK(WriteCheckpoint(dir_, 20, {{"w", &t}}));
   CheckpointWatcher watcher(dir_);
   EXPECT_EQ(New(&watcher), (Names{"model.ckpt-10", "model.ckpt-20"}));
 }
 
 TEST_F(CheckpointWatcherTest, FallsBackToIndexFilesWhenTheStateFileIsMalformed) {
   Tensor t({1}, {3});
-  ASSERT_TRUE(WriteCheckpoint(dir_, 3, {{"w", &t}}).ok());
+  PS_ASSERT_OK(WriteCheckpoint(dir_, 3, {{"w", &t}}));
   std::ofstream(dir_ + "/checkpoint") << "garbage\n";
   CheckpointWatcher watcher(dir_);
   EXPECT_EQ(New(&watcher), Names{"model.ckpt-3"});
@@ -106,7 +107,7 @@ TEST_F(CheckpointWatcherTest, FallsBackToIndexFilesWhenTheStateFileIsMalformed) 
 TEST_F(CheckpointWatcherTest, IgnoresNamesWithoutAnIndexAndOtherFiles) {
   // The state file names a checkpoint whose index is gone; a data file alone,
   // a temporary file and unrelated files are not checkpoints.
-  ASSERT_TRUE(WriteCheckpointState(dir_, {"model.ckpt-9", {"model.ckpt-9"}}).ok());
+  PS_ASSERT_OK(WriteCheckpointState(dir_, {"model.ckpt-9", {"model.ckpt-9"}}));
   std::ofstream(dir_ + "/model.ckpt-8.data") << "x";
   std::ofstream(dir_ + "/model.ckpt-8.index.tmp-123") << "x";
   std::ofstream(dir_ + "/events.index") << "x";
@@ -122,7 +123,7 @@ TEST_F(CheckpointWatcherTest, ATrainDirThatDoesNotExistYetHasNoCheckpoints) {
   EXPECT_EQ(New(&watcher), Names{});
   fs::create_directories(dir_ + "/later");
   Tensor t({1}, {3});
-  ASSERT_TRUE(WriteCheckpoint(dir_ + "/later", 1, {{"w", &t}}).ok());
+  PS_ASSERT_OK(WriteCheckpoint(dir_ + "/later", 1, {{"w", &t}}));
   EXPECT_EQ(New(&watcher), Names{"model.ckpt-1"});
 }
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "core/testing/status_assertions.h"
 #include "ps/embedding/row_initializer.h"
 #include "ps/testing/row_blocks.h"
 
@@ -24,22 +25,22 @@ TEST(SavedRows, AreTheFullCheckpointsWithTheDeltaApplied) {
       std::filesystem::temp_directory_path() / ("saved_rows_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   auto full = CheckpointWriter::Create(dir.string(), 3);
-  ASSERT_TRUE(full.ok());
+  PS_ASSERT_OK(full);
   ASSERT_TRUE(
       (*full)->BeginTable("emb", 2, {"accumulator"}).ok());  // 4 floats a row: 2 values, 2 slots
-  ASSERT_TRUE((*full)->AddRows(Block({5, 9}, {1, 2, 0, 0, 3, 4, 0, 0})).ok());
-  ASSERT_TRUE((*full)->AddRows(Block({11}, {5, 6, 0, 0})).ok());
-  ASSERT_TRUE((*full)->Finish().ok());
+  PS_ASSERT_OK((*full)->AddRows(Block({5, 9}, {1, 2, 0, 0, 3, 4, 0, 0})));
+  PS_ASSERT_OK((*full)->AddRows(Block({11}, {5, 6, 0, 0})));
+  PS_ASSERT_OK((*full)->Finish());
   auto delta = CheckpointWriter::Create(dir.string(), 7);
-  ASSERT_TRUE(delta.ok());
+  PS_ASSERT_OK(delta);
   (*delta)->SetDeltaBase(3);
-  ASSERT_TRUE((*delta)->BeginTable("emb", 2, {"accumulator"}).ok());
-  ASSERT_TRUE((*delta)->AddRows(Block({9, 12}, {7, 8, 0, 0, 9, 10, 0, 0})).ok());
-  ASSERT_TRUE((*delta)->AddRows(Block({11}, {}, /*erase=*/true)).ok());
+  PS_ASSERT_OK((*delta)->BeginTable("emb", 2, {"accumulator"}));
+  PS_ASSERT_OK((*delta)->AddRows(Block({9, 12}, {7, 8, 0, 0, 9, 10, 0, 0})));
+  PS_ASSERT_OK((*delta)->AddRows(Block({11}, {}, /*erase=*/true)));
   auto prefix = (*delta)->Finish();
   ASSERT_TRUE(prefix.ok()) << prefix.status().ToString();
   auto ckpt = ReadCheckpoint(*prefix);
-  ASSERT_TRUE(ckpt.ok());
+  PS_ASSERT_OK(ckpt);
 
   proto::EmbeddingTableConfig config;
   config.set_name("emb");
@@ -51,7 +52,7 @@ TEST(SavedRows, AreTheFullCheckpointsWithTheDeltaApplied) {
   steps[0].table = "emb";
   steps[0].dim = 2;
   steps[0].ids.keys = {5, 9, 12, 11};
-  ASSERT_TRUE(saved->Pull(&steps).ok());
+  PS_ASSERT_OK(saved->Pull(&steps));
   float initial[2];
   RowInitializer("emb", 0, 2, DefaultEmbeddingStddev(2)).Fill(11, initial);
   const std::vector<float> want = {1, 2, 7, 8, 9, 10, initial[0], initial[1]};

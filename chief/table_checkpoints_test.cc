@@ -10,6 +10,7 @@
 
 #include "chief/checkpoint_manager.h"
 #include "cluster/key_partition.h"
+#include "core/testing/status_assertions.h"
 #include "ps/embedding/sparse_rows.h"
 #include "ps/testing/in_process_ps.h"
 
@@ -25,7 +26,7 @@ std::unique_ptr<PsFleet> Fleet(int num_ps) {
   for (int i = 0; i < num_ps; ++i) ps.push_back(std::make_unique<InProcessPs>(i));
   PsFleet::Layout layout;
   auto placement = cluster::ComputePlacement({}, num_ps, cluster::PlacementStrategy::kGreedy, 1);
-  EXPECT_TRUE(placement.ok());
+  PS_EXPECT_OK(placement);
   layout.placement = *placement;
   proto::EmbeddingTableConfig t;
   t.set_name("emb");
@@ -36,7 +37,7 @@ std::unique_ptr<PsFleet> Fleet(int num_ps) {
   proto::InitHeader header;
   header.mutable_optimizer()->set_name("Adagrad");
   header.mutable_optimizer()->set_learning_rate(0.1f);
-  EXPECT_TRUE(fleet->InitVariables({}, header).ok());
+  PS_EXPECT_OK(fleet->InitVariables({}, header));
   return fleet;
 }
 
@@ -112,7 +113,7 @@ TEST_F(TableCheckpoints, RestoreOntoAnotherNumberOfPsAndFullThenDelta) {
   Push(two.get(), fresh, 0.25f);
   for (int i = 0; i < 25; ++i) Push(two.get(), moved, 0.1f);
   auto status = two->client(0)->GetStatus(std::chrono::seconds(1));
-  ASSERT_TRUE(status.ok());
+  PS_ASSERT_OK(status);
   EXPECT_GT(status->tables(0).expired(), 0);
   auto delta = manager.Save(
       30, {},
@@ -133,7 +134,7 @@ TEST_F(TableCheckpoints, RestoreOntoAnotherNumberOfPsAndFullThenDelta) {
   // The delta holds fewer rows than the table.
   EXPECT_LT(latest->tables.at(0).num_rows(), base.tables.at(0).num_rows());
   auto three = Fleet(3);
-  ASSERT_TRUE(RestoreTables(three.get(), *latest, &base).ok());
+  PS_ASSERT_OK(RestoreTables(three.get(), *latest, &base));
   const auto restored = Rows(three.get(), all);
   int differing = 0;
   for (int64_t k : all) differing += restored.at(k) != expected.at(k);
@@ -141,7 +142,7 @@ TEST_F(TableCheckpoints, RestoreOntoAnotherNumberOfPsAndFullThenDelta) {
   int64_t rows = 0;
   for (int ps = 0; ps < 3; ++ps) {
     auto st = three->client(ps)->GetStatus(std::chrono::seconds(1));
-    ASSERT_TRUE(st.ok());
+    PS_ASSERT_OK(st);
     EXPECT_GT(st->tables(0).rows(), 0) << "ps:" << ps;
     rows += st->tables(0).rows();
   }
@@ -151,7 +152,7 @@ TEST_F(TableCheckpoints, RestoreOntoAnotherNumberOfPsAndFullThenDelta) {
 
   // The full checkpoint alone is not the table as it is.
   auto stale = Fleet(3);
-  ASSERT_TRUE(RestoreTables(stale.get(), base, nullptr).ok());
+  PS_ASSERT_OK(RestoreTables(stale.get(), base, nullptr));
   const auto old = Rows(stale.get(), all);
   differing = 0;
   for (int64_t k : all) differing += old.at(k) != expected.at(k);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/test_util.h"
+#include "core/testing/status_assertions.h"
 
 namespace pstrain {
 namespace {
@@ -46,13 +47,13 @@ TEST(TfBundle, WhatItWritesReadsBackWhateverTheOrderOfAdding) {
   const std::string prefix = dir.path() + "/model.ckpt-7";
   auto writer = TfBundleWriter::Create(prefix);
   ASSERT_TRUE(writer.ok()) << writer.status().ToString();
-  ASSERT_TRUE((*writer)->AddFloat("z/last", Tensor({2, 3}, {1, 2, 3, 4, 5, 6})).ok());
-  ASSERT_TRUE((*writer)->AddInt64("global_step", {}, {7}).ok());
-  ASSERT_TRUE((*writer)->AddFloat("a/scalar", Tensor({}, {-2.5f})).ok());
+  PS_ASSERT_OK((*writer)->AddFloat("z/last", Tensor({2, 3}, {1, 2, 3, 4, 5, 6})));
+  PS_ASSERT_OK((*writer)->AddInt64("global_step", {}, {7}));
+  PS_ASSERT_OK((*writer)->AddFloat("a/scalar", Tensor({}, {-2.5f})));
   EXPECT_FALSE((*writer)->AddFloat("a/scalar", Tensor({}, {0})).ok());
   EXPECT_FALSE((*writer)->AddInt64("ids", {3}, {1, 2}).ok());
   EXPECT_FALSE(std::filesystem::exists(TfBundleIndexPath(prefix)));  // nothing visible yet
-  ASSERT_TRUE((*writer)->Finish().ok());
+  PS_ASSERT_OK((*writer)->Finish());
   auto bundle = ReadTfBundle(prefix);
   ASSERT_TRUE(bundle.ok()) << bundle.status().ToString();
   ASSERT_EQ(bundle->size(), 3u);
@@ -68,9 +69,9 @@ TEST(TfBundle, ADamagedBundleIsRefusedNamingTheFileAndTensor) {
   const std::string prefix = dir.path() + "/model.ckpt-1";
   EXPECT_EQ(ReadTfBundle(prefix).status().code(), Code::kNotFound);
   auto writer = TfBundleWriter::Create(prefix);
-  ASSERT_TRUE(writer.ok());
-  ASSERT_TRUE((*writer)->AddFloat("w", Tensor({4}, {1, 2, 3, 4})).ok());
-  ASSERT_TRUE((*writer)->Finish().ok());
+  PS_ASSERT_OK(writer);
+  PS_ASSERT_OK((*writer)->AddFloat("w", Tensor({4}, {1, 2, 3, 4})));
+  PS_ASSERT_OK((*writer)->Finish());
   const std::string data = Bytes(TfBundleDataPath(prefix));
 
   std::string flipped = data;

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "core/test_util.h"
+#include "core/testing/status_assertions.h"
 
 namespace pstrain {
 namespace {
@@ -14,13 +15,13 @@ TEST(TrainingDone, MarkNamesTheFinalStepAndClearRemovesIt) {
   auto none = FinalCheckpointStep(dir.path());
   ASSERT_TRUE(none.ok()) << none.status().ToString();
   EXPECT_EQ(*none, -1);
-  ASSERT_TRUE(MarkTrainingDone(dir.path(), "model.ckpt-1200").ok());
+  PS_ASSERT_OK(MarkTrainingDone(dir.path(), "model.ckpt-1200"));
   auto step = FinalCheckpointStep(dir.path());
   ASSERT_TRUE(step.ok()) << step.status().ToString();
   EXPECT_EQ(*step, 1200);
-  ASSERT_TRUE(ClearTrainingDone(dir.path()).ok());
+  PS_ASSERT_OK(ClearTrainingDone(dir.path()));
   EXPECT_EQ(*FinalCheckpointStep(dir.path()), -1);
-  EXPECT_TRUE(ClearTrainingDone(dir.path()).ok());  // nothing to remove
+  PS_EXPECT_OK(ClearTrainingDone(dir.path()));  // nothing to remove
 }
 
 TEST(TrainingDone, AMarkNamingNoCheckpointIsDataLossNamingTheFile) {

@@ -6,6 +6,7 @@
 
 #include "chief/summary/event_reader.h"
 #include "core/test_util.h"
+#include "core/testing/status_assertions.h"
 
 namespace pstrain {
 namespace {
@@ -17,9 +18,9 @@ TEST(TrainingSummaries, NoLossPointBeforeAWorkerReportsOne) {
   test_util::TempDir dir;
   auto summaries = TrainingSummaries::Create(dir.path(), nullptr, nullptr, ImageInput());
   ASSERT_TRUE(summaries.ok()) << summaries.status().ToString();
-  ASSERT_TRUE((*summaries)->Scalars(1, 0, 0.1, 2, 256).ok());
-  ASSERT_TRUE((*summaries)->Scalars(2, 0.75, 0.1, 2, 256).ok());
-  ASSERT_TRUE((*summaries)->Flush().ok());
+  PS_ASSERT_OK((*summaries)->Scalars(1, 0, 0.1, 2, 256));
+  PS_ASSERT_OK((*summaries)->Scalars(2, 0.75, 0.1, 2, 256));
+  PS_ASSERT_OK((*summaries)->Flush());
   auto events = ReadEventFile((*summaries)->path());
   ASSERT_TRUE(events.ok()) << events.status().ToString();
   std::map<std::string, std::vector<int64_t>> steps;  // by tag

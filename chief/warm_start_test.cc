@@ -7,6 +7,7 @@
 
 #include "chief/tf_bundle.h"
 #include "core/test_util.h"
+#include "core/testing/status_assertions.h"
 
 namespace pstrain {
 namespace {
@@ -36,14 +37,14 @@ class WarmStart : public ::testing::Test {
   void SetUp() override {
     prefix_ = dir_.path() + "/model.ckpt-100";
     auto writer = TfBundleWriter::Create(prefix_);
-    ASSERT_TRUE(writer.ok());
-    ASSERT_TRUE((*writer)->AddFloat("conv1/weights", Tensor({2, 3}, {1, 2, 3, 4, 5, 6})).ok());
-    ASSERT_TRUE((*writer)->AddFloat("old/biases", Tensor({3}, {7, 8, 9})).ok());
-    ASSERT_TRUE((*writer)->AddFloat("old/biases/Adagrad", Tensor({3}, {0.5f, 0.5f, 0.5f})).ok());
+    PS_ASSERT_OK(writer);
+    PS_ASSERT_OK((*writer)->AddFloat("conv1/weights", Tensor({2, 3}, {1, 2, 3, 4, 5, 6})));
+    PS_ASSERT_OK((*writer)->AddFloat("old/biases", Tensor({3}, {7, 8, 9})));
+    PS_ASSERT_OK((*writer)->AddFloat("old/biases/Adagrad", Tensor({3}, {0.5f, 0.5f, 0.5f})));
     ASSERT_TRUE(
         (*writer)->AddFloat("old/biases/ExponentialMovingAverage", Tensor({3}, {6, 7, 8})).ok());
-    ASSERT_TRUE((*writer)->AddInt64("global_step", {}, {100}).ok());
-    ASSERT_TRUE((*writer)->Finish().ok());
+    PS_ASSERT_OK((*writer)->AddInt64("global_step", {}, {100}));
+    PS_ASSERT_OK((*writer)->Finish());
   }
   StatusOr<std::map<std::string, Tensor>> Warm(const std::string& vars, const std::string& map) {
     return WarmStartValues(variables_, Options(prefix_, vars, map));

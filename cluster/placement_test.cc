@@ -1,4 +1,5 @@
 #include "cluster/placement.h"
+#include "core/testing/status_assertions.h"
 
 #include <gtest/gtest.h>
 
@@ -118,7 +119,7 @@ TEST(ComputePlacement, GreedyBalancesBytes) {
 TEST(ComputePlacement, GreedyBreaksTiesByNameThenLowestPs) {
   StatusOr<Placement> p =
       ComputePlacement({{"z", {4}}, {"y", {4}}, {"x", {4}}}, 3, PlacementStrategy::kGreedy, kSlice);
-  ASSERT_TRUE(p.ok());
+  PS_ASSERT_OK(p);
   EXPECT_EQ(p->shards[2].ps, 0);  // x first
   EXPECT_EQ(p->shards[1].ps, 1);
   EXPECT_EQ(p->shards[0].ps, 2);
@@ -143,7 +144,7 @@ TEST(ComputePlacement, GreedyBeatsRoundRobinOnMnist) {
 TEST(ComputePlacement, RoundRobinFollowsInputOrder) {
   StatusOr<Placement> p =
       ComputePlacement(MnistVariables(), 3, PlacementStrategy::kRoundRobin, kSlice);
-  ASSERT_TRUE(p.ok());
+  PS_ASSERT_OK(p);
   // local3/weights splits into 3 parts; shard order: variables in input order.
   std::vector<std::string> names;
   for (const Shard& s : p->shards) names.push_back(s.name);

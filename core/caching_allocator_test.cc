@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/tensor.h"
+#include "core/testing/status_assertions.h"
 
 namespace pstrain {
 namespace {
@@ -94,7 +95,7 @@ TEST(CachingAllocator, DeviceTensorsBorrowAndReturnItsBlocks) {
   CachingAllocator a(std::make_unique<BudgetMemory>(size_t{1} << 20, &held));
   {
     auto t = Tensor::OnDevice({4, 8}, &a);
-    ASSERT_TRUE(t.ok());
+    PS_ASSERT_OK(t);
     EXPECT_EQ(t->device(), &a);
     Tensor copy = *t;  // another block of the same device
     EXPECT_EQ(copy.device(), &a);

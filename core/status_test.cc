@@ -1,4 +1,5 @@
 #include "core/status.h"
+#include "core/testing/status_assertions.h"
 
 #include <gtest/gtest.h>
 
@@ -27,7 +28,7 @@ TEST(Status, OkAndErrorsFormat) {
 
 TEST(StatusOr, PropagatesFirstError) {
   int out = 0;
-  EXPECT_TRUE(Quarter(12, &out).ok());
+  PS_EXPECT_OK(Quarter(12, &out));
   EXPECT_EQ(out, 3);
   Status s = Quarter(6, &out);
   EXPECT_EQ(s.code(), Code::kInvalidArgument);

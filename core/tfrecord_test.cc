@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/test_util.h"
+#include "core/testing/status_assertions.h"
 
 namespace pstrain {
 namespace {
@@ -165,10 +166,10 @@ TEST(TfRecord, CountsRecordsAndOffsets) {
   ASSERT_TRUE(reader.ok()) << reader.status().ToString();
   EXPECT_FALSE((*reader)->gzip());
   std::string data;
-  ASSERT_TRUE((*reader)->ReadRecord(&data).ok());
+  PS_ASSERT_OK((*reader)->ReadRecord(&data));
   EXPECT_EQ((*reader)->record_index(), 1);
   EXPECT_EQ((*reader)->offset(), 18u);
-  ASSERT_TRUE((*reader)->ReadRecord(&data).ok());
+  PS_ASSERT_OK((*reader)->ReadRecord(&data));
   EXPECT_EQ(data, "cde");
   EXPECT_EQ((*reader)->record_index(), 2);
   EXPECT_EQ((*reader)->offset(), 37u);
@@ -289,7 +290,7 @@ TEST(TfRecordWriter, PlainFileIsTheFramedRecords) {
   ASSERT_TRUE(writer.ok()) << writer.status().ToString();
   for (const std::string& r : records) ASSERT_TRUE((*writer)->Write(r).ok());
   EXPECT_EQ((*writer)->records_written(), 5);
-  ASSERT_TRUE((*writer)->Close().ok());
+  PS_ASSERT_OK((*writer)->Close());
   EXPECT_EQ(ReadBytes(path), Framed(records));
 }
 
@@ -301,7 +302,7 @@ TEST(TfRecordWriter, GzipFileIsOneGzipStreamOfTheFramedRecords) {
       TfRecordWriter::Create(path, TfRecordCompression::kGzip);
   ASSERT_TRUE(writer.ok()) << writer.status().ToString();
   for (const std::string& r : records) ASSERT_TRUE((*writer)->Write(r).ok());
-  ASSERT_TRUE((*writer)->Close().ok());
+  PS_ASSERT_OK((*writer)->Close());
   const std::string gz = ReadBytes(path);
   ASSERT_GE(gz.size(), 2u);
   EXPECT_EQ(static_cast<uint8_t>(gz[0]), 0x1f);
@@ -320,7 +321,7 @@ TEST(TfRecordWriter, NothingAppearsWithoutClose) {
     {
       StatusOr<std::unique_ptr<TfRecordWriter>> writer = TfRecordWriter::Create(path, c);
       ASSERT_TRUE(writer.ok()) << writer.status().ToString();
-      ASSERT_TRUE((*writer)->Write(Noise(2000000, 7)).ok());
+      PS_ASSERT_OK((*writer)->Write(Noise(2000000, 7)));
     }
     EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
   }
@@ -332,10 +333,10 @@ TEST(TfRecordWriter, CloseReplacesAnOldFile) {
   WriteBytes(path, "old contents");
   StatusOr<std::unique_ptr<TfRecordWriter>> writer =
       TfRecordWriter::Create(path, TfRecordCompression::kNone);
-  ASSERT_TRUE(writer.ok());
-  ASSERT_TRUE((*writer)->Write("new").ok());
+  PS_ASSERT_OK(writer);
+  PS_ASSERT_OK((*writer)->Write("new"));
   EXPECT_EQ(ReadBytes(path), "old contents");
-  ASSERT_TRUE((*writer)->Close().ok());
+  PS_ASSERT_OK((*writer)->Close());
   EXPECT_EQ(ReadBytes(path), Framed({"new"}));
 }
 
@@ -343,8 +344,8 @@ TEST(TfRecordWriter, WriteOrCloseAfterCloseIsFailedPrecondition) {
   TempDir dir;
   StatusOr<std::unique_ptr<TfRecordWriter>> writer =
       TfRecordWriter::Create(dir.path() + "/f", TfRecordCompression::kGzip);
-  ASSERT_TRUE(writer.ok());
-  ASSERT_TRUE((*writer)->Close().ok());
+  PS_ASSERT_OK(writer);
+  PS_ASSERT_OK((*writer)->Close());
   EXPECT_EQ((*writer)->Write("late").code(), Code::kFailedPrecondition);
   EXPECT_EQ((*writer)->Close().code(), Code::kFailedPrecondition);
 }

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/testing/status_assertions.h"
 #include "core/tls_certs.h"
 
 namespace pstrain {
@@ -30,13 +31,13 @@ TEST_F(TlsFilesTest, ACertificateTheCaSignedIsAccepted) {
   auto files = CheckTlsFiles(Files(Cert(ca_, -60, 3600), ca_));
   ASSERT_TRUE(files.ok()) << files.status().ToString();
   EXPECT_NE(files->subject.find("CN=ps0"), std::string::npos) << files->subject;
-  EXPECT_TRUE(MakeServerSslCtx(*files).ok());
-  EXPECT_TRUE(MakeClientSslCtx(*files).ok());
+  PS_EXPECT_OK(MakeServerSslCtx(*files));
+  PS_EXPECT_OK(MakeClientSslCtx(*files));
 }
 
 TEST_F(TlsFilesTest, AnotherCasCertificateIsRefused) {
   auto other = MakeCa("another CA");
-  ASSERT_TRUE(other.ok());
+  PS_ASSERT_OK(other);
   auto files = CheckTlsFiles(Files(Cert(*other, -60, 3600), ca_));
   ASSERT_FALSE(files.ok());
   EXPECT_NE(files.status().message().find("does not verify against --tls_ca"), std::string::npos)

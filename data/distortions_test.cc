@@ -1,4 +1,5 @@
 #include "data/distortions.h"
+#include "core/testing/status_assertions.h"
 
 #include <gtest/gtest.h>
 
@@ -288,7 +289,7 @@ TEST(DrawDistortion, CropOfTheWholeImageHasOffsetZero) {
 
 TEST(CheckDistortionParams, RejectsWhatCannotBeDrawn) {
   DistortionParams ok;
-  EXPECT_TRUE(CheckDistortionParams(ok, 24, 24).ok());
+  PS_EXPECT_OK(CheckDistortionParams(ok, 24, 24));
   struct Case {
     DistortionParams params;
     int height, width;

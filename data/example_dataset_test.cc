@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/testing/status_assertions.h"
 #include "core/tfrecord.h"
 #include "data/test_util.h"
 #include "proto/example.pb.h"
@@ -103,7 +104,7 @@ TEST(WriteExampleFile, RoundTripsPlainAndGzip) {
   const ImageDataset ds = ThreeColorImages();
   for (TfRecordCompression c : {TfRecordCompression::kNone, TfRecordCompression::kGzip}) {
     const std::string path = dir.path() + "/f";
-    ASSERT_TRUE(WriteExampleFile(ds, path, c).ok());
+    PS_ASSERT_OK(WriteExampleFile(ds, path, c));
     const std::string bytes = ReadBytes(path);
     EXPECT_EQ(bytes.size() > 2 && bytes[0] == '\x1f' && bytes[1] == '\x8b',
               c == TfRecordCompression::kGzip);

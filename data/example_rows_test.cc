@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/fingerprint.h"
+#include "core/testing/status_assertions.h"
 #include "core/tfrecord.h"
 #include "data/test_util.h"
 #include "proto/example.pb.h"
@@ -66,7 +67,7 @@ TEST(ExampleRows, VarLenFeaturesBecomeRaggedIdsWithTheirWeights) {
   const int64_t funny = StringToHashBucketFast("funny", 100);
   EXPECT_EQ(tags.values, (std::vector<int64_t>{funny, StringToHashBucketFast("dark", 100), funny}));
   EXPECT_TRUE(tags.weights.empty());
-  EXPECT_TRUE(tags.Check("tags").ok());
+  PS_EXPECT_OK(tags.Check("tags"));
 }
 
 TEST(ExampleRows, ARecordThatDoesNotFitIsRefusedNamingTheRecordAndFeature) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/testing/status_assertions.h"
 #include "core/tfrecord.h"
 #include "data/csv_dataset.h"
 #include "data/example_rows.h"
@@ -122,8 +123,8 @@ TEST(FeatureColumns, DenseColumnsGiveValuesAndMultiHotVectors) {
   ASSERT_EQ(f.columns.DenseWidth("age"), 1);
   ASSERT_EQ(f.columns.DenseWidth("education_indicator"), 5);
   std::vector<float> out(3 * 6, -1.0f);
-  ASSERT_TRUE(f.columns.Dense("age", f.ds, {3, 0, 2}, out.data(), 6).ok());
-  ASSERT_TRUE(f.columns.Dense("education_indicator", f.ds, {3, 0, 2}, out.data() + 1, 6).ok());
+  PS_ASSERT_OK(f.columns.Dense("age", f.ds, {3, 0, 2}, out.data(), 6));
+  PS_ASSERT_OK(f.columns.Dense("education_indicator", f.ds, {3, 0, 2}, out.data() + 1, 6));
   EXPECT_EQ(out, (std::vector<float>{65, 0, 0, 0, 0, 0,  // Doctorate: outside the list
                                      25, 0, 0, 1, 0, 0,  // 11th
                                      17, 1, 0, 0, 0, 0}));
@@ -206,7 +207,7 @@ TEST(FeatureColumns, IdentityOfStringsTakesIntegersOnly) {
       ds.columns);
   ASSERT_TRUE(columns.ok()) << columns.status().ToString();
   RaggedIds ids;
-  ASSERT_TRUE(columns->Ids("t", ds, {0}, &ids).ok());
+  PS_ASSERT_OK(columns->Ids("t", ds, {0}, &ids));
   EXPECT_EQ(ids.values, (std::vector<int64_t>{3}));
   Status outside = columns->Ids("t", ds, {1}, &ids);
   EXPECT_NE(outside.message().find("value 12 of row 1 is not an id in [0, 10)"), std::string::npos)
@@ -226,12 +227,12 @@ TEST(FeatureColumns, AVocabularyFileGivesTheIdsOfItsList) {
       R"(feature_column { name: "education" vocabulary_file { key: "education"
                           vocabulary_file: "education.txt" vocabulary_size: 5 } })",
       &spec));
-  ASSERT_TRUE(ReadVocabularyFiles(&spec, f.dir.path()).ok());
+  PS_ASSERT_OK(ReadVocabularyFiles(&spec, f.dir.path()));
   auto columns = FeatureColumns::Create(
       {spec.feature_column().begin(), spec.feature_column().end()}, f.ds.columns);
   ASSERT_TRUE(columns.ok()) << columns.status().ToString();
   RaggedIds ids;
-  ASSERT_TRUE(columns->Ids("education", f.ds, {0, 1, 2, 3, 4}, &ids).ok());
+  PS_ASSERT_OK(columns->Ids("education", f.ds, {0, 1, 2, 3, 4}, &ids));
   EXPECT_EQ(ids.values, (std::vector<int64_t>{2, 1, 0, 3}));  // TF's: Doctorate has none
   EXPECT_EQ(ids.row_splits, (std::vector<int64_t>{0, 1, 2, 3, 3, 4}));
 }
@@ -296,7 +297,7 @@ TEST(FeatureColumns, ColumnsThatDoNotHoldTogetherAreRefusedByName) {
   const std::string path = dir.path() + "/rows.csv";
   std::ofstream(path) << kRows;
   auto ds = ReadCsvFile(path, Options());
-  ASSERT_TRUE(ds.ok());
+  PS_ASSERT_OK(ds);
   for (const auto& c : cases) {
     auto created = FeatureColumns::Create(Parse(c.text), ds->columns);
     ASSERT_FALSE(created.ok()) << c.text;

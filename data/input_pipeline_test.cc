@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/testing/status_assertions.h"
 #include "data/pixel_ids.h"
 #include "data/shard_order.h"
 
@@ -474,7 +475,7 @@ ImageDataset RampDataset() {
 TEST(PrepareEvalImages, DistortTakesTheCentralCropStandardized) {
   const ImageDataset ds = RampDataset();
   Tensor out({3});
-  ASSERT_TRUE(PrepareEvalImages(ds, 0, 2, proto::InputSpec::DISTORT, 2, 2, &out).ok());
+  PS_ASSERT_OK(PrepareEvalImages(ds, 0, 2, proto::InputSpec::DISTORT, 2, 2, &out));
   ASSERT_EQ(out.shape(), (Shape{2, 2, 2, 1}));
   // The central 2x2 of the ramp: 5 6 / 9 10, mean 7.5, deviations
   // -2.5 -1.5 1.5 2.5, population stddev sqrt(17 / 4).
@@ -486,7 +487,7 @@ TEST(PrepareEvalImages, DistortTakesTheCentralCropStandardized) {
 
   // One image from the middle of the range, 1x3 (rows crop 4 -> 1 at offset
   // 1, cols 4 -> 3 at offset 0): 4 5 6.
-  ASSERT_TRUE(PrepareEvalImages(ds, 0, 1, proto::InputSpec::DISTORT, 1, 3, &out).ok());
+  PS_ASSERT_OK(PrepareEvalImages(ds, 0, 1, proto::InputSpec::DISTORT, 1, 3, &out));
   ASSERT_EQ(out.shape(), (Shape{1, 1, 3, 1}));
   const float s3 = std::sqrt(2.0f / 3);
   EXPECT_NEAR(out[0], -1 / s3, 1e-6);
@@ -497,10 +498,10 @@ TEST(PrepareEvalImages, DistortTakesTheCentralCropStandardized) {
 TEST(PrepareEvalImages, ScaleNormalizes) {
   const ImageDataset ds = RampDataset();
   Tensor out;
-  ASSERT_TRUE(PrepareEvalImages(ds, 1, 1, proto::InputSpec::SCALE, 0, 0, &out).ok());
+  PS_ASSERT_OK(PrepareEvalImages(ds, 1, 1, proto::InputSpec::SCALE, 0, 0, &out));
   ASSERT_EQ(out.shape(), (Shape{1, 4, 4, 1}));
   for (int i = 0; i < 16; ++i) EXPECT_NEAR(out[i], 200 / 255.0f - 0.5f, 1e-6);
-  ASSERT_TRUE(PrepareEvalImages(ds, 0, 2, proto::InputSpec::SCALE, 4, 4, &out).ok());
+  PS_ASSERT_OK(PrepareEvalImages(ds, 0, 2, proto::InputSpec::SCALE, 4, 4, &out));
   EXPECT_NEAR(out[5], 5 / 255.0f - 0.5f, 1e-6);
 }
 
@@ -565,7 +566,7 @@ TEST(InputPipeline, PixelIdsGiveEachExampleAsTheIdsOfItsPixels) {
       EXPECT_EQ(batch.images.size(), 0) << "ids, no images";
       ASSERT_EQ(batch.sparse.count(kPixelIdsFeature), 1u);
       const RaggedIds& ids = batch.sparse.at(kPixelIdsFeature);
-      ASSERT_TRUE(ids.Check("pixel_ids").ok());
+      PS_ASSERT_OK(ids.Check("pixel_ids"));
       ASSERT_EQ(ids.batch(), static_cast<int64_t>(batch.labels.size()));
       for (int64_t b = 0; b < ids.batch(); ++b) {
         const std::vector<int64_t> p = PixelsOf(ids, b, ds.image_size());
@@ -581,7 +582,7 @@ TEST(InputPipeline, PixelIdsGiveEachExampleAsTheIdsOfItsPixels) {
   }
   // Evaluation takes the same ids, in order.
   std::map<std::string, RaggedIds> eval;
-  ASSERT_TRUE(PrepareEvalPixelIds(ds, 10, 5, &eval).ok());
+  PS_ASSERT_OK(PrepareEvalPixelIds(ds, 10, 5, &eval));
   const RaggedIds& ids = eval.at(kPixelIdsFeature);
   ASSERT_EQ(ids.batch(), 5);
   for (int64_t b = 0; b < 5; ++b) EXPECT_EQ(PixelsOf(ids, b, 4)[0], 10 + b);

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/testing/status_assertions.h"
 #include "core/testing/wait_until.h"
 
 namespace pstrain {
@@ -37,7 +38,7 @@ std::vector<int32_t> PassThrough(ShuffleBuffer* buffer, int32_t count, bool jitt
   std::thread producer([&] {
     for (int32_t i = 0; i < count; ++i) {
       if (jitter && i % 97 == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
-      ASSERT_TRUE(buffer->Enqueue(Id(i)).ok());
+      PS_ASSERT_OK(buffer->Enqueue(Id(i)));
     }
     buffer->Close();
   });
@@ -88,7 +89,7 @@ TEST(ShuffleBuffer, RejectsBadSizes) {
     EXPECT_NE(buffer.status().message().find(c.message), std::string::npos)
         << buffer.status().message();
   }
-  EXPECT_TRUE(ShuffleBuffer::Create(1, 0, 0).ok());
+  PS_EXPECT_OK(ShuffleBuffer::Create(1, 0, 0));
 }
 
 TEST(ShuffleBuffer, WaitsForMoreThanMinAfterDequeue) {
@@ -98,13 +99,13 @@ TEST(ShuffleBuffer, WaitsForMoreThanMinAfterDequeue) {
   std::atomic<bool> dequeued{false};
   Example example;
   std::thread consumer([&] {
-    ASSERT_TRUE(buffer->Dequeue(&example).ok());
+    PS_ASSERT_OK(buffer->Dequeue(&example));
     dequeued = true;
   });
   ASSERT_TRUE(WaitUntil([&] { return buffer->blocked() == 1 || dequeued; }));
   EXPECT_FALSE(dequeued) << "dequeued with only min_after_dequeue held";
   EXPECT_EQ(buffer->size(), 4);
-  ASSERT_TRUE(buffer->Enqueue(Id(4)).ok());
+  PS_ASSERT_OK(buffer->Enqueue(Id(4)));
   consumer.join();
   EXPECT_TRUE(dequeued);
   EXPECT_EQ(buffer->size(), 4);
@@ -123,7 +124,7 @@ TEST(ShuffleBuffer, NeverGoesBelowMinAfterDequeueBeforeClose) {
   Example example;
   int64_t low = kCount;
   for (int32_t i = 0; i < kCount - kMin; ++i) {
-    ASSERT_TRUE(buffer->Dequeue(&example).ok());
+    PS_ASSERT_OK(buffer->Dequeue(&example));
     low = std::min(low, buffer->size());
   }
   EXPECT_GE(low, kMin);
@@ -161,7 +162,7 @@ TEST(ShuffleBuffer, ChoosesUniformlyFromThePool) {
     ASSERT_NE(buffer, nullptr);
     for (int i = 0; i < 10; ++i) ASSERT_TRUE(buffer->Enqueue(Id(i)).ok());
     Example example;
-    ASSERT_TRUE(buffer->Dequeue(&example).ok());
+    PS_ASSERT_OK(buffer->Dequeue(&example));
     ++counts[example.label];
   }
   for (int i = 0; i < 10; ++i) {
@@ -233,10 +234,10 @@ TEST(ShuffleBuffer, DequeueUpToEndsWithAPartialBatch) {
   ASSERT_NE(buffer, nullptr);
   for (int i = 0; i < 7; ++i) ASSERT_TRUE(buffer->Enqueue(Id(i)).ok());
   std::vector<Example> examples;
-  ASSERT_TRUE(buffer->DequeueUpTo(4, &examples).ok());  // 7 - 4 = 3 > 2 stay
+  PS_ASSERT_OK(buffer->DequeueUpTo(4, &examples));  // 7 - 4 = 3 > 2 stay
   EXPECT_EQ(examples.size(), 4u);
   buffer->Close();
-  ASSERT_TRUE(buffer->DequeueUpTo(4, &examples).ok());
+  PS_ASSERT_OK(buffer->DequeueUpTo(4, &examples));
   EXPECT_EQ(examples.size(), 7u);
   EXPECT_EQ(buffer->DequeueUpTo(4, &examples).code(), Code::kOutOfRange);
   std::vector<int32_t> ids;
@@ -249,8 +250,8 @@ TEST(ShuffleBuffer, CancelReleasesBlockedProducersAndConsumers) {
   auto starved = MakeBuffer(/*capacity=*/2, /*min_after_dequeue=*/1);
   ASSERT_NE(full, nullptr);
   ASSERT_NE(starved, nullptr);
-  ASSERT_TRUE(full->Enqueue(Id(0)).ok());
-  ASSERT_TRUE(full->Enqueue(Id(1)).ok());
+  PS_ASSERT_OK(full->Enqueue(Id(0)));
+  PS_ASSERT_OK(full->Enqueue(Id(1)));
   Status produced, consumed;
   std::thread producer([&] { produced = full->Enqueue(Id(2)); });
   std::thread consumer([&] {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/testing/status_assertions.h"
 #include "data/test_util.h"
 
 namespace pstrain {
@@ -73,7 +74,7 @@ TEST(TextDictionary, ALineWithoutAKnownLabelIsRefusedNamingTheFileAndLine) {
   TempDir dir;
   const std::string train = Write(dir, "train.txt", "__label__net web\n");
   auto dict = TextDictionary::Build(train, TextOptions());
-  ASSERT_TRUE(dict.ok());
+  PS_ASSERT_OK(dict);
   const std::string unlabelled = Write(dir, "a.txt", "__label__net web\nno label here\n");
   EXPECT_NE(
       ReadFastTextFile(unlabelled, *dict).status().message().find(unlabelled + ":2: no __label__"),

@@ -12,6 +12,7 @@
 
 #include "chief/checkpoint.h"
 #include "core/atomic_file.h"
+#include "core/testing/status_assertions.h"
 #include "ps/testing/row_blocks.h"
 
 namespace pstrain {
@@ -31,20 +32,20 @@ TEST(ProjectorExport, WritesEachTablesRowsKeysAndTheConfig) {
       std::filesystem::temp_directory_path() / ("projector_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   auto writer = CheckpointWriter::Create(dir.string(), 5);
-  ASSERT_TRUE(writer.ok());
-  ASSERT_TRUE((*writer)->BeginTable("users/embedding_weights", 2, {"accumulator"}).ok());
+  PS_ASSERT_OK(writer);
+  PS_ASSERT_OK((*writer)->BeginTable("users/embedding_weights", 2, {"accumulator"}));
   ASSERT_TRUE((*writer)
                   ->AddRows(MakeRowBlock("users/embedding_weights", {42, -3},
                                          {0.1f, 2, 9, 9, -1.5f, 1e-8f, 9, 9}))
                   .ok());
-  ASSERT_TRUE((*writer)->AddRows(MakeRowBlock("users/embedding_weights", {7}, {3, 4, 9, 9})).ok());
-  ASSERT_TRUE((*writer)->BeginTable("items/embedding_weights", 3, {"accumulator"}).ok());
+  PS_ASSERT_OK((*writer)->AddRows(MakeRowBlock("users/embedding_weights", {7}, {3, 4, 9, 9})));
+  PS_ASSERT_OK((*writer)->BeginTable("items/embedding_weights", 3, {"accumulator"}));
   ASSERT_TRUE(
       (*writer)->AddRows(MakeRowBlock("items/embedding_weights", {1}, {1, 2, 3, 9, 9, 9})).ok());
   auto prefix = (*writer)->Finish();
   ASSERT_TRUE(prefix.ok()) << prefix.status().ToString();
   auto ckpt = ReadCheckpoint(*prefix);
-  ASSERT_TRUE(ckpt.ok());
+  PS_ASSERT_OK(ckpt);
   std::vector<proto::EmbeddingTableConfig> tables(2);
   tables[0].set_name("users/embedding_weights");
   tables[0].set_dim(2);

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <random>
 
+#include "core/testing/status_assertions.h"
 #include "nn/cpu/lrn.h"
 #include "nn/grad_check.h"
 #include "nn/graph_model.h"
@@ -85,9 +86,9 @@ TEST(Cifar10Network, LogitsMatchReference) {
   Tensor x =
       ReferenceMaxPool(ReferenceRelu(ReferenceConv2D(images, p[0], p[1], 1, true)), 3, 2, true);
   Tensor n;
-  ASSERT_TRUE(lrn.Forward(x, &n).ok());  // LRN itself is checked in cpu/lrn_test.cc
+  PS_ASSERT_OK(lrn.Forward(x, &n));  // LRN itself is checked in cpu/lrn_test.cc
   x = ReferenceRelu(ReferenceConv2D(n, p[2], p[3], 1, true));
-  ASSERT_TRUE(lrn.Forward(x, &n).ok());
+  PS_ASSERT_OK(lrn.Forward(x, &n));
   x = ReferenceMaxPool(n, 3, 2, true);
   ASSERT_EQ(x.shape(), (Shape{2, 6, 6, 64}));
   x.Reshape({2, 2304});
@@ -110,7 +111,7 @@ TEST(Cifar10Network, LossAddsWeightDecay) {
   auto loss = model->LossAndGradients(p, images, labels, &grads);
   ASSERT_TRUE(loss.ok()) << loss.status().ToString();
   auto logits = model->Logits(p, images);
-  ASSERT_TRUE(logits.ok());
+  PS_ASSERT_OK(logits);
   double decay = 0;
   for (int v : {4, 6}) {
     double sum = 0;
@@ -128,10 +129,10 @@ TEST(Cifar10Network, GradientsMatchNumerical) {
   Tensor images = RandomTensor({2, 24, 24, 3}, &rng, -1.0f, 1.0f);
   std::vector<int32_t> labels = {4, 9};
   std::vector<Tensor> grads;
-  ASSERT_TRUE(model->LossAndGradients(p, images, labels, &grads).ok());
+  PS_ASSERT_OK(model->LossAndGradients(p, images, labels, &grads));
   auto loss = [&] {
     auto logits = model->Logits(p, images);
-    EXPECT_TRUE(logits.ok());
+    PS_EXPECT_OK(logits);
     double decay = 0;
     for (int v : {4, 6}) {
       for (int64_t i = 0; i < p[v].size(); ++i) decay += 0.004 * double(p[v][i]) * p[v][i] / 2;

@@ -7,6 +7,7 @@
 #include <random>
 #include <string>
 
+#include "core/testing/status_assertions.h"
 #include "nn/fake_device_backend.h"
 #include "nn/graph_model.h"
 #include "nn/model_spec.h"
@@ -85,11 +86,11 @@ TEST_P(DevicePlacement, MatchesTheHostAndMovesEachTensorOnce) {
   FakeDeviceCounters counters;
   {
     auto backend = CreateFakeDeviceBackend(&counters);
-    ASSERT_TRUE(backend.ok());
+    PS_ASSERT_OK(backend);
     auto device = GraphModel::Create(*spec, 5, std::move(backend).value());
     ASSERT_TRUE(device.ok()) << device.status().ToString();
     auto host = GraphModel::Create(*spec, 5);
-    ASSERT_TRUE(host.ok());
+    PS_ASSERT_OK(host);
     EXPECT_NE((*device)->backend().find("fake device"), std::string::npos);
 
     std::vector<Tensor> params;
@@ -113,7 +114,7 @@ TEST_P(DevicePlacement, MatchesTheHostAndMovesEachTensorOnce) {
       EXPECT_EQ(counters.uploads, num_vars + 1);  // the variables and the images
       EXPECT_EQ(counters.downloads, num_vars);    // the gradients
       auto loss_host = (*host)->LossAndGradients(params, images, labels, &g_host);
-      ASSERT_TRUE(loss_host.ok());
+      PS_ASSERT_OK(loss_host);
       EXPECT_EQ(*loss_device, *loss_host);
       ASSERT_EQ(g_device.size(), g_host.size());
       for (size_t v = 0; v < g_host.size(); ++v) {
@@ -123,7 +124,7 @@ TEST_P(DevicePlacement, MatchesTheHostAndMovesEachTensorOnce) {
     auto logits_device = (*device)->Logits(params, images);
     auto logits_host = (*host)->Logits(params, images);
     ASSERT_TRUE(logits_device.ok()) << logits_device.status().ToString();
-    ASSERT_TRUE(logits_host.ok());
+    PS_ASSERT_OK(logits_host);
     ExpectSame(*logits_device, *logits_host, "logits");
   }
   EXPECT_EQ(counters.live_blocks, 0) << "device memory left behind";
@@ -134,7 +135,7 @@ INSTANTIATE_TEST_SUITE_P(Networks, DevicePlacement,
 
 TEST(DevicePlacement, AHostOperandIsRefusedNamingTheOperation) {
   auto backend = CreateFakeDeviceBackend();
-  ASSERT_TRUE(backend.ok());
+  PS_ASSERT_OK(backend);
   Tensor y;
   Status s = (*backend)->Relu(Tensor({2, 3}), &y);
   EXPECT_EQ(s.code(), Code::kFailedPrecondition);
@@ -144,14 +145,14 @@ TEST(DevicePlacement, AHostOperandIsRefusedNamingTheOperation) {
 TEST(DevicePlacement, ACopyOfADeviceTensorStaysOnItsDevice) {
   FakeDeviceCounters counters;
   auto backend = CreateFakeDeviceBackend(&counters);
-  ASSERT_TRUE(backend.ok());
+  PS_ASSERT_OK(backend);
   Tensor d;
-  ASSERT_TRUE((*backend)->Upload(Tensor({3}, {1, 2, 3}), &d).ok());
+  PS_ASSERT_OK((*backend)->Upload(Tensor({3}, {1, 2, 3}), &d));
   Tensor copy = d;
   EXPECT_EQ(copy.device(), (*backend)->memory());
   EXPECT_NE(copy.data(), d.data());
   Tensor back;
-  ASSERT_TRUE((*backend)->Download(copy, &back).ok());
+  PS_ASSERT_OK((*backend)->Download(copy, &back));
   EXPECT_EQ(back.device(), nullptr);
   EXPECT_EQ(back[2], 3.0f);
   EXPECT_EQ(counters.live_blocks, 2);

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <random>
 
+#include "core/testing/status_assertions.h"
 #include "nn/grad_check.h"
 #include "nn/graph_model.h"
 #include "nn/model_spec.h"
@@ -113,7 +114,7 @@ TEST(MnistBnModel, VariablesAndTrainableFlags) {
   EXPECT_EQ(InitialValue(v[kBn1 + 2], 1)[0], 0.0f);  // moving_mean
   EXPECT_EQ(InitialValue(v[kBn1 + 3], 1)[0], 1.0f);  // moving_variance
   EXPECT_EQ(InitialValue(v[kBn1], 1)[0], 1.0f);      // gamma
-  EXPECT_TRUE(CreateModel("mnist_bn").ok());
+  PS_EXPECT_OK(CreateModel("mnist_bn"));
 }
 
 // The whole network in both modes against naive loops: inference normalizes
@@ -145,7 +146,7 @@ TEST(MnistBnModel, TrainableGradientsMatchNumerical) {
   Tensor images = RandomTensor({2, 28, 28, 1}, &rng, -0.5f, 0.5f);
   std::vector<int32_t> labels = {7, 2};
   std::vector<Tensor> grads;
-  ASSERT_TRUE(model.LossAndGradients(p, images, labels, &grads).ok());
+  PS_ASSERT_OK(model.LossAndGradients(p, images, labels, &grads));
   ASSERT_EQ(grads.size(), p.size());
 
   // The numerical side differentiates the naive forward, which
@@ -171,7 +172,7 @@ TEST(MnistBnModel, MovingStatisticDeltasMatchHandComputed) {
   std::vector<Tensor> p = TestParams(model, &rng);
   Tensor images = RandomTensor({2, 28, 28, 1}, &rng, -0.5f, 0.5f);
   std::vector<Tensor> grads;
-  ASSERT_TRUE(model.LossAndGradients(p, images, {1, 4}, &grads).ok());
+  PS_ASSERT_OK(model.LossAndGradients(p, images, {1, 4}, &grads));
 
   auto expect_deltas = [&](const Tensor& x, int first) {
     std::vector<double> mean, var;

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <random>
 
+#include "core/testing/status_assertions.h"
 #include "nn/cpu/softmax_xent.h"
 #include "nn/grad_check.h"
 #include "nn/model.h"
@@ -89,7 +90,7 @@ TEST(MnistModel, LossIsCrossEntropyOfLogits) {
   auto loss = model->LossAndGradients(p, images, labels, &grads);
   ASSERT_TRUE(loss.ok()) << loss.status().ToString();
   auto logits = model->Logits(p, images);
-  ASSERT_TRUE(logits.ok());
+  PS_ASSERT_OK(logits);
   EXPECT_FLOAT_EQ(*loss, *cpu::SoftmaxCrossEntropy(*logits, labels, nullptr));
   ASSERT_EQ(grads.size(), p.size());
   for (size_t i = 0; i < p.size(); ++i) EXPECT_EQ(grads[i].shape(), p[i].shape());
@@ -105,11 +106,11 @@ TEST(MnistModel, GradientsMatchNumerical) {
   Tensor images = RandomTensor({2, 28, 28, 1}, &rng, -0.5f, 0.5f);
   std::vector<int32_t> labels = {7, 2};
   std::vector<Tensor> grads;
-  ASSERT_TRUE(model->LossAndGradients(p, images, labels, &grads).ok());
+  PS_ASSERT_OK(model->LossAndGradients(p, images, labels, &grads));
 
   auto loss = [&] {
     auto logits = model->Logits(p, images);
-    EXPECT_TRUE(logits.ok());
+    PS_EXPECT_OK(logits);
     return ReferenceCrossEntropy(*logits, labels);
   };
   GradCheckOptions options;

@@ -6,6 +6,7 @@
 
 #include <fstream>
 
+#include "core/testing/status_assertions.h"
 #include "nn/grad_check.h"
 #include "nn/graph_model.h"
 
@@ -173,7 +174,7 @@ TEST(ModelSpec, UserNetworkFromAFileTrains) {
   float last = *first;
   for (int step = 0; step < 30; ++step) {
     auto loss = (*model)->LossAndGradients(p, images, labels, &g);
-    ASSERT_TRUE(loss.ok());
+    PS_ASSERT_OK(loss);
     last = *loss;
     for (size_t v = 0; v < p.size(); ++v) {
       if (!(*model)->variables()[v].trainable) continue;

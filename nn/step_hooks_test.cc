@@ -9,6 +9,7 @@
 #include <cstring>
 #include <random>
 
+#include "core/testing/status_assertions.h"
 #include "nn/model_spec.h"
 #include "nn/towers.h"
 
@@ -81,9 +82,9 @@ std::vector<Tensor> Poisoned(const std::vector<Tensor>& values) {
 
 TEST(StepHooks, EachLayerWaitsForItsOwnVariablesAndGradientsGoOutLastLayerFirst) {
   auto spec = LoadModelSpec("mnist");
-  ASSERT_TRUE(spec.ok());
+  PS_ASSERT_OK(spec);
   auto model = CreateModel(*spec);
-  ASSERT_TRUE(model.ok());
+  PS_ASSERT_OK(model);
   const Inputs in = RandomInputs(**model, 8);
   std::vector<Tensor> expected;
   auto plain = (*model)->LossAndGradients(in.values, in.images, in.labels, &expected);
@@ -109,16 +110,16 @@ TEST(StepHooks, EachLayerWaitsForItsOwnVariablesAndGradientsGoOutLastLayerFirst)
 
 TEST(StepHooks, SeveralTowersWaitForEveryVariableAndHandOnTheMean) {
   auto spec = LoadModelSpec("mnist");
-  ASSERT_TRUE(spec.ok());
+  PS_ASSERT_OK(spec);
   auto towers = Towers::Create(*spec, 2);
-  ASSERT_TRUE(towers.ok());
+  PS_ASSERT_OK(towers);
   const Inputs in = RandomInputs(**towers, 8);
   std::vector<Tensor> expected;
-  ASSERT_TRUE((*towers)->LossAndGradients(in.values, in.images, in.labels, &expected).ok());
+  PS_ASSERT_OK((*towers)->LossAndGradients(in.values, in.images, in.labels, &expected));
 
   std::vector<Tensor> params = Poisoned(in.values), grads;
   ArrivingParams hooks(in.values, &params, &grads);
-  ASSERT_TRUE((*towers)->LossAndGradients(params, in.images, in.labels, &grads, &hooks).ok());
+  PS_ASSERT_OK((*towers)->LossAndGradients(params, in.images, in.labels, &grads, &hooks));
   ASSERT_EQ(hooks.events.size(), 2 * expected.size());
   for (size_t v = 0; v < expected.size(); ++v) {
     EXPECT_EQ(hooks.events[v], "param " + std::to_string(v));
@@ -138,9 +139,9 @@ TEST(StepHooks, AFailedWaitEndsTheStepWithItsError) {
     }
   } hooks;
   auto spec = LoadModelSpec("mnist");
-  ASSERT_TRUE(spec.ok());
+  PS_ASSERT_OK(spec);
   auto model = CreateModel(*spec);
-  ASSERT_TRUE(model.ok());
+  PS_ASSERT_OK(model);
   const Inputs in = RandomInputs(**model, 4);
   std::vector<Tensor> grads;
   auto r = (*model)->LossAndGradients(in.values, in.images, in.labels, &grads, &hooks);

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <random>
 
+#include "core/testing/status_assertions.h"
 #include "nn/model_spec.h"
 
 namespace pstrain {
@@ -31,11 +32,11 @@ TEST_P(TowersTest, KTowersOfBMatchOneTowerOfKB) {
   const int k = GetParam();
   constexpr int kPerTower = 4;
   auto spec = LoadModelSpec("cifar10");
-  ASSERT_TRUE(spec.ok());
+  PS_ASSERT_OK(spec);
   auto towers = Towers::Create(*spec, k);
   ASSERT_TRUE(towers.ok()) << towers.status().ToString();
   auto one = Towers::Create(*spec, 1);
-  ASSERT_TRUE(one.ok());
+  PS_ASSERT_OK(one);
 
   std::vector<Tensor> params;
   for (const VariableSpec& v : (*one)->variables()) params.push_back(InitialValue(v, 9));
@@ -52,7 +53,7 @@ TEST_P(TowersTest, KTowersOfBMatchOneTowerOfKB) {
   auto loss_towers = (*towers)->LossAndGradients(params, images, labels, &g_towers);
   auto loss_one = (*one)->LossAndGradients(params, images, labels, &g_one);
   ASSERT_TRUE(loss_towers.ok()) << loss_towers.status().ToString();
-  ASSERT_TRUE(loss_one.ok());
+  PS_ASSERT_OK(loss_one);
   EXPECT_NEAR(*loss_towers, *loss_one, 1e-5 * std::fabs(*loss_one));
   ASSERT_EQ(g_towers.size(), g_one.size());
   for (size_t v = 0; v < g_one.size(); ++v) {
@@ -71,9 +72,9 @@ INSTANTIATE_TEST_SUITE_P(TwoAndThree, TowersTest, ::testing::Values(2, 3));
 
 TEST(Towers, ABatchThatDoesNotSplitEvenlyIsRefused) {
   auto spec = LoadModelSpec("mnist");
-  ASSERT_TRUE(spec.ok());
+  PS_ASSERT_OK(spec);
   auto towers = Towers::Create(*spec, 2);
-  ASSERT_TRUE(towers.ok());
+  PS_ASSERT_OK(towers);
   std::vector<Tensor> params;
   for (const VariableSpec& v : (*towers)->variables()) params.push_back(InitialValue(v, 1));
   std::vector<Tensor> grads;

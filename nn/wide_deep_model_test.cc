@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/testing/status_assertions.h"
 #include "data/feature_batches.h"
 #include "nn/grad_check.h"
 #include "nn/model_spec.h"
@@ -146,7 +147,7 @@ TEST_P(WideDeepTest, RowAndVariableGradientsMatchNumericalOnes) {
   ExpectModelGradientsMatch(m.variables(), &params, grads, loss_now, options, &rng);
   // Two classes: one logit z, given as [0, z].
   auto logits = (*model)->SparseLogits(params, input);
-  ASSERT_TRUE(logits.ok());
+  PS_ASSERT_OK(logits);
   EXPECT_EQ(logits->shape(), (Shape{4, classes}));
   if (classes == 2) {
     for (int64_t b = 0; b < 4; ++b) EXPECT_EQ((*logits)[2 * b], 0.0f);
@@ -159,7 +160,7 @@ TEST(WideDeep, ASpecThatDoesNotHoldTogetherIsRefusedNamingTheColumn) {
   std::string text = SpecText(2);
   text.replace(text.find("\"cross\", \"hours\""), 16, "\"cross\", \"nope\"");
   auto spec = ParseModelSpec(text, "bad.pbtxt");
-  ASSERT_TRUE(spec.ok());
+  PS_ASSERT_OK(spec);
   auto model = WideDeepModel::Create(*spec);
   ASSERT_FALSE(model.ok());
   EXPECT_NE(model.status().message().find("no feature column nope"), std::string::npos)
@@ -180,16 +181,16 @@ TEST(WideDeep, ASummedLossIsTheMeanTimesTheBatch) {
   std::vector<std::unique_ptr<WideDeepModel>> models;
   for (const char* reduction : {"MEAN", "SUM"}) {
     auto spec = ParseModelSpec(SpecText(2, reduction), "small.pbtxt");
-    ASSERT_TRUE(spec.ok());
+    PS_ASSERT_OK(spec);
     auto model = WideDeepModel::Create(*spec, 3);
-    ASSERT_TRUE(model.ok());
+    PS_ASSERT_OK(model);
     models.push_back(std::move(model).value());
   }
   auto spec = ParseModelSpec(SpecText(2), "small.pbtxt");
   auto columns = data::FeatureColumns::FromSpec(*spec);
-  ASSERT_TRUE(columns.ok());
+  PS_ASSERT_OK(columns);
   auto featurized = data::Featurize(Rows(), *columns, FeatureRequestOf(*models[0]));
-  ASSERT_TRUE(featurized.ok());
+  PS_ASSERT_OK(featurized);
   data::Batch batch;
   data::GatherBatch(*featurized, {0, 1, 2, 3}, &batch);
   std::mt19937 rng(5);

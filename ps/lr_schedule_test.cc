@@ -1,6 +1,7 @@
 // Learning-rate schedules against values worked out by hand from TF's
 // exponential_decay, piecewise_constant and polynomial_decay.
 #include "ps/lr_schedule.h"
+#include "core/testing/status_assertions.h"
 
 #include <gtest/gtest.h>
 
@@ -28,14 +29,14 @@ proto::LrScheduleConfig Piecewise() {
 
 TEST(LrSchedule, ConstantIsTheLearningRate) {
   auto s = LrSchedule::Create(proto::LrScheduleConfig(), 0.1f);
-  ASSERT_TRUE(s.ok());
+  PS_ASSERT_OK(s);
   EXPECT_FLOAT_EQ(s->At(0), 0.1f);
   EXPECT_FLOAT_EQ(s->At(1000000), 0.1f);
 }
 
 TEST(LrSchedule, ExponentialDecayByHand) {
   auto s = LrSchedule::Create(Exponential(/*staircase=*/false), 0.1f);
-  ASSERT_TRUE(s.ok());
+  PS_ASSERT_OK(s);
   // 0.1 * 0.5^(step / 10)
   EXPECT_FLOAT_EQ(s->At(0), 0.1f);
   EXPECT_FLOAT_EQ(s->At(5), 0.07071068f);    // 0.1 * 0.5^0.5 = 0.1 * 0.70710678
@@ -45,7 +46,7 @@ TEST(LrSchedule, ExponentialDecayByHand) {
 
 TEST(LrSchedule, ExponentialDecayStaircaseFloorsTheExponent) {
   auto s = LrSchedule::Create(Exponential(/*staircase=*/true), 0.1f);
-  ASSERT_TRUE(s.ok());
+  PS_ASSERT_OK(s);
   // 0.1 * 0.5^floor(step / 10)
   EXPECT_FLOAT_EQ(s->At(5), 0.1f);
   EXPECT_FLOAT_EQ(s->At(9), 0.1f);
@@ -60,7 +61,7 @@ TEST(LrSchedule, PolynomialDecayByHand) {
   c.set_decay_steps(100);
   c.set_power(1);
   auto linear = LrSchedule::Create(c, 0.1f);
-  ASSERT_TRUE(linear.ok());
+  PS_ASSERT_OK(linear);
   // fastText's linear decay: 0.1 * (1 - step / 100), 0 from step 100 on.
   EXPECT_FLOAT_EQ(linear->At(0), 0.1f);
   EXPECT_FLOAT_EQ(linear->At(25), 0.075f);
@@ -69,7 +70,7 @@ TEST(LrSchedule, PolynomialDecayByHand) {
   c.set_power(2);
   c.set_end_learning_rate(0.01f);
   auto squared = LrSchedule::Create(c, 0.1f);
-  ASSERT_TRUE(squared.ok());
+  PS_ASSERT_OK(squared);
   // (0.1 - 0.01) * (1 - 50 / 100)^2 + 0.01 = 0.09 * 0.25 + 0.01
   EXPECT_FLOAT_EQ(squared->At(50), 0.0325f);
   EXPECT_FLOAT_EQ(squared->At(1000), 0.01f);
@@ -79,7 +80,7 @@ TEST(LrSchedule, PolynomialDecayByHand) {
 
 TEST(LrSchedule, PiecewiseConstantIncludesTheBoundaryInTheEarlierPiece) {
   auto s = LrSchedule::Create(Piecewise(), /*learning_rate=*/123.0f);  // ignored
-  ASSERT_TRUE(s.ok());
+  PS_ASSERT_OK(s);
   EXPECT_FLOAT_EQ(s->At(0), 0.1f);
   EXPECT_FLOAT_EQ(s->At(1000), 0.1f);
   EXPECT_FLOAT_EQ(s->At(1001), 0.01f);

@@ -10,6 +10,7 @@
 
 #include <cmath>
 
+#include "core/testing/status_assertions.h"
 #include "ps/optimizer_flags.h"
 #include "ps/variable_store.h"
 
@@ -406,7 +407,7 @@ std::unique_ptr<VariableStore> StoreWithW(const proto::OptimizerConfig& config,
   opts.global_step = global_step;
   std::map<std::string, Tensor> init;
   init.emplace("w", Tensor({1}, {1.0f}));
-  EXPECT_TRUE(store->Initialize(opts, Make(config), std::move(init)).ok());
+  PS_EXPECT_OK(store->Initialize(opts, Make(config), std::move(init)));
   return store;
 }
 
@@ -429,7 +430,7 @@ TEST(OptimizerInVariableStore, CountsEachVariablesUpdates) {
 // m 0.05, v 0.00025, lr_t 0.0235317; var 1 - 0.0235317*0.05/0.0158114 = 0.9255864
 TEST(OptimizerInVariableStore, UpdateCountsStartAtTheRestoredGlobalStep) {
   auto store = StoreWithW(Config("Adam"), /*global_step=*/1);
-  ASSERT_TRUE(Push(store.get(), 0.5f).ok());
+  PS_ASSERT_OK(Push(store.get(), 0.5f));
   EXPECT_NEAR(W(*store), 0.9255864f, kTol);
 }
 
@@ -452,7 +453,7 @@ TEST(OptimizerInVariableStore, FollowsTheSchedule) {
 
 TEST(OptimizerInVariableStore, StartsSlotsAtTheirInitialValues) {
   auto store = StoreWithW(Config("Adagrad"));
-  ASSERT_TRUE(Push(store.get(), 0.5f).ok());
+  PS_ASSERT_OK(Push(store.get(), 0.5f));
   EXPECT_NEAR(W(*store), 0.9154846f, kTol);  // accum 0.1 + 0.25: as AdagradByHand
 }
 
@@ -499,7 +500,7 @@ TEST_F(OptimizerFlags, ModelRecipeFillsWhatNoFlagGives) {
   Set("learning_rate", "0.05");
   Set("lr_schedule", "constant");
   c = OptimizerConfigFromFlags(recipe, /*sync=*/true);
-  ASSERT_TRUE(c.ok());
+  PS_ASSERT_OK(c);
   EXPECT_FLOAT_EQ(c->learning_rate(), 0.05f);
   EXPECT_EQ(c->lr_schedule().kind(), proto::LrScheduleConfig::CONSTANT);
 
@@ -510,7 +511,7 @@ TEST_F(OptimizerFlags, ModelRecipeFillsWhatNoFlagGives) {
   momentum.set_optimizer("Momentum");
   momentum.set_momentum(0.5f);
   c = OptimizerConfigFromFlags(momentum, false);
-  ASSERT_TRUE(c.ok());
+  PS_ASSERT_OK(c);
   EXPECT_EQ(c->name(), "Adam");
   EXPECT_EQ(c->momentum(), 0.0f);
 }

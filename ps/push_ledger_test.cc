@@ -1,6 +1,7 @@
 // PushLedger: a push applied once per (worker, incarnation, sequence),
 // whatever comes again.
 #include "ps/push_ledger.h"
+#include "core/testing/status_assertions.h"
 
 #include <gtest/gtest.h>
 
@@ -33,23 +34,23 @@ TEST(PushLedger, APushAppliedComesAgainWithItsFirstAnswer) {
   EXPECT_EQ(again->answer.global_step(), 10);
   // The next push is new; another worker's sequence is its own.
   auto next = ledger.Begin(Header(3, 77, 2));
-  ASSERT_TRUE(next.ok());
+  PS_ASSERT_OK(next);
   EXPECT_FALSE(next->repeat);
   auto other = ledger.Begin(Header(4, 5, 1));
-  ASSERT_TRUE(other.ok());
+  PS_ASSERT_OK(other);
   EXPECT_FALSE(other->repeat);
 }
 
 TEST(PushLedger, OneStillBeingAppliedIsToBeAskedAgain) {
   PushLedger ledger;
   auto first = ledger.Begin(Header(0, 1, 5));
-  ASSERT_TRUE(first.ok());
+  PS_ASSERT_OK(first);
   const auto during = ledger.Begin(Header(0, 1, 5));
   ASSERT_FALSE(during.ok());
   EXPECT_EQ(during.status().code(), Code::kUnavailable) << during.status().ToString();
   ledger.End(*first, Answer(1));
   auto after = ledger.Begin(Header(0, 1, 5));
-  ASSERT_TRUE(after.ok());
+  PS_ASSERT_OK(after);
   EXPECT_TRUE(after->repeat);
 }
 
@@ -58,7 +59,7 @@ TEST(PushLedger, OneStillBeingAppliedIsToBeAskedAgain) {
 TEST(PushLedger, ARefusedPushMayComeAgainToBeApplied) {
   PushLedger ledger;
   auto first = ledger.Begin(Header(0, 1, 1));
-  ASSERT_TRUE(first.ok());
+  PS_ASSERT_OK(first);
   ledger.End(*first, InvalidArgument("stale placement"));
   auto again = ledger.Begin(Header(0, 1, 1));
   ASSERT_TRUE(again.ok()) << again.status().ToString();
@@ -69,7 +70,7 @@ TEST(PushLedger, AnOlderPushIsRefusedAndANewIncarnationStartsOver) {
   PushLedger ledger;
   for (uint64_t seq : {1, 2, 3}) {
     auto t = ledger.Begin(Header(0, 1, seq));
-    ASSERT_TRUE(t.ok());
+    PS_ASSERT_OK(t);
     ledger.End(*t, Answer(static_cast<int64_t>(seq)));
   }
   const auto old = ledger.Begin(Header(0, 1, 2));
@@ -83,7 +84,7 @@ TEST(PushLedger, AnOlderPushIsRefusedAndANewIncarnationStartsOver) {
   ledger.End(*restarted, Answer(1));
   ledger.Clear();
   auto cleared = ledger.Begin(Header(0, 2, 1));
-  ASSERT_TRUE(cleared.ok());
+  PS_ASSERT_OK(cleared);
   EXPECT_FALSE(cleared->repeat);
 }
 
@@ -91,7 +92,7 @@ TEST(PushLedger, APushWithoutASequenceIsAlwaysApplied) {
   PushLedger ledger;
   for (int i = 0; i < 3; ++i) {
     auto t = ledger.Begin(Header(0, 0, 0));
-    ASSERT_TRUE(t.ok());
+    PS_ASSERT_OK(t);
     EXPECT_FALSE(t->repeat);
     ledger.End(*t, Answer(i));
   }

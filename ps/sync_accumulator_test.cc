@@ -1,4 +1,5 @@
 #include "ps/sync_accumulator.h"
+#include "core/testing/status_assertions.h"
 
 #include <gtest/gtest.h>
 
@@ -129,8 +130,8 @@ SparseRows Rows(std::vector<int64_t> keys, const std::vector<float>& values) {
 TEST(SyncAccumulator, AveragesEachEmbeddingRowOverTheGradientsThatCarryIt) {
   SyncAccumulator acc({3, false}, 0);
   // Arrival order 2, 0, 1; the sum runs in worker order 0, 1, 2.
-  ASSERT_TRUE(acc.Offer(2, 0, Grad(1), {{"emb", Rows({7, 9}, {1, 1, 30, 60})}}).ok());
-  ASSERT_TRUE(acc.Offer(0, 0, Grad(1), {{"emb", Rows({9, 4}, {10, 20, 5, 5})}}).ok());
+  PS_ASSERT_OK(acc.Offer(2, 0, Grad(1), {{"emb", Rows({7, 9}, {1, 1, 30, 60})}}));
+  PS_ASSERT_OK(acc.Offer(0, 0, Grad(1), {{"emb", Rows({9, 4}, {10, 20, 5, 5})}}));
   EXPECT_EQ(*acc.Offer(1, 0, Grad(1), {{"other", Rows({4}, {8, 8})}}), Outcome::kStepComplete);
   const SyncAccumulator::Average avg = acc.TakeAverage();
   ASSERT_EQ(avg.sparse.size(), 2u);

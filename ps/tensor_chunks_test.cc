@@ -1,4 +1,5 @@
 #include "ps/tensor_chunks.h"
+#include "core/testing/status_assertions.h"
 
 #include <gtest/gtest.h>
 
@@ -30,7 +31,7 @@ TEST(TensorChunks, RoundTripInManyChunks) {
   TensorAssembler a;
   for (const auto& c : chunks) ASSERT_TRUE(a.Add(c).ok());
   auto out = a.Finish();
-  ASSERT_TRUE(out.ok());
+  PS_ASSERT_OK(out);
   const Tensor& back = out->at("w");
   EXPECT_EQ(back.shape(), t.shape());
   for (int64_t i = 0; i < t.size(); ++i) ASSERT_EQ(back[i], t[i]);
@@ -41,7 +42,7 @@ TEST(TensorChunks, EmptyAndScalarTensorsTravel) {
   for (const auto& c : Split("empty", Tensor({0, 3}), 64)) ASSERT_TRUE(a.Add(c).ok());
   for (const auto& c : Split("scalar", Tensor(Shape{}), 64)) ASSERT_TRUE(a.Add(c).ok());
   auto out = a.Finish();
-  ASSERT_TRUE(out.ok());
+  PS_ASSERT_OK(out);
   EXPECT_EQ(out->at("empty").size(), 0);
   EXPECT_EQ(out->at("scalar").size(), 1);
 }
@@ -52,14 +53,14 @@ TEST(TensorChunks, RejectsMalformedStreams) {
   ASSERT_EQ(chunks.size(), 4u);
   {
     TensorAssembler a;  // a gap
-    ASSERT_TRUE(a.Add(chunks[0]).ok());
+    PS_ASSERT_OK(a.Add(chunks[0]));
     Status s = a.Add(chunks[2]);
     EXPECT_EQ(s.code(), Code::kInvalidArgument);
     EXPECT_NE(s.message().find("expected 8"), std::string::npos) << s.message();
   }
   {
     TensorAssembler a;  // missing tail
-    ASSERT_TRUE(a.Add(chunks[0]).ok());
+    PS_ASSERT_OK(a.Add(chunks[0]));
     auto out = a.Finish();
     EXPECT_EQ(out.status().code(), Code::kInvalidArgument);
     EXPECT_NE(out.status().message().find("incomplete"), std::string::npos);
@@ -73,9 +74,9 @@ TEST(TensorChunks, RejectsMalformedStreams) {
   {
     TensorAssembler a;  // data past the end
     proto::TensorChunk c = chunks[3];
-    ASSERT_TRUE(a.Add(chunks[0]).ok());
-    ASSERT_TRUE(a.Add(chunks[1]).ok());
-    ASSERT_TRUE(a.Add(chunks[2]).ok());
+    PS_ASSERT_OK(a.Add(chunks[0]));
+    PS_ASSERT_OK(a.Add(chunks[1]));
+    PS_ASSERT_OK(a.Add(chunks[2]));
     c.set_data(std::string(16, 'x'));
     EXPECT_EQ(a.Add(c).code(), Code::kInvalidArgument);
   }
@@ -107,7 +108,7 @@ TEST(TensorChunks, RefusesShapesWhoseSizeOverflows) {
 TEST(TensorChunks, RefusesWhatPassesTheByteLimitBeforeAllocating) {
   TensorAssembler a(TensorAssembler::Limits{1000, {}});
   auto small = Split("a", Iota({100}), 4096);  // 400 bytes + bookkeeping
-  ASSERT_TRUE(a.Add(small[0]).ok());
+  PS_ASSERT_OK(a.Add(small[0]));
   auto big = Split("b", Iota({120}), 4096);  // 480 more: past 1000
   Status s = a.Add(big[0]);
   EXPECT_EQ(s.code(), Code::kResourceExhausted);
@@ -140,23 +141,23 @@ TEST(TensorChunks, RefusesAChunkThatTravelledAsAnotherDtype) {
   auto chunks = Split("w", t, 64);
   ASSERT_EQ(chunks.size(), 2u);
   TensorAssembler a;
-  ASSERT_TRUE(a.Place(chunks[0], 64, proto::DT_FLOAT).ok());
+  PS_ASSERT_OK(a.Place(chunks[0], 64, proto::DT_FLOAT));
   const Status s = a.Place(chunks[1], 64, proto::DT_BFLOAT16).status();
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
   EXPECT_NE(s.message().find("DT_BFLOAT16 after chunks sent as DT_FLOAT"), std::string::npos)
       << s.ToString();
   TensorAssembler b;
-  ASSERT_TRUE(b.Place(chunks[0], 64, proto::DT_BFLOAT16).ok());
+  PS_ASSERT_OK(b.Place(chunks[0], 64, proto::DT_BFLOAT16));
   EXPECT_EQ(b.Place(chunks[1], 64).status().code(), Code::kInvalidArgument);
   TensorAssembler same;
-  ASSERT_TRUE(same.Place(chunks[0], 64, proto::DT_BFLOAT16).ok());
-  EXPECT_TRUE(same.Place(chunks[1], 64, proto::DT_BFLOAT16).ok());
+  PS_ASSERT_OK(same.Place(chunks[0], 64, proto::DT_BFLOAT16));
+  PS_EXPECT_OK(same.Place(chunks[1], 64, proto::DT_BFLOAT16));
 }
 
 TEST(TensorChunks, RefusesATensorSentTwice) {
   TensorAssembler a;
   auto chunks = Split("v", Iota({2}), 64);
-  ASSERT_TRUE(a.Add(chunks[0]).ok());
+  PS_ASSERT_OK(a.Add(chunks[0]));
   Status s = a.Add(chunks[0]);
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
   EXPECT_NE(s.message().find("sent again"), std::string::npos) << s.message();
@@ -174,7 +175,7 @@ TEST(TensorChunks, FillsViewsInPlaceAndDropsTheOnesNotSent) {
   Tensor values(Shape{2}, {5.0f, 6.0f});
   proto::TensorChunk chunk;
   ForEachChunk("sent", values, 1 << 20, &chunk, [&] { return assembler.Add(chunk).ok(); });
-  ASSERT_TRUE(assembler.FinishInto(&buffers).ok());
+  PS_ASSERT_OK(assembler.FinishInto(&buffers));
   EXPECT_EQ(whole[0], 5.0f);
   EXPECT_EQ(whole[1], 6.0f);
   ASSERT_EQ(buffers.count("sent"), 1u);
@@ -189,7 +190,7 @@ TEST(TensorChunks, PlacesAWholeTensorInMemoryAsAViewOfIt) {
   proto::TensorChunk head = Split("w", in_memory, 1 << 20)[0];
   head.clear_data();
   TensorAssembler a;
-  ASSERT_TRUE(a.PlaceView(head, in_memory.bytes(), in_memory.data()).ok());
+  PS_ASSERT_OK(a.PlaceView(head, in_memory.bytes(), in_memory.data()));
   auto out = a.Finish();
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   const Tensor& w = out->at("w");
@@ -204,7 +205,7 @@ TEST(TensorChunks, PlacesAWholeTensorInMemoryAsAViewOfIt) {
 
   TensorAssembler begun;
   auto chunks = Split("w", in_memory, 8);
-  ASSERT_TRUE(begun.Add(chunks[0]).ok());
+  PS_ASSERT_OK(begun.Add(chunks[0]));
   proto::TensorChunk rest = chunks[1];
   rest.clear_data();
   s = begun.PlaceView(rest, in_memory.bytes() - 8, in_memory.data() + 2);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/testing/fake_clock.h"
+#include "core/testing/status_assertions.h"
 
 namespace pstrain {
 namespace {
@@ -23,7 +24,7 @@ TEST(VariableStore, ConcurrentPushesNeverLoseAnUpdate) {
   init.emplace("w", Tensor({1000}));
   VariableStore::InitOptions opts;
   opts.holds_global_step = true;
-  ASSERT_TRUE(store.Initialize(opts, Sgd(1.0f), std::move(init)).ok());
+  PS_ASSERT_OK(store.Initialize(opts, Sgd(1.0f), std::move(init)));
 
   // 8 threads x 200 pushes of gradient -1 each: every element must end at 1600.
   std::vector<std::thread> threads;
@@ -38,7 +39,7 @@ TEST(VariableStore, ConcurrentPushesNeverLoseAnUpdate) {
   }
   for (auto& t : threads) t.join();
   auto w = store.Read({"w"});
-  ASSERT_TRUE(w.ok());
+  PS_ASSERT_OK(w);
   for (int64_t i = 0; i < 1000; ++i) ASSERT_EQ((*w)[0].second[i], 1600.0f);
   EXPECT_EQ(store.global_step(), 1600);
 }
@@ -49,27 +50,27 @@ TEST(VariableStore, UpdatesCopyOnlyWhatAReaderHolds) {
   VariableStore store;
   std::map<std::string, Tensor> init;
   init.emplace("w", Tensor({4}, {1, 2, 3, 4}));
-  ASSERT_TRUE(store.Initialize({}, Sgd(1.0f), std::move(init)).ok());
+  PS_ASSERT_OK(store.Initialize({}, Sgd(1.0f), std::move(init)));
   std::map<std::string, Tensor> g;
   g.emplace("w", Tensor({4}, {1, 1, 1, 1}));
 
   auto held = store.ReadShared({"w"});
-  ASSERT_TRUE(held.ok());
+  PS_ASSERT_OK(held);
   const VariableStore::SharedTensor before = (*held)[0].second;
   held->clear();
-  ASSERT_TRUE(store.ApplyGradients(g, false).ok());
+  PS_ASSERT_OK(store.ApplyGradients(g, false));
   EXPECT_EQ((*before)[0], 1.0f) << "an update changed a value a reader holds";
   EXPECT_EQ((*before)[3], 4.0f);
   auto after = store.ReadShared({"w"});
-  ASSERT_TRUE(after.ok());
+  PS_ASSERT_OK(after);
   EXPECT_NE((*after)[0].second.get(), before.get());
   EXPECT_EQ((*(*after)[0].second)[0], 0.0f);
 
   const float* storage = (*after)[0].second->data();
   after->clear();  // no reader left: the next update writes in place
-  ASSERT_TRUE(store.ApplyGradients(g, false).ok());
+  PS_ASSERT_OK(store.ApplyGradients(g, false));
   auto last = store.ReadShared({"w"});
-  ASSERT_TRUE(last.ok());
+  PS_ASSERT_OK(last);
   EXPECT_EQ((*last)[0].second->data(), storage);
   EXPECT_EQ((*(*last)[0].second)[3], 2.0f);
 }
@@ -94,7 +95,7 @@ TEST(VariableStore, ABigVariableIsUpdatedInHalvesExactlyAsElementByElement) {
   VariableStore store;
   std::map<std::string, Tensor> init;
   init.emplace("w", w0);
-  ASSERT_TRUE(store.Initialize({}, std::move(Optimizer::Create(c)).value(), std::move(init)).ok());
+  PS_ASSERT_OK(store.Initialize({}, std::move(Optimizer::Create(c)).value(), std::move(init)));
   std::map<std::string, Tensor> push;
   push.emplace("w", g);
   for (int step = 0; step < 2; ++step) ASSERT_TRUE(store.ApplyGradients(push, false).ok());
@@ -121,7 +122,7 @@ TEST(VariableStore, RejectsWholePushWhenOneGradientIsWrong) {
   std::map<std::string, Tensor> init;
   init.emplace("a", Tensor({2}, {1, 1}));
   init.emplace("b", Tensor({2}, {1, 1}));
-  ASSERT_TRUE(store.Initialize({}, Sgd(1.0f), std::move(init)).ok());
+  PS_ASSERT_OK(store.Initialize({}, Sgd(1.0f), std::move(init)));
   std::map<std::string, Tensor> g;
   g.emplace("a", Tensor({2}, {1, 1}));
   g.emplace("b", Tensor({3}));
@@ -139,8 +140,8 @@ TEST(VariableStore, PlacementFingerprintIsChecked) {
   EXPECT_EQ(store.CheckPlacement(7).code(), Code::kUnavailable);
   VariableStore::InitOptions opts;
   opts.placement_fingerprint = 7;
-  ASSERT_TRUE(store.Initialize(opts, Sgd(1.0f), {}).ok());
-  EXPECT_TRUE(store.CheckPlacement(7).ok());
+  PS_ASSERT_OK(store.Initialize(opts, Sgd(1.0f), {}));
+  PS_EXPECT_OK(store.CheckPlacement(7));
   Status s = store.CheckPlacement(8);
   EXPECT_EQ(s.code(), Code::kFailedPrecondition);
   EXPECT_NE(s.message().find("placement mismatch"), std::string::npos);
@@ -171,13 +172,13 @@ TEST(VariableStore, MovingAverageFollowsTfDecay) {
   opts.ema_decay = 0.9f;
   std::map<std::string, Tensor> init;
   init.emplace("w", Tensor({1}));
-  ASSERT_TRUE(store.Initialize(opts, Sgd(1.0f), std::move(init)).ok());
+  PS_ASSERT_OK(store.Initialize(opts, Sgd(1.0f), std::move(init)));
   std::map<std::string, Tensor> g;
   g.emplace("w", Tensor({1}, {1.0f}));
-  ASSERT_TRUE(store.ApplyGradients(g, true).ok());
-  ASSERT_TRUE(store.ApplyGradients(g, true).ok());
+  PS_ASSERT_OK(store.ApplyGradients(g, true));
+  PS_ASSERT_OK(store.ApplyGradients(g, true));
   auto state = store.ReadState();
-  ASSERT_TRUE(state.ok());
+  PS_ASSERT_OK(state);
   ASSERT_EQ(state->size(), 2u);
   EXPECT_EQ((*state)[1].first, "w/ExponentialMovingAverage");
   const float s1 = -9.0f / 11.0f;
@@ -189,21 +190,21 @@ TEST(VariableStore, StateRoundTripsThroughInitialize) {
   VariableStore a;
   std::map<std::string, Tensor> init;
   init.emplace("w", Tensor({2}, {1, 2}));
-  ASSERT_TRUE(a.Initialize({}, MomentumOpt(), std::move(init)).ok());
+  PS_ASSERT_OK(a.Initialize({}, MomentumOpt(), std::move(init)));
   std::map<std::string, Tensor> g;
   g.emplace("w", Tensor({2}, {1, 1}));
-  ASSERT_TRUE(a.ApplyGradients(g, false).ok());
+  PS_ASSERT_OK(a.ApplyGradients(g, false));
   auto saved = a.ReadState();
-  ASSERT_TRUE(saved.ok());
+  PS_ASSERT_OK(saved);
   ASSERT_EQ((*saved)[1].first, "w/Momentum");
 
   VariableStore b;
   std::map<std::string, Tensor> values, state;
   values.emplace("w", (*saved)[0].second);
   state.emplace("w/Momentum", (*saved)[1].second);
-  ASSERT_TRUE(b.Initialize({}, MomentumOpt(), std::move(values), std::move(state)).ok());
-  ASSERT_TRUE(a.ApplyGradients(g, false).ok());
-  ASSERT_TRUE(b.ApplyGradients(g, false).ok());
+  PS_ASSERT_OK(b.Initialize({}, MomentumOpt(), std::move(values), std::move(state)));
+  PS_ASSERT_OK(a.ApplyGradients(g, false));
+  PS_ASSERT_OK(b.ApplyGradients(g, false));
   // The second step uses the restored accumulator: both stores agree.
   EXPECT_EQ((*a.Read({"w"}))[0].second[0], (*b.Read({"w"}))[0].second[0]);
   EXPECT_EQ((*b.Read({"w"}))[0].second[0], 1.0f - 1.0f - 1.5f);
@@ -239,12 +240,12 @@ TEST(VariableStore, NonTrainableIsAssignSubAsync) {
   opts.holds_global_step = true;
   opts.ema_decay = 0.9f;
   opts.non_trainable = {"bn/moving_mean"};
-  ASSERT_TRUE(store.Initialize(opts, MomentumOpt(), Values(0, {1, 2})).ok());
+  PS_ASSERT_OK(store.Initialize(opts, MomentumOpt(), Values(0, {1, 2})));
   std::map<std::string, Tensor> push = Values(1, {0.25f, -0.5f});
-  ASSERT_TRUE(store.ApplyGradients(push, true).ok());
-  ASSERT_TRUE(store.ApplyGradients(push, true).ok());
+  PS_ASSERT_OK(store.ApplyGradients(push, true));
+  PS_ASSERT_OK(store.ApplyGradients(push, true));
   auto state = store.ReadState();
-  ASSERT_TRUE(state.ok());
+  PS_ASSERT_OK(state);
   std::map<std::string, Tensor> got(state->begin(), state->end());
   ASSERT_EQ(got.size(), 4u);  // w, its Momentum slot and shadow; the moving mean alone
   EXPECT_EQ(got.count("bn/moving_mean/Momentum"), 0u);
@@ -269,15 +270,15 @@ TEST(VariableStore, NonTrainableIsAssignSubOfTheAverageSync) {
   VariableStore store;
   VariableStore::InitOptions opts = SyncOptions(2);
   opts.non_trainable = {"bn/moving_mean"};
-  ASSERT_TRUE(store.Initialize(opts, MomentumOpt(), Values(0, {1, 2})).ok());
+  PS_ASSERT_OK(store.Initialize(opts, MomentumOpt(), Values(0, {1, 2})));
   auto first = store.OfferSyncGradients(0, 0, Values(1, {0.2f, 0.0f}));
-  ASSERT_TRUE(first.ok());
+  PS_ASSERT_OK(first);
   EXPECT_EQ(first->outcome, proto::ACCEPTED);
   auto second = store.OfferSyncGradients(1, 0, Values(3, {0.4f, -1.0f}));
-  ASSERT_TRUE(second.ok());
+  PS_ASSERT_OK(second);
   EXPECT_EQ(second->outcome, proto::STEP_COMPLETE);
   auto mm = store.Read({"bn/moving_mean", "w"});
-  ASSERT_TRUE(mm.ok());
+  PS_ASSERT_OK(mm);
   EXPECT_FLOAT_EQ((*mm)[0].second[0], 1.0f - 0.3f);
   EXPECT_FLOAT_EQ((*mm)[0].second[1], 2.0f + 0.5f);
   EXPECT_FLOAT_EQ((*mm)[1].second[0], -2.0f);  // the average gradient 2, lr 1
@@ -305,7 +306,7 @@ TEST(VariableStore, FewerLiveWorkersCompleteTheHeldStep) {
   VariableStore::InitOptions opts = SyncOptions(2);
   std::map<std::string, Tensor> init;
   init.emplace("w", Tensor({1}, {1}));
-  ASSERT_TRUE(store.Initialize(opts, Sgd(1.0f), std::move(init)).ok());
+  PS_ASSERT_OK(store.Initialize(opts, Sgd(1.0f), std::move(init)));
   std::map<std::string, Tensor> g;
   g.emplace("w", Tensor({1}, {0.25f}));
   ASSERT_EQ(store.OfferSyncGradients(0, 0, g)->outcome, proto::ACCEPTED);
@@ -313,7 +314,7 @@ TEST(VariableStore, FewerLiveWorkersCompleteTheHeldStep) {
   std::thread waiter([&] { waited = store.WaitForStep(1, std::chrono::seconds(30), nullptr); });
   auto step = store.SetLiveReplicas(1);
   waiter.join();
-  ASSERT_TRUE(step.ok());
+  PS_ASSERT_OK(step);
   EXPECT_EQ(*step, 1);
   EXPECT_TRUE(waited.ok()) << waited.ToString();
   EXPECT_FLOAT_EQ((*store.Read({"w"}))[0].second[0], 0.75f);
@@ -321,7 +322,7 @@ TEST(VariableStore, FewerLiveWorkersCompleteTheHeldStep) {
   // A restore keeps the live count.
   std::map<std::string, Tensor> again;
   again.emplace("w", Tensor({1}, {1}));
-  ASSERT_TRUE(store.Initialize(opts, Sgd(1.0f), std::move(again)).ok());
+  PS_ASSERT_OK(store.Initialize(opts, Sgd(1.0f), std::move(again)));
   EXPECT_EQ(store.sync_stats().required, 1);
   EXPECT_EQ(store.OfferSyncGradients(0, 0, g)->outcome, proto::STEP_COMPLETE);
 }
@@ -334,7 +335,7 @@ TEST(VariableStore, AWaitForAStepEndsAtItsTimeoutOnTheStoresClock) {
   VariableStore store(UINT64_MAX, &clock);
   std::map<std::string, Tensor> init;
   init.emplace("w", Tensor({1}, {1}));
-  ASSERT_TRUE(store.Initialize(SyncOptions(2), Sgd(1.0f), std::move(init)).ok());
+  PS_ASSERT_OK(store.Initialize(SyncOptions(2), Sgd(1.0f), std::move(init)));
   Status waited = Aborted("not waited");
   std::thread waiter([&] { waited = store.WaitForStep(1, std::chrono::seconds(10), nullptr); });
   ASSERT_TRUE(clock.AwaitSleepers(1));
@@ -358,7 +359,7 @@ TEST(VariableStore, AWaitForAStepEndsAtItsTimeoutOnTheStoresClock) {
 
 TEST(VariableStore, LiveWorkersAreForSyncOnly) {
   VariableStore store;
-  ASSERT_TRUE(store.Initialize({}, Sgd(1.0f), {}).ok());
+  PS_ASSERT_OK(store.Initialize({}, Sgd(1.0f), {}));
   EXPECT_EQ(store.SetLiveReplicas(1).status().code(), Code::kFailedPrecondition);
 }
 
@@ -393,11 +394,11 @@ TEST(VariableStore, APushWhoseRowsDoNotFitAppliesNothing) {
   VariableStore store(/*max_bytes=*/6 << 20);
   std::map<std::string, Tensor> init;
   init.emplace("w", Tensor({1000}));  // 4000 bytes with no slots
-  ASSERT_TRUE(store.Initialize(WithTable(), Sgd(1.0f), std::move(init)).ok());
+  PS_ASSERT_OK(store.Initialize(WithTable(), Sgd(1.0f), std::move(init)));
   std::map<std::string, Tensor> g;
   g.emplace("w", Tensor({1000}));
   g.at("w").Fill(1.0f);
-  ASSERT_TRUE(store.ApplyGradients(g, true, 0, Rows({1, 2, 3})).ok());
+  PS_ASSERT_OK(store.ApplyGradients(g, true, 0, Rows({1, 2, 3})));
   std::vector<int64_t> many;
   for (int64_t k = 100; k < 140000; ++k) many.push_back(k);
   auto refused = store.ApplyGradients(g, true, 0, Rows(many));
@@ -413,12 +414,12 @@ TEST(VariableStore, RowsExpireAsTheStepAdvances) {
   VariableStore store;
   std::map<std::string, Tensor> init;
   init.emplace("w", Tensor({1}));
-  ASSERT_TRUE(store.Initialize(WithTable(/*ttl_steps=*/8), Sgd(1.0f), std::move(init)).ok());
+  PS_ASSERT_OK(store.Initialize(WithTable(/*ttl_steps=*/8), Sgd(1.0f), std::move(init)));
   std::map<std::string, Tensor> none;
-  ASSERT_TRUE(store.ApplyGradients(none, true, 0, Rows({1})).ok());  // key 1 at step 0
+  PS_ASSERT_OK(store.ApplyGradients(none, true, 0, Rows({1})));  // key 1 at step 0
   int64_t steps = 0;
   while (store.table_stats().at(0).stats.expired == 0 && steps < 100) {
-    ASSERT_TRUE(store.ApplyGradients(none, true, 0, Rows({2})).ok());
+    PS_ASSERT_OK(store.ApplyGradients(none, true, 0, Rows({2})));
     ++steps;
   }
   // Swept every ttl/8 = 1 step: key 1 goes at the first step past 8.
@@ -449,7 +450,7 @@ TEST(VariableStore, SyncDropsStaleAndDuplicateRowsWhole) {
   opts.sync.set_strict(true);
   std::map<std::string, Tensor> init;
   init.emplace("w", Tensor({1}));
-  ASSERT_TRUE(store.Initialize(opts, Sgd(1.0f), std::move(init)).ok());
+  PS_ASSERT_OK(store.Initialize(opts, Sgd(1.0f), std::move(init)));
   auto grads = [] {
     std::map<std::string, Tensor> g;
     g.emplace("w", Tensor({1}));
@@ -462,7 +463,7 @@ TEST(VariableStore, SyncDropsStaleAndDuplicateRowsWhole) {
   };
   auto row = [&](int64_t key) {
     auto r = store.ReadRows("emb", {key});
-    EXPECT_TRUE(r.ok());
+    PS_EXPECT_OK(r);
     return (*r)[0];
   };
   const float one = row(1), two = row(2), three = row(3);

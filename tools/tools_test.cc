@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/testing/status_assertions.h"
 #include "data/cifar_dataset.h"
 #include "data/dataset_loader.h"
 #include "data/mnist_dataset.h"
@@ -213,7 +214,7 @@ void CheckConvert(const std::string& format, const std::string& data_dir,
   const std::string path = out.path() + "/train.tfrecords" + ext;
   const std::string bytes = ReadBytes(path);
   StatusOr<ImageDataset> in = LoadDataset(data_dir, format, "train");
-  ASSERT_TRUE(in.ok());
+  PS_ASSERT_OK(in);
   std::string flipped = bytes;
   if (ext.empty()) {
     // Every record has the same size: the images do, and labels 0..9 take one byte.

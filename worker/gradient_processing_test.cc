@@ -1,4 +1,5 @@
 #include "worker/gradient_processing.h"
+#include "core/testing/status_assertions.h"
 
 #include <gtest/gtest.h>
 
@@ -19,7 +20,7 @@ TEST(GradientProcessing, WeightDecayAddsToLossAndGradient) {
   o.weight_decay["a"] = 0.5f;
   auto g = Grads();
   float loss = 1.0f;
-  ASSERT_TRUE(ProcessGradients(o, kNames, kTrainable, Params(), 7, &g, &loss).ok());
+  PS_ASSERT_OK(ProcessGradients(o, kNames, kTrainable, Params(), 7, &g, &loss));
   // loss += 0.5 * (1 + 4) / 2; grad += 0.5 * w
   EXPECT_FLOAT_EQ(loss, 2.25f);
   EXPECT_FLOAT_EQ(g[0][0], 3.5f);
@@ -32,7 +33,7 @@ TEST(GradientProcessing, MultipliersScaleOneVariable) {
   o.multipliers["b"] = 0.25f;
   auto g = Grads();
   float loss = 0;
-  ASSERT_TRUE(ProcessGradients(o, kNames, kTrainable, Params(), 0, &g, &loss).ok());
+  PS_ASSERT_OK(ProcessGradients(o, kNames, kTrainable, Params(), 0, &g, &loss));
   EXPECT_FLOAT_EQ(g[1][0], 3.0f);
   EXPECT_FLOAT_EQ(g[0][0], 3.0f);
 }
@@ -42,7 +43,7 @@ TEST(GradientProcessing, ClipByValue) {
   o.clip_value = 3.5f;
   auto g = Grads();
   float loss = 0;
-  ASSERT_TRUE(ProcessGradients(o, kNames, kTrainable, Params(), 0, &g, &loss).ok());
+  PS_ASSERT_OK(ProcessGradients(o, kNames, kTrainable, Params(), 0, &g, &loss));
   EXPECT_FLOAT_EQ(g[0][0], 3.0f);
   EXPECT_FLOAT_EQ(g[0][1], 3.5f);
   EXPECT_FLOAT_EQ(g[1][0], 3.5f);
@@ -53,7 +54,7 @@ TEST(GradientProcessing, ClipByNormIsPerVariable) {
   o.clip_norm = 2.5f;  // |a| = 5 -> halved; |b| = 12 -> scaled to 2.5
   auto g = Grads();
   float loss = 0;
-  ASSERT_TRUE(ProcessGradients(o, kNames, kTrainable, Params(), 0, &g, &loss).ok());
+  PS_ASSERT_OK(ProcessGradients(o, kNames, kTrainable, Params(), 0, &g, &loss));
   EXPECT_FLOAT_EQ(g[0][0], 1.5f);
   EXPECT_FLOAT_EQ(g[0][1], 2.0f);
   EXPECT_FLOAT_EQ(g[1][0], 2.5f);
@@ -64,13 +65,13 @@ TEST(GradientProcessing, ClipByGlobalNorm) {
   o.clip_global_norm = 6.5f;  // global norm sqrt(9 + 16 + 144) = 13 -> halved
   auto g = Grads();
   float loss = 0;
-  ASSERT_TRUE(ProcessGradients(o, kNames, kTrainable, Params(), 0, &g, &loss).ok());
+  PS_ASSERT_OK(ProcessGradients(o, kNames, kTrainable, Params(), 0, &g, &loss));
   EXPECT_FLOAT_EQ(g[0][0], 1.5f);
   EXPECT_FLOAT_EQ(g[0][1], 2.0f);
   EXPECT_FLOAT_EQ(g[1][0], 6.0f);
   auto small = Grads();
   o.clip_global_norm = 100;  // under the limit: untouched
-  ASSERT_TRUE(ProcessGradients(o, kNames, kTrainable, Params(), 0, &small, &loss).ok());
+  PS_ASSERT_OK(ProcessGradients(o, kNames, kTrainable, Params(), 0, &small, &loss));
   EXPECT_FLOAT_EQ(small[1][0], 12.0f);
 }
 
@@ -110,7 +111,7 @@ TEST(GradientProcessing, NonFiniteAnywhereInALargeGradientIsFound) {
   for (int64_t k = 0; k < huge[0].size(); ++k) {
     huge[0][k] = (k % 2 ? 1 : -1) * std::numeric_limits<float>::max();
   }
-  EXPECT_TRUE(ProcessGradients(GradientOptions(), names, trainable, params, 7, &huge, &loss).ok());
+  PS_EXPECT_OK(ProcessGradients(GradientOptions(), names, trainable, params, 7, &huge, &loss));
 }
 
 // "b" is a moving statistic: its delta passes untouched by weight decay and
@@ -123,7 +124,7 @@ TEST(GradientProcessing, NonTrainableDeltasAreOnlyCheckedForNaN) {
   o.clip_global_norm = 2.5f;
   auto g = Grads();
   float loss = 0;
-  ASSERT_TRUE(ProcessGradients(o, kNames, trainable, Params(), 0, &g, &loss).ok());
+  PS_ASSERT_OK(ProcessGradients(o, kNames, trainable, Params(), 0, &g, &loss));
   // a: clip by value {3, 3.5}, by norm 4.61 -> 4.5, global norm 4.5 -> 2.5.
   const float a0 = 3.0f * (4.5f / std::sqrt(21.25f)) * (2.5f / 4.5f);
   EXPECT_NEAR(g[0][0], a0, 1e-5);
@@ -153,7 +154,7 @@ TEST(GradientProcessing, UnknownVariablesAndBadFlags) {
   EXPECT_EQ(ProcessGradients(o, kNames, kTrainable, Params(), 0, &g, &loss).code(),
             Code::kInvalidArgument);
   auto ok = ParseVariableFloats("weight_decay", "local3/weights=0.004,local4/weights=4e-3");
-  ASSERT_TRUE(ok.ok());
+  PS_ASSERT_OK(ok);
   EXPECT_FLOAT_EQ(ok->at("local4/weights"), 0.004f);
   EXPECT_EQ(ParseVariableFloats("weight_decay", "local3/weights").status().code(),
             Code::kInvalidArgument);

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include "core/testing/fake_clock.h"
+#include "core/testing/status_assertions.h"
 #include "ps/testing/in_process_ps.h"
 
 namespace pstrain {
@@ -57,7 +58,7 @@ TEST_F(HeartbeatSenderTest, NoHeartbeatUndoesWorkerDoneAfterStop) {
   sender.Stop();  // idempotent
   // Its thread is gone, not waiting for the next interval.
   EXPECT_EQ(clock_.sleepers(), 0);
-  ASSERT_TRUE(ps_.WorkerDone(3, "").ok());
+  PS_ASSERT_OK(ps_.WorkerDone(3, ""));
   clock_.Advance(std::chrono::seconds(200));
   auto w = Worker3();
   ASSERT_TRUE(w.has_value());

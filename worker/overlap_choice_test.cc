@@ -1,4 +1,5 @@
 #include "worker/overlap_choice.h"
+#include "core/testing/status_assertions.h"
 
 #include <gtest/gtest.h>
 
@@ -25,10 +26,10 @@ TEST(ChooseOverlap, AutoOverlapsOnlyWhenTheHostsWorkersLeaveACpuFree) {
   ASSERT_TRUE(two.ok()) << two.status().ToString();
   EXPECT_FALSE(two->overlap) << two->why;
   auto three = ChooseOverlap("auto", 1, Cpus(3), TwoWorkersOnOneHost(0));
-  ASSERT_TRUE(three.ok());
+  PS_ASSERT_OK(three);
   EXPECT_TRUE(three->overlap) << three->why;
   auto threads = ChooseOverlap("auto", 2, Cpus(4), TwoWorkersOnOneHost(0));
-  ASSERT_TRUE(threads.ok());
+  PS_ASSERT_OK(threads);
   EXPECT_FALSE(threads->overlap) << threads->why;
 }
 
@@ -36,7 +37,7 @@ TEST(ChooseOverlap, AutoCountsACgroupQuota) {
   cluster::CpuBudget budget = Cpus(8);
   budget.quota_cpus = 2;  // a pod limited to 2 CPUs on an 8-CPU node
   auto choice = ChooseOverlap("auto", 1, budget, TwoWorkersOnOneHost(0));
-  ASSERT_TRUE(choice.ok());
+  PS_ASSERT_OK(choice);
   EXPECT_FALSE(choice->overlap) << choice->why;
 }
 

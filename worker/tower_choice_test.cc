@@ -1,4 +1,5 @@
 #include "worker/tower_choice.h"
+#include "core/testing/status_assertions.h"
 
 #include <gtest/gtest.h>
 
@@ -10,14 +11,14 @@ const nn::GpuProbe kTwoGpus{{"NVIDIA H100 (sm_90, 79 GiB)", "NVIDIA H100 (sm_90,
 
 TEST(TowerChoice, TowersOnTheCpuByDefault) {
   auto c = ChooseTowers(3, 0, kTwoGpus);
-  ASSERT_TRUE(c.ok());
+  PS_ASSERT_OK(c);
   EXPECT_EQ(c->towers, 3);
   EXPECT_EQ(c->devices, nn::TowerDevices::kCpu);
 }
 
 TEST(TowerChoice, ATowerOnEachGpuAskedFor) {
   auto c = ChooseTowers(1, 2, kTwoGpus);
-  ASSERT_TRUE(c.ok());
+  PS_ASSERT_OK(c);
   EXPECT_EQ(c->towers, 2);
   EXPECT_EQ(c->devices, nn::TowerDevices::kGpus);
   EXPECT_NE(c->why.find("H100"), std::string::npos);
@@ -25,7 +26,7 @@ TEST(TowerChoice, ATowerOnEachGpuAskedFor) {
 
 TEST(TowerChoice, NoGpuMeansAsManyTowersOnTheCpuAndSaysWhy) {
   auto c = ChooseTowers(1, 2, kNoGpu);
-  ASSERT_TRUE(c.ok());
+  PS_ASSERT_OK(c);
   EXPECT_EQ(c->towers, 2);
   EXPECT_EQ(c->devices, nn::TowerDevices::kCpu);
   EXPECT_NE(c->why.find("cudaErrorInsufficientDriver"), std::string::npos) << c->why;

@@ -11,6 +11,7 @@
 #include <random>
 #include <thread>
 
+#include "core/testing/status_assertions.h"
 #include "data/input_pipeline.h"
 #include "nn/model_spec.h"
 #include "nn/test_models.h"
@@ -35,7 +36,7 @@ class TrainerTest : public ::testing::Test {
     }
     auto placement =
         cluster::ComputePlacement(infos, 1, cluster::PlacementStrategy::kGreedy, 1 << 20);
-    ASSERT_TRUE(placement.ok());
+    PS_ASSERT_OK(placement);
     std::vector<std::unique_ptr<PsConnection>> ps;
     ps.push_back(std::make_unique<InProcessPs>(0));
     fleet_ = std::make_unique<PsFleet>(std::move(ps), infos, *placement);
@@ -43,7 +44,7 @@ class TrainerTest : public ::testing::Test {
     header.mutable_optimizer()->set_name("GradientDescent");
     header.mutable_optimizer()->set_learning_rate(0.1f);
     header.set_num_workers(1);
-    ASSERT_TRUE(fleet_->InitVariables(initial_, header).ok());
+    PS_ASSERT_OK(fleet_->InitVariables(initial_, header));
 
     // 256 random 4x4 images; the label is the brightest quarter of the
     // image, which a linear model can learn.
@@ -93,7 +94,7 @@ TEST_F(TrainerTest, AsyncRunsEveryBatchOfItsEpochsAndTheLossFalls) {
 
   std::vector<Tensor> values;
   PsFleet::PsSteps steps;
-  ASSERT_TRUE(fleet_->PullVariables(&values, &steps).ok());
+  PS_ASSERT_OK(fleet_->PullVariables(&values, &steps));
   EXPECT_EQ(steps[0], 160);
   EXPECT_NE(values[0][0], initial_[0][0]);  // trained where the trainer pushed
 }
@@ -125,7 +126,7 @@ TEST_F(TrainerTest, StopsAfterItsStepWhenTheChiefEndsTraining) {
           return st.ok() && st->global_step() >= 20;
         },
         std::chrono::minutes(5)));
-    EXPECT_TRUE(fleet_->client(0)->EndTraining("target reached").ok());
+    PS_EXPECT_OK(fleet_->client(0)->EndTraining("target reached"));
   });
   Trainer trainer(model_.get(), fleet_.get(), input.get(), &heartbeat, &stop_, options);
   auto result = trainer.Run();
@@ -192,7 +193,7 @@ class TwoLayerTrainerTest : public TrainerTest {
     header.mutable_optimizer()->set_momentum(0.9f);
     header.mutable_optimizer()->set_use_nesterov(true);
     header.set_num_workers(1);
-    EXPECT_TRUE(fleet->InitVariables(initial_, header).ok());
+    PS_EXPECT_OK(fleet->InitVariables(initial_, header));
     return fleet;
   }
 
@@ -221,7 +222,7 @@ class TwoLayerTrainerTest : public TrainerTest {
   std::vector<Tensor> Variables(PsFleet* fleet) {
     std::vector<Tensor> values;
     PsFleet::PsSteps steps;
-    EXPECT_TRUE(fleet->PullVariables(&values, &steps).ok());
+    PS_EXPECT_OK(fleet->PullVariables(&values, &steps));
     return values;
   }
 
@@ -270,7 +271,7 @@ TEST_F(TwoLayerTrainerTest, AStepWithANonFiniteGradientPushesNothingToAnyPs) {
     EXPECT_EQ(result.status().code(), Code::kInvalidArgument) << result.status().ToString();
     EXPECT_NE(result.status().message().find("hidden/weights"), std::string::npos);
     auto status = fleet->CoordinatorStatus();
-    ASSERT_TRUE(status.ok());
+    PS_ASSERT_OK(status);
     EXPECT_EQ(status->global_step(), 0) << "overlap " << overlap;
     ExpectBitIdentical(Variables(fleet.get()), initial_);
   }

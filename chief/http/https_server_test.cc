@@ -12,6 +12,7 @@
 #include <string>
 
 #include "chief/http/http_server.h"
+#include "core/testing/status_assertions.h"
 #include "core/tls_certs.h"
 
 namespace pstrain {
@@ -73,15 +74,15 @@ TEST_F(HttpsServerTest, ServesTheRoutesWithOrWithoutAClientCertificate) {
   EXPECT_EQ(HttpsGet(server_->port(), ca_.cert_pem, nullptr, "/healthz"), 200);
   EXPECT_EQ(HttpsGet(server_->port(), ca_.cert_pem, nullptr, "/nope"), 404);
   auto worker = MakeCert(ca_, {"worker:0", {"127.0.0.1"}});
-  ASSERT_TRUE(worker.ok());
+  PS_ASSERT_OK(worker);
   EXPECT_EQ(HttpsGet(server_->port(), ca_.cert_pem, &*worker, "/metrics"), 200);
 }
 
 TEST_F(HttpsServerTest, RefusesAnotherCasCertificateAndPlainHttpAndServesOn) {
   auto other = MakeCa("another CA");
-  ASSERT_TRUE(other.ok());
+  PS_ASSERT_OK(other);
   auto stranger = MakeCert(*other, {"stranger", {"127.0.0.1"}});
-  ASSERT_TRUE(stranger.ok());
+  PS_ASSERT_OK(stranger);
   EXPECT_EQ(HttpsGet(server_->port(), ca_.cert_pem, &*stranger, "/healthz"), -1);
   // A client that does not trust the server's CA gives up itself.
   EXPECT_EQ(HttpsGet(server_->port(), other->cert_pem, nullptr, "/healthz"), -1);

@@ -6,6 +6,7 @@
 
 #include "chief/summary/event_writer.h"
 #include "core/test_util.h"
+#include "core/testing/status_assertions.h"
 #include "core/tfrecord.h"
 
 namespace pstrain {
@@ -41,14 +42,14 @@ TEST(EventReader, CorruptionNamesFileAndOffset) {
   {
     StatusOr<std::unique_ptr<EventWriter>> writer = EventWriter::Create(dir.path());
     ASSERT_TRUE(writer.ok()) << writer.status().ToString();
-    ASSERT_TRUE((*writer)->AddScalar("loss", 1, 1.0f).ok());
+    PS_ASSERT_OK((*writer)->AddScalar("loss", 1, 1.0f));
     path = (*writer)->path();
   }
   const std::string good = ReadBytes(path);
   StatusOr<std::unique_ptr<EventReader>> reader = EventReader::Open(path);
-  ASSERT_TRUE(reader.ok());
+  PS_ASSERT_OK(reader);
   tensorflow::Event first;
-  ASSERT_TRUE((*reader)->Next(&first).ok());
+  PS_ASSERT_OK((*reader)->Next(&first));
   const uint64_t second_at = (*reader)->offset();
 
   std::string bad = good;

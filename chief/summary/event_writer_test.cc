@@ -12,6 +12,7 @@
 
 #include "chief/summary/event_reader.h"
 #include "core/test_util.h"
+#include "core/testing/status_assertions.h"
 
 namespace pstrain {
 namespace {
@@ -54,12 +55,12 @@ TEST(EventWriter, ScalarsHistogramsAndImagesReadBack) {
   TempDir dir;
   std::unique_ptr<EventWriter> writer = NewWriter(dir.path());
   ASSERT_NE(writer, nullptr);
-  ASSERT_TRUE(writer->AddScalar("loss", 10, 0.25f).ok());
+  PS_ASSERT_OK(writer->AddScalar("loss", 10, 0.25f));
   const std::vector<float> weights = {-1.0f, 0.5f, 0.5f, 3.0f};
-  ASSERT_TRUE(writer->AddHistogram("weights", 10, weights.data(), weights.size()).ok());
+  PS_ASSERT_OK(writer->AddHistogram("weights", 10, weights.data(), weights.size()));
   const std::vector<uint8_t> pixels(4 * 3 * 3, 200);
-  ASSERT_TRUE(writer->AddImage("input", 20, 4, 3, 3, pixels.data()).ok());
-  ASSERT_TRUE(writer->Flush().ok());
+  PS_ASSERT_OK(writer->AddImage("input", 20, 4, 3, 3, pixels.data()));
+  PS_ASSERT_OK(writer->Flush());
 
   StatusOr<std::vector<tensorflow::Event>> events = ReadEventFile(writer->path());
   ASSERT_TRUE(events.ok()) << events.status().ToString();
@@ -98,9 +99,9 @@ TEST(EventWriter, BadInputWritesNothing) {
   EXPECT_EQ(writer->AddHistogram("w", 1, &nan, 1).code(), Code::kInvalidArgument);
   const uint8_t pixel = 0;
   EXPECT_EQ(writer->AddImage("i", 1, 1, 1, 7, &pixel).code(), Code::kInvalidArgument);
-  ASSERT_TRUE(writer->Flush().ok());
+  PS_ASSERT_OK(writer->Flush());
   StatusOr<std::vector<tensorflow::Event>> events = ReadEventFile(writer->path());
-  ASSERT_TRUE(events.ok());
+  PS_ASSERT_OK(events);
   EXPECT_EQ(events->size(), 1u);
 }
 
@@ -114,8 +115,8 @@ TEST(EventWriter, ConcurrentWritersKeepRecordsWhole) {
     threads.emplace_back([&writer, t] {
       const std::vector<float> values(50, static_cast<float>(t));
       for (int i = 0; i < kPerThread; ++i) {
-        EXPECT_TRUE(writer->AddScalar("t" + std::to_string(t), i, static_cast<float>(i)).ok());
-        EXPECT_TRUE(writer->AddHistogram("h", i, values.data(), values.size()).ok());
+        PS_EXPECT_OK(writer->AddScalar("t" + std::to_string(t), i, static_cast<float>(i)));
+        PS_EXPECT_OK(writer->AddHistogram("h", i, values.data(), values.size()));
       }
     });
   }

@@ -1,4 +1,5 @@
 #include "chief/summary/histogram.h"
+#include "core/testing/status_assertions.h"
 
 #include <gtest/gtest.h>
 
@@ -42,7 +43,7 @@ TEST(Histogram, StatisticsAndBucketEdges) {
   // 0 lies in [0, 1e-12); 1e-12 in [1e-12, 1.1e-12); -1 in [-1.000..., -0.9...).
   const float values[] = {0.0f, 1.0f, -1.0f, 2.0f};
   StatusOr<tensorflow::HistogramProto> h = MakeHistogram(values, 4);
-  ASSERT_TRUE(h.ok());
+  PS_ASSERT_OK(h);
   EXPECT_EQ(h->min(), -1.0);
   EXPECT_EQ(h->max(), 2.0);
   EXPECT_EQ(h->num(), 4.0);
@@ -65,7 +66,7 @@ TEST(Histogram, StatisticsAndBucketEdges) {
 
 TEST(Histogram, EmptyInputHasOneEmptyBucket) {
   StatusOr<tensorflow::HistogramProto> h = MakeHistogram(nullptr, 0);
-  ASSERT_TRUE(h.ok());
+  PS_ASSERT_OK(h);
   EXPECT_EQ(h->num(), 0.0);
   EXPECT_EQ(h->min(), DBL_MAX);
   EXPECT_EQ(h->max(), -DBL_MAX);

@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "core/testing/status_assertions.h"
 #include "nn/grad_check.h"
 
 namespace pstrain {
@@ -17,7 +18,7 @@ TEST(AvgPool, SamePaddingDividesByRealCells) {
   // padding (1 cell) after, so the windows hold 4, 2, 2 and 1 real cells.
   Tensor x({1, 3, 3, 1}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
   Tensor y;
-  ASSERT_TRUE(AvgPool({2, 2, Padding::kSame}).Forward(x, &y).ok());
+  PS_ASSERT_OK(AvgPool({2, 2, Padding::kSame}).Forward(x, &y));
   ASSERT_EQ(y.shape(), (Shape{1, 2, 2, 1}));
   EXPECT_FLOAT_EQ(y[0], (1 + 2 + 4 + 5) / 4.0f);
   EXPECT_FLOAT_EQ(y[1], (3 + 6) / 2.0f);
@@ -38,15 +39,15 @@ TEST(AvgPool, BackwardMatchesNumericalGradient) {
     AvgPool pool(c);
     Tensor x = RandomTensor({2, 7, 5, 3}, &rng);
     Tensor y;
-    ASSERT_TRUE(pool.Forward(x, &y).ok());
+    PS_ASSERT_OK(pool.Forward(x, &y));
     Tensor r = RandomTensor(y.shape(), &rng);
     auto loss = [&] {
       Tensor out;
-      EXPECT_TRUE(pool.Forward(x, &out).ok());
+      PS_EXPECT_OK(pool.Forward(x, &out));
       return Dot(out, r);
     };
     Tensor dx;
-    ASSERT_TRUE(pool.Backward(x.shape(), r, &dx).ok());
+    PS_ASSERT_OK(pool.Backward(x.shape(), r, &dx));
     ExpectGradientMatches("x", &x, dx, loss, {});
   }
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 
+#include "core/testing/status_assertions.h"
 #include "nn/grad_check.h"
 
 namespace pstrain {
@@ -28,12 +29,12 @@ TEST(BatchNorm, TrainingGradientsMatchNumerical) {
     auto loss = [&] {
       BatchNorm fresh({c});
       Tensor y;
-      EXPECT_TRUE(fresh.ForwardTraining(x, gamma, beta, &y).ok());
+      PS_EXPECT_OK(fresh.ForwardTraining(x, gamma, beta, &y));
       return Dot(y, r);
     };
     Tensor y, dx, dgamma, dbeta;
-    ASSERT_TRUE(bn.ForwardTraining(x, gamma, beta, &y).ok());
-    ASSERT_TRUE(bn.Backward(gamma, r, &dx, &dgamma, &dbeta).ok());
+    PS_ASSERT_OK(bn.ForwardTraining(x, gamma, beta, &y));
+    PS_ASSERT_OK(bn.Backward(gamma, r, &dx, &dgamma, &dbeta));
     GradCheckOptions options;
     options.eps = 1e-3;
     options.atol = 1e-3;
@@ -52,7 +53,7 @@ TEST(BatchNorm, TrainingNormalizesEachChannel) {
   Tensor x = RandomTensor({50, 2}, &rng, -10.0f, 30.0f);
   Tensor gamma({2}, {2.0f, 0.5f}), beta({2}, {1.0f, -3.0f});
   Tensor y;
-  ASSERT_TRUE(bn.ForwardTraining(x, gamma, beta, &y).ok());
+  PS_ASSERT_OK(bn.ForwardTraining(x, gamma, beta, &y));
   for (int k = 0; k < 2; ++k) {
     double sum = 0, sq = 0;
     for (int r = 0; r < 50; ++r) sum += y[r * 2 + k];
@@ -71,7 +72,7 @@ TEST(BatchNorm, InferenceUsesMovingStatistics) {
   Tensor gamma({2}, {2.0f, 1.0f}), beta({2}, {0.5f, 0.0f});
   Tensor mm({2}, {1.0f, -2.0f}), mv({2}, {3.999f, 0.249f});  // sqrt(mv + eps) = 2, 0.5
   Tensor y;
-  ASSERT_TRUE(bn.ForwardInference(x, gamma, beta, mm, mv, &y).ok());
+  PS_ASSERT_OK(bn.ForwardInference(x, gamma, beta, mm, mv, &y));
   ASSERT_EQ(y.shape(), x.shape());
   EXPECT_NEAR(y[0], 2.0f * (1 - 1) / 2 + 0.5f, 1e-5);  // 0.5
   EXPECT_NEAR(y[1], 1.0f * (2 + 2) / 0.5f, 1e-5);      // 8
@@ -88,8 +89,8 @@ TEST(BatchNorm, MovingAverageDeltasMoveTowardBatchStatistics) {
   Tensor gamma({2}, {1.0f, 1.0f}), beta({2}), y, dm, dv;
   Tensor mm({2}, {0.0f, 1.0f}), mv({2}, {1.0f, 1.0f});
   EXPECT_EQ(bn.MovingAverageDeltas(mm, mv, &dm, &dv).code(), Code::kFailedPrecondition);
-  ASSERT_TRUE(bn.ForwardTraining(x, gamma, beta, &y).ok());
-  ASSERT_TRUE(bn.MovingAverageDeltas(mm, mv, &dm, &dv).ok());
+  PS_ASSERT_OK(bn.ForwardTraining(x, gamma, beta, &y));
+  PS_ASSERT_OK(bn.MovingAverageDeltas(mm, mv, &dm, &dv));
   EXPECT_NEAR(dm[0], 0.01f * (0 - 2), 1e-6);
   EXPECT_NEAR(dm[1], 0.01f * (1 - 4), 1e-6);
   EXPECT_NEAR(dv[0], 0.01f * (1 - 2), 1e-6);
@@ -105,7 +106,7 @@ TEST(BatchNorm, RejectsBadShapes) {
   EXPECT_EQ(bn.ForwardInference(Tensor({4, 3}), gamma, beta, Tensor({3}), Tensor({4}), &y).code(),
             Code::kInvalidArgument);
   EXPECT_EQ(bn.Backward(gamma, Tensor({4, 3}), &dx, &dg, &db).code(), Code::kFailedPrecondition);
-  ASSERT_TRUE(bn.ForwardTraining(Tensor({4, 3}), gamma, beta, &y).ok());
+  PS_ASSERT_OK(bn.ForwardTraining(Tensor({4, 3}), gamma, beta, &y));
   EXPECT_EQ(bn.Backward(gamma, Tensor({5, 3}), &dx, &dg, &db).code(), Code::kFailedPrecondition);
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 
+#include "core/testing/status_assertions.h"
 #include "nn/grad_check.h"
 #include "nn/reference_ops.h"
 
@@ -42,7 +43,7 @@ TEST_P(Conv2DTest, ForwardMatchesReference) {
   Tensor w = RandomTensor({c.kernel, c.kernel, c.cin, c.cout}, &rng);
   Tensor b = RandomTensor({c.cout}, &rng);
   Tensor y;
-  ASSERT_TRUE(conv.Forward(x, w, b, &y).ok());
+  PS_ASSERT_OK(conv.Forward(x, w, b, &y));
   Tensor want = ReferenceConv2D(x, w, b, c.stride, c.padding == Padding::kSame);
   ASSERT_EQ(y.shape(), want.shape());
   for (int64_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], want[i], 1e-4) << "at " << i;
@@ -58,11 +59,11 @@ TEST_P(Conv2DTest, BackwardMatchesNumericalGradient) {
   Tensor r = RandomTensor(conv.OutputShape(x.shape()), &rng);
   auto loss = [&] {
     Tensor y;
-    EXPECT_TRUE(conv.Forward(x, w, b, &y).ok());
+    PS_EXPECT_OK(conv.Forward(x, w, b, &y));
     return Dot(y, r);
   };
   Tensor dx, dw, db;
-  ASSERT_TRUE(conv.Backward(x, w, r, &dx, &dw, &db).ok());
+  PS_ASSERT_OK(conv.Backward(x, w, r, &dx, &dw, &db));
   ExpectGradientMatches("x", &x, dx, loss, {});
   ExpectGradientMatches("w", &w, dw, loss, {});
   ExpectGradientMatches("b", &b, db, loss, {});
@@ -79,8 +80,8 @@ TEST(Conv2D, BackwardWithoutInputGradient) {
   Tensor w = RandomTensor({3, 3, 2, 4}, &rng);
   Tensor dy = RandomTensor({2, 5, 5, 4}, &rng);
   Tensor dx_full, dw_full, db_full, dw, db;
-  ASSERT_TRUE(conv.Backward(x, w, dy, &dx_full, &dw_full, &db_full).ok());
-  ASSERT_TRUE(conv.Backward(x, w, dy, nullptr, &dw, &db).ok());
+  PS_ASSERT_OK(conv.Backward(x, w, dy, &dx_full, &dw_full, &db_full));
+  PS_ASSERT_OK(conv.Backward(x, w, dy, nullptr, &dw, &db));
   for (int64_t i = 0; i < dw.size(); ++i) EXPECT_EQ(dw[i], dw_full[i]);
   for (int64_t i = 0; i < db.size(); ++i) EXPECT_EQ(db[i], db_full[i]);
 }

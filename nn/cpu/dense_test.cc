@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "core/testing/status_assertions.h"
 #include "nn/grad_check.h"
 #include "nn/reference_ops.h"
 
@@ -20,7 +21,7 @@ TEST(Dense, ForwardMatchesReference) {
   Tensor w = RandomTensor({12, 5}, &rng);
   Tensor b = RandomTensor({5}, &rng);
   Tensor y;
-  ASSERT_TRUE(dense.Forward(x, w, b, &y).ok());
+  PS_ASSERT_OK(dense.Forward(x, w, b, &y));
   Tensor want = ReferenceDense(x, w, b);
   ASSERT_EQ(y.shape(), want.shape());
   for (int64_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], want[i], 1e-5) << "at " << i;
@@ -34,7 +35,7 @@ TEST(Dense, FlattensItsInputRowMajor) {
   Tensor w = RandomTensor({24, 3}, &rng);
   Tensor b = RandomTensor({3}, &rng);
   Tensor y;
-  ASSERT_TRUE(dense.Forward(x, w, b, &y).ok());
+  PS_ASSERT_OK(dense.Forward(x, w, b, &y));
   Tensor flat = x;
   flat.Reshape({2, 24});
   Tensor want = ReferenceDense(flat, w, b);
@@ -51,11 +52,11 @@ TEST(Dense, BackwardMatchesNumericalGradient) {
   Tensor r = RandomTensor({4, 5}, &rng);
   auto loss = [&] {
     Tensor y;
-    EXPECT_TRUE(dense.Forward(x, w, b, &y).ok());
+    PS_EXPECT_OK(dense.Forward(x, w, b, &y));
     return Dot(y, r);
   };
   Tensor dx, dw, db;
-  ASSERT_TRUE(dense.Backward(x, w, r, &dx, &dw, &db).ok());
+  PS_ASSERT_OK(dense.Backward(x, w, r, &dx, &dw, &db));
   ExpectGradientMatches("x", &x, dx, loss, {});
   ExpectGradientMatches("w", &w, dw, loss, {});
   ExpectGradientMatches("b", &b, db, loss, {});

@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "core/testing/status_assertions.h"
 #include "nn/grad_check.h"
 
 namespace pstrain {
@@ -38,7 +39,7 @@ TEST(Dropout, BackwardIsTheSameMask) {
   Tensor x = RandomTensor({4, 33}, &rng), y;
   d.Forward(x, &y);
   Tensor dy = RandomTensor(x.shape(), &rng), dx;
-  ASSERT_TRUE(d.Backward(dy, &dx).ok());
+  PS_ASSERT_OK(d.Backward(dy, &dx));
   for (int64_t i = 0; i < x.size(); ++i) {
     const float m = y[i] / x[i];  // 0 or 1 / 0.6
     EXPECT_NEAR(dx[i], dy[i] * m, 1e-6f) << i;
@@ -49,7 +50,7 @@ TEST(Dropout, BackwardIsTheSameMask) {
 TEST(Dropout, RefusesKeepProbOutsideZeroOne) {
   EXPECT_EQ(Dropout::Create(0.0f, 1).status().code(), Code::kInvalidArgument);
   EXPECT_EQ(Dropout::Create(1.5f, 1).status().code(), Code::kInvalidArgument);
-  EXPECT_TRUE(Dropout::Create(1.0f, 1).ok());
+  PS_EXPECT_OK(Dropout::Create(1.0f, 1));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 
+#include "core/testing/status_assertions.h"
 #include "nn/grad_check.h"
 
 namespace pstrain {
@@ -39,7 +40,7 @@ TEST(Lrn, ForwardByHand) {
   Lrn lrn = *Lrn::Create({1, 1.0f, 1.0f, 0.5f});
   Tensor x({1, 1, 1, 3}, {1, 2, 3});
   Tensor y;
-  ASSERT_TRUE(lrn.Forward(x, &y).ok());
+  PS_ASSERT_OK(lrn.Forward(x, &y));
   EXPECT_FLOAT_EQ(y[0], 1 / std::sqrt(6.0f));
   EXPECT_FLOAT_EQ(y[1], 2 / std::sqrt(15.0f));
   EXPECT_FLOAT_EQ(y[2], 3 / std::sqrt(14.0f));
@@ -55,7 +56,7 @@ TEST(Lrn, ForwardMatchesTheDefinition) {
     Tensor x = RandomTensor({2, 3, 5, 64}, &rng, -30.0f, 30.0f);
     for (int64_t i = 0; i < x.size(); i += 7) x[i] *= 1e-3f;
     Tensor y;
-    ASSERT_TRUE(lrn.Forward(x, &y).ok());
+    PS_ASSERT_OK(lrn.Forward(x, &y));
     Tensor want = ReferenceLrn(x, c);
     for (int64_t i = 0; i < y.size(); ++i) {
       ASSERT_NEAR(y[i], want[i], 1e-5 * std::abs(want[i]) + 1e-7) << "at " << i;
@@ -73,11 +74,11 @@ TEST(Lrn, BackwardMatchesNumericalGradient) {
     Tensor r = RandomTensor(x.shape(), &rng);
     auto loss = [&] {
       Tensor y;
-      EXPECT_TRUE(lrn.Forward(x, &y).ok());
+      PS_EXPECT_OK(lrn.Forward(x, &y));
       return Dot(y, r);
     };
     Tensor dx;
-    ASSERT_TRUE(lrn.Backward(x, r, &dx).ok());
+    PS_ASSERT_OK(lrn.Backward(x, r, &dx));
     ExpectGradientMatches("x", &x, dx, loss, {});
   }
 }

@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "core/testing/status_assertions.h"
 #include "nn/grad_check.h"
 #include "nn/reference_ops.h"
 
@@ -39,7 +40,7 @@ TEST_P(MaxPoolTest, ForwardMatchesReference) {
   // All negative: a padded cell that counted as 0 would win and show up.
   Tensor x = RandomTensor({c.n, c.h, c.w, c.c}, &rng, -2.0f, -1.0f);
   Tensor y;
-  ASSERT_TRUE(pool.Forward(x, &y).ok());
+  PS_ASSERT_OK(pool.Forward(x, &y));
   Tensor want = ReferenceMaxPool(x, c.window, c.stride, c.padding == Padding::kSame);
   ASSERT_EQ(y.shape(), want.shape());
   for (int64_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], want[i]) << "at " << i;
@@ -55,12 +56,12 @@ TEST_P(MaxPoolTest, BackwardMatchesNumericalGradient) {
   Tensor r = RandomTensor(pool.OutputShape(x.shape()), &rng);
   auto loss = [&] {
     Tensor y;
-    EXPECT_TRUE(pool.Forward(x, &y).ok());
+    PS_EXPECT_OK(pool.Forward(x, &y));
     return Dot(y, r);
   };
   Tensor y, dx;
-  ASSERT_TRUE(pool.Forward(x, &y).ok());
-  ASSERT_TRUE(pool.Backward(x.shape(), r, &dx).ok());
+  PS_ASSERT_OK(pool.Forward(x, &y));
+  PS_ASSERT_OK(pool.Backward(x.shape(), r, &dx));
   ExpectGradientMatches("x", &x, dx, loss, {});
 }
 
@@ -81,7 +82,7 @@ TEST(MaxPool, RejectsBadShapes) {
   Tensor y, dx;
   EXPECT_EQ(pool.Forward(Tensor({1, 2, 4, 1}), &y).code(), Code::kInvalidArgument);
   EXPECT_EQ(pool.Forward(Tensor({4, 4, 1}), &y).code(), Code::kInvalidArgument);
-  ASSERT_TRUE(pool.Forward(Tensor({1, 4, 4, 1}), &y).ok());
+  PS_ASSERT_OK(pool.Forward(Tensor({1, 4, 4, 1}), &y));
   EXPECT_EQ(pool.Backward({1, 4, 4, 1}, Tensor({1, 3, 2, 1}), &dx).code(), Code::kInvalidArgument);
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 
+#include "core/testing/status_assertions.h"
 #include "nn/grad_check.h"
 
 namespace pstrain {
@@ -15,7 +16,7 @@ namespace {
 TEST(SoftmaxCrossEntropy, UniformLogitsGiveLogC) {
   Tensor logits({2, 4});
   auto loss = SoftmaxCrossEntropy(logits, {0, 3}, nullptr);
-  ASSERT_TRUE(loss.ok());
+  PS_ASSERT_OK(loss);
   EXPECT_NEAR(*loss, std::log(4.0f), 1e-6);
 }
 
@@ -23,7 +24,7 @@ TEST(SoftmaxCrossEntropy, StableForLargeLogits) {
   Tensor logits({1, 3}, {1000.0f, 0.0f, -1000.0f});
   Tensor grad;
   auto loss = SoftmaxCrossEntropy(logits, {1}, &grad);
-  ASSERT_TRUE(loss.ok());
+  PS_ASSERT_OK(loss);
   EXPECT_NEAR(*loss, 1000.0f, 1e-3);
   EXPECT_NEAR(grad[0], 1.0f, 1e-6);
   EXPECT_NEAR(grad[1], -1.0f, 1e-6);
@@ -35,7 +36,7 @@ TEST(SoftmaxCrossEntropy, GradientMatchesNumerical) {
   Tensor logits = RandomTensor({5, 7}, &rng, -3.0f, 3.0f);
   std::vector<int32_t> labels = {0, 6, 3, 3, 1};
   Tensor grad;
-  ASSERT_TRUE(SoftmaxCrossEntropy(logits, labels, &grad).ok());
+  PS_ASSERT_OK(SoftmaxCrossEntropy(logits, labels, &grad));
   auto loss = [&] { return static_cast<double>(*SoftmaxCrossEntropy(logits, labels, nullptr)); };
   GradCheckOptions options;
   options.eps = 1e-2;

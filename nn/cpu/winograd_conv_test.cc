@@ -7,6 +7,7 @@
 #include <random>
 #include <string>
 
+#include "core/testing/status_assertions.h"
 #include "nn/cpu/conv2d.h"
 #include "nn/grad_check.h"
 #include "nn/reference_ops.h"
@@ -60,7 +61,7 @@ TEST_P(WinogradConv2DTest, ForwardMatchesReference) {
   Tensor w = RandomTensor({5, 5, c.cin, c.cout}, &rng);
   Tensor b = RandomTensor({c.cout}, &rng);
   Tensor y;
-  ASSERT_TRUE(conv.Forward(x, w, b, &y).ok());
+  PS_ASSERT_OK(conv.Forward(x, w, b, &y));
   ExpectClose("y", y, ReferenceConv2D(x, w, b, 1, /*same=*/true), 2e-5);
 }
 
@@ -76,14 +77,14 @@ TEST_P(WinogradConv2DTest, BackwardMatchesTheDirectKernel) {
   Tensor w = RandomTensor({5, 5, c.cin, c.cout}, &rng);
   Tensor dy = RandomTensor({c.n, c.h, c.w, c.cout}, &rng);
   Tensor dx, dw, db, want_dx, want_dw, want_db;
-  ASSERT_TRUE(conv.Backward(x, w, dy, &dx, &dw, &db).ok());
-  ASSERT_TRUE(direct.Backward(x, w, dy, &want_dx, &want_dw, &want_db).ok());
+  PS_ASSERT_OK(conv.Backward(x, w, dy, &dx, &dw, &db));
+  PS_ASSERT_OK(direct.Backward(x, w, dy, &want_dx, &want_dw, &want_db));
   ExpectClose("dx", dx, want_dx, 2e-5);
   ExpectClose("dw", dw, want_dw, 2e-5);
   ExpectClose("db", db, want_db, 2e-6);
   // Without dx (as for a network's input), the same dw and db.
   Tensor dw_alone, db_alone;
-  ASSERT_TRUE(conv.Backward(x, w, dy, nullptr, &dw_alone, &db_alone).ok());
+  PS_ASSERT_OK(conv.Backward(x, w, dy, nullptr, &dw_alone, &db_alone));
   for (int64_t i = 0; i < dw.size(); ++i) ASSERT_EQ(dw_alone[i], dw[i]) << i;
   for (int64_t i = 0; i < db.size(); ++i) ASSERT_EQ(db_alone[i], db[i]) << i;
 }
@@ -107,11 +108,11 @@ TEST(WinogradConv2D, BackwardMatchesNumericalGradient) {
   Tensor r = RandomTensor({1, 5, 4, 3}, &rng);
   auto loss = [&] {
     Tensor y;
-    EXPECT_TRUE(conv.Forward(x, w, b, &y).ok());
+    PS_EXPECT_OK(conv.Forward(x, w, b, &y));
     return Dot(y, r);
   };
   Tensor dx, dw, db;
-  ASSERT_TRUE(conv.Backward(x, w, r, &dx, &dw, &db).ok());
+  PS_ASSERT_OK(conv.Backward(x, w, r, &dx, &dw, &db));
   // The loss is linear in each operand, so a central difference is exact for
   // any step, and a large one keeps the forward pass's rounding (divided by
   // twice the step) out of the comparison.

@@ -2,6 +2,7 @@
 // libcublas until Cublas() is called, then names cuBLAS's statuses through
 // it. Needs the library, not a GPU.
 #include "nn/cuda/cublas_library.h"
+#include "core/testing/status_assertions.h"
 
 #include <gtest/gtest.h>
 
@@ -31,7 +32,7 @@ TEST(CublasLibrary, OpensOnFirstUseAndNamesItsStatuses) {
   EXPECT_STREQ((*blas)->GetStatusName(CUBLAS_STATUS_NOT_INITIALIZED),
                "CUBLAS_STATUS_NOT_INITIALIZED");
   auto again = Cublas();
-  ASSERT_TRUE(again.ok());
+  PS_ASSERT_OK(again);
   EXPECT_EQ(*again, *blas);  // opened once
 }
 

@@ -10,6 +10,7 @@
 #include <random>
 #include <string>
 
+#include "core/testing/status_assertions.h"
 #include "nn/cpu/cpu_backend.h"
 #include "nn/gpus.h"
 #include "nn/graph_model.h"
@@ -52,7 +53,7 @@ void ExpectSameStep(Model* gpu, Model* cpu, uint64_t seed, int batch) {
   auto gl = gpu->LossAndGradients(params, images, labels, &gg);
   auto cl = cpu->LossAndGradients(params, images, labels, &cg);
   ASSERT_TRUE(gl.ok()) << gl.status().ToString();
-  ASSERT_TRUE(cl.ok());
+  PS_ASSERT_OK(cl);
   EXPECT_NEAR(*gl, *cl, 1e-4 * std::fabs(*cl));
   for (size_t v = 0; v < cg.size(); ++v) {
     EXPECT_LE(RelativeError(gg[v], cg[v]), 1e-3) << cpu->variables()[v].name;
@@ -66,17 +67,17 @@ class CudaBackendTest : public ::testing::Test {
     ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
     gpu_ = std::move(gpu).value();
     auto cpu = cpu::CreateCpuBackend();
-    ASSERT_TRUE(cpu.ok());
+    PS_ASSERT_OK(cpu);
     cpu_ = std::move(cpu).value();
   }
   Tensor Up(const Tensor& host) {
     Tensor d;
-    EXPECT_TRUE(gpu_->Upload(host, &d).ok());
+    PS_EXPECT_OK(gpu_->Upload(host, &d));
     return d;
   }
   Tensor Down(const Tensor& device) {
     Tensor h;
-    EXPECT_TRUE(gpu_->Download(device, &h).ok());
+    PS_EXPECT_OK(gpu_->Download(device, &h));
     return h;
   }
   void ExpectClose(const Tensor& device, const Tensor& host, const std::string& what,
@@ -110,12 +111,12 @@ class CudaBackendTest : public ::testing::Test {
     const Tensor x = Random(x_shape, 3);
     Tensor gy, cy;
     ASSERT_TRUE((*g)->Forward(Up(x), &gy).ok()) << what;
-    ASSERT_TRUE((*c)->Forward(x, &cy).ok());
+    PS_ASSERT_OK((*c)->Forward(x, &cy));
     ExpectClose(gy, cy, what + " forward", 1e-6);
     const Tensor dy = Random(cy.shape(), 4);
     Tensor gdx, cdx;
     ASSERT_TRUE((*g)->Backward(x_shape, Up(dy), &gdx).ok()) << what;
-    ASSERT_TRUE((*c)->Backward(x_shape, dy, &cdx).ok());
+    PS_ASSERT_OK((*c)->Backward(x_shape, dy, &cdx));
     ExpectClose(gdx, cdx, what + " backward", 1e-5);
   }
 
@@ -164,13 +165,13 @@ TEST_F(CudaBackendTest, Lrn) {
   ASSERT_TRUE(g.ok() && c.ok());
   const Tensor x = Random({2, 6, 6, 64}, 5);
   Tensor gy, cy;
-  ASSERT_TRUE((*g)->Forward(Up(x), &gy).ok());
-  ASSERT_TRUE((*c)->Forward(x, &cy).ok());
+  PS_ASSERT_OK((*g)->Forward(Up(x), &gy));
+  PS_ASSERT_OK((*c)->Forward(x, &cy));
   ExpectClose(gy, cy, "lrn forward");
   const Tensor dy = Random(x.shape(), 6);
   Tensor gdx, cdx;
-  ASSERT_TRUE((*g)->Backward(Up(x), Up(dy), &gdx).ok());
-  ASSERT_TRUE((*c)->Backward(x, dy, &cdx).ok());
+  PS_ASSERT_OK((*g)->Backward(Up(x), Up(dy), &gdx));
+  PS_ASSERT_OK((*c)->Backward(x, dy, &cdx));
   ExpectClose(gdx, cdx, "lrn backward");
   EXPECT_EQ(gpu_->Lrn({9, 1.0f, 1.0f, 0.5f}).status().code(), Code::kInvalidArgument);
 }
@@ -184,23 +185,23 @@ TEST_F(CudaBackendTest, BatchNorm) {
   Tensor mean = Random({6}, 4), var({6});
   var.Fill(1.5f);
   Tensor gy, cy;
-  ASSERT_TRUE((*g)->ForwardTraining(Up(x), Up(gamma), Up(beta), &gy).ok());
-  ASSERT_TRUE((*c)->ForwardTraining(x, gamma, beta, &cy).ok());
+  PS_ASSERT_OK((*g)->ForwardTraining(Up(x), Up(gamma), Up(beta), &gy));
+  PS_ASSERT_OK((*c)->ForwardTraining(x, gamma, beta, &cy));
   ExpectClose(gy, cy, "batch norm training");
   const Tensor dy = Random(x.shape(), 5);
   Tensor gdx, gdg, gdb, cdx, cdg, cdb;
-  ASSERT_TRUE((*g)->Backward(Up(gamma), Up(dy), &gdx, &gdg, &gdb).ok());
-  ASSERT_TRUE((*c)->Backward(gamma, dy, &cdx, &cdg, &cdb).ok());
+  PS_ASSERT_OK((*g)->Backward(Up(gamma), Up(dy), &gdx, &gdg, &gdb));
+  PS_ASSERT_OK((*c)->Backward(gamma, dy, &cdx, &cdg, &cdb));
   ExpectClose(gdx, cdx, "batch norm dx");
   ExpectClose(gdg, cdg, "batch norm dgamma");
   ExpectClose(gdb, cdb, "batch norm dbeta");
   Tensor gmd, gvd, cmd, cvd;
-  ASSERT_TRUE((*g)->MovingAverageDeltas(Up(mean), Up(var), &gmd, &gvd).ok());
-  ASSERT_TRUE((*c)->MovingAverageDeltas(mean, var, &cmd, &cvd).ok());
+  PS_ASSERT_OK((*g)->MovingAverageDeltas(Up(mean), Up(var), &gmd, &gvd));
+  PS_ASSERT_OK((*c)->MovingAverageDeltas(mean, var, &cmd, &cvd));
   ExpectClose(gmd, cmd, "moving mean delta");
   ExpectClose(gvd, cvd, "moving variance delta");
-  ASSERT_TRUE((*g)->ForwardInference(Up(x), Up(gamma), Up(beta), Up(mean), Up(var), &gy).ok());
-  ASSERT_TRUE((*c)->ForwardInference(x, gamma, beta, mean, var, &cy).ok());
+  PS_ASSERT_OK((*g)->ForwardInference(Up(x), Up(gamma), Up(beta), Up(mean), Up(var), &gy));
+  PS_ASSERT_OK((*c)->ForwardInference(x, gamma, beta, mean, var, &cy));
   ExpectClose(gy, cy, "batch norm inference");
 }
 
@@ -211,8 +212,8 @@ TEST_F(CudaBackendTest, DropoutDrawsTheCpuMasks) {
   const Tensor x = Random({3, 100}, 1);
   for (int call = 0; call < 2; ++call) {
     Tensor gy, cy;
-    ASSERT_TRUE((*g)->Forward(Up(x), &gy).ok());
-    ASSERT_TRUE((*c)->Forward(x, &cy).ok());
+    PS_ASSERT_OK((*g)->Forward(Up(x), &gy));
+    PS_ASSERT_OK((*c)->Forward(x, &cy));
     ExpectClose(gy, cy, "dropout forward", 0);
   }
 }
@@ -220,8 +221,8 @@ TEST_F(CudaBackendTest, DropoutDrawsTheCpuMasks) {
 TEST_F(CudaBackendTest, ReluLossAndWeightDecay) {
   const Tensor x = Random({8, 10}, 1);
   Tensor gy, cy;
-  ASSERT_TRUE(gpu_->Relu(Up(x), &gy).ok());
-  ASSERT_TRUE(cpu_->Relu(x, &cy).ok());
+  PS_ASSERT_OK(gpu_->Relu(Up(x), &gy));
+  PS_ASSERT_OK(cpu_->Relu(x, &cy));
   ExpectClose(gy, cy, "relu", 0);
   const std::vector<int32_t> labels = {0, 1, 2, 3, 4, 5, 6, 9};
   Tensor gd, cd;
@@ -250,9 +251,9 @@ class CudaNetworkTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CudaNetworkTest, MatchesTheCpuModel) {
   auto spec = LoadModelSpec(GetParam());
-  ASSERT_TRUE(spec.ok());
+  PS_ASSERT_OK(spec);
   auto backend = CreateGpuBackend(0);
-  ASSERT_TRUE(backend.ok());
+  PS_ASSERT_OK(backend);
   auto gpu = GraphModel::Create(*spec, 1, std::move(backend).value());
   auto cpu = GraphModel::Create(*spec, 1);
   ASSERT_TRUE(gpu.ok() && cpu.ok()) << gpu.status().ToString();
@@ -271,22 +272,22 @@ TEST(CudaAllReduce, AveragesEachVariableAcrossTwoGpus) {
   const Shape shapes[] = {{5, 5, 3, 64}, {64}, {1}};
   for (int d = 0; d < 2; ++d) {
     auto b = CreateGpuBackend(d);
-    ASSERT_TRUE(b.ok());
+    PS_ASSERT_OK(b);
     gpus.push_back(std::move(b).value());
     for (size_t v = 0; v < 3; ++v) {
       Tensor device;
-      ASSERT_TRUE(gpus[d]->Upload(Random(shapes[v], 10 * d + v), &device).ok());
+      PS_ASSERT_OK(gpus[d]->Upload(Random(shapes[v], 10 * d + v), &device));
       tensors[d].push_back(std::move(device));
     }
-    ASSERT_TRUE(gpus[d]->Finish().ok());
+    PS_ASSERT_OK(gpus[d]->Finish());
   }
-  ASSERT_TRUE((*reduce)->Average({&tensors[0], &tensors[1]}).ok());
+  PS_ASSERT_OK((*reduce)->Average({&tensors[0], &tensors[1]}));
   for (int d = 0; d < 2; ++d) {
     for (size_t v = 0; v < 3; ++v) {
       Tensor mean = Random(shapes[v], v), other = Random(shapes[v], 10 + v);
       for (int64_t i = 0; i < mean.size(); ++i) mean[i] = (mean[i] + other[i]) / 2;
       Tensor got;
-      ASSERT_TRUE(gpus[d]->Download(tensors[d][v], &got).ok());
+      PS_ASSERT_OK(gpus[d]->Download(tensors[d][v], &got));
       EXPECT_LE(RelativeError(got, mean), 1e-6) << "cuda:" << d << " variable " << v;
     }
   }
@@ -295,11 +296,11 @@ TEST(CudaAllReduce, AveragesEachVariableAcrossTwoGpus) {
 TEST(CudaTowers, TwoGpusMatchOneCpuTowerOfTheWholeBatch) {
   if (ProbeGpus().devices.size() < 2) GTEST_SKIP() << "fewer than 2 GPUs";
   auto spec = LoadModelSpec("cifar10");
-  ASSERT_TRUE(spec.ok());
+  PS_ASSERT_OK(spec);
   auto gpus = Towers::Create(*spec, 2, TowerDevices::kGpus);
   auto cpu = Towers::Create(*spec, 1);
   ASSERT_TRUE(gpus.ok()) << gpus.status().ToString();
-  ASSERT_TRUE(cpu.ok());
+  PS_ASSERT_OK(cpu);
   ExpectSameStep(gpus->get(), cpu->get(), 4, 16);
 }
 
@@ -307,9 +308,9 @@ TEST(CudaTowers, TwoGpusMatchOneCpuTowerOfTheWholeBatch) {
 // images, on `backend`.
 std::vector<float> MemorizingLosses(std::unique_ptr<Backend> backend) {
   auto spec = LoadModelSpec("mnist");
-  EXPECT_TRUE(spec.ok());
+  PS_EXPECT_OK(spec);
   auto model = GraphModel::Create(*spec, 1, std::move(backend));
-  EXPECT_TRUE(model.ok());
+  PS_EXPECT_OK(model);
   if (!model.ok()) return {};
   std::vector<Tensor> params;
   for (const VariableSpec& v : (*model)->variables()) params.push_back(InitialValue(v, 1));

@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "core/testing/status_assertions.h"
 #include "nn/grad_check.h"
 
 namespace pstrain {
@@ -79,7 +80,7 @@ TEST_P(EmbeddingBagTest, ForwardIsTheDefinitionAndBackwardItsGradient) {
   std::mt19937 rng(9);
   Tensor rows = RandomTensor({4, kDim}, &rng);
   Tensor out;
-  ASSERT_TRUE(EmbeddingBagForward(bag, rows, combiner, &out).ok());
+  PS_ASSERT_OK(EmbeddingBagForward(bag, rows, combiner, &out));
   ASSERT_EQ(out.shape(), (Shape{4, kDim}));
   const std::vector<float> expected = Reference(ids, unique.keys, rows, combiner);
   for (int64_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], expected[i], 1e-6) << i;
@@ -88,7 +89,7 @@ TEST_P(EmbeddingBagTest, ForwardIsTheDefinitionAndBackwardItsGradient) {
   // Loss = sum(out * r): the rows' gradient against central differences.
   const Tensor r = RandomTensor({4, kDim}, &rng);
   Tensor drows;
-  ASSERT_TRUE(EmbeddingBagBackward(bag, 4, r, combiner, &drows).ok());
+  PS_ASSERT_OK(EmbeddingBagBackward(bag, 4, r, combiner, &drows));
   ASSERT_EQ(drows.shape(), (Shape{4, kDim}));
   GradCheckOptions options;
   options.atol = 1e-4;
@@ -96,7 +97,7 @@ TEST_P(EmbeddingBagTest, ForwardIsTheDefinitionAndBackwardItsGradient) {
       "rows", &rows, drows,
       [&] {
         Tensor y;
-        EXPECT_TRUE(EmbeddingBagForward(bag, rows, combiner, &y).ok());
+        PS_EXPECT_OK(EmbeddingBagForward(bag, rows, combiner, &y));
         return Dot(y, r);
       },
       options);

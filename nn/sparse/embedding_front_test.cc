@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/testing/status_assertions.h"
 #include "nn/grad_check.h"
 #include "nn/graph_model.h"
 #include "nn/model_spec.h"
@@ -81,7 +82,7 @@ TEST_P(ModelOfIdsTest, RowAndVariableGradientsMatchNumericalOnes) {
   const auto loss_now = [&] {
     std::vector<Tensor> g, rg;
     auto l = (*model)->SparseLossAndGradients(params, input, labels, &g, &rg);
-    EXPECT_TRUE(l.ok());
+    PS_EXPECT_OK(l);
     return static_cast<double>(*l);
   };
   GradCheckOptions options;
@@ -94,7 +95,7 @@ TEST_P(ModelOfIdsTest, RowAndVariableGradientsMatchNumericalOnes) {
   // The logits of inference are those training computed (no dropout or
   // batch norm here).
   auto logits = (*model)->SparseLogits(params, input);
-  ASSERT_TRUE(logits.ok());
+  PS_ASSERT_OK(logits);
   EXPECT_EQ(logits->shape(), (Shape{3, 3}));
 }
 
@@ -112,7 +113,7 @@ TEST(ModelOfIds, AnEmbeddingOfOneIdPerExampleHasItsGradient) {
   const SparseInput input{{{&batch.ids, &batch.position}}, {&rows}};
   const std::vector<int32_t> labels = {0, 1, 2, 1};
   std::vector<Tensor> grads, row_grads;
-  ASSERT_TRUE((*model)->SparseLossAndGradients(params, input, labels, &grads, &row_grads).ok());
+  PS_ASSERT_OK((*model)->SparseLossAndGradients(params, input, labels, &grads, &row_grads));
   GradCheckOptions options;
   options.eps = 1e-3;
   options.atol = 1e-4;
@@ -181,7 +182,7 @@ TEST(ModelOfIds, SpecsThatDoNotHoldTogetherAreRefusedNamingTheLayer) {
                               biases_initializer { constant: 0 } } }
     layer { name: "again" embedding_bag { feature: "pixel_ids" dim: 4 } })",
                              "late.pbtxt");
-  ASSERT_TRUE(spec.ok());
+  PS_ASSERT_OK(spec);
   auto late = GraphModel::Create(*spec);
   ASSERT_FALSE(late.ok());
   EXPECT_NE(late.status().message().find("layer again (embedding_bag): embedding layers must come "
@@ -218,9 +219,9 @@ TEST(ModelOfIds, TakesNoImagesAndTrainsOnOneTower) {
   auto spec = ParseModelSpec(
       SpecText(R"(layer { name: "bag" embedding_bag { feature: "pixel_ids" dim: 4 } })"),
       "ids.pbtxt");
-  ASSERT_TRUE(spec.ok());
+  PS_ASSERT_OK(spec);
   auto model = GraphModel::Create(*spec);
-  ASSERT_TRUE(model.ok());
+  PS_ASSERT_OK(model);
   std::mt19937 rng(6);
   const std::vector<Tensor> params = Params(**model, &rng);
   Status s = (*model)->Logits(params, Tensor({2, 1, 1, 4})).status();
@@ -230,10 +231,10 @@ TEST(ModelOfIds, TakesNoImagesAndTrainsOnOneTower) {
   ASSERT_FALSE(towers.ok());
   EXPECT_NE(towers.status().message().find("trains on one tower"), std::string::npos)
       << towers.status().ToString();
-  EXPECT_TRUE(Towers::Create(*spec, 1).ok());
+  PS_EXPECT_OK(Towers::Create(*spec, 1));
   // A model of images has no lookups and takes no ids.
   auto images = CreateModel("mnist");
-  ASSERT_TRUE(images.ok());
+  PS_ASSERT_OK(images);
   EXPECT_TRUE((*images)->lookups().empty());
   EXPECT_EQ((*images)->SparseLogits(params, {}).status().code(), Code::kInvalidArgument);
 }

@@ -6,7 +6,8 @@
 // is the transport's business, set where the transport is made.
 //
 // Errors. Every error is a Status naming the ps ("ps:1 (host:2222): ...").
-// The codes mean the same on every transport and every method:
+// Its code and hint mean the same on every transport and every method, and
+// what the caller does next is core/status_action.h's table:
 //   kUnavailable        the ps cannot be reached, or is restarting and holds
 //                       no variables yet. Retry after a backoff.
 //   kDeadlineExceeded   the call, or a sync Pull's wait, ran out of time.
@@ -21,7 +22,11 @@
 //                       the request, or the answer, is malformed or over a
 //                       limit (the ps's --max_memory_bytes, a frame size).
 //                       Never retried: the same request fails the same way.
-// A failed Init, Push or PushStream changes nothing on the ps; a failed
+// A refused Init, Push or PushStream changes nothing on the ps. One whose
+// answer was lost (kUnavailable, kDeadlineExceeded: a cut connection, a
+// deadline) may have been applied: sent again with the same incarnation
+// and sequence in its header, it is answered as the first time and not
+// applied twice (ps/push_ledger.h; PsFleet numbers its pushes so). A failed
 // Pull may have filled part of `out`.
 //
 // Thread-safe: implementations serve concurrent calls from several threads.

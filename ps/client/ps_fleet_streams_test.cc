@@ -10,6 +10,7 @@
 
 #include <cstring>
 
+#include "core/testing/status_assertions.h"
 #include "ps/tcp/arena_memory.h"
 #include "ps/testing/in_process_ps.h"
 #include "ps/testing/loopback_ps.h"
@@ -75,18 +76,18 @@ TEST_P(FleetStreams, APullStreamedVariableByVariableMatchesAWholePull) {
   std::vector<Tensor> streamed;
   auto pull = fleet_->StartPull(&streamed);
   PsFleet::PsSteps steps;
-  ASSERT_TRUE(pull->WaitSteps(&steps).ok());
+  PS_ASSERT_OK(pull->WaitSteps(&steps));
   EXPECT_EQ(steps, (PsFleet::PsSteps{0, 0}));
   // In any order: each variable is whole once Wait says so.
   for (size_t v : {2, 0, 1}) {
-    ASSERT_TRUE(pull->Wait(v).ok());
+    PS_ASSERT_OK(pull->Wait(v));
     EXPECT_TRUE(SameBits(streamed[v], init_[v])) << vars_[v].name;
   }
-  ASSERT_TRUE(pull->Finish().ok());
+  PS_ASSERT_OK(pull->Finish());
   // The buffers go back to the fleet: a second pull reuses them.
   std::vector<Tensor> again;
   PsFleet::PsSteps steps2;
-  ASSERT_TRUE(fleet_->PullVariables(&again, &steps2).ok());
+  PS_ASSERT_OK(fleet_->PullVariables(&again, &steps2));
   for (size_t v = 0; v < init_.size(); ++v) EXPECT_TRUE(SameBits(again[v], init_[v]));
 }
 
@@ -102,7 +103,7 @@ TEST_P(FleetStreams, AStreamedPushLandsOnEveryShardOnceFinished) {
   EXPECT_EQ(pushed->global_step(), 1);
   std::vector<Tensor> values;
   PsFleet::PsSteps steps;
-  ASSERT_TRUE(fleet_->PullVariables(&values, &steps).ok());
+  PS_ASSERT_OK(fleet_->PullVariables(&values, &steps));
   EXPECT_EQ(steps[0], 1);
   for (size_t v = 0; v < init_.size(); ++v) {
     for (int64_t i = 0; i < values[v].size(); ++i) {
@@ -117,12 +118,12 @@ TEST_P(FleetStreams, AStreamedPushGivenUpAppliesNothingOnAnyPs) {
   {
     auto push = fleet_->StartPush(0, 1, {0, 0}, false);
     // Every gradient but the last is on its way when the step gives up.
-    ASSERT_TRUE(push->Send(2, grads[2]).ok());
-    ASSERT_TRUE(push->Send(1, grads[1]).ok());
+    PS_ASSERT_OK(push->Send(2, grads[2]));
+    PS_ASSERT_OK(push->Send(1, grads[1]));
   }
   std::vector<Tensor> values;
   PsFleet::PsSteps steps;
-  ASSERT_TRUE(fleet_->PullVariables(&values, &steps).ok());
+  PS_ASSERT_OK(fleet_->PullVariables(&values, &steps));
   EXPECT_EQ(steps[0], 0);
   for (size_t v = 0; v < init_.size(); ++v) EXPECT_TRUE(SameBits(values[v], init_[v]));
 }
@@ -184,7 +185,7 @@ TEST_P(FleetStreamsOnLoopback, ArenaTensorsArePulledInPlaceAndRetiredRoomStaysOu
   std::vector<float*> rooms;
   for (Tensor& t : first) rooms.push_back(t.data());
   PsFleet::PsSteps steps;
-  ASSERT_TRUE(fleet_->PullVariables(&first, &steps).ok());
+  PS_ASSERT_OK(fleet_->PullVariables(&first, &steps));
   for (size_t v = 0; v < init_.size(); ++v) EXPECT_TRUE(SameBits(first[v], init_[v]));
   // "a" is cut across both ps and received in place; the whole ones trade
   // places with the fleet's buffers, in the arena too.

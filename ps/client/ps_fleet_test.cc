@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "cluster/key_partition.h"
+#include "core/testing/status_assertions.h"
 #include "ps/testing/in_process_ps.h"
 
 namespace pstrain {
@@ -34,7 +35,7 @@ class PsFleetInProcess : public ::testing::Test {
     header.mutable_optimizer()->set_learning_rate(0.5f);
     header.mutable_optimizer()->set_momentum(0.5f);
     header.set_num_workers(2);
-    ASSERT_TRUE(fleet_->InitVariables(init, header).ok());
+    PS_ASSERT_OK(fleet_->InitVariables(init, header));
   }
 
   const std::vector<cluster::VariableInfo> vars_ = {{"a", {1000, 10}, 1}, {"b", {7}, 1}};
@@ -53,7 +54,7 @@ TEST_F(PsFleetInProcess, PushesLandOnEveryShardAndPs0CountsTheSteps) {
   }
   std::vector<Tensor> values;
   PsFleet::PsSteps steps;
-  ASSERT_TRUE(fleet_->PullVariables(&values, &steps).ok());
+  PS_ASSERT_OK(fleet_->PullVariables(&values, &steps));
   EXPECT_EQ(steps[0], 2);
   // Momentum 0.5, lr 0.5: accum 1 then 1.5 (times g); var -= 0.5 * accum.
   for (int64_t i = 0; i < values[0].size(); ++i) {
@@ -62,7 +63,7 @@ TEST_F(PsFleetInProcess, PushesLandOnEveryShardAndPs0CountsTheSteps) {
   for (int64_t i = 0; i < 7; ++i) ASSERT_EQ(values[1][i], -0.5f * 2.0f * (1.0f + 1.5f));
 
   PsFleet::State state;
-  ASSERT_TRUE(fleet_->PullState(&state, &steps).ok());
+  PS_ASSERT_OK(fleet_->PullState(&state, &steps));
   ASSERT_TRUE(state.count("a/Momentum"));
   EXPECT_EQ(state["a/Momentum"].shape(), (Shape{1000, 10}));
   EXPECT_EQ(state["a/Momentum"][999], 1.5f);
@@ -71,7 +72,7 @@ TEST_F(PsFleetInProcess, PushesLandOnEveryShardAndPs0CountsTheSteps) {
 
 TEST_F(PsFleetInProcess, PushForAnotherPlacementIsRefusedAndChangesNothing) {
   auto other = cluster::ComputePlacement(vars_, 2, cluster::PlacementStrategy::kGreedy, 1 << 30);
-  ASSERT_TRUE(other.ok());
+  PS_ASSERT_OK(other);
   ASSERT_NE(other->fingerprint, fleet_->placement().fingerprint);
   proto::PushHeader header;
   header.set_placement_fingerprint(other->fingerprint);
@@ -83,12 +84,12 @@ TEST_F(PsFleetInProcess, PushForAnotherPlacementIsRefusedAndChangesNothing) {
   EXPECT_NE(pushed.status().message().find("ps:0 (in process): Push"), std::string::npos);
 
   std::vector<Tensor> values;
-  ASSERT_TRUE(fleet_->PullVariables(&values, nullptr).ok());
+  PS_ASSERT_OK(fleet_->PullVariables(&values, nullptr));
   EXPECT_EQ(values[1][0], 0.0f);
 }
 
 TEST_F(PsFleetInProcess, ShutdownReachesEveryPs) {
-  ASSERT_TRUE(fleet_->ShutdownAll("test done").ok());
+  PS_ASSERT_OK(fleet_->ShutdownAll("test done"));
   EXPECT_EQ(ps_[0]->shutdown_reason(), "test done");
   EXPECT_EQ(ps_[1]->shutdown_reason(), "test done");
 }
@@ -99,7 +100,7 @@ TEST_F(PsFleetInProcess, ShutdownReachesEveryPs) {
 TEST(PsFleetTables, RowsOfAStepGoToAndComeFromThePsThatHoldsEachKey) {
   const std::vector<cluster::VariableInfo> vars = {{"b", {7}, 0}};
   auto placement = cluster::ComputePlacement(vars, 3, cluster::PlacementStrategy::kGreedy, 1);
-  ASSERT_TRUE(placement.ok());
+  PS_ASSERT_OK(placement);
   std::vector<std::unique_ptr<PsConnection>> ps;
   std::vector<InProcessPs*> raw;
   for (int i = 0; i < 3; ++i) {
@@ -114,7 +115,7 @@ TEST(PsFleetTables, RowsOfAStepGoToAndComeFromThePsThatHoldsEachKey) {
   proto::InitHeader header;
   header.mutable_optimizer()->set_name("GradientDescent");
   header.mutable_optimizer()->set_learning_rate(1.0f);
-  ASSERT_TRUE(fleet.InitVariables({Tensor({7})}, header).ok());
+  PS_ASSERT_OK(fleet.InitVariables({Tensor({7})}, header));
 
   const std::vector<int64_t> batch = {40, 7, 40, -3, 123456789, 7, 8, 9, 10, 11};
   std::vector<PsFleet::TableStep> step(1);
@@ -124,7 +125,7 @@ TEST(PsFleetTables, RowsOfAStepGoToAndComeFromThePsThatHoldsEachKey) {
   fleet.Shard(&step);
   std::vector<Tensor> values;
   PsFleet::PsSteps steps;
-  ASSERT_TRUE(fleet.PullVariablesAndRows(&values, &step, &steps).ok());
+  PS_ASSERT_OK(fleet.PullVariablesAndRows(&values, &step, &steps));
   ASSERT_EQ(step[0].rows.shape(), (Shape{8, 2}));
   for (int64_t i = 0; i < step[0].rows.size(); ++i) EXPECT_EQ(step[0].rows[i], 0.0f);
 
@@ -134,8 +135,8 @@ TEST(PsFleetTables, RowsOfAStepGoToAndComeFromThePsThatHoldsEachKey) {
     grads[2 * u] = static_cast<float>(u);
     grads[2 * u + 1] = -static_cast<float>(u);
   }
-  ASSERT_TRUE(fleet.PushGradientsAndRows({Tensor({7})}, step, {grads}, 0, 1, steps, false).ok());
-  ASSERT_TRUE(fleet.PullVariablesAndRows(&values, &step, &steps).ok());
+  PS_ASSERT_OK(fleet.PushGradientsAndRows({Tensor({7})}, step, {grads}, 0, 1, steps, false));
+  PS_ASSERT_OK(fleet.PullVariablesAndRows(&values, &step, &steps));
   for (int64_t u = 0; u < 8; ++u) {
     EXPECT_EQ(step[0].rows[2 * u], -static_cast<float>(u)) << step[0].ids.keys[u];
     EXPECT_EQ(step[0].rows[2 * u + 1], static_cast<float>(u)) << step[0].ids.keys[u];
@@ -144,13 +145,13 @@ TEST(PsFleetTables, RowsOfAStepGoToAndComeFromThePsThatHoldsEachKey) {
   int64_t rows = 0;
   for (int i = 0; i < 3; ++i) {
     auto st = raw[i]->GetStatus(std::chrono::seconds(1));
-    ASSERT_TRUE(st.ok());
+    PS_ASSERT_OK(st);
     EXPECT_EQ(st->tables(0).rows(), static_cast<int64_t>(step[0].places[i].size()));
     rows += st->tables(0).rows();
   }
   EXPECT_EQ(rows, 8);
   // A pull of the variables alone after it.
-  ASSERT_TRUE(fleet.PullVariables(&values, &steps).ok());
+  PS_ASSERT_OK(fleet.PullVariables(&values, &steps));
   EXPECT_EQ(steps[0], 1);
 }
 
@@ -173,7 +174,7 @@ TEST(PsFleetTables, AMalformedPushLandsOnNoPs) {
   proto::InitHeader header;
   header.mutable_optimizer()->set_name("GradientDescent");
   header.mutable_optimizer()->set_learning_rate(1.0f);
-  ASSERT_TRUE(fleet.InitVariables({Tensor({7})}, header).ok());
+  PS_ASSERT_OK(fleet.InitVariables({Tensor({7})}, header));
 
   std::vector<int64_t> keys;  // keys that ps 1 holds
   for (int64_t k = 0; keys.size() < 3; ++k) {
@@ -213,13 +214,13 @@ TEST(PsFleetTables, AMalformedPushLandsOnNoPs) {
   step[0].dim = 2;
   std::vector<Tensor> values;
   PsFleet::PsSteps steps;
-  ASSERT_TRUE(fleet.PullVariablesAndRows(&values, &step, &steps).ok());
+  PS_ASSERT_OK(fleet.PullVariablesAndRows(&values, &step, &steps));
   EXPECT_EQ(steps[0], 0) << "ps 0 applied part of a refused push";
   for (int64_t i = 0; i < 7; ++i) EXPECT_EQ(values[0][i], 0.0f) << i;
   for (int64_t i = 0; i < step[0].rows.size(); ++i) EXPECT_EQ(step[0].rows[i], 0.0f) << i;
   // The same push, well formed, lands on both.
-  ASSERT_TRUE(fleet.PushGradientsAndRows({dense}, step, {rows}, 0, 1, steps, false).ok());
-  ASSERT_TRUE(fleet.PullVariablesAndRows(&values, &step, &steps).ok());
+  PS_ASSERT_OK(fleet.PushGradientsAndRows({dense}, step, {rows}, 0, 1, steps, false));
+  PS_ASSERT_OK(fleet.PullVariablesAndRows(&values, &step, &steps));
   EXPECT_EQ(steps[0], 1);
   EXPECT_EQ(values[0][0], -1.0f);
   EXPECT_EQ(step[0].rows[0], -1.0f);
@@ -261,7 +262,7 @@ TEST(PsFleetTables, ImportedRowsReachThePsOfEachKeyAndARefusalEndsTheImport) {
     std::vector<std::unique_ptr<PsConnection>> ps;
     for (int i = 0; i < num_ps; ++i) ps.push_back(std::make_unique<InProcessPs>(i));
     auto placement = cluster::ComputePlacement({}, num_ps, cluster::PlacementStrategy::kGreedy, 1);
-    EXPECT_TRUE(placement.ok());
+    PS_EXPECT_OK(placement);
     proto::EmbeddingTableConfig table;
     table.set_name("emb");
     table.set_dim(2);
@@ -271,7 +272,7 @@ TEST(PsFleetTables, ImportedRowsReachThePsOfEachKeyAndARefusalEndsTheImport) {
   header.mutable_optimizer()->set_name("GradientDescent");
   header.mutable_optimizer()->set_learning_rate(1.0f);
   auto fleet = fleet_of(3);
-  ASSERT_TRUE(fleet->InitVariables({}, header).ok());
+  PS_ASSERT_OK(fleet->InitVariables({}, header));
   // 40 blocks of 1,000 keys: more blocks than wait for any one ps.
   CountingRows source(40, 1000, 2);
   Status s = fleet->ImportTable(&source);
@@ -300,10 +301,10 @@ TEST(PsFleetTables, ImportedRowsReachThePsOfEachKeyAndARefusalEndsTheImport) {
 
   // ps:1 under another placement refuses every block.
   auto refusing = fleet_of(3);
-  ASSERT_TRUE(refusing->InitVariables({}, header).ok());
+  PS_ASSERT_OK(refusing->InitVariables({}, header));
   proto::InitHeader other = header;
   other.set_placement_fingerprint(refusing->placement().fingerprint + 1);
-  ASSERT_TRUE(refusing->client(1)->Init(other, {}).ok());
+  PS_ASSERT_OK(refusing->client(1)->Init(other, {}));
   CountingRows again(40, 1000, 2);
   s = refusing->ImportTable(&again);
   EXPECT_EQ(s.code(), Code::kFailedPrecondition) << s.ToString();

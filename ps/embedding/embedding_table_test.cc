@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cluster/key_partition.h"
+#include "core/testing/status_assertions.h"
 
 namespace pstrain {
 namespace {
@@ -80,7 +81,7 @@ void CheckRule(const proto::OptimizerConfig& opt, double s0_init, const Rule& ru
       const int64_t key = pushes[p].keys[i];
       if (!expected.count(key)) start(key);
     }
-    ASSERT_TRUE(table->Apply(pushes[p], /*global_step=*/10).ok());
+    PS_ASSERT_OK(table->Apply(pushes[p], /*global_step=*/10));
     for (auto& [key, elements] : expected) {
       const auto& keys = pushes[p].keys;
       const auto at = std::find(keys.begin(), keys.end(), key);
@@ -178,12 +179,12 @@ TEST(EmbeddingTableRules, AdamCountsOnFromTheStepItWasRestoredAt) {
   auto table = Make(Config(), Opt("LazyAdam", 0.01f), &budget);
   table->SetUpdateCount(1000);
   Element e{Lookup(*table, 4)[0]};
-  ASSERT_TRUE(table->Apply(Grad({4}, {0.5f, 0.5f, 0.5f}), 1000).ok());
+  PS_ASSERT_OK(table->Apply(Grad({4}, {0.5f, 0.5f, 0.5f}), 1000));
   AdamStep(&e, 0.5, 1001);
   EXPECT_NEAR(Lookup(*table, 4)[0], e.var, 1e-6);
   Element fresh{Lookup(*table, 5)[0]};
   AdamStep(&fresh, 0.5, 1);  // what t = 1 would give: not it
-  ASSERT_TRUE(table->Apply(Grad({5}, {0.5f, 0.5f, 0.5f}), 1001).ok());
+  PS_ASSERT_OK(table->Apply(Grad({5}, {0.5f, 0.5f, 0.5f}), 1001));
   EXPECT_GT(std::fabs(Lookup(*table, 5)[0] - fresh.var), 1e-4);
 }
 
@@ -196,7 +197,7 @@ TEST(EmbeddingTable, AKeyWithoutARowLooksUpItsInitialValue) {
   std::vector<float> expected(kDim);
   init.Fill(5, expected.data());
   EXPECT_EQ(before, expected);
-  ASSERT_TRUE(table->Apply(Grad({5}, {1, 2, 3}), 1).ok());
+  PS_ASSERT_OK(table->Apply(Grad({5}, {1, 2, 3}), 1));
   EXPECT_EQ(table->stats().rows, 1);
   const std::vector<float> after = Lookup(*table, 5);
   for (int j = 0; j < kDim; ++j) EXPECT_FLOAT_EQ(after[j], before[j] - (j + 1));
@@ -209,12 +210,12 @@ TEST(EmbeddingTable, AKeyIsAdmittedAtItsMinCountthPush) {
   auto table = Make(c, Opt("GradientDescent", 1), &budget);
   const std::vector<float> initial = Lookup(*table, 8);
   for (int push = 1; push <= 2; ++push) {
-    ASSERT_TRUE(table->Apply(Grad({8}, {1, 1, 1}), push).ok());
+    PS_ASSERT_OK(table->Apply(Grad({8}, {1, 1, 1}), push));
     EXPECT_EQ(Lookup(*table, 8), initial) << "push " << push << " dropped";
     EXPECT_EQ(table->stats().rows, 0);
     EXPECT_EQ(table->stats().pending_keys, 1);
   }
-  ASSERT_TRUE(table->Apply(Grad({8}, {1, 1, 1}), 3).ok());
+  PS_ASSERT_OK(table->Apply(Grad({8}, {1, 1, 1}), 3));
   const EmbeddingTable::Stats s = table->stats();
   EXPECT_EQ(s.rows, 1);
   EXPECT_EQ(s.admitted, 1);
@@ -229,8 +230,8 @@ TEST(EmbeddingTable, RowsUntouchedForTtlStepsExpireAndStartAgain) {
   MemoryBudget budget(1 << 26);
   auto table = Make(c, Opt("GradientDescent", 1), &budget);
   const std::vector<float> initial = Lookup(*table, 1);
-  ASSERT_TRUE(table->Apply(Grad({1}, {1, 1, 1}), 5).ok());
-  ASSERT_TRUE(table->Apply(Grad({2}, {1, 1, 1}), 12).ok());
+  PS_ASSERT_OK(table->Apply(Grad({1}, {1, 1, 1}), 5));
+  PS_ASSERT_OK(table->Apply(Grad({2}, {1, 1, 1}), 12));
   EXPECT_EQ(table->Expire(15), 0);  // 15 - 5 is not past 10
   EXPECT_EQ(table->Expire(16), 1);  // key 1's last gradient was at step 5
   EXPECT_EQ(table->stats().rows, 1);
@@ -240,7 +241,7 @@ TEST(EmbeddingTable, RowsUntouchedForTtlStepsExpireAndStartAgain) {
   table->StartDeltas();
   EXPECT_TRUE(table->DroppedKeys().empty());
   const int64_t bytes = table->stats().bytes;
-  ASSERT_TRUE(table->Apply(Grad({1}, {2, 2, 2}), 16).ok());  // reuses the freed row
+  PS_ASSERT_OK(table->Apply(Grad({1}, {2, 2, 2}), 16));  // reuses the freed row
   EXPECT_EQ(table->stats().bytes, bytes);
   for (int j = 0; j < kDim; ++j) EXPECT_FLOAT_EQ(Lookup(*table, 1)[j], initial[j] - 2);
 }
@@ -252,7 +253,7 @@ TEST(EmbeddingTable, GrowthPastTheBudgetIsRefusedWithNothingChanged) {
   auto table = Make(Config("big/embedding_weights"), Opt("Adagrad", 0.1f), &budget);
   std::vector<int64_t> keys;
   for (int64_t k = 0; k < 100; ++k) keys.push_back(k);
-  ASSERT_TRUE(table->Apply(Grad(keys, std::vector<float>(keys.size() * kDim, 1)), 1).ok());
+  PS_ASSERT_OK(table->Apply(Grad(keys, std::vector<float>(keys.size() * kDim, 1)), 1));
   const uint64_t used = budget.used();
   const std::vector<float> row = Lookup(*table, 7);
   std::vector<int64_t> more;
@@ -282,7 +283,7 @@ TEST(EmbeddingTable, ARowCostsItsValuesAndSlotsPlusAtMost32Bytes) {
     SparseRows g;
     for (int64_t k = base; k < base + 16384; ++k) g.keys.push_back(k * 7919);
     g.rows = Tensor({16384, 16});
-    ASSERT_TRUE(table->Apply(g, 1).ok());
+    PS_ASSERT_OK(table->Apply(g, 1));
     const EmbeddingTable::Stats s = table->stats();
     if (s.rows >= 1000000) {
       EXPECT_LE(static_cast<double>(s.bytes) / s.rows, row_bytes + 32) << s.rows << " rows";
@@ -303,7 +304,7 @@ TEST(EmbeddingTable, KeysOutsideTheVocabularyOrTheShardAreRefused) {
   int64_t mine = 0, theirs = 0;
   while (KeyShard(mine, 2) != 1) ++mine;
   while (KeyShard(theirs, 2) != 0) ++theirs;
-  EXPECT_TRUE(table->CheckKeys({mine}).ok());
+  PS_EXPECT_OK(table->CheckKeys({mine}));
   const Status outside = table->CheckKeys({mine, 100});
   EXPECT_EQ(outside.code(), Code::kInvalidArgument);
   EXPECT_NE(outside.message().find("key 100 is outside its vocabulary [0, 100)"),
@@ -330,7 +331,7 @@ TEST(EmbeddingTable, ABadConfigIsRefusedNamingTheTable) {
   // A table's own optimizer wins over the ps's.
   *c.mutable_optimizer() = Opt("Ftrl", 0.1f);
   auto own = EmbeddingTable::Create(c, Opt("Adagrad", 0.1f), "ps:0", &budget);
-  ASSERT_TRUE(own.ok());
+  PS_ASSERT_OK(own);
   EXPECT_EQ((*own)->slot_names(), (std::vector<std::string>{"accumulator", "linear"}));
 }
 
@@ -360,13 +361,13 @@ TEST(EmbeddingTable, RowsReadInBlocksWriteBackWholeAndDeltasTakeTheChanged) {
   EXPECT_EQ(changed.keys, (std::vector<int64_t>{keys[7], keys[2999]}));
 
   auto copy = Make(Config(), Opt("Adagrad", 0.1f), &budget);
-  ASSERT_TRUE(copy->WriteRows(all, 9).ok());
+  PS_ASSERT_OK(copy->WriteRows(all, 9));
   EXPECT_EQ(copy->stats().rows, 3000);
   for (int64_t key : {keys[0], keys[7], keys[2999]})
     EXPECT_EQ(Lookup(*copy, key), Lookup(*table, key));
   // The slots came too: one more identical push moves both alike.
-  ASSERT_TRUE(table->Apply(Grad({keys[7]}, {1, 2, 3}), 10).ok());
-  ASSERT_TRUE(copy->Apply(Grad({keys[7]}, {1, 2, 3}), 10).ok());
+  PS_ASSERT_OK(table->Apply(Grad({keys[7]}, {1, 2, 3}), 10));
+  PS_ASSERT_OK(copy->Apply(Grad({keys[7]}, {1, 2, 3}), 10));
   EXPECT_EQ(Lookup(*copy, keys[7]), Lookup(*table, keys[7]));
 
   EXPECT_EQ(copy->EraseRows({keys[0], 123456789}), 1);

@@ -1,4 +1,5 @@
 #include "ps/embedding/sparse_rows.h"
+#include "core/testing/status_assertions.h"
 
 #include <gtest/gtest.h>
 
@@ -29,7 +30,7 @@ TEST(SparseRows, SumDuplicatesAddsTheRowsOfRepeatedKeys) {
 TEST(SparseRows, KeysRoundTripAndAPartialKeyIsRefused) {
   const std::vector<int64_t> keys = {0, -5, int64_t{1} << 40};
   auto decoded = DecodeKeys(EncodeKeys(keys), "t");
-  ASSERT_TRUE(decoded.ok());
+  PS_ASSERT_OK(decoded);
   EXPECT_EQ(*decoded, keys);
   auto bad = DecodeKeys(std::string(12, 'x'), "table users");
   EXPECT_EQ(bad.status().code(), Code::kInvalidArgument);

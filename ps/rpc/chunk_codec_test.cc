@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/testing/status_assertions.h"
 #include "proto/ps.pb.h"
 #include "ps/rpc/borrowed_slices.h"
 
@@ -23,7 +24,7 @@ Tensor Ramp(Shape shape) {
 
 std::string Flatten(const grpc::ByteBuffer& buffer) {
   std::vector<grpc::Slice> slices;
-  EXPECT_TRUE(buffer.Dump(&slices).ok());
+  PS_EXPECT_OK(buffer.Dump(&slices));
   std::string out;
   for (const grpc::Slice& s : slices) {
     out.append(reinterpret_cast<const char*>(s.begin()), s.size());
@@ -67,7 +68,7 @@ Tensor RoundTrip(const Tensor& t, uint32_t chunk_bytes, size_t pieces, int64_t* 
     *step = rest.global_step();
   }
   auto tensors = assembler.Finish();
-  EXPECT_TRUE(tensors.ok());
+  PS_EXPECT_OK(tensors);
   return std::move((*tensors)["w"]);
 }
 
@@ -129,7 +130,7 @@ TEST(ChunkCodec, ReadsChunksInAnyFieldOrder) {
       DecodeChunkMessage(&buffer, proto::PushRequest::kChunkFieldNumber, &request, &assembler);
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   auto tensors = assembler.Finish();
-  ASSERT_TRUE(tensors.ok());
+  PS_ASSERT_OK(tensors);
   EXPECT_EQ((*tensors)["v"][0], 1.0f);
   EXPECT_EQ((*tensors)["v"][1], 2.0f);
 }
@@ -155,7 +156,7 @@ TEST(ChunkCodec, RefusesWhatIsNotAMessage) {
   const std::string good = PushOfOneFloat("abcd");
   {
     TensorAssembler a;
-    EXPECT_TRUE(DecodeBytes(good, &a).ok());
+    PS_EXPECT_OK(DecodeBytes(good, &a));
   }
   for (size_t cut = 1; cut < good.size(); ++cut) {
     TensorAssembler a;
@@ -185,7 +186,7 @@ TEST(ChunkCodec, PassesOnTheAssemblersRefusal) {
 // Without an assembler (before a stream's header) the chunk is only seen.
 TEST(ChunkCodec, SkipsTheChunkWithoutAnAssembler) {
   auto decoded = DecodeBytes(PushOfOneFloat("abcd"), nullptr);
-  ASSERT_TRUE(decoded.ok());
+  PS_ASSERT_OK(decoded);
   EXPECT_TRUE(*decoded);
 }
 

@@ -2,6 +2,7 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include "core/testing/status_assertions.h"
 #include "ps/tensor_chunks.h"
 #include "ps/testing/loopback_ps.h"
 
@@ -33,7 +34,7 @@ class PsRpcTest : public ::testing::Test {
 TEST_F(PsRpcTest, InitPushPullHoldsExactlyWhatThePushesImply) {
   Tensor w({2, 3}, {1, 2, 3, 4, 5, 6});
   Tensor b({3}, {0, 0, 0});
-  ASSERT_TRUE(ps_.client->Init(Header({"w", "b"}, "Momentum"), {{"w", &w}, {"b", &b}}).ok());
+  PS_ASSERT_OK(ps_.client->Init(Header({"w", "b"}, "Momentum"), {{"w", &w}, {"b", &b}}));
 
   proto::PushHeader ph;
   ph.set_placement_fingerprint(42);
@@ -44,12 +45,12 @@ TEST_F(PsRpcTest, InitPushPullHoldsExactlyWhatThePushesImply) {
   EXPECT_EQ(step->global_step(), 11);
   EXPECT_EQ(step->outcome(), proto::APPLIED);
   step = ps_.client->Push(ph, {{"w", &gw}});
-  ASSERT_TRUE(step.ok());
+  PS_ASSERT_OK(step);
   EXPECT_EQ(step->global_step(), 12);
 
   std::map<std::string, Tensor> out;
   int64_t gs = 0;
-  ASSERT_TRUE(ps_.client->Pull(42, {}, &out, &gs).ok());
+  PS_ASSERT_OK(ps_.client->Pull(42, {}, &out, &gs));
   EXPECT_EQ(gs, 12);
   ASSERT_EQ(out.size(), 2u);
   // momentum: accum 1 then 1.9; var -= 0.5*1 then 0.5*1.9: 1 - 0.5 - 0.95
@@ -58,7 +59,7 @@ TEST_F(PsRpcTest, InitPushPullHoldsExactlyWhatThePushesImply) {
   EXPECT_FLOAT_EQ(out["b"][1], 0.0f);
 
   auto status = ps_.client->GetStatus(std::chrono::seconds(5));
-  ASSERT_TRUE(status.ok());
+  PS_ASSERT_OK(status);
   EXPECT_TRUE(status->ready());
   EXPECT_EQ(status->num_variables(), 2);
   EXPECT_EQ(status->incarnation(), ps_.server->incarnation());
@@ -70,13 +71,13 @@ TEST_F(PsRpcTest, NonTrainableShardsTakeAssignSub) {
   Tensor mm({2}, {1, 2});
   proto::InitHeader h = Header({"w", "bn/moving_mean"}, "Momentum");
   h.add_non_trainable("bn/moving_mean");
-  ASSERT_TRUE(ps_.client->Init(h, {{"w", &w}, {"bn/moving_mean", &mm}}).ok());
+  PS_ASSERT_OK(ps_.client->Init(h, {{"w", &w}, {"bn/moving_mean", &mm}}));
   proto::PushHeader ph;
   ph.set_placement_fingerprint(42);
   Tensor delta({2}, {0.5f, -1.0f});
-  ASSERT_TRUE(ps_.client->Push(ph, {{"w", &delta}, {"bn/moving_mean", &delta}}).ok());
+  PS_ASSERT_OK(ps_.client->Push(ph, {{"w", &delta}, {"bn/moving_mean", &delta}}));
   std::map<std::string, Tensor> out;
-  ASSERT_TRUE(ps_.client->Pull(42, {}, &out, nullptr).ok());
+  PS_ASSERT_OK(ps_.client->Pull(42, {}, &out, nullptr));
   EXPECT_FLOAT_EQ(out["bn/moving_mean"][0], 0.5f);
   EXPECT_FLOAT_EQ(out["bn/moving_mean"][1], 3.0f);
   EXPECT_FLOAT_EQ(out["w"][0], 1.0f - 0.5f * 0.5f);  // the optimizer, lr 0.5
@@ -84,7 +85,7 @@ TEST_F(PsRpcTest, NonTrainableShardsTakeAssignSub) {
 
 TEST_F(PsRpcTest, RefusesAnotherPlacement) {
   Tensor w({2}, {1, 2});
-  ASSERT_TRUE(ps_.client->Init(Header({"w"}, "GradientDescent"), {{"w", &w}}).ok());
+  PS_ASSERT_OK(ps_.client->Init(Header({"w"}, "GradientDescent"), {{"w", &w}}));
   std::map<std::string, Tensor> out;
   Status s = ps_.client->Pull(43, {}, &out, nullptr);
   EXPECT_EQ(s.code(), Code::kFailedPrecondition);
@@ -100,7 +101,7 @@ TEST_F(PsRpcTest, RejectsMalformedInitAndPush) {
   EXPECT_NE(s.message().find("missing"), std::string::npos);
   EXPECT_FALSE(ps_.client->GetStatus(std::chrono::seconds(5))->ready());
 
-  ASSERT_TRUE(ps_.client->Init(Header({"w"}, "GradientDescent"), {{"w", &w}}).ok());
+  PS_ASSERT_OK(ps_.client->Init(Header({"w"}, "GradientDescent"), {{"w", &w}}));
   proto::PushHeader ph;
   ph.set_placement_fingerprint(42);
   Tensor wrong({3});
@@ -113,7 +114,7 @@ TEST_F(PsRpcTest, RejectsMalformedInitAndPush) {
 TEST_F(PsRpcTest, PushStreamEndingShortOfItsGradientsAppliesNothing) {
   Tensor w({2}, {1, 2});
   Tensor b({1}, {5});
-  ASSERT_TRUE(ps_.client->Init(Header({"w", "b"}, "GradientDescent"), {{"w", &w}, {"b", &b}}).ok());
+  PS_ASSERT_OK(ps_.client->Init(Header({"w", "b"}, "GradientDescent"), {{"w", &w}, {"b", &b}}));
 
   auto stub = proto::Ps::NewStub(grpc::CreateChannel(
       "127.0.0.1:" + std::to_string(ps_.server->port()), grpc::InsecureChannelCredentials()));
@@ -136,7 +137,7 @@ TEST_F(PsRpcTest, PushStreamEndingShortOfItsGradientsAppliesNothing) {
 
   std::map<std::string, Tensor> out;
   int64_t gs = 0;
-  ASSERT_TRUE(ps_.client->Pull(42, {}, &out, &gs).ok());
+  PS_ASSERT_OK(ps_.client->Pull(42, {}, &out, &gs));
   EXPECT_EQ(gs, 10);
   EXPECT_EQ(out["w"][0], 1.0f);
   EXPECT_EQ(out["w"][1], 2.0f);
@@ -146,7 +147,7 @@ TEST_F(PsRpcTest, EndTrainingReachesEveryLaterHeartbeat) {
   Tensor w({2}, {1, 2});
   proto::InitHeader header = Header({"w"}, "GradientDescent");
   header.set_num_workers(2);
-  ASSERT_TRUE(ps_.client->Init(header, {{"w", &w}}).ok());
+  PS_ASSERT_OK(ps_.client->Init(header, {{"w", &w}}));
   auto beat = ps_.client->Heartbeat(1, 3, 0.5f);
   ASSERT_TRUE(beat.ok()) << beat.status().ToString();
   EXPECT_EQ(beat->training_ended(), "");
@@ -155,8 +156,8 @@ TEST_F(PsRpcTest, EndTrainingReachesEveryLaterHeartbeat) {
   EXPECT_EQ(ps_.client->EndTraining(std::string(1025, 'x')).code(), Code::kInvalidArgument);
   EXPECT_EQ(ps_.client->Heartbeat(0, 3, 0.5f)->training_ended(), "");  // refusals change nothing
 
-  ASSERT_TRUE(ps_.client->EndTraining("target reached").ok());
-  ASSERT_TRUE(ps_.client->EndTraining("said again").ok());  // the first reason stays
+  PS_ASSERT_OK(ps_.client->EndTraining("target reached"));
+  PS_ASSERT_OK(ps_.client->EndTraining("said again"));  // the first reason stays
   EXPECT_EQ(ps_.client->Heartbeat(0, 4, 0.4f)->training_ended(), "target reached");
   EXPECT_EQ(ps_.client->Heartbeat(1, 4, 0.4f)->training_ended(), "target reached");
   EXPECT_EQ(ps_.client->GetStatus(std::chrono::seconds(5))->training_ended(), "target reached");
@@ -168,10 +169,10 @@ TEST_F(PsRpcTest, ReadinessLeavesOutTheWorkers) {
   Tensor w({2}, {1, 2});
   proto::InitHeader header = Header({"w"}, "GradientDescent");
   header.set_num_workers(3);
-  ASSERT_TRUE(ps_.client->Init(header, {{"w", &w}}).ok());
-  ASSERT_TRUE(ps_.client->Heartbeat(0, 3, 0.5f).ok());
-  ASSERT_TRUE(ps_.client->Heartbeat(2, 3, 0.5f).ok());
-  ASSERT_TRUE(ps_.client->WorkerDone(2, "").ok());
+  PS_ASSERT_OK(ps_.client->Init(header, {{"w", &w}}));
+  PS_ASSERT_OK(ps_.client->Heartbeat(0, 3, 0.5f));
+  PS_ASSERT_OK(ps_.client->Heartbeat(2, 3, 0.5f));
+  PS_ASSERT_OK(ps_.client->WorkerDone(2, ""));
   auto full = ps_.client->GetStatus(std::chrono::seconds(5));
   auto readiness = ps_.client->GetReadiness(std::chrono::seconds(5));
   ASSERT_TRUE(full.ok()) << full.status().ToString();
@@ -188,7 +189,7 @@ TEST_F(PsRpcTest, ReadinessLeavesOutTheWorkers) {
 
 TEST_F(PsRpcTest, ShutdownRpcNotifiesTheOwner) {
   EXPECT_FALSE(ps_.shutdown_requested.requested());
-  ASSERT_TRUE(ps_.client->Shutdown("test over").ok());
+  PS_ASSERT_OK(ps_.client->Shutdown("test over"));
   EXPECT_TRUE(ps_.shutdown_requested.WaitFor(std::chrono::seconds(5)));
   EXPECT_EQ(ps_.shutdown_requested.reason(), "test over");
   ps_.server->Stop();
@@ -204,14 +205,14 @@ TEST_F(PsRpcTest, ThreeHundredMegabyteVariableTravelsInChunks) {
   const int64_t n = 300ll * 1000 * 1000 / 4;
   Tensor big({n / 1000, 1000});
   for (int64_t i = 0; i < big.size(); i += 4099) big[i] = static_cast<float>(i % 977);
-  ASSERT_TRUE(ps_.client->Init(Header({"big"}, "GradientDescent"), {{"big", &big}}).ok());
+  PS_ASSERT_OK(ps_.client->Init(Header({"big"}, "GradientDescent"), {{"big", &big}}));
   Tensor grad({n / 1000, 1000});
   grad.Fill(2.0f);  // lr 0.5: every element goes down by exactly 1
   proto::PushHeader ph;
   ph.set_placement_fingerprint(42);
-  ASSERT_TRUE(ps_.client->Push(ph, {{"big", &grad}}).ok());
+  PS_ASSERT_OK(ps_.client->Push(ph, {{"big", &grad}}));
   std::map<std::string, Tensor> out;
-  ASSERT_TRUE(ps_.client->Pull(42, {"big"}, &out, nullptr).ok());
+  PS_ASSERT_OK(ps_.client->Pull(42, {"big"}, &out, nullptr));
   const Tensor& back = out["big"];
   ASSERT_EQ(back.shape(), big.shape());
   for (int64_t i = 0; i < n; i += 4099) ASSERT_EQ(back[i], big[i] - 1.0f) << i;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/descriptor_limit.h"
+#include "core/testing/status_assertions.h"
 #include "ps/rpc/ps_service.h"
 #include "ps/tcp/raw_channel_test_util.h"
 
@@ -134,13 +135,13 @@ TEST_F(ChannelFlood, StreamedPushesHoldNoThreadWhileTheirFramesCome) {
   // The first push's End: applied (w = 3 - 0.5 - 1).
   FrameBatch end;
   end.Add(FrameKind::kEnd, nullptr);
-  ASSERT_TRUE(end.WriteTo(streaming[0].get()).ok());
+  PS_ASSERT_OK(end.WriteTo(streaming[0].get()));
   auto reply = ReadFrame(streaming[0].get());
   ASSERT_TRUE(reply.ok()) << reply.status().ToString();
   ASSERT_EQ(reply->kind, FrameKind::kPushReply) << FrameKindName(reply->kind);
   std::map<std::string, Tensor> out;
   int64_t step = -1;
-  ASSERT_TRUE(ps_.client->Pull(7, {}, &out, &step).ok());
+  PS_ASSERT_OK(ps_.client->Pull(7, {}, &out, &step));
   EXPECT_EQ(step, 2);
   EXPECT_EQ(out["w"][0], 1.5f);
   // The others never send their End: each is closed at the idle limit,
@@ -149,7 +150,7 @@ TEST_F(ChannelFlood, StreamedPushesHoldNoThreadWhileTheirFramesCome) {
     EXPECT_TRUE(ClosedByPs(streaming[i].get(), std::chrono::seconds(10))) << i;
   }
   EXPECT_EQ(channel.counts().gathering, 0);
-  ASSERT_TRUE(ps_.client->Pull(7, {}, &out, &step).ok());
+  PS_ASSERT_OK(ps_.client->Pull(7, {}, &out, &step));
   EXPECT_EQ(step, 2);
 }
 
@@ -194,12 +195,12 @@ TEST_F(SmallChannel, ANewConnectionTakesTheIdlestsPlace) {
   // overall cap of 4 it takes the idlest TCP connection's place.
   auto local1 =
       Socket::ConnectLocal(ps_.server->channel()->local_socket(), std::chrono::seconds(5));
-  ASSERT_TRUE(local1.ok());
+  PS_ASSERT_OK(local1);
   ASSERT_TRUE(WaitUntil([&] { return ps_.server->channel()->counts().connections == 4; },
                         std::chrono::seconds(5)));
   auto local2 =
       Socket::ConnectLocal(ps_.server->channel()->local_socket(), std::chrono::seconds(5));
-  ASSERT_TRUE(local2.ok());
+  PS_ASSERT_OK(local2);
   EXPECT_TRUE(ClosedByPs(mine[0].get(), std::chrono::seconds(5)));
   EXPECT_EQ(ps_.server->channel()->counts().connections, 4);
 }
@@ -221,7 +222,7 @@ TEST_F(SmallChannel, WhenAllAreBusyANewConnectionIsRefusedAndTheClientGoesOverGr
   for (auto& s : waiting) ASSERT_TRUE(WriteFrame(s.get(), FrameKind::kPullRequest, &far).ok());
   ASSERT_TRUE(WaitUntil([&] { return ps_.server->waiting_pulls() == 4; }, std::chrono::seconds(5)));
   auto refused = Socket::Connect("127.0.0.1", port, std::chrono::seconds(5));
-  ASSERT_TRUE(refused.ok());
+  PS_ASSERT_OK(refused);
   (*refused)->SetTimeout(std::chrono::seconds(5));
   const Status why = ReadHello(refused->get());
   EXPECT_EQ(why.code(), Code::kResourceExhausted);
@@ -346,9 +347,9 @@ TEST_F(AbandonedWaits, AWaitWithoutADeadlineIsRefused) {
   proto::PullRequest far;
   far.set_placement_fingerprint(7);
   far.set_min_step(5);
-  ASSERT_TRUE(WriteFrame(socket_.get(), FrameKind::kPullRequest, &far).ok());
+  PS_ASSERT_OK(WriteFrame(socket_.get(), FrameKind::kPullRequest, &far));
   auto frame = ReadFrame(socket_.get());
-  ASSERT_TRUE(frame.ok());
+  PS_ASSERT_OK(frame);
   const Status why = ErrorOf(*frame);
   EXPECT_EQ(why.code(), Code::kInvalidArgument);
   EXPECT_NE(why.message().find("a wait for step 5 needs a deadline"), std::string::npos)
@@ -373,7 +374,7 @@ TEST_F(IdleChannel, AClientWhoseIdleConnectionWasClosedCarriesOn) {
   client.set_shared_memory(false);
   Tensor g({1024});
   g.Fill(0.5f);
-  ASSERT_TRUE(client.Push(PushOfW(), {{"w", &g}}).ok());
+  PS_ASSERT_OK(client.Push(PushOfW(), {{"w", &g}}));
   ASSERT_TRUE(WaitUntil([&] { return ps_.server->channel()->counts().connections == 0; },
                         std::chrono::seconds(5)));
   EXPECT_TRUE(ClosedByPs(socket_.get(), std::chrono::seconds(5)));
@@ -381,7 +382,7 @@ TEST_F(IdleChannel, AClientWhoseIdleConnectionWasClosedCarriesOn) {
   ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
   std::map<std::string, Tensor> out;
   int64_t step = -1;
-  ASSERT_TRUE(client.Pull(7, {}, &out, &step).ok());
+  PS_ASSERT_OK(client.Pull(7, {}, &out, &step));
   EXPECT_EQ(step, 2);
   EXPECT_EQ(out["w"][0], 2.0f);  // 3 - 0.5 - 0.5
 }
@@ -408,14 +409,14 @@ TEST_F(OneRequestPerPeer, ARequestWhoseClientLeftWhileItWaitedIsNotServed) {
   // A push being served, its end not sent yet: the peer's one turn.
   FrameBatch begun;
   BeginPushOfW(g, &begun);
-  ASSERT_TRUE(begun.WriteTo(sockets[0].get()).ok());
+  PS_ASSERT_OK(begun.WriteTo(sockets[0].get()));
   ASSERT_TRUE(WaitUntil([&] { return ps_.server->channel()->counts().serving == 1; },
                         std::chrono::seconds(5)));
   // A whole push behind it, from the same peer, whose client then leaves.
   FrameBatch push;
   BeginPushOfW(g, &push);
   push.Add(FrameKind::kEnd, nullptr);
-  ASSERT_TRUE(push.WriteTo(sockets[1].get()).ok());
+  PS_ASSERT_OK(push.WriteTo(sockets[1].get()));
   ASSERT_TRUE(WaitUntil([&] { return ps_.server->channel()->counts().waiting == 1; },
                         std::chrono::seconds(5)));
   sockets[1].reset();
@@ -429,7 +430,7 @@ TEST_F(OneRequestPerPeer, ARequestWhoseClientLeftWhileItWaitedIsNotServed) {
 // ps reports (a retryable exit), not a crash.
 TEST(TensorChannelStart, ABusyPortIsAnError) {
   auto taken = Listener::Listen("127.0.0.1", 0);
-  ASSERT_TRUE(taken.ok());
+  PS_ASSERT_OK(taken);
   LoopbackPs ps;
   const Status s = ps.Start((*taken)->port());
   EXPECT_EQ(s.code(), Code::kUnavailable) << s.ToString();

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/bfloat16.h"
+#include "core/testing/status_assertions.h"
 #include "ps/tcp/raw_channel_test_util.h"
 
 namespace pstrain {
@@ -61,10 +62,10 @@ TEST_F(HostileChannel, APushWhoseDtypeChangesMidTensorIsRefused) {
   AddChunkOfW(&push, 0, 512, proto::DT_BFLOAT16, &narrow1, &wide1);
   AddChunkOfW(&push, 512, 512, proto::DT_BFLOAT16, &narrow2, &wide2);
   push.Add(FrameKind::kEnd, nullptr);
-  ASSERT_TRUE(SendPush(push).ok());
+  PS_ASSERT_OK(SendPush(push));
   std::map<std::string, Tensor> out;
   int64_t step = -1;
-  ASSERT_TRUE(ps_.client->Pull(7, {}, &out, &step).ok());
+  PS_ASSERT_OK(ps_.client->Pull(7, {}, &out, &step));
   EXPECT_EQ(step, 1);
   EXPECT_EQ(out["w"][0], 2.0f);
   EXPECT_EQ(out["w"][1023], 2.0f);

@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "core/testing/status_assertions.h"
 #include "core/testing/wait_until.h"
 #include "ps/tcp/shared_region.h"
 #include "ps/tcp/socket.h"
@@ -29,7 +30,7 @@ class RawChannelTest : public ::testing::Test {
   virtual ChannelLimits Limits() const { return {}; }
 
   void SetUp() override {
-    ASSERT_TRUE(ps_.Start(0, Limits()).ok());
+    PS_ASSERT_OK(ps_.Start(0, Limits()));
     proto::InitHeader header;
     header.set_placement_fingerprint(7);
     header.mutable_optimizer()->set_name("GradientDescent");
@@ -124,7 +125,7 @@ class RawChannelTest : public ::testing::Test {
     EXPECT_TRUE(answer.ok()) << answer.status().ToString();
     if (!answer.ok()) return reply;
     EXPECT_EQ(answer->kind, FrameKind::kShmAttachReply);
-    EXPECT_TRUE(ParseMeta(*answer, &reply).ok());
+    PS_EXPECT_OK(ParseMeta(*answer, &reply));
     return reply;
   }
 
@@ -162,7 +163,7 @@ class RawChannelTest : public ::testing::Test {
   void ExpectUnchanged() {
     std::map<std::string, Tensor> out;
     int64_t step = -1;
-    ASSERT_TRUE(ps_.client->Pull(7, {}, &out, &step).ok());
+    PS_ASSERT_OK(ps_.client->Pull(7, {}, &out, &step));
     EXPECT_EQ(step, 0);
     for (int64_t i = 0; i < 1024; ++i) ASSERT_EQ(out["w"][i], 3.0f) << i;
   }

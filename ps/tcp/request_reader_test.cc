@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/tensor.h"
+#include "core/testing/status_assertions.h"
 #include "proto/ps.pb.h"
 
 namespace pstrain {
@@ -57,7 +58,7 @@ class LetInStream : public ByteStream {
 
 std::string Bytes(const FrameBatch& frames) {
   LetInStream out;
-  EXPECT_TRUE(frames.WriteTo(&out).ok());
+  PS_EXPECT_OK(frames.WriteTo(&out));
   return out.written();
 }
 
@@ -117,17 +118,17 @@ TEST(RequestReader, BytesOfTheNextRequestWaitForIt) {
   const std::string first = Pull(1), second = Pull(2);
   in.Let(first + second.substr(0, 5));
   auto gathered = reader.Gather(&in, RequestReader::kDefaultCap);
-  ASSERT_TRUE(gathered.ok());
+  PS_ASSERT_OK(gathered);
   ASSERT_EQ(*gathered, Gathered::kReady);
   EXPECT_EQ(Serve(&reader, &in, first.size()), first);
   reader.Served();
   EXPECT_TRUE(reader.pending()) << "the second pull's first bytes were dropped";
   gathered = reader.Gather(&in, RequestReader::kDefaultCap);
-  ASSERT_TRUE(gathered.ok());
+  PS_ASSERT_OK(gathered);
   EXPECT_EQ(*gathered, Gathered::kPartial);
   in.Let(second.substr(5));
   gathered = reader.Gather(&in, RequestReader::kDefaultCap);
-  ASSERT_TRUE(gathered.ok());
+  PS_ASSERT_OK(gathered);
   ASSERT_EQ(*gathered, Gathered::kReady);
   EXPECT_EQ(Serve(&reader, &in, second.size()), second);
 }
@@ -137,7 +138,7 @@ TEST(RequestReader, AHeaderThatIsNotAFramesEndsTheRequestForItsServerToRefuse) {
   RequestReader reader;
   in.Let(std::string(kFrameHeaderBytes, 'x'));
   auto gathered = reader.Gather(&in, RequestReader::kDefaultCap);
-  ASSERT_TRUE(gathered.ok());
+  PS_ASSERT_OK(gathered);
   EXPECT_EQ(*gathered, Gathered::kReady);
   RequestReader::Stream stream(&reader, &in);  // what its server reads: refused, naming why
   auto frame = ReadFrame(&stream);
@@ -153,7 +154,7 @@ TEST(RequestReader, AFramePastTheCapIsReadyAsItBeginsAndItsDataReadStraightFromT
   RequestReader reader;
   in.Let(push);
   auto gathered = reader.Gather(&in, cap);
-  ASSERT_TRUE(gathered.ok());
+  PS_ASSERT_OK(gathered);
   ASSERT_EQ(*gathered, Gathered::kReady);
   EXPECT_LE(reader.held(), cap) << "the loop held the large frame's data";
   EXPECT_EQ(Serve(&reader, &in, push.size()), push);

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/testing/status_assertions.h"
 #include "core/unique_fd.h"
 #include "ps/tcp/raw_channel_test_util.h"
 #include "ps/tcp/shared_arena.h"
@@ -53,7 +54,7 @@ TEST(SharedRegion, TwoMappingsOfARegionShareItsBytes) {
 TEST(SharedRegion, ARegionCannotBeShrunkOrGrownByAnyone) {
   SKIP_WITHOUT_SHARED_MEMORY();
   auto created = SharedRegion::Create(1 << 16);
-  ASSERT_TRUE(created.ok());
+  PS_ASSERT_OK(created);
   EXPECT_NE(ftruncate((*created)->fd(), 0), 0);
   EXPECT_EQ(errno, EPERM);
   EXPECT_NE(ftruncate((*created)->fd(), 4096), 0);
@@ -97,7 +98,7 @@ TEST(SharedRegion, AdoptRefusesWhatCouldShrinkOrIsTooSmall) {
   ASSERT_EQ(fcntl(sparse, F_ADD_SEALS, F_SEAL_SHRINK), 0);
   refused(sparse, 4096, "has 0 of the 4096 bytes offered in memory");
   auto region = SharedRegion::Create(4096);
-  ASSERT_TRUE(region.ok());
+  PS_ASSERT_OK(region);
   refused(dup((*region)->fd()), 8192, "holds 4096 bytes, fewer than the 8192 offered");
   refused(dup((*region)->fd()), 0, "of 0 bytes");
   refused(dup((*region)->fd()), SharedRegion::kMaxBytes + 1, "at most");
@@ -136,7 +137,7 @@ TEST(SharedArena, HandsOutAlignedRoomAndTakesItBack) {
 TEST(SharedArena, LivesWhileItsTensorsDo) {
   SKIP_WITHOUT_SHARED_MEMORY();
   auto arena = SharedArena::Create(1 << 16);
-  ASSERT_TRUE(arena.ok());
+  PS_ASSERT_OK(arena);
   std::weak_ptr<SharedArena> watch = *arena;
   Tensor t = (*arena)->Allocate({16});
   auto adopted = SharedRegion::Adopt(UniqueFd(dup((*arena)->region()->fd())), 1 << 16, "arena");
@@ -167,7 +168,7 @@ TEST_F(HostileSharedMemory, AShmChunkWithoutARegionIsRefused) {
 TEST_F(HostileSharedMemory, AShmChunkOutsideTheRegionIsRefused) {
   SKIP_WITHOUT_SHARED_MEMORY();
   auto region = SharedRegion::Create(8192);
-  ASSERT_TRUE(region.ok());
+  PS_ASSERT_OK(region);
   ASSERT_NO_FATAL_FAILURE(Attach(**region));
   const Status s = PushShmChunk(8192 - 4095);  // one byte past the end
   ExpectRefused(s, "outside the shared region");
@@ -178,7 +179,7 @@ TEST_F(HostileSharedMemory, AShmChunkOutsideTheRegionIsRefused) {
 TEST_F(HostileSharedMemory, AShmChunkOffAFloatsBoundaryIsRefused) {
   SKIP_WITHOUT_SHARED_MEMORY();
   auto region = SharedRegion::Create(8192);
-  ASSERT_TRUE(region.ok());
+  PS_ASSERT_OK(region);
   ASSERT_NO_FATAL_FAILURE(Attach(**region));
   const Status s = PushShmChunk(2);
   ExpectRefused(s, "is not a float's");
@@ -207,9 +208,9 @@ TEST_F(HostileSharedMemory, AnOfferOfAnythingButASealedRegionIsRefusedAndTheConn
   // The same connection still serves a pull.
   proto::PullRequest pull;
   pull.set_placement_fingerprint(7);
-  ASSERT_TRUE(WriteFrame(socket_.get(), FrameKind::kPullRequest, &pull).ok());
+  PS_ASSERT_OK(WriteFrame(socket_.get(), FrameKind::kPullRequest, &pull));
   auto first = ReadFrame(socket_.get());
-  ASSERT_TRUE(first.ok());
+  PS_ASSERT_OK(first);
   EXPECT_EQ(first->kind, FrameKind::kPullReply);
   // Over TCP no descriptor can come: a ps never maps shared memory there.
   ASSERT_NO_FATAL_FAILURE(UseTcp());
@@ -279,17 +280,17 @@ TEST_F(HostileSharedMemory, MemoryCutShortUnderThePsCannotFaultIt) {
         (*pull.mutable_arena_rooms())["w"].set_offset(0);
         (*pull.mutable_arena_rooms())["w"].set_bytes(4096);
       }
-      ASSERT_TRUE(WriteFrame(socket_.get(), FrameKind::kPullRequest, &pull).ok());
+      PS_ASSERT_OK(WriteFrame(socket_.get(), FrameKind::kPullRequest, &pull));
       auto head = ReadFrame(socket_.get());
       ASSERT_TRUE(head.ok()) << head.status().ToString();
       ASSERT_EQ(head->kind, FrameKind::kPullReply);
       auto chunk = ReadFrame(socket_.get());
-      ASSERT_TRUE(chunk.ok());
+      PS_ASSERT_OK(chunk);
       ASSERT_EQ(chunk->kind, FrameKind::kChunk);
       std::vector<char> data(chunk->data_bytes);
-      ASSERT_TRUE(socket_->ReadFull(data.data(), data.size()).ok());
+      PS_ASSERT_OK(socket_->ReadFull(data.data(), data.size()));
       auto end = ReadFrame(socket_.get());
-      ASSERT_TRUE(end.ok());
+      PS_ASSERT_OK(end);
       EXPECT_EQ(end->kind, FrameKind::kEnd);
       ExpectUnchanged();
     }
@@ -321,19 +322,19 @@ TEST_F(SharedMemoryBudgetTest, OffersPastTheBudgetAreRefused) {
   // A larger region in place of the first is refused too, and the first
   // stays: a push from it is applied.
   auto larger = SharedRegion::Create(128 << 10);
-  ASSERT_TRUE(larger.ok());
+  PS_ASSERT_OK(larger);
   EXPECT_FALSE(Offer((*larger)->fd(), (*larger)->bytes()).attached());
   float* grad = reinterpret_cast<float*>((*region)->data());
   for (int i = 0; i < 1024; ++i) grad[i] = 1.0f;
-  ASSERT_TRUE(PushShmChunk(0).ok());
+  PS_ASSERT_OK(PushShmChunk(0));
   std::map<std::string, Tensor> out;
   int64_t step = -1;
-  ASSERT_TRUE(ps_.client->Pull(7, {}, &out, &step).ok());
+  PS_ASSERT_OK(ps_.client->Pull(7, {}, &out, &step));
   EXPECT_EQ(step, 1);
   EXPECT_EQ(out["w"][0], 2.0f);
   // A smaller region in place of the first fits.
   auto smaller = SharedRegion::Create(32 << 10);
-  ASSERT_TRUE(smaller.ok());
+  PS_ASSERT_OK(smaller);
   ASSERT_NO_FATAL_FAILURE(Attach(**smaller));
   ASSERT_NO_FATAL_FAILURE(Attach(**smaller, /*arena=*/true));
   // Its connection gone (once the ps has seen it go), the next one has the
@@ -346,7 +347,7 @@ TEST_F(SharedMemoryBudgetTest, OffersPastTheBudgetAreRefused) {
 TEST_F(HostileSharedMemory, AShmChunkInAnArenaNeverOfferedIsRefused) {
   SKIP_WITHOUT_SHARED_MEMORY();
   auto region = SharedRegion::Create(8192);
-  ASSERT_TRUE(region.ok());
+  PS_ASSERT_OK(region);
   ASSERT_NO_FATAL_FAILURE(Attach(**region));  // a region, but no arena
   const Status s = PushShmChunk(0, /*in_arena=*/true);
   ExpectRefused(s, "without an arena");
@@ -355,7 +356,7 @@ TEST_F(HostileSharedMemory, AShmChunkInAnArenaNeverOfferedIsRefused) {
 TEST_F(HostileSharedMemory, AShmChunkOutsideTheArenaIsRefused) {
   SKIP_WITHOUT_SHARED_MEMORY();
   auto arena = SharedArena::Create(8192);
-  ASSERT_TRUE(arena.ok());
+  PS_ASSERT_OK(arena);
   ASSERT_NO_FATAL_FAILURE(Attach(*(*arena)->region(), /*arena=*/true));
   const Status s = PushShmChunk(8192 - 4092, /*in_arena=*/true);
   ExpectRefused(s, "outside the arena");
@@ -368,12 +369,12 @@ TEST_F(HostileSharedMemory, AShmChunkOutsideTheArenaIsRefused) {
 TEST_F(HostileSharedMemory, AnArenaCarriesPushesFromAndPullsIntoWhereTheTensorsLie) {
   SKIP_WITHOUT_SHARED_MEMORY();
   auto arena = SharedArena::Create(3 * 4096);
-  ASSERT_TRUE(arena.ok());
+  PS_ASSERT_OK(arena);
   ASSERT_NO_FATAL_FAILURE(Attach(*(*arena)->region(), /*arena=*/true));
   char* base = (*arena)->region()->data();
   float* grad = reinterpret_cast<float*>(base);
   for (int i = 0; i < 1024; ++i) grad[i] = 1.0f;
-  ASSERT_TRUE(PushShmChunk(0, /*in_arena=*/true).ok());  // w: 3 - 1 = 2
+  PS_ASSERT_OK(PushShmChunk(0, /*in_arena=*/true));  // w: 3 - 1 = 2
 
   const std::vector<std::pair<uint64_t, uint64_t>> rooms = {
       {4096, 4096}, {3 * 4096 - 4092, 4096}, {4096, 4092}};
@@ -383,17 +384,17 @@ TEST_F(HostileSharedMemory, AnArenaCarriesPushesFromAndPullsIntoWhereTheTensorsL
     pull.set_placement_fingerprint(7);
     (*pull.mutable_arena_rooms())["w"].set_offset(at);
     (*pull.mutable_arena_rooms())["w"].set_bytes(bytes);
-    ASSERT_TRUE(WriteFrame(socket_.get(), FrameKind::kPullRequest, &pull).ok());
+    PS_ASSERT_OK(WriteFrame(socket_.get(), FrameKind::kPullRequest, &pull));
     auto head = ReadFrame(socket_.get());
-    ASSERT_TRUE(head.ok());
+    PS_ASSERT_OK(head);
     ASSERT_EQ(head->kind, FrameKind::kPullReply);
     auto chunk = ReadFrame(socket_.get());
-    ASSERT_TRUE(chunk.ok());
+    PS_ASSERT_OK(chunk);
     const bool fits = at == 4096 && bytes == 4096;
     if (fits) {
       ASSERT_EQ(chunk->kind, FrameKind::kShmChunk);
       proto::ShmChunk shm;
-      ASSERT_TRUE(ParseMeta(*chunk, &shm).ok());
+      PS_ASSERT_OK(ParseMeta(*chunk, &shm));
       EXPECT_TRUE(shm.in_arena());
       EXPECT_EQ(shm.region_offset(), at);
       const float* values = reinterpret_cast<const float*>(base + at);
@@ -402,11 +403,11 @@ TEST_F(HostileSharedMemory, AnArenaCarriesPushesFromAndPullsIntoWhereTheTensorsL
     } else {
       ASSERT_EQ(chunk->kind, FrameKind::kChunk);  // on the socket
       std::vector<char> data(chunk->data_bytes);
-      ASSERT_TRUE(socket_->ReadFull(data.data(), data.size()).ok());
+      PS_ASSERT_OK(socket_->ReadFull(data.data(), data.size()));
       for (char* p = base + 4096; p < base + 3 * 4096; ++p) ASSERT_EQ(*p, 0);
     }
     auto end = ReadFrame(socket_.get());
-    ASSERT_TRUE(end.ok());
+    PS_ASSERT_OK(end);
     EXPECT_EQ(end->kind, FrameKind::kEnd);
   }
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/testing/status_assertions.h"
 #include "core/testing/wait_until.h"
 #include "core/tls.h"
 #include "core/tls_certs.h"
@@ -32,7 +33,7 @@ class SlowReaders : public ::testing::Test {
   // A ps holding w (kElements values, w[i] = i % 1000) on a tensor
   // channel under `limits`.
   void StartPs(const ChannelLimits& limits) {
-    ASSERT_TRUE(ps_.Start(0, limits).ok());
+    PS_ASSERT_OK(ps_.Start(0, limits));
     proto::InitHeader header;
     header.set_placement_fingerprint(7);
     header.mutable_optimizer()->set_name("GradientDescent");

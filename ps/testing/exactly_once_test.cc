@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cluster/key_partition.h"
+#include "core/testing/status_assertions.h"
 #include "ps/client/ps_fleet.h"
 #include "ps/testing/loopback_ps.h"
 
@@ -144,7 +145,7 @@ TEST_P(ExactlyOnce, ARestartedWorkersPushesAreItsOwn) {
   ASSERT_EQ(second->sequence, 1u);
   std::vector<Tensor> values;
   PsFleet::PsSteps steps;
-  ASSERT_TRUE(restarted.PullVariables(&values, &steps).ok());
+  PS_ASSERT_OK(restarted.PullVariables(&values, &steps));
   EXPECT_EQ(steps[0], 2);
   EXPECT_EQ(values[0][0], -2.0f);
 }

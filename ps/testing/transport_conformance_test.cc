@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/bfloat16.h"
+#include "core/testing/status_assertions.h"
 #include "core/testing/wait_until.h"
 #include "proto/ps.grpc.pb.h"
 #include "ps/embedding/row_initializer.h"
@@ -117,7 +118,7 @@ TEST_P(TransportConformance, RoundTripsEveryFloatBitForBit) {
   std::memcpy(odd.data(), bits, sizeof(bits));
   Tensor ramp({1000, 3});
   for (int64_t i = 0; i < ramp.size(); ++i) ramp[i] = std::sin(static_cast<float>(i));
-  ASSERT_TRUE(ps()->Init(Header({"odd", "ramp"}), {{"odd", &odd}, {"ramp", &ramp}}).ok());
+  PS_ASSERT_OK(ps()->Init(Header({"odd", "ramp"}), {{"odd", &odd}, {"ramp", &ramp}}));
   auto out = PullAll();
   EXPECT_TRUE(SameBits(out["odd"], odd));
   EXPECT_TRUE(SameBits(out["ramp"], ramp));
@@ -142,10 +143,10 @@ TEST_P(TransportConformance, CarriesAThreeHundredMegabyteTensor) {
   const int64_t n = 300LL * 1000 * 1000 / 4;
   Tensor big({n});
   for (int64_t i = 0; i < n; i += 4096) big[i] = static_cast<float>(i);
-  ASSERT_TRUE(ps()->Init(Header({"big"}), {{"big", &big}}).ok());
+  PS_ASSERT_OK(ps()->Init(Header({"big"}), {{"big", &big}}));
   Tensor grad({n});
   grad.Fill(0.25f);
-  ASSERT_TRUE(ps()->Push(Push(), {{"big", &grad}}).ok());
+  PS_ASSERT_OK(ps()->Push(Push(), {{"big", &grad}}));
   auto out = PullAll();
   ASSERT_EQ(out["big"].size(), n);
   for (int64_t i = 0; i < n; i += 4093) {
@@ -158,7 +159,7 @@ TEST_P(TransportConformance, CarriesAThreeHundredMegabyteTensor) {
 TEST_P(TransportConformance, LosesNothingOfPushesFromManyThreads) {
   constexpr int kThreads = 8, kPushes = 40;
   Tensor w({1000});
-  ASSERT_TRUE(ps()->Init(Header({"w"}), {{"w", &w}}).ok());
+  PS_ASSERT_OK(ps()->Init(Header({"w"}), {{"w", &w}}));
   std::vector<std::thread> threads;
   std::atomic<int> failed{0};
   for (int t = 0; t < kThreads; ++t) {
@@ -183,7 +184,7 @@ TEST_P(TransportConformance, LosesNothingOfPushesFromManyThreads) {
 TEST_P(TransportConformance, AppliesAStreamedPushOnceItFinishes) {
   Tensor w({1 << 18});
   Tensor b({4});
-  ASSERT_TRUE(ps()->Init(Header({"b", "w"}), {{"b", &b}, {"w", &w}}).ok());
+  PS_ASSERT_OK(ps()->Init(Header({"b", "w"}), {{"b", &b}, {"w", &w}}));
   Tensor gw({1 << 18});
   gw.Fill(1.0f);
   Tensor gb({4});
@@ -192,8 +193,8 @@ TEST_P(TransportConformance, AppliesAStreamedPushOnceItFinishes) {
   header.set_num_tensors(2);
   auto stream = ps()->StartPush(header);
   ASSERT_TRUE(stream.ok()) << stream.status().ToString();
-  ASSERT_TRUE((*stream)->Write("w", gw).ok());
-  ASSERT_TRUE((*stream)->Write("b", gb).ok());
+  PS_ASSERT_OK((*stream)->Write("w", gw));
+  PS_ASSERT_OK((*stream)->Write("b", gb));
   auto pushed = (*stream)->Finish();
   ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
   EXPECT_EQ(pushed->global_step(), 1);
@@ -210,7 +211,7 @@ TEST_P(TransportConformance, AppliesAStreamedPushOnceItFinishes) {
 TEST_P(TransportConformance, AppliesNothingOfAStreamedPushNeverFinished) {
   Tensor w({1 << 18});
   Tensor b({4});
-  ASSERT_TRUE(ps()->Init(Header({"b", "w"}), {{"b", &b}, {"w", &w}}).ok());
+  PS_ASSERT_OK(ps()->Init(Header({"b", "w"}), {{"b", &b}, {"w", &w}}));
   Tensor g({1 << 18});
   g.Fill(1.0f);
   Tensor gb({4});
@@ -220,10 +221,10 @@ TEST_P(TransportConformance, AppliesNothingOfAStreamedPushNeverFinished) {
   {
     auto stream = ps()->StartPush(header);
     ASSERT_TRUE(stream.ok()) << stream.status().ToString();
-    ASSERT_TRUE((*stream)->Write("w", g).ok());
-    ASSERT_TRUE((*stream)->Write("b", gb).ok());
+    PS_ASSERT_OK((*stream)->Write("w", g));
+    PS_ASSERT_OK((*stream)->Write("b", gb));
   }  // dropped unfinished
-  ASSERT_TRUE(ps()->Push(Push(), {{"b", &gb}, {"w", &g}}).ok());
+  PS_ASSERT_OK(ps()->Push(Push(), {{"b", &gb}, {"w", &g}}));
   int64_t step = 0;
   auto out = PullAll(&step);
   EXPECT_EQ(step, 1);
@@ -240,7 +241,7 @@ TEST_P(TransportConformance, KeepsASyncGradientUnchangedUntilItsStepIsApplied) {
   init.mutable_sync()->set_replicas_to_aggregate(2);
   Tensor w({1 << 10});
   w.Fill(5.0f);
-  ASSERT_TRUE(ps()->Init(init, {{"w", &w}}).ok());
+  PS_ASSERT_OK(ps()->Init(init, {{"w", &w}}));
   Tensor g0({1 << 10}), g1({1 << 10});
   g0.Fill(1.0f);
   g1.Fill(3.0f);
@@ -288,7 +289,7 @@ TEST_P(TransportConformance, PullsAndPushesEmbeddingRowsByKey) {
   proto::InitHeader init = Header({"w"});
   *init.add_tables() = Table("emb");
   Tensor w({2});
-  ASSERT_TRUE(ps()->Init(init, {{"w", &w}}).ok());
+  PS_ASSERT_OK(ps()->Init(init, {{"w", &w}}));
   const std::vector<int64_t> keys = {5, -3, int64_t{1} << 40};
   std::map<std::string, Tensor> out;
   Status pulled = ps()->PullWithRows(kFingerprint, {}, {Keys("emb", keys)}, &out, nullptr, 0,
@@ -319,7 +320,7 @@ TEST_P(TransportConformance, PullsAndPushesEmbeddingRowsByKey) {
   }
   EXPECT_EQ(out["w"][0], -1.0f);
   auto status = ps()->GetStatus(std::chrono::seconds(5));
-  ASSERT_TRUE(status.ok());
+  PS_ASSERT_OK(status);
   ASSERT_EQ(status->tables_size(), 1);
   EXPECT_EQ(status->tables(0).name(), "emb");
   EXPECT_EQ(status->tables(0).rows(), 2);
@@ -332,7 +333,7 @@ TEST_P(TransportConformance, RefusesMalformedSparseRequestsAndAppliesNothing) {
   proto::InitHeader init = Header({"w"});
   *init.add_tables() = Table("emb");
   Tensor w({2});
-  ASSERT_TRUE(ps()->Init(init, {{"w", &w}}).ok());
+  PS_ASSERT_OK(ps()->Init(init, {{"w", &w}}));
   Tensor gw({2}, {1, 1});
   Tensor rows2({2, kDim});
   rows2.Fill(1.0f);
@@ -384,7 +385,7 @@ TEST_P(TransportConformance, RefusesMalformedSparseRequestsAndAppliesNothing) {
   EXPECT_EQ(step, 0);
   EXPECT_EQ(out["w"][0], 0.0f);
   auto status = ps()->GetStatus(std::chrono::seconds(5));
-  ASSERT_TRUE(status.ok());
+  PS_ASSERT_OK(status);
   EXPECT_EQ(status->tables(0).rows(), 0);
 }
 
@@ -396,7 +397,7 @@ TEST_P(TransportConformance, AveragesSyncRowsOverTheWorkersThatTouchThem) {
   init.mutable_sync()->set_enabled(true);
   init.mutable_sync()->set_replicas_to_aggregate(2);
   Tensor w({1});
-  ASSERT_TRUE(ps()->Init(init, {{"w", &w}}).ok());
+  PS_ASSERT_OK(ps()->Init(init, {{"w", &w}}));
   Tensor gw({1}, {1});
   proto::PushHeader from0 = Push(), from1 = Push();
   from0.set_worker(0);
@@ -434,14 +435,14 @@ TEST_P(TransportConformance, ExportsAndImportsATablesRowsInBlocks) {
   proto::EmbeddingTableConfig table = Table("emb");
   table.set_dim(64);  // 520 bytes a row with its slot: blocks of 2,016 rows
   *init.add_tables() = table;
-  ASSERT_TRUE(ps()->Init(init, {}).ok());
+  PS_ASSERT_OK(ps()->Init(init, {}));
   std::vector<int64_t> keys;
   for (int64_t k = 0; k < 5000; ++k) keys.push_back(k * 7 - 1000);
   proto::PushHeader push = Push();
   *push.add_sparse() = Keys("emb", keys);
   Tensor rows({5000, 64});
   rows.Fill(0.5f);
-  ASSERT_TRUE(ps()->Push(push, {{"emb", &rows}}).ok());  // at step 0
+  PS_ASSERT_OK(ps()->Push(push, {{"emb", &rows}}));  // at step 0
   // A full export that deltas will follow, then a push, then a delta.
   std::vector<proto::RowBlock> blocks;
   int replies = 0;
@@ -460,7 +461,7 @@ TEST_P(TransportConformance, ExportsAndImportsATablesRowsInBlocks) {
   *again.add_sparse() = Keys("emb", {keys[10], keys[4000]});
   Tensor two({2, 64});
   two.Fill(1.0f);
-  ASSERT_TRUE(ps()->Push(again, {{"emb", &two}}).ok());
+  PS_ASSERT_OK(ps()->Push(again, {{"emb", &two}}));
   int64_t delta_rows = 0;
   ASSERT_TRUE(ps()->ExportRows(kFingerprint, "emb", true, false,
                                [&](const auto& reply) {
@@ -476,7 +477,7 @@ TEST_P(TransportConformance, ExportsAndImportsATablesRowsInBlocks) {
   ASSERT_TRUE(ps()->PullWithRows(kFingerprint, {}, {Keys("emb", {keys[10], keys[77]})}, &before,
                                  nullptr, 0, std::chrono::milliseconds(0))
                   .ok());
-  ASSERT_TRUE(ps()->Init(init, {}).ok());
+  PS_ASSERT_OK(ps()->Init(init, {}));
   size_t next = 0;
   proto::RowBlock erase;
   erase.set_table("emb");
@@ -504,7 +505,7 @@ TEST_P(TransportConformance, ExportsAndImportsATablesRowsInBlocks) {
   }();
   EXPECT_EQ(std::memcmp(after["emb"].data() + 64, initial.data(), 64 * sizeof(float)), 0);
   auto status = ps()->GetStatus(std::chrono::seconds(5));
-  ASSERT_TRUE(status.ok());
+  PS_ASSERT_OK(status);
   EXPECT_EQ(status->tables(0).rows(), 4999);
 
   // Rows for another table, or of a wrong length, are refused.
@@ -583,7 +584,7 @@ TEST_P(TransportConformance, ExportedBlocksOfShortRowsImportWhole) {
   proto::EmbeddingTableConfig table = Table("emb");
   table.set_dim(1);
   *init.add_tables() = table;
-  ASSERT_TRUE(ps()->Init(init, {}).ok());
+  PS_ASSERT_OK(ps()->Init(init, {}));
   std::vector<int64_t> keys(70000);
   for (size_t k = 0; k < keys.size(); ++k) keys[k] = static_cast<int64_t>(k);
   for (size_t first = 0; first < keys.size(); first += 35000) {
@@ -591,7 +592,7 @@ TEST_P(TransportConformance, ExportedBlocksOfShortRowsImportWhole) {
     *push.add_sparse() = Keys("emb", {keys.begin() + first, keys.begin() + first + 35000});
     Tensor rows({35000, 1});
     rows.Fill(1.0f);
-    ASSERT_TRUE(ps()->Push(push, {{"emb", &rows}}).ok());
+    PS_ASSERT_OK(ps()->Push(push, {{"emb", &rows}}));
   }
   std::vector<proto::RowBlock> blocks;
   ASSERT_TRUE(ps()->ExportRows(kFingerprint, "emb", false, false,
@@ -619,7 +620,7 @@ class StreamConformance : public TransportConformance {};
 TEST_P(StreamConformance, AppliesNothingOfAPushCutInTheMiddle) {
   Tensor w({1 << 20});
   Tensor b({4});
-  ASSERT_TRUE(ps()->Init(Header({"b", "w"}), {{"b", &b}, {"w", &w}}).ok());
+  PS_ASSERT_OK(ps()->Init(Header({"b", "w"}), {{"b", &b}, {"w", &w}}));
   Tensor gw({1 << 20});
   gw.Fill(1.0f);
   Tensor gb({4});
@@ -663,7 +664,7 @@ TEST_P(StreamConformance, AppliesNothingOfAPushCutInTheMiddle) {
         batch.Add(tcp::FrameKind::kChunk, &h, d, n / 2);  // announces n, sends half
         return true;
       });
-      ASSERT_TRUE(batch.WriteTo(socket->get()).ok());
+      PS_ASSERT_OK(batch.WriteTo(socket->get()));
       (*socket)->Shutdown();
       break;
     }
@@ -678,7 +679,7 @@ TEST_P(StreamConformance, AppliesNothingOfAPushCutInTheMiddle) {
   for (int64_t i = 0; i < 4; ++i) EXPECT_EQ(out["b"][i], 0.0f);
   for (int64_t i = 0; i < w.size(); i += 997) ASSERT_EQ(out["w"][i], 0.0f);
   // And a whole push still goes through.
-  ASSERT_TRUE(ps()->Push(Push(), {{"b", &gb}, {"w", &gw}}).ok());
+  PS_ASSERT_OK(ps()->Push(Push(), {{"b", &gb}, {"w", &gw}}));
   EXPECT_EQ(PullAll()["b"][0], -1.0f);
 }
 
@@ -687,7 +688,7 @@ TEST_P(StreamConformance, AppliesNothingOfAPushCutInTheMiddle) {
 // pull (a checkpoint) stays exact.
 TEST(TensorChannelBfloat16, RoundsOnTheWireOnly) {
   LoopbackPs loopback;
-  ASSERT_TRUE(loopback.Start(0).ok());
+  PS_ASSERT_OK(loopback.Start(0));
   PsClient* ps = loopback.client.get();
   Tensor w({3, 1000});
   for (int64_t i = 0; i < w.size(); ++i) w[i] = 1.0f + std::sin(static_cast<float>(i)) / 3.0f;
@@ -697,18 +698,18 @@ TEST(TensorChannelBfloat16, RoundsOnTheWireOnly) {
   h.mutable_optimizer()->set_learning_rate(1.0f);
   h.add_variables("w");
   h.set_holds_global_step(true);
-  ASSERT_TRUE(ps->Init(h, {{"w", &w}}).ok());
+  PS_ASSERT_OK(ps->Init(h, {{"w", &w}}));
   ps->set_wire_dtype(proto::DT_BFLOAT16);
   Tensor g({3, 1000});
   for (int64_t i = 0; i < g.size(); ++i) g[i] = std::cos(static_cast<float>(i)) / 7.0f;
   proto::PushHeader push;
   push.set_placement_fingerprint(kFingerprint);
   push.set_increment_global_step(true);
-  ASSERT_TRUE(ps->Push(push, {{"w", &g}}).ok());
+  PS_ASSERT_OK(ps->Push(push, {{"w", &g}}));
   std::map<std::string, Tensor> pulled, state;
   int64_t step = 0;
-  ASSERT_TRUE(ps->Pull(kFingerprint, {}, &pulled, &step).ok());
-  ASSERT_TRUE(ps->PullState(kFingerprint, &state, &step).ok());
+  PS_ASSERT_OK(ps->Pull(kFingerprint, {}, &pulled, &step));
+  PS_ASSERT_OK(ps->PullState(kFingerprint, &state, &step));
   for (int64_t i = 0; i < w.size(); ++i) {
     const float held = w[i] - Bfloat16ToFloat(FloatToBfloat16(g[i]));
     ASSERT_EQ(state["w"][i], held) << i;

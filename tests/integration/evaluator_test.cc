@@ -14,6 +14,7 @@
 #include "chief/evaluation.h"
 #include "chief/summary/event_reader.h"
 #include "chief/training_done.h"
+#include "core/testing/status_assertions.h"
 #include "core/testing/wait_until.h"
 #include "data/mnist_dataset.h"
 #include "nn/model.h"
@@ -35,7 +36,7 @@ bool HaveFashionMnist() { return fs::exists(std::string(kDataDir) + "/t10k-label
 // another seed (2) when `with_averages`.
 std::map<std::string, Tensor> MnistTensors(bool with_averages) {
   auto model = nn::CreateModel("mnist");
-  EXPECT_TRUE(model.ok());
+  PS_EXPECT_OK(model);
   std::map<std::string, Tensor> tensors;
   for (const nn::VariableSpec& v : (*model)->variables()) {
     tensors.emplace(v.name, nn::InitialValue(v, 1));
@@ -129,7 +130,7 @@ TEST(Evaluator, WithoutEveryMovingAverageEvaluatesTheVariables) {
   testing::TempDir dir("evaluator_no_ema");
   auto tensors = MnistTensors(/*with_averages=*/true);
   tensors.erase(std::string("conv1/weights/") + VariableStore::kEmaSuffix);
-  ASSERT_TRUE(CheckpointManager({dir.path()}).Save(30, tensors).ok());
+  PS_ASSERT_OK(CheckpointManager({dir.path()}).Save(30, tensors));
   std::string out;
   ASSERT_EQ(
       RunEvaluator({"--train_dir=" + dir.path(), "--eval_dir=" + dir.path() + "/ev", "--run_once"},
@@ -210,7 +211,7 @@ TEST(Evaluator, WatchingEndsAtTheFinalCheckpointTheChiefMarked) {
   testing::TempDir dir("evaluator_done");
   Save(dir.path(), 10, /*with_averages=*/false);
   Save(dir.path(), 30, /*with_averages=*/false);
-  ASSERT_TRUE(MarkTrainingDone(dir.path(), "model.ckpt-30").ok());
+  PS_ASSERT_OK(MarkTrainingDone(dir.path(), "model.ckpt-30"));
   std::string out;
   ASSERT_EQ(RunEvaluator({"--train_dir=" + dir.path(), "--eval_interval_secs=1"}, &out),
             "exit code 0")
@@ -272,7 +273,7 @@ TEST(Evaluator, SigtermBeforeTheEndOfTrainingExits143) {
 TEST(Evaluator, SigtermAfterTheEndOfTrainingExits0) {
   if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   testing::TempDir dir("evaluator_sigterm_done");
-  ASSERT_TRUE(MarkTrainingDone(dir.path(), "model.ckpt-30").ok());  // not written yet
+  PS_ASSERT_OK(MarkTrainingDone(dir.path(), "model.ckpt-30"));  // not written yet
   testing::RunningTask task("cmd", {BuildDir() + "/chief/evaluator", "--train_dir=" + dir.path()});
   ASSERT_NO_FATAL_FAILURE(SigtermOnceWatching(&task));
   EXPECT_EQ(task.process()->exit_description(), "exit code 0") << task.output();

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/testing/status_assertions.h"
 #include "ps/client/ps_fleet.h"
 #include "ps/rpc/generic_call.h"
 #include "ps/rpc/grpc_options.h"
@@ -92,7 +93,7 @@ class HostileRequests : public ::testing::Test {
     table.set_dim(kDim);
     table.set_vocabulary_size(1000);
     fleet_ = ConnectFleet(spec_.spec, {vars_, placement_, {}, {table}});
-    ASSERT_TRUE(fleet_->WaitForPs(false, nullptr, std::chrono::seconds(30)).ok());
+    PS_ASSERT_OK(fleet_->WaitForPs(false, nullptr, std::chrono::seconds(30)));
     std::vector<Tensor> init = {Tensor({64, 32}), Tensor({32})};
     for (int64_t i = 0; i < init[0].size(); ++i) init[0][i] = 0.001f * static_cast<float>(i);
     proto::InitHeader header;
@@ -101,13 +102,13 @@ class HostileRequests : public ::testing::Test {
     header.mutable_optimizer()->set_momentum(0.9f);
     header.set_ema_decay(0.99f);
     header.set_num_workers(2);
-    ASSERT_TRUE(fleet_->InitVariables(init, header).ok());
+    PS_ASSERT_OK(fleet_->InitVariables(init, header));
     // Some history in the slots, the shadows and global_step.
     std::vector<Tensor> grads = {Tensor({64, 32}), Tensor({32})};
     grads[0].Fill(0.5f);
     grads[1].Fill(-1.0f);
     for (int i = 0; i < 3; ++i) {
-      ASSERT_TRUE(fleet_->PushGradients(grads, 0, i + 1, {i}, /*sync=*/false).ok());
+      PS_ASSERT_OK(fleet_->PushGradients(grads, 0, i + 1, {i}, /*sync=*/false));
     }
     // And some rows, with history in their slots.
     for (int i = 0; i < 2; ++i) {
@@ -116,7 +117,7 @@ class HostileRequests : public ::testing::Test {
       auto pushed = fleet_->client(0)->Push(SparsePush({1, 2, 3}), {{"emb", &rows}});
       ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
     }
-    ASSERT_TRUE(fleet_->PullState(&before_, nullptr).ok());
+    PS_ASSERT_OK(fleet_->PullState(&before_, nullptr));
     rows_before_ = Rows();
     status_before_ = *fleet_->CoordinatorStatus();
     raw_ = std::make_unique<RawPs>(spec_.spec.Address("ps", 0));
@@ -138,7 +139,7 @@ class HostileRequests : public ::testing::Test {
       ASSERT_EQ(std::memcmp(a.data(), t.data(), t.bytes()), 0) << name << " changed";
     }
     auto st = fleet_->CoordinatorStatus();
-    ASSERT_TRUE(st.ok());
+    PS_ASSERT_OK(st);
     EXPECT_EQ(st->global_step(), status_before_.global_step());
     EXPECT_EQ(st->num_variables(), status_before_.num_variables());
     EXPECT_EQ(st->num_bytes(), status_before_.num_bytes());
@@ -295,7 +296,7 @@ TEST_F(HostileRequests, PushEndingInGarbageOrCutShortAppliesNothing) {
                 "sent 0 of 2 gradients; nothing applied");
   ExpectUntouched();
   // The same push, whole, is applied: the refusals above were for cause.
-  EXPECT_TRUE(raw_->Stream("Push", push).ok());
+  PS_EXPECT_OK(raw_->Stream("Push", push));
 }
 
 TEST_F(HostileRequests, PushNamingWhatIsNotThereIsRefused) {
@@ -447,7 +448,7 @@ TEST_F(HostileRequests, UnaryRequestsOutOfRangeAreRefused) {
   pull.Clear();
   pull.set_placement_fingerprint(placement_.fingerprint);
   pull.set_chunk_bytes(1);
-  EXPECT_TRUE(raw_->Call("Pull", Serialize(pull)).ok());
+  PS_EXPECT_OK(raw_->Call("Pull", Serialize(pull)));
   ExpectUntouched();
 }
 

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <thread>
 
+#include "core/testing/status_assertions.h"
 #include "core/testing/wait_until.h"
 #include "ps/client/ps_fleet.h"
 #include "ps/rpc/generic_call.h"
@@ -38,13 +39,13 @@ TEST(PsProcess, ConcurrentPushesLandExactlyAcrossPartitions) {
   std::vector<cluster::VariableInfo> vars = {{"a", {1000, 10}, 0}, {"b", {7}, 0}};
   auto placement =
       cluster::ComputePlacement(vars, 2, cluster::PlacementStrategy::kGreedy, 16 << 10);
-  ASSERT_TRUE(placement.ok());
+  PS_ASSERT_OK(placement);
   ASSERT_EQ(placement->ShardsOfVariable("a").size(), 2u);
   PsClientOptions options;
   options.chunk_bytes = 4096;
   std::unique_ptr<PsFleet> connected = ConnectFleet(spec.spec, {vars, *placement, {}, {}}, options);
   PsFleet& fleet = *connected;
-  ASSERT_TRUE(fleet.WaitForPs(false, nullptr, std::chrono::seconds(30)).ok());
+  PS_ASSERT_OK(fleet.WaitForPs(false, nullptr, std::chrono::seconds(30)));
 
   std::vector<Tensor> init = {Tensor({1000, 10}), Tensor({7})};
   for (int64_t i = 0; i < init[0].size(); ++i) init[0][i] = static_cast<float>(i);
@@ -53,7 +54,7 @@ TEST(PsProcess, ConcurrentPushesLandExactlyAcrossPartitions) {
   sgd.set_learning_rate(0.5f);
   proto::InitHeader header;
   *header.mutable_optimizer() = sgd;
-  ASSERT_TRUE(fleet.InitVariables(init, header).ok());
+  PS_ASSERT_OK(fleet.InitVariables(init, header));
 
   // 4 threads x 25 pushes; each gradient is 1 everywhere for "a" and the
   // thread's number for "b". Every value is exact in float.
@@ -66,7 +67,7 @@ TEST(PsProcess, ConcurrentPushesLandExactlyAcrossPartitions) {
       grads[1].Fill(static_cast<float>(t + 1));
       const PsFleet::PsSteps pulled = {0, 0};
       for (int i = 0; i < 25; ++i) {
-        ASSERT_TRUE(mine->PushGradients(grads, t, i + 1, pulled, /*sync=*/false).ok());
+        PS_ASSERT_OK(mine->PushGradients(grads, t, i + 1, pulled, /*sync=*/false));
       }
     });
   }
@@ -74,7 +75,7 @@ TEST(PsProcess, ConcurrentPushesLandExactlyAcrossPartitions) {
 
   std::vector<Tensor> values;
   PsFleet::PsSteps steps;
-  ASSERT_TRUE(fleet.PullVariables(&values, &steps).ok());
+  PS_ASSERT_OK(fleet.PullVariables(&values, &steps));
   EXPECT_EQ(steps[0], 100);
   for (int64_t i = 0; i < values[0].size(); ++i) {
     ASSERT_EQ(values[0][i], static_cast<float>(i) - 50.0f) << i;  // 100 pushes x 0.5 x 1
@@ -83,7 +84,7 @@ TEST(PsProcess, ConcurrentPushesLandExactlyAcrossPartitions) {
     ASSERT_EQ(values[1][i], -0.5f * 25 * (1 + 2 + 3 + 4));
   }
 
-  ASSERT_TRUE(fleet.ShutdownAll("test done").ok());
+  PS_ASSERT_OK(fleet.ShutdownAll("test done"));
   ASSERT_TRUE(ps0.WaitForExit(std::chrono::seconds(20)));
   ASSERT_TRUE(ps1.WaitForExit(std::chrono::seconds(20)));
   EXPECT_TRUE(ps0.process()->succeeded()) << ps0.process()->exit_description() << ps0.output();
@@ -130,13 +131,13 @@ TEST(PsProcess, ExitsWhileAPullIsLeftUnread) {
   std::vector<cluster::VariableInfo> vars = {{"a", {4096, 1024}, 0}};
   auto placement =
       cluster::ComputePlacement(vars, 1, cluster::PlacementStrategy::kGreedy, 64 << 20);
-  ASSERT_TRUE(placement.ok());
+  PS_ASSERT_OK(placement);
   std::unique_ptr<PsFleet> fleet = ConnectFleet(spec.spec, {vars, *placement, {}, {}});
-  ASSERT_TRUE(fleet->WaitForPs(false, nullptr, std::chrono::seconds(30)).ok());
+  PS_ASSERT_OK(fleet->WaitForPs(false, nullptr, std::chrono::seconds(30)));
   proto::InitHeader header;
   header.mutable_optimizer()->set_name("GradientDescent");
   header.mutable_optimizer()->set_learning_rate(0.5f);
-  ASSERT_TRUE(fleet->InitVariables({Tensor({4096, 1024})}, header).ok());
+  PS_ASSERT_OK(fleet->InitVariables({Tensor({4096, 1024})}, header));
 
   grpc::GenericStub stub(grpc::CreateCustomChannel(
       spec.spec.Address("ps", 0), grpc::InsecureChannelCredentials(), DefaultChannelArguments()));
@@ -151,7 +152,7 @@ TEST(PsProcess, ExitsWhileAPullIsLeftUnread) {
   ASSERT_TRUE(pull.Write(bytes) && pull.WritesDone());
   ASSERT_TRUE(pull.Read(&bytes));  // the first chunk, and no more
 
-  ASSERT_TRUE(fleet->ShutdownAll("test done").ok());
+  PS_ASSERT_OK(fleet->ShutdownAll("test done"));
   EXPECT_TRUE(ps0.WaitForExit(std::chrono::seconds(30))) << ps0.output();
   EXPECT_TRUE(ps0.process()->succeeded()) << ps0.process()->exit_description() << ps0.output();
   ctx.TryCancel();

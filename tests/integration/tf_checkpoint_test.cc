@@ -17,6 +17,7 @@
 #include "chief/checkpoint.h"
 #include "chief/tf_bundle.h"
 #include "core/atomic_file.h"
+#include "core/testing/status_assertions.h"
 #include "tests/integration/process_harness.h"
 
 namespace pstrain {
@@ -49,11 +50,10 @@ TEST(TensorFlowCheckpoint, IsEvaluatedAtItsAccuracyAndWarmStartsARunThere) {
   ASSERT_TRUE(ckpt.ok()) << ckpt.status().ToString();
   const std::string prefix = tf.path() + "/model.ckpt-200";
   auto writer = TfBundleWriter::Create(prefix);
-  ASSERT_TRUE(writer.ok());
-  for (const auto& [name, tensor] : ckpt->tensors)
-    ASSERT_TRUE((*writer)->AddFloat(name, tensor).ok());
-  ASSERT_TRUE((*writer)->AddInt64("global_step", {}, {200}).ok());
-  ASSERT_TRUE((*writer)->Finish().ok());
+  PS_ASSERT_OK(writer);
+  for (const auto& [name, tensor] : ckpt->tensors) PS_ASSERT_OK((*writer)->AddFloat(name, tensor));
+  PS_ASSERT_OK((*writer)->AddInt64("global_step", {}, {200}));
+  PS_ASSERT_OK((*writer)->Finish());
 
   char evaluated[64];
   std::snprintf(evaluated, sizeof(evaluated), "eval: model.ckpt-200 test accuracy %.4f", trained);
@@ -102,7 +102,7 @@ TEST(TensorFlowCheckpoint, IsEvaluatedAtItsAccuracyAndWarmStartsARunThere) {
       << out;
   EXPECT_NE(out.find("wrote " + onnx + ": ONNX opset 13,"), std::string::npos) << out;
   auto exported = ReadFileToString(onnx);
-  ASSERT_TRUE(exported.ok());
+  PS_ASSERT_OK(exported);
   EXPECT_EQ(testing::RunToCompletion(
                 {BuildDir() + "/export/pstrain_export", "--model=mnist", "--checkpoint=" + prefix,
                  "--output=" + onnx, "--use_moving_averages"},

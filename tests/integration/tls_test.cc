@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/testing/status_assertions.h"
 #include "core/tls.h"
 #include "core/tls_certs.h"
 #include "proto/ps.grpc.pb.h"
@@ -68,7 +69,7 @@ class TlsPs : public ::testing::Test {
     fleet_ = ConnectFleet(spec_.spec, {vars_, placement_, {}, {}});
     ASSERT_TRUE(fleet_->WaitForPs(false, nullptr, std::chrono::seconds(30)).ok()) << ps_->output();
     proto::StatusResponse status;
-    ASSERT_TRUE(Stub(TrustedCredentials())->GetStatus(Context().get(), {}, &status).ok());
+    PS_ASSERT_OK(Stub(TrustedCredentials())->GetStatus(Context().get(), {}, &status));
     tensor_port_ = status.tensor_port();
     ASSERT_GT(tensor_port_, 0);
   }
@@ -131,7 +132,7 @@ class TlsPs : public ::testing::Test {
   // The ps is alive and serves a trusted client.
   void ExpectServing() {
     proto::StatusResponse status;
-    EXPECT_TRUE(Stub(TrustedCredentials())->GetStatus(Context().get(), {}, &status).ok());
+    PS_EXPECT_OK(Stub(TrustedCredentials())->GetStatus(Context().get(), {}, &status));
     EXPECT_TRUE(ps_->running()) << ps_->output();
   }
 
@@ -152,13 +153,13 @@ TEST_F(TlsPs, TheClustersCertificatesTrainOverGrpcAndTheTensorChannel) {
   header.set_num_workers(1);
   std::vector<Tensor> init = {Tensor({256, 64}), Tensor({64})};
   init[0].Fill(1.0f);
-  ASSERT_TRUE(fleet_->InitVariables(init, header).ok());
+  PS_ASSERT_OK(fleet_->InitVariables(init, header));
   std::vector<Tensor> grads = {Tensor({256, 64}), Tensor({64})};
   grads[0].Fill(2.0f);
-  ASSERT_TRUE(fleet_->PushGradients(grads, 0, 1, {0}, /*sync=*/false).ok());
+  PS_ASSERT_OK(fleet_->PushGradients(grads, 0, 1, {0}, /*sync=*/false));
   std::vector<Tensor> values;
   PsFleet::PsSteps steps;
-  ASSERT_TRUE(fleet_->PullVariables(&values, &steps).ok());
+  PS_ASSERT_OK(fleet_->PullVariables(&values, &steps));
   EXPECT_EQ(steps[0], 1);
   EXPECT_EQ(values[0][0], 0.0f);  // 1 - 0.5 * 2
   EXPECT_EQ(ps_->output().find("refused"), std::string::npos) << ps_->output();
@@ -192,7 +193,7 @@ TEST_F(TlsPs, TheTensorChannelRefusesClientsWithoutTheCasCertificateAndLogsIt) {
   }
   // Plain TCP: the ps reads no TLS handshake and hangs up.
   auto socket = tcp::Socket::Connect("127.0.0.1", tensor_port_, std::chrono::seconds(5));
-  ASSERT_TRUE(socket.ok());
+  PS_ASSERT_OK(socket);
   (*socket)->SetTimeout(std::chrono::seconds(5));
   tcp::FrameBatch batch;
   proto::PullRequest pull;
