@@ -2,6 +2,7 @@
 // a process: each bad value refused naming its flag, the recipe's defaults
 // taken where a flag is not given.
 #include "chief/chief_flags.h"
+#include "core/testing/status_assertions.h"
 
 #include <gtest/gtest.h>
 
@@ -85,7 +86,7 @@ TEST(ChiefFlags, WarmStartFlagsNeedWarmStartFrom) {
   EXPECT_TRUE(none->empty());
   gflags::SetCommandLineOption("warm_start_vars", "dense.*");
   auto refused = WarmStartFromFlags(**model, options->init);
-  ASSERT_FALSE(refused.ok());
+  PS_ASSERT_CODE(refused, Code::kInvalidArgument);
   EXPECT_NE(refused.status().message().find("need --warm_start_from"), std::string::npos)
       << refused.status().ToString();
 }

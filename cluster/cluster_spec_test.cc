@@ -1,4 +1,5 @@
 #include "cluster/cluster_spec.h"
+#include "core/testing/status_assertions.h"
 
 #include <gtest/gtest.h>
 
@@ -54,7 +55,7 @@ TEST(ClusterSpecToJson, EscapesHosts) {
   spec.jobs["ps"] = {"a\"],\"worker\":[\"b:1"};
   EXPECT_EQ(spec.ToJson(), R"({"ps":["a\"],\"worker\":[\"b:1"]})");
   auto back = ParseClusterSpecJson(spec.ToJson());
-  ASSERT_FALSE(back.ok());
+  PS_ASSERT_CODE(back, Code::kInvalidArgument);
   EXPECT_NE(back.status().message().find("ps:0"), std::string::npos) << back.status().ToString();
 }
 

@@ -1,4 +1,5 @@
 #include "cluster/cpu_share.h"
+#include "core/testing/status_assertions.h"
 
 #include <gtest/gtest.h>
 #include <sched.h>
@@ -21,9 +22,9 @@ TEST(CpuShare, ParsesCgroupV2CpuMax) {
 TEST(CpuShare, ParsesCgroupV1Quota) {
   EXPECT_EQ(*ParseCgroupV1Quota("-1\n", "100000\n"), 0.0);
   EXPECT_EQ(*ParseCgroupV1Quota("50000\n", "100000\n"), 0.5);
-  EXPECT_FALSE(ParseCgroupV1Quota("0", "100000").ok());
-  EXPECT_FALSE(ParseCgroupV1Quota("x", "100000").ok());
-  EXPECT_FALSE(ParseCgroupV1Quota("50000", "0").ok());
+  PS_EXPECT_CODE(ParseCgroupV1Quota("0", "100000"), Code::kInvalidArgument);
+  PS_EXPECT_CODE(ParseCgroupV1Quota("x", "100000"), Code::kInvalidArgument);
+  PS_EXPECT_CODE(ParseCgroupV1Quota("50000", "0"), Code::kInvalidArgument);
 }
 
 TEST(CpuShare, UsableIsTheAffinityCappedByTheQuotaRoundedUp) {

@@ -1,4 +1,5 @@
 #include "core/tensor.h"
+#include "core/testing/status_assertions.h"
 
 #include <gtest/gtest.h>
 
@@ -100,7 +101,7 @@ TEST(CheckedNumElements, RefusesOverflowAndNegativeDimensions) {
   // The largest count whose float32 bytes still fit.
   const int64_t max = std::numeric_limits<int64_t>::max() / 4;
   EXPECT_EQ(*CheckedNumElements({max}), max);
-  EXPECT_FALSE(CheckedNumElements({max + 1}).ok());
+  PS_EXPECT_CODE(CheckedNumElements({max + 1}), Code::kInvalidArgument);
 }
 
 }  // namespace

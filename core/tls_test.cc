@@ -39,14 +39,14 @@ TEST_F(TlsFilesTest, AnotherCasCertificateIsRefused) {
   auto other = MakeCa("another CA");
   PS_ASSERT_OK(other);
   auto files = CheckTlsFiles(Files(Cert(*other, -60, 3600), ca_));
-  ASSERT_FALSE(files.ok());
+  PS_ASSERT_CODE(files, Code::kInvalidArgument);
   EXPECT_NE(files.status().message().find("does not verify against --tls_ca"), std::string::npos)
       << files.status().ToString();
 }
 
 TEST_F(TlsFilesTest, AnExpiredCertificateIsRefused) {
   auto files = CheckTlsFiles(Files(Cert(ca_, -7200, 3600), ca_));
-  ASSERT_FALSE(files.ok());
+  PS_ASSERT_CODE(files, Code::kInvalidArgument);
   EXPECT_NE(files.status().message().find("expired"), std::string::npos)
       << files.status().ToString();
 }
@@ -55,7 +55,7 @@ TEST_F(TlsFilesTest, AKeyOfAnotherCertificateIsRefused) {
   TlsFiles files = Files(Cert(ca_, -60, 3600), ca_);
   files.key_pem = Cert(ca_, -60, 3600).key_pem;
   auto checked = CheckTlsFiles(files);
-  ASSERT_FALSE(checked.ok());
+  PS_ASSERT_CODE(checked, Code::kInvalidArgument);
   EXPECT_NE(checked.status().message().find("does not belong"), std::string::npos)
       << checked.status().ToString();
 }

@@ -82,7 +82,8 @@ TEST(ExampleRows, ARecordThatDoesNotFitIsRefusedNamingTheRecordAndFeature) {
   for (const auto& c : cases) {
     const std::string path = WriteRecords(dir, {Example({1}, {1}, {"a"}, 0), c.record});
     auto rows = ReadExampleRows(path, Spec(), 3);
-    ASSERT_FALSE(rows.ok()) << c.error;
+    SCOPED_TRACE(::testing::Message() << c.error);
+    PS_ASSERT_CODE(rows, Code::kInvalidArgument);
     EXPECT_NE(rows.status().message().find(path + ": " + c.error), std::string::npos)
         << rows.status().ToString();
   }
@@ -140,7 +141,7 @@ TEST(ExampleTable, AColumnTheExampleCannotFillIsRefusedNamingTheRecord) {
       << ds.status().ToString();
   // WriteRecords writes one file: the one above is replaced.
   const std::string none = WriteRecords(dir, {Example({1}, {}, {}, 0)});
-  EXPECT_FALSE(ReadExampleTable(none, TableSpec(true), 2).ok());
+  PS_EXPECT_CODE(ReadExampleTable(none, TableSpec(true), 2), Code::kInvalidArgument);
 }
 
 }  // namespace

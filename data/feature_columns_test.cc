@@ -300,7 +300,8 @@ TEST(FeatureColumns, ColumnsThatDoNotHoldTogetherAreRefusedByName) {
   PS_ASSERT_OK(ds);
   for (const auto& c : cases) {
     auto created = FeatureColumns::Create(Parse(c.text), ds->columns);
-    ASSERT_FALSE(created.ok()) << c.text;
+    SCOPED_TRACE(::testing::Message() << c.text);
+    PS_ASSERT_CODE(created, Code::kInvalidArgument);
     EXPECT_NE(created.status().message().find(c.error), std::string::npos)
         << created.status().ToString();
   }

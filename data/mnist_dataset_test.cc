@@ -1,4 +1,5 @@
 #include "data/mnist_dataset.h"
+#include "core/testing/status_assertions.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -98,7 +99,7 @@ TEST(LoadMnistSplit, RejectsLabelsOutOfRange) {
   ExampleSubset odd;
   odd.shard = {1, 2};
   ds = LoadMnistSplit(dir.path(), "train", odd);
-  ASSERT_FALSE(ds.ok());
+  PS_ASSERT_CODE(ds, Code::kInvalidArgument);
   EXPECT_NE(ds.status().message().find("label 10 of example 3 is not in 0..9"), std::string::npos)
       << ds.status().message();
 }

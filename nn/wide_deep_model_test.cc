@@ -162,7 +162,7 @@ TEST(WideDeep, ASpecThatDoesNotHoldTogetherIsRefusedNamingTheColumn) {
   auto spec = ParseModelSpec(text, "bad.pbtxt");
   PS_ASSERT_OK(spec);
   auto model = WideDeepModel::Create(*spec);
-  ASSERT_FALSE(model.ok());
+  PS_ASSERT_CODE(model, Code::kInvalidArgument);
   EXPECT_NE(model.status().message().find("no feature column nope"), std::string::npos)
       << model.status().ToString();
 }

@@ -2,6 +2,7 @@
 // process: a bad value refused naming its flag, the gradient options
 // checked against the model's variables.
 #include "worker/worker_flags.h"
+#include "core/testing/status_assertions.h"
 
 #include <gtest/gtest.h>
 
@@ -55,7 +56,7 @@ TEST(WorkerFlags, AMalformedOrUnknownVariableIsRefusedNamingTheFlag) {
     gflags::FlagSaver saver;
     FLAGS_gradient_multipliers = "not/a/variable=2";
     auto options = TrainerOptionsFromFlags(0, *model, async, false, false);
-    ASSERT_FALSE(options.ok());
+    PS_ASSERT_CODE(options, Code::kInvalidArgument);
     EXPECT_NE(options.status().message().find("not/a/variable"), std::string::npos)
         << options.status().ToString();
   }

@@ -184,7 +184,7 @@ TEST(ModelOfIds, SpecsThatDoNotHoldTogetherAreRefusedNamingTheLayer) {
                              "late.pbtxt");
   PS_ASSERT_OK(spec);
   auto late = GraphModel::Create(*spec);
-  ASSERT_FALSE(late.ok());
+  PS_ASSERT_CODE(late, Code::kInvalidArgument);
   EXPECT_NE(late.status().message().find("layer again (embedding_bag): embedding layers must come "
                                          "before every other layer"),
             std::string::npos)
@@ -210,7 +210,7 @@ TEST(ModelOfIds, LooksUpTheFeaturesOfItsExamples) {
   std::string bad = examples;
   bad.replace(bad.find("FEATURE"), 7, "\"genres\"");
   auto refused = GraphModel::Create(*ParseModelSpec(bad, "recommender.pbtxt"));
-  ASSERT_FALSE(refused.ok());
+  PS_ASSERT_CODE(refused, Code::kInvalidArgument);
   EXPECT_NE(refused.status().message().find("no sparse feature 'genres'"), std::string::npos)
       << refused.status().ToString();
 }
@@ -228,7 +228,7 @@ TEST(ModelOfIds, TakesNoImagesAndTrainsOnOneTower) {
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
   EXPECT_NE(s.message().find("looks up ids"), std::string::npos) << s.ToString();
   auto towers = Towers::Create(*spec, 2);
-  ASSERT_FALSE(towers.ok());
+  PS_ASSERT_CODE(towers, Code::kInvalidArgument);
   EXPECT_NE(towers.status().message().find("trains on one tower"), std::string::npos)
       << towers.status().ToString();
   PS_EXPECT_OK(Towers::Create(*spec, 1));

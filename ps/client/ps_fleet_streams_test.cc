@@ -172,7 +172,7 @@ TEST_P(FleetStreamsOnLoopback, APullFromAStoppedPsFailsItsVariablesWait) {
   const Status s = pull->WaitSteps(&steps);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.code(), Code::kUnavailable) << s.ToString();
-  EXPECT_FALSE(pull->Finish().ok());
+  PS_EXPECT_CODE(pull->Finish(), Code::kUnavailable);
 }
 
 // A trainer's tensors in the arena (ps tasks on this host): pulls land in

@@ -161,24 +161,25 @@ TEST(ChunkCodec, RefusesWhatIsNotAMessage) {
   for (size_t cut = 1; cut < good.size(); ++cut) {
     TensorAssembler a;
     auto decoded = DecodeBytes(good.substr(0, cut), &a);
-    ASSERT_FALSE(decoded.ok()) << "cut at " << cut;
+    SCOPED_TRACE(::testing::Message() << "cut at " << cut);
+    PS_ASSERT_CODE(decoded, Code::kInvalidArgument);
     EXPECT_NE(decoded.status().message().find("not a valid pstrain.proto.PushRequest"),
               std::string::npos)
         << decoded.status().ToString();
   }
   TensorAssembler a;
   auto twice = DecodeBytes(good + good, &a);
-  ASSERT_FALSE(twice.ok());
+  PS_ASSERT_CODE(twice, Code::kInvalidArgument);
   EXPECT_NE(twice.status().message().find("two tensor chunks"), std::string::npos);
   TensorAssembler b;
-  EXPECT_FALSE(DecodeBytes(std::string("\x00", 1) + good, &b).ok());  // tag 0
+  PS_EXPECT_CODE(DecodeBytes(std::string("\x00", 1) + good, &b), Code::kInvalidArgument);  // tag 0
 }
 
 // A chunk the assembler refuses is refused with the assembler's error.
 TEST(ChunkCodec, PassesOnTheAssemblersRefusal) {
   TensorAssembler a;
   auto decoded = DecodeBytes(PushOfOneFloat("abcdefgh"), &a);
-  ASSERT_FALSE(decoded.ok());
+  PS_ASSERT_CODE(decoded, Code::kInvalidArgument);
   EXPECT_NE(decoded.status().message().find("runs past the end"), std::string::npos)
       << decoded.status().ToString();
 }

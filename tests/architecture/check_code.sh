@@ -6,7 +6,10 @@
 #      (*main.cc) or a flags file (*_flags.cc, *_flags.h); tests are free
 #      to set flags;
 #   2. no function in ps/, worker/ or chief/ runs past 60 lines unless the
-#      comment at its top says why, on a line beginning "// Long:".
+#      comment at its top says why, on a line beginning "// Long:";
+#   3. docs/ARCHITECTURE.md's table of folders names (in its first column)
+#      every library CMake builds (add_library of a pstrain_ name), and
+#      none it does not.
 # Usage: check_code.sh SOURCE_DIR
 set -u
 cd "${1:?SOURCE_DIR}" || exit 2
@@ -44,8 +47,22 @@ while IFS= read -r hit; do
 done < <(find ps worker chief -name '*.cc' ! -name '*_test.cc' -print0 | sort -z |
          xargs -0 awk "$long_functions")
 
+# 3.
+built=$(grep -rhoE --include=CMakeLists.txt 'add_library\(pstrain_[a-z0-9_]+' . |
+        grep -v '^./build' | sed 's/add_library(//' | sort -u)
+named=$(grep -E '^\| `' docs/ARCHITECTURE.md | awk -F'|' '{print $2}' |
+        grep -oE '`pstrain_[a-z0-9_]+`' | tr -d '`' | sort -u)
+while IFS= read -r lib; do
+  [[ -n $lib ]] && { echo "FAIL: docs/ARCHITECTURE.md's table does not name $lib"; failed=1; }
+done < <(comm -23 <(echo "$built") <(echo "$named"))
+while IFS= read -r lib; do
+  [[ -n $lib ]] && { echo "FAIL: docs/ARCHITECTURE.md names $lib, which no CMakeLists builds"; failed=1; }
+done < <(comm -13 <(echo "$built") <(echo "$named"))
+
 if (( failed )); then
-  echo "see docs/DEVELOPMENT.md: flags are read in mains, functions stay short or say why"
+  echo "see docs/DEVELOPMENT.md: flags are read in mains, functions stay short or say why;"
+  echo "docs/ARCHITECTURE.md names the libraries CMake builds"
   exit 1
 fi
-echo "flags are read only in mains and flags files; every long function says why"
+echo "flags are read only in mains and flags files; every long function says why;" \
+  "docs/ARCHITECTURE.md names every library"
