@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <set>
@@ -47,79 +48,20 @@ std::string IndexFile(const proto::CheckpointIndex& index) {
 
 std::string CheckpointName(int64_t step) { return "model.ckpt-" + std::to_string(step); }
 
-CheckpointWriter::CheckpointWriter(std::string prefix, std::unique_ptr<AtomicFile> data,
-                                   FileOps* ops)
-    : prefix_(std::move(prefix)), ops_(ops), data_(std::move(data)) {}
+CheckpointWriter::CheckpointWriter(std::string prefix, int64_t step, FileOps* ops)
+    : prefix_(std::move(prefix)), ops_(ops) {
+  index_.set_global_step(step);
+}
 
 CheckpointWriter::~CheckpointWriter() = default;
 
-StatusOr<std::unique_ptr<CheckpointWriter>> CheckpointWriter::Create(
-    const std::string& dir, int64_t step, CheckpointFormat format, TfNameFn tf_name, FileOps* ops) {
-  const std::string prefix = dir + "/" + CheckpointName(step);
-  if (format == CheckpointFormat::kTensorFlow) {
-    PS_ASSIGN_OR_RETURN(auto bundle, TfBundleWriter::Create(prefix, ops));
-    std::unique_ptr<CheckpointWriter> w(new CheckpointWriter(prefix, nullptr, ops));
-    w->bundle_ = std::move(bundle);
-    w->tf_name_ = std::move(tf_name);
-    w->index_.set_global_step(step);
-    return w;
-  }
-  PS_ASSIGN_OR_RETURN(auto data, AtomicFile::Create(prefix + ".data", ops));
-  std::unique_ptr<CheckpointWriter> w(new CheckpointWriter(prefix, std::move(data), ops));
-  w->index_.set_global_step(step);
-  w->index_.set_data_file(BaseName(prefix) + ".data");
-  return w;
-}
-
-Status CheckpointWriter::AddTensor(const std::string& name, const Tensor& t) {
-  if (bundle_ != nullptr) {
-    const std::string tf = tf_name_ ? tf_name_(name) : name;
-    if (tf != name) (*index_.mutable_tf_names())[tf] = name;
-    return bundle_->AddFloat(tf, t);
-  }
-  PS_RETURN_IF_ERROR(data_->Append(t.data(), t.bytes()));
-  proto::CheckpointEntry* e = index_.add_entries();
-  e->set_name(name);
-  e->mutable_meta()->set_dtype(proto::DT_FLOAT);
-  for (int64_t d : t.shape()) e->mutable_meta()->add_shape(d);
-  e->set_offset(data_bytes_);
-  e->set_size(t.bytes());
-  e->set_crc32c(crc32c::Value(t.data(), t.bytes()));
-  data_bytes_ += t.bytes();
-  return OkStatus();
-}
-
 Status CheckpointWriter::BeginTable(const std::string& name, int dim,
                                     const std::vector<std::string>& slot_names) {
-  PS_RETURN_IF_ERROR(EndTableTensors());
   proto::TableCheckpoint* t = index_.add_tables();
   t->set_name(name);
   t->set_dim(dim);
   for (const std::string& s : slot_names) t->add_slot_names(s);
-  if (bundle_ == nullptr || index_.has_delta_base_step()) return OkStatus();
-  key_spool_.reset(std::tmpfile());
-  if (key_spool_ == nullptr) {
-    return Unavailable("no temporary file for the keys of table " + name + ": " +
-                       std::strerror(errno));
-  }
-  spooled_keys_ = 0;
-  return bundle_->BeginTensor(name + "-values", tensorflow::DT_FLOAT);
-}
-
-Status CheckpointWriter::EndTableTensors() {
-  if (key_spool_ == nullptr) return OkStatus();
-  const proto::TableCheckpoint& t = index_.tables(index_.tables_size() - 1);
-  PS_RETURN_IF_ERROR(bundle_->EndTensor({spooled_keys_, t.dim()}));
-  PS_RETURN_IF_ERROR(bundle_->BeginTensor(t.name() + "-keys", tensorflow::DT_INT64));
-  std::rewind(key_spool_.get());
-  std::vector<char> chunk(1 << 20);
-  for (size_t n; (n = std::fread(chunk.data(), 1, chunk.size(), key_spool_.get())) > 0;) {
-    PS_RETURN_IF_ERROR(bundle_->AppendToTensor(chunk.data(), n));
-  }
-  const bool failed = std::ferror(key_spool_.get()) != 0;
-  key_spool_.reset();
-  if (failed) return Unavailable("reading back the keys of table " + t.name() + " failed");
-  return bundle_->EndTensor({spooled_keys_});
+  return TableBegun(*t);
 }
 
 Status CheckpointWriter::AddRows(const proto::RowBlock& block) {
@@ -149,37 +91,158 @@ Status CheckpointWriter::AddRows(const proto::RowBlock& block) {
                                block.values().data(), block.values().size()));
   if (!block.erase()) t->set_num_rows(t->num_rows() + static_cast<int64_t>(rows));
   rows_bytes_ += block.keys().size() + block.values().size();
-  if (key_spool_ == nullptr || block.erase()) return OkStatus();
-  // The bundle's values: each row without its slots.
-  if (std::fwrite(block.keys().data(), 1, block.keys().size(), key_spool_.get()) !=
-      block.keys().size()) {
-    return Unavailable("spooling the keys of table " + t->name() + " failed");
-  }
-  spooled_keys_ += static_cast<int64_t>(rows);
-  const size_t value_bytes = sizeof(float) * t->dim();
-  if (t->slot_names_size() == 0)
-    return bundle_->AppendToTensor(block.values().data(), rows * value_bytes);
-  std::string values(rows * value_bytes, '\0');
-  for (uint64_t r = 0; r < rows; ++r) {
-    std::memcpy(&values[r * value_bytes], block.values().data() + r * row_bytes, value_bytes);
-  }
-  return bundle_->AppendToTensor(values.data(), values.size());
+  return RowsAdded(*t, block, rows, row_bytes);
 }
 
-StatusOr<std::string> CheckpointWriter::Finish() {
-  index_.set_data_bytes(data_bytes_);
+Status CheckpointWriter::CommitRows() {
   index_.set_rows_bytes(rows_bytes_);
-  if (data_ != nullptr) PS_RETURN_IF_ERROR(data_->Commit());
-  if (rows_ != nullptr) PS_RETURN_IF_ERROR(rows_->Commit());
-  if (bundle_ != nullptr) {
+  return rows_ != nullptr ? rows_->Commit() : OkStatus();
+}
+
+namespace {
+
+// pstrain's format: the tensors back to back in "<prefix>.data", each
+// with its CRC32C in the index.
+class PstrainCheckpointWriter : public CheckpointWriter {
+ public:
+  PstrainCheckpointWriter(std::string prefix, int64_t step, FileOps* ops,
+                          std::unique_ptr<AtomicFile> data)
+      : CheckpointWriter(std::move(prefix), step, ops), data_(std::move(data)) {
+    index_.set_data_file(BaseName(prefix_) + ".data");
+  }
+
+  Status AddTensor(const std::string& name, const Tensor& t) override {
+    PS_RETURN_IF_ERROR(data_->Append(t.data(), t.bytes()));
+    proto::CheckpointEntry* e = index_.add_entries();
+    e->set_name(name);
+    e->mutable_meta()->set_dtype(proto::DT_FLOAT);
+    for (int64_t d : t.shape()) e->mutable_meta()->add_shape(d);
+    e->set_offset(data_bytes_);
+    e->set_size(t.bytes());
+    e->set_crc32c(crc32c::Value(t.data(), t.bytes()));
+    data_bytes_ += t.bytes();
+    return OkStatus();
+  }
+
+  StatusOr<std::string> Finish() override {
+    index_.set_data_bytes(data_bytes_);
+    PS_RETURN_IF_ERROR(data_->Commit());
+    PS_RETURN_IF_ERROR(CommitRows());
+    PS_RETURN_IF_ERROR(WriteFileAtomically(prefix_ + ".index", IndexFile(index_), ops_));
+    return prefix_;
+  }
+
+ private:
+  Status TableBegun(const proto::TableCheckpoint&) override { return OkStatus(); }
+  Status RowsAdded(const proto::TableCheckpoint&, const proto::RowBlock&, uint64_t,
+                   uint64_t) override {
+    return OkStatus();
+  }
+
+  std::unique_ptr<AtomicFile> data_;
+  uint64_t data_bytes_ = 0;
+};
+
+// TensorFlow's format: a tensor bundle under TF's names, each full
+// table's keys and values in it too, and pstrain's index beside it.
+class TfCheckpointWriter : public CheckpointWriter {
+ public:
+  TfCheckpointWriter(std::string prefix, int64_t step, FileOps* ops,
+                     std::unique_ptr<TfBundleWriter> bundle, TfNameFn tf_name)
+      : CheckpointWriter(std::move(prefix), step, ops),
+        bundle_(std::move(bundle)),
+        tf_name_(std::move(tf_name)) {}
+
+  Status AddTensor(const std::string& name, const Tensor& t) override {
+    const std::string tf = tf_name_ ? tf_name_(name) : name;
+    if (tf != name) (*index_.mutable_tf_names())[tf] = name;
+    return bundle_->AddFloat(tf, t);
+  }
+
+  StatusOr<std::string> Finish() override {
+    PS_RETURN_IF_ERROR(CommitRows());
     PS_RETURN_IF_ERROR(EndTableTensors());
     PS_RETURN_IF_ERROR(bundle_->AddInt64("global_step", {}, {index_.global_step()}));
     PS_RETURN_IF_ERROR(WriteFileAtomically(prefix_ + kTfSidecar, IndexFile(index_), ops_));
     PS_RETURN_IF_ERROR(bundle_->Finish());
     return prefix_;
   }
-  PS_RETURN_IF_ERROR(WriteFileAtomically(prefix_ + ".index", IndexFile(index_), ops_));
-  return prefix_;
+
+ private:
+  Status TableBegun(const proto::TableCheckpoint& table) override {
+    PS_RETURN_IF_ERROR(EndTableTensors());
+    if (index_.has_delta_base_step()) return OkStatus();
+    key_spool_.reset(std::tmpfile());
+    if (key_spool_ == nullptr) {
+      return Unavailable("no temporary file for the keys of table " + table.name() + ": " +
+                         std::strerror(errno));
+    }
+    spooled_keys_ = 0;
+    spooled_table_ = table.name();
+    spooled_dim_ = table.dim();
+    return bundle_->BeginTensor(table.name() + "-values", tensorflow::DT_FLOAT);
+  }
+
+  // The bundle's values: each row without its slots; its keys spooled.
+  Status RowsAdded(const proto::TableCheckpoint& t, const proto::RowBlock& block, uint64_t rows,
+                   uint64_t row_bytes) override {
+    if (key_spool_ == nullptr || block.erase()) return OkStatus();
+    if (std::fwrite(block.keys().data(), 1, block.keys().size(), key_spool_.get()) !=
+        block.keys().size()) {
+      return Unavailable("spooling the keys of table " + t.name() + " failed");
+    }
+    spooled_keys_ += static_cast<int64_t>(rows);
+    const size_t value_bytes = sizeof(float) * t.dim();
+    if (t.slot_names_size() == 0) {
+      return bundle_->AppendToTensor(block.values().data(), rows * value_bytes);
+    }
+    std::string values(rows * value_bytes, '\0');
+    for (uint64_t r = 0; r < rows; ++r) {
+      std::memcpy(&values[r * value_bytes], block.values().data() + r * row_bytes, value_bytes);
+    }
+    return bundle_->AppendToTensor(values.data(), values.size());
+  }
+
+  // Writes the streamed table's "-keys" tensor from the spool and ends it.
+  Status EndTableTensors() {
+    if (key_spool_ == nullptr) return OkStatus();
+    PS_RETURN_IF_ERROR(bundle_->EndTensor({spooled_keys_, spooled_dim_}));
+    PS_RETURN_IF_ERROR(bundle_->BeginTensor(spooled_table_ + "-keys", tensorflow::DT_INT64));
+    std::rewind(key_spool_.get());
+    std::vector<char> chunk(1 << 20);
+    for (size_t n; (n = std::fread(chunk.data(), 1, chunk.size(), key_spool_.get())) > 0;) {
+      PS_RETURN_IF_ERROR(bundle_->AppendToTensor(chunk.data(), n));
+    }
+    const bool failed = std::ferror(key_spool_.get()) != 0;
+    key_spool_.reset();
+    if (failed) {
+      return Unavailable("reading back the keys of table " + spooled_table_ + " failed");
+    }
+    return bundle_->EndTensor({spooled_keys_});
+  }
+
+  std::unique_ptr<TfBundleWriter> bundle_;
+  const TfNameFn tf_name_;
+  // The table streaming into the bundle: its keys so far, their count.
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> key_spool_{nullptr, &std::fclose};
+  int64_t spooled_keys_ = 0;
+  std::string spooled_table_;
+  int64_t spooled_dim_ = 0;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<CheckpointWriter>> CheckpointWriter::Create(
+    const std::string& dir, int64_t step, CheckpointFormat format, TfNameFn tf_name, FileOps* ops) {
+  const std::string prefix = dir + "/" + CheckpointName(step);
+  if (format == CheckpointFormat::kTensorFlow) {
+    PS_ASSIGN_OR_RETURN(auto bundle, TfBundleWriter::Create(prefix, ops));
+    return std::unique_ptr<CheckpointWriter>(
+        new TfCheckpointWriter(prefix, step, ops, std::move(bundle), std::move(tf_name)));
+  }
+  PS_ASSIGN_OR_RETURN(auto data, AtomicFile::Create(prefix + ".data", ops));
+  return std::unique_ptr<CheckpointWriter>(
+      new PstrainCheckpointWriter(prefix, step, ops, std::move(data)));
 }
 
 StatusOr<std::string> WriteCheckpoint(

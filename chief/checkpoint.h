@@ -29,7 +29,6 @@
 #define PSTRAIN_CHIEF_CHECKPOINT_H_
 
 #include <cstdint>
-#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -62,18 +61,21 @@ enum class CheckpointFormat { kPstrain, kTensorFlow };
 // A tensor's name in a TensorFlow checkpoint, given pstrain's.
 using TfNameFn = std::function<std::string(const std::string&)>;
 
-class TfBundleWriter;
-
 // Writes one checkpoint: tensors, then tables block by block. Nothing of it
-// is visible (every file has a temporary name) until Finish.
+// is visible (every file has a temporary name) until Finish. One writer per
+// format behind this interface: pstrain's (its tensors in "<prefix>.data",
+// its index in "<prefix>.index") and TensorFlow's (a tensor bundle, and
+// pstrain's index beside it in "<prefix>.pstrain"). Both keep the tables'
+// rows, with their optimizer slots, in "<prefix>.rows", which is what a
+// restore reads.
 //
 // In TensorFlow's format a full checkpoint also holds each table as TF's
 // hash tables export theirs: "<table>-keys" (int64 [rows]) and
 // "<table>-values" (float [rows, dim], the rows without their slots), in the
-// order the ps tasks sent them. The values stream into the bundle as the
-// blocks arrive and the keys wait in a temporary file until the table ends,
-// so no table is ever held in memory. A delta checkpoint holds only changes
-// and leaves them out.
+// order the ps tasks sent them, for TensorFlow's readers. The values stream
+// into the bundle as the blocks arrive and the keys wait in a temporary
+// file until the table ends, so no table is ever held in memory. A delta
+// checkpoint holds only changes and leaves them out.
 //
 // Thread-compatible.
 class CheckpointWriter {
@@ -83,9 +85,9 @@ class CheckpointWriter {
   static StatusOr<std::unique_ptr<CheckpointWriter>> Create(
       const std::string& dir, int64_t step, CheckpointFormat format = CheckpointFormat::kPstrain,
       TfNameFn tf_name = nullptr, FileOps* ops = FileOps::Real());
-  ~CheckpointWriter();
+  virtual ~CheckpointWriter();
 
-  Status AddTensor(const std::string& name, const Tensor& tensor);
+  virtual Status AddTensor(const std::string& name, const Tensor& tensor) = 0;
   // The following AddRows belong to this table (a row: dim x (1 + slots)
   // floats).
   Status BeginTable(const std::string& name, int dim, const std::vector<std::string>& slot_names);
@@ -95,25 +97,26 @@ class CheckpointWriter {
   // Makes this a delta checkpoint of the full one at `step`; before any
   // BeginTable.
   void SetDeltaBase(int64_t step) { index_.set_delta_base_step(step); }
-  // Commits the data and the rows, then the index; returns the prefix.
-  StatusOr<std::string> Finish();
+  // Commits the tensors and the rows, then the index; returns the prefix.
+  virtual StatusOr<std::string> Finish() = 0;
 
- private:
-  CheckpointWriter(std::string prefix, std::unique_ptr<AtomicFile> data, FileOps* ops);
-
-  // Writes the streamed table's "-keys" tensor from the spool and ends it.
-  Status EndTableTensors();
+ protected:
+  CheckpointWriter(std::string prefix, int64_t step, FileOps* ops);
+  // What a format does beside the rows file: at a table's start, and with
+  // each block (already checked, `row_bytes` a row with its slots).
+  virtual Status TableBegun(const proto::TableCheckpoint& table) = 0;
+  virtual Status RowsAdded(const proto::TableCheckpoint& table, const proto::RowBlock& block,
+                           uint64_t rows, uint64_t row_bytes) = 0;
+  // Commits the rows file (if any rows came); the index then names it.
+  Status CommitRows();
 
   const std::string prefix_;
   FileOps* const ops_;
-  std::unique_ptr<AtomicFile> data_, rows_;
-  std::unique_ptr<TfBundleWriter> bundle_;  // kTensorFlow: the tensors
-  // The table streaming into the bundle: its keys so far, their count.
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> key_spool_{nullptr, &std::fclose};
-  int64_t spooled_keys_ = 0;
-  TfNameFn tf_name_;
   proto::CheckpointIndex index_;
-  uint64_t data_bytes_ = 0, rows_bytes_ = 0;
+
+ private:
+  std::unique_ptr<AtomicFile> rows_;
+  uint64_t rows_bytes_ = 0;
 };
 
 // A table's blocks from a checkpoint's rows file, one at a time, each
