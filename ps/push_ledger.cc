@@ -10,8 +10,11 @@ StatusOr<PushLedger::Ticket> PushLedger::Begin(const proto::PushHeader& header) 
   ticket.incarnation = header.incarnation();
   ticket.sequence = header.sequence();
   if (ticket.sequence == 0) return ticket;
-  const std::string push =
-      "push " + std::to_string(ticket.sequence) + " of worker:" + std::to_string(ticket.worker);
+  // Named only in a refusal: a push that is applied builds no string.
+  auto push = [&ticket] {
+    return "push " + std::to_string(ticket.sequence) +
+           " of worker:" + std::to_string(ticket.worker);
+  };
   MutexLock lock(&mu_);
   Entry& e = workers_[ticket.worker];
   // Another start of the worker: what the last one sent is no longer
@@ -23,10 +26,10 @@ StatusOr<PushLedger::Ticket> PushLedger::Begin(const proto::PushHeader& header) 
     return ticket;
   }
   if (ticket.sequence == e.in_flight) {
-    return Unavailable(push + " is being applied; its answer comes to the next try");
+    return Unavailable(push() + " is being applied; its answer comes to the next try");
   }
   if (ticket.sequence < e.applied) {
-    return FailedPrecondition(push + " is older than push " + std::to_string(e.applied) +
+    return FailedPrecondition(push() + " is older than push " + std::to_string(e.applied) +
                               ", which this ps applied; not applied");
   }
   e.in_flight = ticket.sequence;
