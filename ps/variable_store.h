@@ -1,42 +1,37 @@
-// VariableStore: the variables one ps task holds, with their optimizer slots
-// and (on one ps) global_step.
+// VariableStore: what one ps task holds, and the order in which a push
+// changes it. Its parts each do one job under a lock of their own:
+//   DenseVariables   the dense variables with their optimizer slots, a lock
+//                    per variable (ps/dense_variables.h);
+//   MovingAverages   their ExponentialMovingAverage shadows, a lock per
+//                    shadow (ps/moving_averages.h);
+//   EmbeddingTables  this ps's shards of the embedding tables, one update
+//                    lock for all, each table's own for its rows
+//                    (ps/embedding/embedding_tables.h);
+//   SyncReplicas     the synchronous step's accumulator (ps/sync_replicas.h);
+//   MemoryBudget     the bytes (--max_memory_bytes) the variables and the
+//                    tables share, lock-free (ps/memory_budget.h);
+//   StepWaiters      pulls waiting for a step (ps/step_waiters.h);
+// and global_step, on one ps, an atomic.
 //
-// A non-trainable variable (batch norm's moving statistics) has no slots and
-// no moving-average shadow; what is pushed for it is an assign_sub delta,
-// applied as var -= delta without the optimizer (sync: the average delta).
-//
-// Beside the variables, the store holds this ps's shard of each embedding
-// table (ps/embedding/embedding_table.h): rows looked up by key (ReadRows)
-// and updated where a push's sparse gradients touch them. A push applies
-// its variables and its rows all or none: the rows it would make are
-// reserved in the ps's MemoryBudget (--max_memory_bytes, shared with the
-// variables) before anything changes. Under sync replicas the rows are
-// averaged as TF's SparseConditionalAccumulator does (ps/sync_accumulator.h);
+// A push applies its variables and its rows all or none: the rows it would
+// make are reserved in the budget before anything changes. Under sync
+// replicas the rows are averaged as TF's SparseConditionalAccumulator does;
 // a completed step whose new rows do not fit the budget is applied without
-// that table's rows, which are counted (rows_refused) and logged. Expiry
-// (a table's ttl_steps) runs as the step advances, every ttl_steps / 8
-// steps at least, so a row outlives its last gradient by at most
-// ttl_steps + ttl_steps / 8 steps. Every push (every sync step) updates
-// every table, as a TF optimizer's apply_gradients does every variable: a
-// table without rows in it counts the update (Adam's t), and TF's sparse
-// Adam decays its rows.
+// that table's rows, which are counted (rows_refused) and logged.
 //
-// Thread-safe. Pulls and pushes run concurrently on gRPC threads; each
-// variable has its own lock, so pushes to different variables proceed in
-// parallel and concurrent pushes to one variable are serialized (no update
-// is ever lost). Updates of embedding tables are serialized per ps; lookups
-// run beside them. Initialize replaces everything and excludes all else.
+// Thread-safe. Initialize replaces every part and excludes all else (the
+// store's own lock, taken shared by every other call). The locks nest in
+// one order: the store's, SyncReplicas', the tables' update lock, a table's;
+// a variable's, then its shadow's.
 #ifndef PSTRAIN_PS_VARIABLE_STORE_H_
 #define PSTRAIN_PS_VARIABLE_STORE_H_
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <utility>
@@ -47,12 +42,15 @@
 #include "core/status.h"
 #include "core/tensor.h"
 #include "proto/ps.pb.h"
+#include "ps/dense_variables.h"
 #include "ps/embedding/embedding_table.h"
+#include "ps/embedding/embedding_tables.h"
 #include "ps/embedding/sparse_rows.h"
 #include "ps/memory_budget.h"
+#include "ps/moving_averages.h"
 #include "ps/optimizer.h"
 #include "ps/step_waiters.h"
-#include "ps/sync_accumulator.h"
+#include "ps/sync_replicas.h"
 
 namespace pstrain {
 
@@ -82,7 +80,7 @@ class VariableStore {
   };
 
   // Name suffix of a variable's moving-average shadow ("conv1/weights/" +).
-  static constexpr const char* kEmaSuffix = "ExponentialMovingAverage";
+  static constexpr const char* kEmaSuffix = MovingAverages::kSuffix;
 
   // Replaces every variable with `values` (each slot element at the
   // optimizer's slot_initial_value) and marks the store ready. Each variable's
@@ -116,7 +114,7 @@ class VariableStore {
   // As Read, without copying: each variable's current value, which no update
   // changes while the caller holds it (an update then writes a new copy), so
   // a pull sends it as it is.
-  using SharedTensor = std::shared_ptr<const Tensor>;
+  using SharedTensor = DenseVariables::SharedTensor;
   StatusOr<std::vector<std::pair<std::string, SharedTensor>>> ReadShared(
       const std::vector<std::string>& names) const;
 
@@ -128,11 +126,7 @@ class VariableStore {
   // The rows of `keys` (which CheckKeys accepted), [keys.size(), dim]:
   // each key's row, or its initial value when it has none.
   StatusOr<Tensor> ReadRows(const std::string& table, const std::vector<int64_t>& keys) const;
-  struct TableStats {
-    std::string name;
-    int dim = 0;
-    EmbeddingTable::Stats stats;
-  };
+  using TableStats = EmbeddingTables::TableStats;
   std::vector<TableStats> table_stats() const;
   // A table's rows in blocks (EmbeddingTable::ReadRows): NotFound for an
   // unknown table.
@@ -148,8 +142,9 @@ class VariableStore {
   // restore does; serialized with the tables' updates.
   Status WriteTableRows(const std::string& table, const EmbeddingTable::RowBlock& rows);
   StatusOr<int64_t> EraseTableRows(const std::string& table, const std::vector<int64_t>& keys);
-  // Sync steps whose new rows of a table did not fit the budget.
-  int64_t rows_refused() const { return rows_refused_.load(); }
+  // Sync steps since Initialize whose new rows of a table did not fit the
+  // budget.
+  int64_t rows_refused() const;
 
   // Checks every gradient first (known variable, same shape; known table,
   // [keys, dim] rows; the keys CheckKeys accepted) and applies none when
@@ -170,10 +165,7 @@ class VariableStore {
   // complete the step, the average is applied to every variable, the step
   // advances and WaitForStep's waiters wake. Returns the outcome and this
   // ps's step afterwards.
-  struct SyncPushResult {
-    proto::PushOutcome outcome;
-    int64_t step;
-  };
+  using SyncPushResult = SyncReplicas::Result;
   // ResourceExhausted, nothing offered, when this worker's rows alone do
   // not fit the budget.
   StatusOr<SyncPushResult> OfferSyncGradients(int worker, int64_t computed_at,
@@ -202,14 +194,9 @@ class VariableStore {
   // now, as OfferSyncGradients would. Returns this ps's step afterwards.
   // FailedPrecondition when this ps trains asynchronously.
   StatusOr<int64_t> SetLiveReplicas(int live);
-  bool sync_enabled() const;
-  struct SyncStats {
-    int pending = 0;
-    int required = 0;  // gradients the step needs: min(R, live workers)
-    int64_t stale_dropped = 0;
-    int64_t duplicates_dropped = 0;
-  };
-  SyncStats sync_stats() const;
+  bool sync_enabled() const { return sync_.enabled(); }
+  using SyncStats = SyncReplicas::Stats;
+  SyncStats sync_stats() const { return sync_.stats(); }
 
   // Copies of every variable with its slots and shadow, named as Initialize's
   // `state` names them: what a checkpoint saves.
@@ -225,88 +212,32 @@ class VariableStore {
   int64_t num_bytes() const;
 
  private:
-  struct Variable {
-    Mutex mu;
-    // Set before the variable is shared, never changed.
-    bool trainable = true;  // false: pushes are deltas, var -= delta
-    Shape shape;
-    // Copy on write: readers (ReadShared) hold it; an update changes it in
-    // place only when no reader does (Writable).
-    std::shared_ptr<Tensor> value ABSL_GUARDED_BY(mu);
-    std::vector<Tensor> slots ABSL_GUARDED_BY(mu);
-    Tensor ema ABSL_GUARDED_BY(mu);                // the shadow, when options_.ema_decay > 0
-    int64_t update_count ABSL_GUARDED_BY(mu) = 0;  // gradients applied, Optimizer::Apply's count
-  };
-
-  // Initialize's parts: the bytes the variables need with their slots and
-  // shadows (checked against this ps's limit), and the variables made,
-  // each slot and shadow from `state` where it holds one (every tensor
-  // of `state` must be one).
-  StatusOr<uint64_t> Footprint(const InitOptions& options, size_t num_slots,
-                               const std::map<std::string, Tensor>& values) const;
-  static StatusOr<std::map<std::string, std::unique_ptr<Variable>>> MakeVariables(
-      const InitOptions& options, const Optimizer& optimizer, std::map<std::string, Tensor> values,
-      std::map<std::string, Tensor> state);
-  // The variable's value, to update: a copy when a reader still holds it.
-  static Tensor& Writable(Variable* v) ABSL_EXCLUSIVE_LOCKS_REQUIRED(v->mu);
+  // The store's parts, or Unavailable before Initialize.
+  Status CheckReadyLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // learning_rate() for a caller holding mu_.
   float LearningRateLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
-
-  // Applies `grads` (already checked) to their variables at the current rate;
-  // subtracts them from the non-trainable ones.
-  void ApplyLocked(const std::vector<std::pair<Variable*, const Tensor*>>& work)
+  // SyncReplicas' ApplyStep: the average to the variables and the tables,
+  // then the step advances and its waiters wake.
+  void ApplySyncStepLocked(SyncAccumulator::Average average, int64_t computed_at)
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  // The table of that name; NotFound naming it.
-  StatusOr<EmbeddingTable*> TableLocked(const std::string& table) const
-      ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  // Checks sparse gradients as ApplyGradients does.
-  Status CheckSparseLocked(const std::map<std::string, SparseRows>& sparse) const
-      ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  // Plans each table's update and reserves the bytes it needs, all or
-  // none: the plans, or ResourceExhausted naming the table that does not
-  // fit.
-  StatusOr<std::map<std::string, EmbeddingTable::Plan>> ReserveRowsLocked(
-      const std::map<std::string, SparseRows>& sparse) ABSL_SHARED_LOCKS_REQUIRED(mu_)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(sparse_mu_);
-  // Applies planned rows at `step`, then lets expiry run.
-  void ApplyRowsLocked(const std::map<std::string, SparseRows>& sparse,
-                       const std::map<std::string, EmbeddingTable::Plan>& plans, int64_t step)
-      ABSL_SHARED_LOCKS_REQUIRED(mu_) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sparse_mu_);
-  // Applies the accumulator's average, advances the step and wakes the
-  // waiters.
-  void CompleteStepLocked() ABSL_SHARED_LOCKS_REQUIRED(mu_) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sync_mu_);
-  // The variables `grads` name, or an error for an unknown name or shape.
-  StatusOr<std::vector<std::pair<Variable*, const Tensor*>>> ResolveLocked(
-      const std::map<std::string, Tensor>& grads) ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  SyncReplicas::ApplyStep ApplySyncStep() ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   const uint64_t max_bytes_;
   Clock* const clock_;
   mutable SharedMutex mu_;  // exclusive for Initialize, shared otherwise
   bool ready_ ABSL_GUARDED_BY(mu_) = false;
   InitOptions options_ ABSL_GUARDED_BY(mu_);
-  std::unique_ptr<Optimizer> optimizer_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, std::unique_ptr<Variable>> variables_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<DenseVariables> variables_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<EmbeddingTables> tables_ ABSL_GUARDED_BY(mu_);
   std::atomic<int64_t> global_step_{0};
 
   // What the variables and the tables hold, against max_bytes.
   MemoryBudget budget_;
   uint64_t variables_reserved_ ABSL_GUARDED_BY(mu_) = 0;
-  std::map<std::string, std::unique_ptr<EmbeddingTable>> tables_ ABSL_GUARDED_BY(mu_);
-  // Serializes the tables' updates and expiry.
-  mutable Mutex sparse_mu_ ABSL_ACQUIRED_AFTER(mu_);
-  std::map<std::string, int64_t> last_expiry_ ABSL_GUARDED_BY(sparse_mu_);  // table -> step
-  std::atomic<int64_t> rows_refused_{0};
 
-  // Sync replicas: the accumulator, and waiters for the step to advance.
-  mutable Mutex sync_mu_ ABSL_ACQUIRED_AFTER(mu_) ABSL_ACQUIRED_BEFORE(sparse_mu_);
-  std::unique_ptr<SyncAccumulator> accumulator_ ABSL_GUARDED_BY(sync_mu_);
-  // What a timed-out wait's step still lacks, for its error.
-  std::string DescribeStepLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(sync_mu_);
+  SyncReplicas sync_;
   // Pulls waiting for a step; declared last: its timer goes first.
-  StepWaiters waiters_{clock_, [this] {
-                         MutexLock slock(&sync_mu_);
-                         return DescribeStepLocked();
-                       }};
+  StepWaiters waiters_{clock_, [this] { return sync_.DescribeStep(); }};
 };
 
 }  // namespace pstrain

@@ -41,18 +41,29 @@ auto CodeOf(const S& s) -> decltype(static_cast<Code>(s.error_code())) {
   return static_cast<Code>(s.error_code());
 }
 
+// A copy of the status the assertions hold: `expr` may be a member of a
+// temporary (`f().status()`), which a reference would outlive.
+template <typename S>
+S StatusOf(const S& s) {
+  return s;
+}
+template <typename T>
+Status StatusOf(const StatusOr<T>& s) {
+  return s.status();
+}
+
 }  // namespace testing
 }  // namespace pstrain
 
 #define PS_ASSERT_OK(expr)                                                      \
   do {                                                                          \
-    const auto& ps_status_ = (expr);                                            \
+    const auto ps_status_ = ::pstrain::testing::StatusOf(expr);                 \
     ASSERT_TRUE(ps_status_.ok()) << ::pstrain::testing::StatusText(ps_status_); \
   } while (0)
 
 #define PS_EXPECT_OK(expr)                                                      \
   do {                                                                          \
-    const auto& ps_status_ = (expr);                                            \
+    const auto ps_status_ = ::pstrain::testing::StatusOf(expr);                 \
     EXPECT_TRUE(ps_status_.ok()) << ::pstrain::testing::StatusText(ps_status_); \
   } while (0)
 
@@ -60,7 +71,7 @@ auto CodeOf(const S& s) -> decltype(static_cast<Code>(s.error_code())) {
 // merely "not OK": PS_ASSERT_CODE(fleet.Push(...), Code::kInvalidArgument).
 #define PS_ASSERT_CODE(expr, expected)                                                  \
   do {                                                                                  \
-    const auto& ps_status_ = (expr);                                                    \
+    const auto ps_status_ = ::pstrain::testing::StatusOf(expr);                         \
     ASSERT_EQ(std::string(::pstrain::CodeName(::pstrain::testing::CodeOf(ps_status_))), \
               std::string(::pstrain::CodeName(expected)))                               \
         << ::pstrain::testing::StatusText(ps_status_);                                  \
@@ -68,7 +79,7 @@ auto CodeOf(const S& s) -> decltype(static_cast<Code>(s.error_code())) {
 
 #define PS_EXPECT_CODE(expr, expected)                                                  \
   do {                                                                                  \
-    const auto& ps_status_ = (expr);                                                    \
+    const auto ps_status_ = ::pstrain::testing::StatusOf(expr);                         \
     EXPECT_EQ(std::string(::pstrain::CodeName(::pstrain::testing::CodeOf(ps_status_))), \
               std::string(::pstrain::CodeName(expected)))                               \
         << ::pstrain::testing::StatusText(ps_status_);                                  \

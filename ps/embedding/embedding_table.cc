@@ -182,7 +182,12 @@ uint64_t EmbeddingTable::GrowthBytesLocked(const Growth& growth) const {
 
 EmbeddingTable::Plan EmbeddingTable::PlanApply(const SparseRows& gradient) const {
   ReaderLock lock(&mu_);
+  return PlanLocked(gradient);
+}
+
+EmbeddingTable::Plan EmbeddingTable::PlanLocked(const SparseRows& gradient) const {
   Plan plan;
+  plan.version = version_;
   Growth growth;
   const int min_count = std::max(1, config_.min_count());
   plan.rows.resize(gradient.keys.size());
@@ -216,9 +221,22 @@ Status EmbeddingTable::OverBudget(const Plan& plan) const {
 }
 
 Status EmbeddingTable::Apply(const SparseRows& gradient, int64_t global_step) {
-  const Plan plan = PlanApply(gradient);
+  WriterLock lock(&mu_);
+  const Plan plan = PlanLocked(gradient);
   if (plan.bytes > 0 && !budget_->TryReserve(plan.bytes)) return OverBudget(plan);
-  ApplyPlanned(gradient, plan, global_step);
+  ApplyPlannedLocked(gradient, plan, global_step);
+  return OkStatus();
+}
+
+Status EmbeddingTable::ApplyPlanned(const SparseRows& gradient, const Plan& plan,
+                                    int64_t global_step) {
+  WriterLock lock(&mu_);
+  if (plan.version != version_) {
+    budget_->Release(plan.bytes);
+    return Aborted("embedding table " + name() + " on " + ps_ +
+                   " changed since the update was planned; nothing applied");
+  }
+  ApplyPlannedLocked(gradient, plan, global_step);
   return OkStatus();
 }
 
@@ -285,9 +303,9 @@ void EmbeddingTable::AdmitRowsLocked(const std::vector<int64_t>& keys, uint32_t 
   }
 }
 
-void EmbeddingTable::ApplyPlanned(const SparseRows& gradient, const Plan& plan,
-                                  int64_t global_step) {
-  WriterLock lock(&mu_);
+void EmbeddingTable::ApplyPlannedLocked(const SparseRows& gradient, const Plan& plan,
+                                        int64_t global_step) {
+  ++version_;
   reserved_ += plan.bytes;
   const int64_t n = static_cast<int64_t>(gradient.keys.size());
   const int64_t dim = config_.dim();
@@ -342,6 +360,7 @@ void EmbeddingTable::ApplyPlanned(const SparseRows& gradient, const Plan& plan,
 int64_t EmbeddingTable::Expire(int64_t global_step) {
   if (config_.ttl_steps() <= 0) return 0;
   WriterLock lock(&mu_);
+  ++version_;
   const int64_t ttl = config_.ttl_steps();
   int64_t dropped = 0;
   for (int64_t r = 0; r < used_rows_; ++r) {
@@ -413,6 +432,7 @@ Status EmbeddingTable::WriteRows(const RowBlock& rows, int64_t global_step) {
                              std::to_string(budget_->max_bytes()) + " bytes held)");
   }
   reserved_ += bytes;
+  ++version_;
   const uint32_t stamp = StepStamp(global_step);
   for (int64_t i = 0; i < n; ++i) {
     // A key the block holds twice has its row from the first time.
@@ -427,6 +447,7 @@ Status EmbeddingTable::WriteRows(const RowBlock& rows, int64_t global_step) {
 
 int64_t EmbeddingTable::EraseRows(const std::vector<int64_t>& keys) {
   WriterLock lock(&mu_);
+  ++version_;
   int64_t erased = 0;
   for (int64_t key : keys) {
     const uint32_t row = FindLocked(key);

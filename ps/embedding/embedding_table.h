@@ -31,9 +31,14 @@
 // Rows are allocated in blocks of 2 MiB at least (huge pages,
 // core/huge_pages.h), and the rows of expired keys are reused.
 //
-// Thread-safe: lookups share the table's lock, updates and expiry take it
-// alone. Updates (Apply, ApplyPlanned, WriteRows) and Expire are made by one thread
-// at a time: the owner serializes them.
+// Thread-safe: any call from any thread. Lookups share the table's lock;
+// updates, writes, erasures and expiry take it alone. Apply plans, reserves
+// and applies under one hold of it. A plan (PlanApply) is applied only to
+// the state it was made on: each change to the rows moves the table's
+// version, and ApplyPlanned refuses (Aborted, nothing changed) a plan that
+// another change overtook. An owner that applies several tables together
+// (ps/embedding/embedding_tables.h) serializes its plans and their
+// applications, so its plans are never overtaken.
 #ifndef PSTRAIN_PS_EMBEDDING_EMBEDDING_TABLE_H_
 #define PSTRAIN_PS_EMBEDDING_EMBEDDING_TABLE_H_
 
@@ -106,15 +111,21 @@ class EmbeddingTable {
   // Apply in two halves, for an owner that applies several tables' rows
   // all or none: a plan (the row of each key found, and the bytes the
   // gradient would take from the budget), then the update, with those
-  // bytes already reserved by the caller. No update or Expire may run
-  // between the two.
+  // bytes already reserved by the caller, which they then belong to.
+  // Aborted, nothing applied and the plan's bytes given back, when the
+  // table changed since the plan was made.
   struct Plan {
     std::vector<uint32_t> rows;  // per key: its row, or RowIndex::kAbsent
     int64_t new_rows = 0;
     uint64_t bytes = 0;
+    uint64_t version = 0;  // the table's when planned
   };
   Plan PlanApply(const SparseRows& gradient) const;
-  void ApplyPlanned(const SparseRows& gradient, const Plan& plan, int64_t global_step);
+  Status ApplyPlanned(const SparseRows& gradient, const Plan& plan, int64_t global_step);
+  // Reserves the plan's bytes in the budget: false when they do not fit.
+  // Release gives them back, for a plan that will not be applied.
+  bool Reserve(const Plan& plan) { return plan.bytes == 0 || budget_->TryReserve(plan.bytes); }
+  void Release(const Plan& plan) { budget_->Release(plan.bytes); }
   // The refusal Apply returns when the plan's bytes do not fit.
   Status OverBudget(const Plan& plan) const;
 
@@ -211,6 +222,9 @@ class EmbeddingTable {
                        std::vector<uint32_t>* rows) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Gives the key's row back to the free list.
   void FreeRowLocked(int64_t key, uint32_t row) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Plan PlanLocked(const SparseRows& gradient) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  void ApplyPlannedLocked(const SparseRows& gradient, const Plan& plan, int64_t global_step)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The rows `gradient` makes and the keys it sees for the first time.
   struct Growth {
     int64_t new_rows = 0;
@@ -256,6 +270,9 @@ class EmbeddingTable {
   std::vector<int64_t> dropped_ ABSL_GUARDED_BY(mu_);  // since StartDeltas
   uint64_t reserved_ ABSL_GUARDED_BY(mu_) = 0;         // bytes taken from budget_
   int64_t update_count_ ABSL_GUARDED_BY(mu_) = 0;
+  // Moves with every change to the rows, the index or the sightings: what
+  // a plan was made on.
+  uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t admitted_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t expired_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t dropped_gradients_ ABSL_GUARDED_BY(mu_) = 0;

@@ -380,5 +380,27 @@ TEST(EmbeddingTable, RowsReadInBlocksWriteBackWholeAndDeltasTakeTheChanged) {
   EXPECT_EQ(copy->WriteRows(bad, 1).code(), Code::kInvalidArgument);
 }
 
+TEST(EmbeddingTable, APlanAnotherUpdateOvertookIsRefusedWithNothingChanged) {
+  MemoryBudget budget(UINT64_MAX);
+  auto t = Make(Config(), Opt("GradientDescent", 1.0f), &budget);
+  const SparseRows first = Grad({1, 2}, {1, 1, 1, 1, 1, 1});
+  const EmbeddingTable::Plan plan = t->PlanApply(first);
+  ASSERT_TRUE(t->Reserve(plan));
+  // Another update makes key 2's row between the plan and its application:
+  // the plan's rows (key 2 absent) no longer say what the table holds.
+  PS_ASSERT_OK(t->Apply(Grad({2}, {5, 5, 5}), 0));
+  const std::vector<float> row2 = Lookup(*t, 2);
+  const uint64_t held = budget.used();
+  PS_EXPECT_CODE(t->ApplyPlanned(first, plan, 0), Code::kAborted);
+  EXPECT_EQ(t->stats().rows, 1) << "the overtaken plan made a row";
+  EXPECT_EQ(Lookup(*t, 2), row2) << "the overtaken plan moved a row";
+  EXPECT_EQ(budget.used(), held - plan.bytes) << "the plan's reservation was not given back";
+  // Planned again, it applies.
+  const EmbeddingTable::Plan again = t->PlanApply(first);
+  ASSERT_TRUE(t->Reserve(again));
+  PS_EXPECT_OK(t->ApplyPlanned(first, again, 1));
+  EXPECT_EQ(t->stats().rows, 2);
+}
+
 }  // namespace
 }  // namespace pstrain
