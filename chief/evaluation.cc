@@ -80,7 +80,7 @@ StatusOr<Tensor> LogitsOfBatch(nn::Model* model, const std::vector<Tensor>& para
   std::vector<PsFleet::TableStep> tables;
   PS_RETURN_IF_ERROR(TableStepsOf(model->lookups(), batch, &tables));
   PS_RETURN_IF_ERROR(pull_rows(&tables));
-  return model->SparseLogits(params, SparseInputOf(model->lookups(), batch, tables));
+  return model->Logits(params, ModelInputOf(model->lookups(), batch, tables));
 }
 
 // A model of ids' logits on images [begin, begin + n) of `ds`.

@@ -203,41 +203,33 @@ StatusOr<Tensor> GraphModel::LogitsIn(Mode mode, const std::vector<Tensor>& para
   return logits;
 }
 
-Status GraphModel::CheckTakesImages() const {
-  if (front_.empty()) return OkStatus();
-  return InvalidArgument(name_ + " looks up ids (it starts with embedding layers), not images");
+const std::vector<std::string>& GraphModel::dense_columns() const {
+  static const auto* none = new std::vector<std::string>();
+  return *none;
 }
 
-StatusOr<Tensor> GraphModel::Logits(const std::vector<Tensor>& params, const Tensor& images) {
-  PS_RETURN_IF_ERROR(CheckTakesImages());
-  return LogitsIn(Mode::kInference, params, images);
+StatusOr<const Tensor*> GraphModel::ChainInput(const ModelInput& input) {
+  PS_RETURN_IF_ERROR(CheckInputKind(*this, name_, input));
+  if (front_.empty()) return input.images;
+  PS_RETURN_IF_ERROR(front_.Forward(input.ids, &front_out_).Annotate(name_));
+  return &front_out_;
+}
+
+StatusOr<Tensor> GraphModel::Logits(const std::vector<Tensor>& params, const ModelInput& input) {
+  PS_ASSIGN_OR_RETURN(const Tensor* in, ChainInput(input));
+  return LogitsIn(Mode::kInference, params, *in);
 }
 
 StatusOr<float> GraphModel::LossAndGradients(const std::vector<Tensor>& params,
-                                             const Tensor& images,
+                                             const ModelInput& input,
                                              const std::vector<int32_t>& labels,
-                                             std::vector<Tensor>* grads, StepHooks* hooks) {
-  PS_RETURN_IF_ERROR(CheckTakesImages());
-  return ChainLossAndGradients(params, images, labels, grads, hooks, nullptr);
-}
-
-StatusOr<Tensor> GraphModel::SparseLogits(const std::vector<Tensor>& params,
-                                          const SparseInput& input) {
-  if (front_.empty()) return Model::SparseLogits(params, input);
-  PS_RETURN_IF_ERROR(front_.Forward(input, &front_out_).Annotate(name_));
-  return LogitsIn(Mode::kInference, params, front_out_);
-}
-
-StatusOr<float> GraphModel::SparseLossAndGradients(const std::vector<Tensor>& params,
-                                                   const SparseInput& input,
-                                                   const std::vector<int32_t>& labels,
-                                                   std::vector<Tensor>* grads,
-                                                   std::vector<Tensor>* row_grads) {
-  if (front_.empty()) return Model::SparseLossAndGradients(params, input, labels, grads, row_grads);
-  PS_RETURN_IF_ERROR(front_.Forward(input, &front_out_).Annotate(name_));
-  PS_ASSIGN_OR_RETURN(
-      float loss, ChainLossAndGradients(params, front_out_, labels, grads, nullptr, &dfront_out_));
-  PS_RETURN_IF_ERROR(front_.Backward(input, dfront_out_, row_grads).Annotate(name_));
+                                             std::vector<Tensor>* grads,
+                                             std::vector<Tensor>* row_grads, StepHooks* hooks) {
+  PS_ASSIGN_OR_RETURN(const Tensor* in, ChainInput(input));
+  if (front_.empty()) return ChainLossAndGradients(params, *in, labels, grads, hooks, nullptr);
+  PS_ASSIGN_OR_RETURN(float loss,
+                      ChainLossAndGradients(params, *in, labels, grads, hooks, &dfront_out_));
+  PS_RETURN_IF_ERROR(front_.Backward(input.ids, dfront_out_, row_grads).Annotate(name_));
   return loss;
 }
 

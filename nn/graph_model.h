@@ -55,19 +55,14 @@ class GraphModel : public Model {
   Shape example_shape() const override { return example_shape_; }
   int num_classes() const override { return num_classes_; }
   std::string backend() const override { return backend_->Describe(); }
-  using Model::LossAndGradients;
-  StatusOr<float> LossAndGradients(const std::vector<Tensor>& params, const Tensor& images,
-                                   const std::vector<int32_t>& labels, std::vector<Tensor>* grads,
-                                   StepHooks* hooks) override;
-  StatusOr<Tensor> Logits(const std::vector<Tensor>& params, const Tensor& images) override;
   const std::vector<EmbeddingLookup>& lookups() const override { return front_.lookups(); }
-  StatusOr<float> SparseLossAndGradients(const std::vector<Tensor>& params,
-                                         const SparseInput& input,
-                                         const std::vector<int32_t>& labels,
-                                         std::vector<Tensor>* grads,
-                                         std::vector<Tensor>* row_grads) override;
-  StatusOr<Tensor> SparseLogits(const std::vector<Tensor>& params,
-                                const SparseInput& input) override;
+  const std::vector<std::string>& dense_columns() const override;
+  using Model::Logits;
+  using Model::LossAndGradients;
+  StatusOr<float> LossAndGradients(const std::vector<Tensor>& params, const ModelInput& input,
+                                   const std::vector<int32_t>& labels, std::vector<Tensor>* grads,
+                                   std::vector<Tensor>* row_grads, StepHooks* hooks) override;
+  StatusOr<Tensor> Logits(const std::vector<Tensor>& params, const ModelInput& input) override;
   // The logits in either mode (training: batch statistics, dropout).
   StatusOr<Tensor> LogitsIn(Mode mode, const std::vector<Tensor>& params, const Tensor& images);
   // On a device backend: leave each step's gradients on the device (in
@@ -100,8 +95,9 @@ class GraphModel : public Model {
                                         const std::vector<int32_t>& labels,
                                         std::vector<Tensor>* grads, StepHooks* hooks,
                                         Tensor* dinput);
-  // InvalidArgument unless this is a model of images.
-  Status CheckTakesImages() const;
+  // What the chain reads of `input`: the images, or the front's output
+  // for the ids (into front_out_).
+  StatusOr<const Tensor*> ChainInput(const ModelInput& input);
   // Runs every layer; with hooks, each layer waits for its variables first.
   Status Forward(Mode mode, const std::vector<Tensor>& params, const Tensor& images,
                  StepHooks* hooks);

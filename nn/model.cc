@@ -21,21 +21,6 @@ StatusOr<std::unique_ptr<Model>> CreateModel(const proto::ModelSpec& spec) {
   return std::unique_ptr<Model>(std::move(model));
 }
 
-const std::vector<EmbeddingLookup>& Model::lookups() const {
-  static const auto* none = new std::vector<EmbeddingLookup>();
-  return *none;
-}
-
-StatusOr<float> Model::SparseLossAndGradients(const std::vector<Tensor>&, const SparseInput&,
-                                              const std::vector<int32_t>&, std::vector<Tensor>*,
-                                              std::vector<Tensor>*) {
-  return InvalidArgument("this model takes images, not ids");
-}
-
-StatusOr<Tensor> Model::SparseLogits(const std::vector<Tensor>&, const SparseInput&) {
-  return InvalidArgument("this model takes images, not ids");
-}
-
 Status CheckParam(const std::string& model, const VariableSpec& variable, const Tensor& param) {
   if (param.shape() == variable.shape) return OkStatus();
   return InvalidArgument(model + ": " + variable.name + " has shape " + ShapeString(param.shape()) +
@@ -50,6 +35,16 @@ Status CheckImages(const std::string& model, const Shape& example_shape, const T
     want.insert(want.end(), example_shape.begin(), example_shape.end());
     return InvalidArgument(model + ": images " + ShapeString(s) + ", want " + ShapeString(want) +
                            " (-1: any batch size)");
+  }
+  return OkStatus();
+}
+
+Status CheckInputKind(const Model& model, const std::string& name, const ModelInput& input) {
+  if (!model.lookups().empty() && input.images != nullptr) {
+    return InvalidArgument(name + " looks up ids (it starts with embedding layers), not images");
+  }
+  if (model.lookups().empty() && input.images == nullptr) {
+    return InvalidArgument(name + " reads images, and the input has none");
   }
   return OkStatus();
 }

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -45,6 +46,27 @@ struct VariableSpec {
 // gives the same bits on every machine.
 Tensor InitialValue(const VariableSpec& spec, uint64_t seed);
 
+// What a model reads of one batch. A model of images reads `images`,
+// [N, example_shape()...], already normalized; a model of ids (one whose
+// lookups() are not empty) reads, per lookup, the batch's ids and the rows
+// pulled for them, and a model of columns its dense values too
+// (nn/sparse/embedding_front.h). A model refuses, with InvalidArgument, the
+// input of the other kind.
+struct ModelInput {
+  const Tensor* images = nullptr;  // a model of images
+  SparseInput ids;                 // a model of ids
+  static ModelInput Images(const Tensor& images) {
+    ModelInput input;
+    input.images = &images;
+    return input;
+  }
+  static ModelInput Ids(SparseInput ids) {
+    ModelInput input;
+    input.ids = std::move(ids);
+    return input;
+  }
+};
+
 class Model {
  public:
   virtual ~Model() = default;
@@ -55,45 +77,46 @@ class Model {
   virtual int num_classes() const = 0;
   // What its arithmetic runs on, for logs: "cpu (oneDNN 2.6.3, 2 threads)".
   virtual std::string backend() const = 0;
-  // Mean softmax cross-entropy over the batch (training mode), and one
-  // tensor per param in variables() order: d(loss)/d(param) for a trainable
-  // variable; for a non-trainable one the delta its owner subtracts from it
-  // (var -= delta, TF's assign_sub), pushed beside the gradients — for a
-  // moving statistic delta = (1 - decay) * (moving - batch statistic).
-  // images: [N, example_shape()...], already normalized; labels in
+  // The tables a model of ids looks up on the ps tasks, one per lookup;
+  // none for a model of images.
+  virtual const std::vector<EmbeddingLookup>& lookups() const = 0;
+  // The dense columns a model of columns reads beside its ids, in the
+  // order its input gives them; none for another model.
+  virtual const std::vector<std::string>& dense_columns() const = 0;
+
+  // The batch's loss (training mode: the mean softmax cross-entropy, or
+  // the sum where the spec says so), and one tensor per param in
+  // variables() order: d(loss)/d(param) for a trainable variable; for a
+  // non-trainable one the delta its owner subtracts from it (var -= delta,
+  // TF's assign_sub), pushed beside the gradients — for a moving statistic
+  // delta = (1 - decay) * (moving - batch statistic). A model of ids also
+  // gives (*row_grads)[l], lookup l's rows' gradient [its unique ids, dim]
+  // (row_grads may be null for a model of images). Labels in
   // [0, num_classes()). grads is resized and overwritten (buffers of the
-  // right shape are reused). InvalidArgument for bad shapes or labels.
-  StatusOr<float> LossAndGradients(const std::vector<Tensor>& params, const Tensor& images,
-                                   const std::vector<int32_t>& labels, std::vector<Tensor>* grads) {
-    return LossAndGradients(params, images, labels, grads, nullptr);
-  }
-  // The same, meeting `hooks` (nn/step_hooks.h; none when null): params[v]
-  // is read only after hooks->ParamReady(v), and each gradient is handed on
-  // as soon as it is final. `params` must already have its size; a
-  // variable's tensor may still be filled by another thread until its
-  // ParamReady returns.
-  virtual StatusOr<float> LossAndGradients(const std::vector<Tensor>& params, const Tensor& images,
+  // right shape are reused). InvalidArgument for bad shapes, ids or labels.
+  //
+  // `hooks` (nn/step_hooks.h; none when null): params[v] is read only after
+  // hooks->ParamReady(v), and each gradient is handed on as soon as it is
+  // final. `params` must already have its size; a variable's tensor may
+  // still be filled by another thread until its ParamReady returns.
+  virtual StatusOr<float> LossAndGradients(const std::vector<Tensor>& params,
+                                           const ModelInput& input,
                                            const std::vector<int32_t>& labels,
-                                           std::vector<Tensor>* grads, StepHooks* hooks) = 0;
+                                           std::vector<Tensor>* grads,
+                                           std::vector<Tensor>* row_grads, StepHooks* hooks) = 0;
   // [N, num_classes()], in inference mode (batch norm uses its moving
   // statistics).
-  virtual StatusOr<Tensor> Logits(const std::vector<Tensor>& params, const Tensor& images) = 0;
+  virtual StatusOr<Tensor> Logits(const std::vector<Tensor>& params, const ModelInput& input) = 0;
 
-  // A model of ids (one that starts with embedding layers) looks up these
-  // tables on the ps tasks, one per lookup; a model of images none.
-  virtual const std::vector<EmbeddingLookup>& lookups() const;
-  // A model of ids: LossAndGradients from the batch's ids and the rows
-  // pulled for them (nn/sparse/embedding_front.h); (*row_grads)[l] is
-  // lookup l's rows' gradient, [its unique ids, dim]. InvalidArgument for
-  // ids that do not check, and for a model of images.
-  virtual StatusOr<float> SparseLossAndGradients(const std::vector<Tensor>& params,
-                                                 const SparseInput& input,
-                                                 const std::vector<int32_t>& labels,
-                                                 std::vector<Tensor>* grads,
-                                                 std::vector<Tensor>* row_grads);
-  // A model of ids: Logits from the batch's ids and rows.
-  virtual StatusOr<Tensor> SparseLogits(const std::vector<Tensor>& params,
-                                        const SparseInput& input);
+  // The same for a model of images.
+  StatusOr<float> LossAndGradients(const std::vector<Tensor>& params, const Tensor& images,
+                                   const std::vector<int32_t>& labels, std::vector<Tensor>* grads,
+                                   StepHooks* hooks = nullptr) {
+    return LossAndGradients(params, ModelInput::Images(images), labels, grads, nullptr, hooks);
+  }
+  StatusOr<Tensor> Logits(const std::vector<Tensor>& params, const Tensor& images) {
+    return Logits(params, ModelInput::Images(images));
+  }
 };
 
 // A built-in network ("mnist", "mnist_bn", "cifar10", "mnist_ids") or a ModelSpec text
@@ -110,6 +133,9 @@ Status CheckParam(const std::string& model, const VariableSpec& variable, const 
 // InvalidArgument, naming the model, unless `images` is a non-empty batch
 // [N, example_shape...].
 Status CheckImages(const std::string& model, const Shape& example_shape, const Tensor& images);
+// InvalidArgument, naming the model, unless `input` is of the kind it
+// reads: ids when it has lookups, else images.
+Status CheckInputKind(const Model& model, const std::string& name, const ModelInput& input);
 }  // namespace nn
 }  // namespace pstrain
 

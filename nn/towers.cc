@@ -68,11 +68,16 @@ std::string Towers::backend() const {
   return std::to_string(num_towers()) + " towers, each on " + tower;
 }
 
-StatusOr<float> Towers::LossAndGradients(const std::vector<Tensor>& params, const Tensor& images,
+StatusOr<float> Towers::LossAndGradients(const std::vector<Tensor>& params, const ModelInput& input,
                                          const std::vector<int32_t>& labels,
-                                         std::vector<Tensor>* grads, StepHooks* hooks) {
+                                         std::vector<Tensor>* grads, std::vector<Tensor>* row_grads,
+                                         StepHooks* hooks) {
   const int k = num_towers();
-  if (k == 1) return towers_[0]->LossAndGradients(params, images, labels, grads, hooks);
+  if (k == 1) return towers_[0]->LossAndGradients(params, input, labels, grads, row_grads, hooks);
+  // Several towers are of a model of images (Create refuses more than one
+  // for ids).
+  PS_RETURN_IF_ERROR(CheckInputKind(*this, "towers", input));
+  const Tensor& images = *input.images;
   if (hooks != nullptr) {
     for (size_t v = 0; v < params.size(); ++v) PS_RETURN_IF_ERROR(hooks->ParamReady(v));
   }

@@ -48,26 +48,19 @@ class Towers : public Model {
   // With several towers, hooks see every variable waited for before any
   // tower starts and every gradient handed on once the towers' mean is
   // taken; one tower meets them layer by layer.
-  using Model::LossAndGradients;
-  StatusOr<float> LossAndGradients(const std::vector<Tensor>& params, const Tensor& images,
-                                   const std::vector<int32_t>& labels, std::vector<Tensor>* grads,
-                                   StepHooks* hooks) override;
-  // On the first tower, the whole batch.
-  StatusOr<Tensor> Logits(const std::vector<Tensor>& params, const Tensor& images) override {
-    return towers_[0]->Logits(params, images);
-  }
   // A model of ids trains on one tower (Create refuses more).
   const std::vector<EmbeddingLookup>& lookups() const override { return towers_[0]->lookups(); }
-  StatusOr<float> SparseLossAndGradients(const std::vector<Tensor>& params,
-                                         const SparseInput& input,
-                                         const std::vector<int32_t>& labels,
-                                         std::vector<Tensor>* grads,
-                                         std::vector<Tensor>* row_grads) override {
-    return towers_[0]->SparseLossAndGradients(params, input, labels, grads, row_grads);
+  const std::vector<std::string>& dense_columns() const override {
+    return towers_[0]->dense_columns();
   }
-  StatusOr<Tensor> SparseLogits(const std::vector<Tensor>& params,
-                                const SparseInput& input) override {
-    return towers_[0]->SparseLogits(params, input);
+  using Model::Logits;
+  using Model::LossAndGradients;
+  StatusOr<float> LossAndGradients(const std::vector<Tensor>& params, const ModelInput& input,
+                                   const std::vector<int32_t>& labels, std::vector<Tensor>* grads,
+                                   std::vector<Tensor>* row_grads, StepHooks* hooks) override;
+  // On the first tower, the whole batch.
+  StatusOr<Tensor> Logits(const std::vector<Tensor>& params, const ModelInput& input) override {
+    return towers_[0]->Logits(params, input);
   }
 
  private:

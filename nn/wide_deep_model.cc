@@ -39,9 +39,7 @@ data::FeatureRequest FeatureRequestOf(const Model& model) {
       request.sparse.push_back(lookup.feature);
     }
   }
-  if (const auto* wide_deep = dynamic_cast<const WideDeepModel*>(&model)) {
-    request.dense = wide_deep->dense_columns();
-  }
+  request.dense = model.dense_columns();
   return request;
 }
 
@@ -169,16 +167,6 @@ StatusOr<std::unique_ptr<WideDeepModel>> WideDeepModel::Create(const proto::Mode
   return m;
 }
 
-StatusOr<float> WideDeepModel::LossAndGradients(const std::vector<Tensor>&, const Tensor&,
-                                                const std::vector<int32_t>&, std::vector<Tensor>*,
-                                                StepHooks*) {
-  return InvalidArgument(name_ + " reads feature columns, not images");
-}
-
-StatusOr<Tensor> WideDeepModel::Logits(const std::vector<Tensor>&, const Tensor&) {
-  return InvalidArgument(name_ + " reads feature columns, not images");
-}
-
 SparseInput WideDeepModel::DnnPart(const SparseInput& input) const {
   SparseInput dnn;
   dnn.bags.assign(input.bags.begin(), input.bags.begin() + num_dnn_lookups_);
@@ -229,11 +217,18 @@ Status WideDeepModel::Forward(Mode mode, const std::vector<Tensor>& params,
   return OkStatus();
 }
 
-StatusOr<float> WideDeepModel::SparseLossAndGradients(const std::vector<Tensor>& params,
-                                                      const SparseInput& input,
-                                                      const std::vector<int32_t>& labels,
-                                                      std::vector<Tensor>* grads,
-                                                      std::vector<Tensor>* row_grads) {
+StatusOr<float> WideDeepModel::LossAndGradients(const std::vector<Tensor>& params,
+                                                const ModelInput& model_input,
+                                                const std::vector<int32_t>& labels,
+                                                std::vector<Tensor>* grads,
+                                                std::vector<Tensor>* row_grads, StepHooks* hooks) {
+  PS_RETURN_IF_ERROR(CheckInputKind(*this, name_, model_input));
+  const SparseInput& input = model_input.ids;
+  // The variables are the DNN's, all read before the first layer and
+  // final after the last (the linear columns are rows).
+  for (size_t v = 0; hooks != nullptr && v < params.size(); ++v) {
+    PS_RETURN_IF_ERROR(hooks->ParamReady(v));
+  }
   PS_RETURN_IF_ERROR(Forward(Mode::kTraining, params, input));
   const int64_t batch = logits_.dim(0);
   if (static_cast<int64_t>(labels.size()) != batch) {
@@ -284,12 +279,15 @@ StatusOr<float> WideDeepModel::SparseLossAndGradients(const std::vector<Tensor>&
                                             Combiner::kSum, &(*row_grads)[l])
                            .Annotate(name_ + ": linear column " + lookups_[l].layer));
   }
+  for (size_t v = 0; hooks != nullptr && v < grads->size(); ++v) {
+    PS_RETURN_IF_ERROR(hooks->GradientReady(v));
+  }
   return static_cast<float>(loss + decay);
 }
 
-StatusOr<Tensor> WideDeepModel::SparseLogits(const std::vector<Tensor>& params,
-                                             const SparseInput& input) {
-  PS_RETURN_IF_ERROR(Forward(Mode::kInference, params, input));
+StatusOr<Tensor> WideDeepModel::Logits(const std::vector<Tensor>& params, const ModelInput& input) {
+  PS_RETURN_IF_ERROR(CheckInputKind(*this, name_, input));
+  PS_RETURN_IF_ERROR(Forward(Mode::kInference, params, input.ids));
   if (units_ > 1) return logits_;
   // One logit z: [0, z], whose softmax is [1 - sigmoid(z), sigmoid(z)].
   Tensor two({logits_.dim(0), 2});

@@ -55,24 +55,17 @@ class WideDeepModel : public Model {
   Shape example_shape() const override { return dnn_->example_shape(); }
   int num_classes() const override { return num_classes_; }
   std::string backend() const override { return dnn_->backend(); }
-  using Model::LossAndGradients;
-  StatusOr<float> LossAndGradients(const std::vector<Tensor>& params, const Tensor& images,
-                                   const std::vector<int32_t>& labels, std::vector<Tensor>* grads,
-                                   StepHooks* hooks) override;
-  StatusOr<Tensor> Logits(const std::vector<Tensor>& params, const Tensor& images) override;
-
   // The DNN's embedding lookups, then the linear columns' (bias last).
   const std::vector<EmbeddingLookup>& lookups() const override { return lookups_; }
   // The DNN's dense columns, in the order the input gives them.
-  const std::vector<std::string>& dense_columns() const { return dense_columns_; }
+  const std::vector<std::string>& dense_columns() const override { return dense_columns_; }
   int64_t dense_width() const { return dense_width_; }
-  StatusOr<float> SparseLossAndGradients(const std::vector<Tensor>& params,
-                                         const SparseInput& input,
-                                         const std::vector<int32_t>& labels,
-                                         std::vector<Tensor>* grads,
-                                         std::vector<Tensor>* row_grads) override;
-  StatusOr<Tensor> SparseLogits(const std::vector<Tensor>& params,
-                                const SparseInput& input) override;
+  using Model::Logits;
+  using Model::LossAndGradients;
+  StatusOr<float> LossAndGradients(const std::vector<Tensor>& params, const ModelInput& input,
+                                   const std::vector<int32_t>& labels, std::vector<Tensor>* grads,
+                                   std::vector<Tensor>* row_grads, StepHooks* hooks) override;
+  StatusOr<Tensor> Logits(const std::vector<Tensor>& params, const ModelInput& input) override;
 
  private:
   WideDeepModel() = default;

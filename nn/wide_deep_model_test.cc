@@ -128,12 +128,13 @@ TEST_P(WideDeepTest, RowAndVariableGradientsMatchNumericalOnes) {
   std::vector<Tensor> params;
   for (const VariableSpec& v : m.variables()) params.push_back(RandomTensor(v.shape, &rng));
   std::vector<Tensor> grads, row_grads;
-  auto loss = (*model)->SparseLossAndGradients(params, input, batch.labels, &grads, &row_grads);
+  auto loss = (*model)->LossAndGradients(params, ModelInput::Ids(input), batch.labels, &grads,
+                                         &row_grads, nullptr);
   ASSERT_TRUE(loss.ok()) << loss.status().ToString();
   const auto loss_now = [&] {
     std::vector<Tensor> g, rg;
-    return static_cast<double>(
-        *(*model)->SparseLossAndGradients(params, input, batch.labels, &g, &rg));
+    return static_cast<double>(*(*model)->LossAndGradients(params, ModelInput::Ids(input),
+                                                           batch.labels, &g, &rg, nullptr));
   };
   GradCheckOptions options;
   options.eps = 1e-3;
@@ -146,7 +147,7 @@ TEST_P(WideDeepTest, RowAndVariableGradientsMatchNumericalOnes) {
   }
   ExpectModelGradientsMatch(m.variables(), &params, grads, loss_now, options, &rng);
   // Two classes: one logit z, given as [0, z].
-  auto logits = (*model)->SparseLogits(params, input);
+  auto logits = (*model)->Logits(params, ModelInput::Ids(input));
   PS_ASSERT_OK(logits);
   EXPECT_EQ(logits->shape(), (Shape{4, classes}));
   if (classes == 2) {
@@ -214,8 +215,8 @@ TEST(WideDeep, ASummedLossIsTheMeanTimesTheBatch) {
   std::vector<Tensor> grads[2], row_grads[2];
   float loss[2];
   for (int r = 0; r < 2; ++r) {
-    auto l =
-        models[r]->SparseLossAndGradients(params, input, batch.labels, &grads[r], &row_grads[r]);
+    auto l = models[r]->LossAndGradients(params, ModelInput::Ids(input), batch.labels, &grads[r],
+                                         &row_grads[r], nullptr);
     ASSERT_TRUE(l.ok()) << l.status().ToString();
     loss[r] = *l;
   }

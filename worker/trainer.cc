@@ -137,7 +137,11 @@ Trainer::Trainer(nn::Model* model, PsFleet* fleet, data::BatchSource* input,
       }()),
       backoff_(std::chrono::milliseconds(100), std::chrono::seconds(5), options.retry_budget,
                options.clock),
-      clock_(options.clock) {
+      clock_(options.clock),
+      // A model of ids needs its rows whole before the step: they come with
+      // the variables in one pull, and the step's transfers are not
+      // overlapped with its computation.
+      overlap_(options.overlap && model->lookups().empty()) {
   RenewBuffers();
 }
 
@@ -246,33 +250,35 @@ Status Trainer::Pull(int64_t min_step) {
   });
 }
 
-Status Trainer::SerialStep(int64_t min_step, int64_t local_step, StepRecord* record) {
-  const bool ids = !model_->lookups().empty();
-  // A model of ids takes its batch first: its ids say which rows to pull.
-  // A failed step's batch is taken again.
-  if (ids && !batch_pending_) {
+Status Trainer::Step(int64_t min_step, int64_t local_step, StepRecord* record) {
+  // The batch first: a model of ids pulls the rows its ids name. It is
+  // kept until a push lands, so a failed step trains on it again.
+  if (!batch_pending_) {
     if (!input_->Next(&record->batch)) {  // the last epoch is done
       record->finished = true;
       record->global_step = -1;
       return OkStatus();
     }
-    PS_RETURN_IF_ERROR(TakeIds(record->batch));
+    PS_RETURN_IF_ERROR(TableStepsOf(model_->lookups(), record->batch, &tables_));
+    fleet_->Shard(&tables_);
     batch_pending_ = true;
   }
+  PS_RETURN_IF_ERROR(overlap_ ? OverlappedStep(min_step, local_step, record)
+                              : SerialStep(min_step, local_step, record));
+  if (!record->finished) batch_pending_ = false;
+  return OkStatus();
+}
+
+Status Trainer::SerialStep(int64_t min_step, int64_t local_step, StepRecord* record) {
   const auto t0 = clock_->Now();
   PS_RETURN_IF_ERROR(Pull(min_step));
   record->pull_secs = std::chrono::duration<double>(clock_->Now() - t0).count();
-  if (ids ? ReachedMaxSteps(record) : !NextBatch(record)) return OkStatus();
+  if (ReachedMaxSteps(record)) return OkStatus();
   const auto t1 = clock_->Now();
-  if (ids) {
-    PS_ASSIGN_OR_RETURN(record->loss,
-                        model_->SparseLossAndGradients(
-                            params_, SparseInputOf(model_->lookups(), record->batch, tables_),
-                            record->batch.labels, &grads_, &row_grads_));
-  } else {
-    PS_ASSIGN_OR_RETURN(record->loss, model_->LossAndGradients(params_, record->batch.images,
-                                                               record->batch.labels, &grads_));
-  }
+  PS_ASSIGN_OR_RETURN(
+      record->loss,
+      model_->LossAndGradients(params_, ModelInputOf(model_->lookups(), record->batch, tables_),
+                               record->batch.labels, &grads_, &row_grads_, nullptr));
   PS_RETURN_IF_ERROR(ProcessGradients(options_.gradients, names_, trainable_, params_, steps_[0],
                                       &grads_, &record->loss));
   PS_RETURN_IF_ERROR(CheckLoss(record->loss));
@@ -286,13 +292,6 @@ Status Trainer::SerialStep(int64_t min_step, int64_t local_step, StepRecord* rec
                                               local_step, steps_, options_.sync, sequence),
                  sequence, local_step));
   record->push_secs = std::chrono::duration<double>(clock_->Now() - t2).count();
-  batch_pending_ = false;
-  return OkStatus();
-}
-
-Status Trainer::TakeIds(const data::Batch& batch) {
-  PS_RETURN_IF_ERROR(TableStepsOf(model_->lookups(), batch, &tables_));
-  fleet_->Shard(&tables_);
   return OkStatus();
 }
 
@@ -307,14 +306,15 @@ Status Trainer::OverlappedStep(int64_t min_step, int64_t local_step, StepRecord*
   const auto t0 = clock_->Now();
   PS_ASSIGN_OR_RETURN(std::unique_ptr<StreamedPull> pull, StartPull(min_step));
   record->pull_secs = std::chrono::duration<double>(clock_->Now() - t0).count();
-  if (!NextBatch(record)) return OkStatus();
+  if (ReachedMaxSteps(record)) return OkStatus();
   const auto t1 = clock_->Now();
   StepStreams streams(
       pull.get(),
       [&] { return fleet_->StartPush(options_.worker_index, local_step, steps_, options_.sync); },
       options_.gradients, names_, trainable_, params_, steps_[0], &grads_, clock_);
-  auto computed = model_->LossAndGradients(params_, record->batch.images, record->batch.labels,
-                                           &grads_, &streams);
+  auto computed =
+      model_->LossAndGradients(params_, ModelInputOf(model_->lookups(), record->batch, tables_),
+                               record->batch.labels, &grads_, &row_grads_, &streams);
   // A failed transfer under the model is the step's error (and retried);
   // the push, unfinished, is cut off and applies nothing.
   PS_RETURN_IF_ERROR(streams.transfer_error());
@@ -331,21 +331,6 @@ Status Trainer::OverlappedStep(int64_t min_step, int64_t local_step, StepRecord*
                       PushedOnce(streams.push()->Finish(), streams.push()->sequence(), local_step));
   record->push_secs = std::chrono::duration<double>(clock_->Now() - t2).count();
   return OkStatus();
-}
-
-bool Trainer::NextBatch(StepRecord* record) {
-  const int64_t global_step = steps_[0];
-  if (options_.max_steps > 0 && global_step >= options_.max_steps) {
-    record->finished = true;
-    record->global_step = global_step;
-    return false;
-  }
-  if (!input_->Next(&record->batch)) {  // the last epoch is done
-    record->finished = true;
-    record->global_step = -1;
-    return false;
-  }
-  return true;
 }
 
 Status Trainer::CheckLoss(float loss) const {
@@ -376,10 +361,7 @@ StatusOr<TrainerResult> Trainer::Run() {
     next.batch = std::move(record.batch);
     record = std::move(next);
     const int64_t local_step = result.local_steps + 1;
-    // A model of ids steps serially: its rows come with the variables.
-    Status stepped = options_.overlap && model_->lookups().empty()
-                         ? OverlappedStep(min_step, local_step, &record)
-                         : SerialStep(min_step, local_step, &record);
+    Status stepped = Step(min_step, local_step, &record);
     if (!stepped.ok()) {
       RenewBuffers();
       if (EndedByChief()) break;

@@ -1,10 +1,15 @@
 // Trainer: one worker's training loop against the ps tasks.
 //
-// Each step pulls every variable, runs the model forward and backward on the
-// next batch of this worker's shard, and pushes the gradients, the three
-// overlapped (ps/client/ps_fleet_streams.h, nn/step_hooks.h): a layer runs as soon
-// as its own variables are in, and each gradient is processed and sent as
-// soon as backward has it. A step that fails part-way pushes nothing.
+// Each step, for every kind of model, takes the next batch of this worker's
+// shard, pulls every variable (and, for a model of ids, in the same
+// requests, the rows of the batch's unique ids), runs the model forward and
+// backward on the batch (nn::Model::LossAndGradients), and pushes the
+// gradients (with the rows', one per unique id). The three are overlapped
+// (ps/client/ps_fleet_streams.h, nn/step_hooks.h) unless options.overlap is
+// off or the model has ids (its rows are needed whole before it starts): a
+// layer runs as soon as its own variables are in, and each gradient is
+// processed and sent as soon as backward has it. A step that fails part-way
+// pushes nothing, and the next try trains on the same batch.
 //  - async: each push is applied at once; with staleness >= 0 the worker
 //    waits while it is more than `staleness` steps ahead of the slowest live
 //    worker;
@@ -12,11 +17,6 @@
 //    every ps is past S; a wait longer than step_timeout is logged (naming
 //    what is missing) and resumed, so a dead worker that comes back lets
 //    training continue.
-// A model of ids (embedding layers) takes its batch first: the step pulls
-// the variables and, in the same requests, the rows of the batch's unique
-// ids, runs the model, and pushes the gradients with the rows' (one per
-// unique id), one after the other (no overlap); a failed step takes the
-// same batch again.
 // Stops when global_step reaches max_steps, when the input runs out
 // (epochs), or when `stop` is notified.
 //
@@ -108,20 +108,18 @@ class Trainer {
   // A step done: counted in *result and the heartbeat, and in *window,
   // whose progress line is logged every log_frequency local steps.
   void CountStep(const StepRecord& record, TrainerResult* result, ProgressWindow* window);
-  // One step, its transfers overlapped with the computation or not; any
-  // error is the step's (retried by Run when retryable). Sets
-  // record->finished instead when there is nothing left to do.
+  // One step: its batch (the one a failed step left, or the next, with
+  // the unique ids of each lookup's feature into tables_, split by ps),
+  // then its transfers and computation, overlapped or one after the other.
+  // Any error is the step's (retried by Run when retryable);
+  // InvalidArgument naming the feature when the batch lacks one. Sets
+  // record->finished instead when global_step reached max_steps or the
+  // input ran out.
+  Status Step(int64_t min_step, int64_t local_step, StepRecord* record);
   Status OverlappedStep(int64_t min_step, int64_t local_step, StepRecord* record);
   Status SerialStep(int64_t min_step, int64_t local_step, StepRecord* record);
-  // A model of ids: the unique ids of each lookup's feature in `batch` into
-  // tables_, split by ps. InvalidArgument naming the feature when the batch
-  // lacks it.
-  Status TakeIds(const data::Batch& batch);
   // Whether the pulled global_step reached max_steps (then record->finished).
   bool ReachedMaxSteps(StepRecord* record) const;
-  // The next batch into record->batch, or false (record->finished) when
-  // global_step reached max_steps or the input ran out.
-  bool NextBatch(StepRecord* record);
   // InvalidArgument naming the step when the loss is NaN or Inf.
   Status CheckLoss(float loss) const;
   // Pulls every variable at once into params_, and the rows of tables_'
@@ -166,9 +164,10 @@ class Trainer {
 
   Backoff backoff_;
   Clock* const clock_;
+  const bool overlap_;  // the step's transfers overlapped with its computation
   bool ended_logged_ = false;
   std::vector<Tensor> params_, grads_;
-  // A model of ids: per lookup, the batch's ids and rows, and the rows'
+  // Per lookup of a model of ids, the batch's ids and rows, and the rows'
   // gradients; whether the batch in the record is still to be trained on.
   std::vector<PsFleet::TableStep> tables_;
   std::vector<Tensor> row_grads_;

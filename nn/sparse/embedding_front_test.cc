@@ -75,13 +75,14 @@ TEST_P(ModelOfIdsTest, RowAndVariableGradientsMatchNumericalOnes) {
   const SparseInput input{{{&batch.ids, &batch.position}}, {&rows}};
   const std::vector<int32_t> labels = {2, 0, 1};
   std::vector<Tensor> grads, row_grads;
-  auto loss = (*model)->SparseLossAndGradients(params, input, labels, &grads, &row_grads);
+  auto loss = (*model)->LossAndGradients(params, ModelInput::Ids(input), labels, &grads, &row_grads,
+                                         nullptr);
   ASSERT_TRUE(loss.ok()) << loss.status().ToString();
   ASSERT_EQ(row_grads.size(), 1u);
   ASSERT_EQ(row_grads[0].shape(), rows.shape());
   const auto loss_now = [&] {
     std::vector<Tensor> g, rg;
-    auto l = (*model)->SparseLossAndGradients(params, input, labels, &g, &rg);
+    auto l = (*model)->LossAndGradients(params, ModelInput::Ids(input), labels, &g, &rg, nullptr);
     PS_EXPECT_OK(l);
     return static_cast<double>(*l);
   };
@@ -94,7 +95,7 @@ TEST_P(ModelOfIdsTest, RowAndVariableGradientsMatchNumericalOnes) {
   ExpectModelGradientsMatch((*model)->variables(), &params, grads, loss_now, options, &rng);
   // The logits of inference are those training computed (no dropout or
   // batch norm here).
-  auto logits = (*model)->SparseLogits(params, input);
+  auto logits = (*model)->Logits(params, ModelInput::Ids(input));
   PS_ASSERT_OK(logits);
   EXPECT_EQ(logits->shape(), (Shape{3, 3}));
 }
@@ -113,7 +114,8 @@ TEST(ModelOfIds, AnEmbeddingOfOneIdPerExampleHasItsGradient) {
   const SparseInput input{{{&batch.ids, &batch.position}}, {&rows}};
   const std::vector<int32_t> labels = {0, 1, 2, 1};
   std::vector<Tensor> grads, row_grads;
-  PS_ASSERT_OK((*model)->SparseLossAndGradients(params, input, labels, &grads, &row_grads));
+  PS_ASSERT_OK((*model)->LossAndGradients(params, ModelInput::Ids(input), labels, &grads,
+                                          &row_grads, nullptr));
   GradCheckOptions options;
   options.eps = 1e-3;
   options.atol = 1e-4;
@@ -124,7 +126,7 @@ TEST(ModelOfIds, AnEmbeddingOfOneIdPerExampleHasItsGradient) {
       [&] {
         std::vector<Tensor> g, rg;
         return static_cast<double>(
-            *(*model)->SparseLossAndGradients(params, input, labels, &g, &rg));
+            *(*model)->LossAndGradients(params, ModelInput::Ids(input), labels, &g, &rg, nullptr));
       },
       options);
 
@@ -136,10 +138,11 @@ TEST(ModelOfIds, AnEmbeddingOfOneIdPerExampleHasItsGradient) {
   two.Add({6});
   two.Add({7});
   Tensor two_rows({4, 3});
-  Status s = (*model)
-                 ->SparseLossAndGradients(params, {{{&two.ids, &two.position}}, {&two_rows}},
-                                          labels, &grads, &row_grads)
-                 .status();
+  Status s =
+      (*model)
+          ->LossAndGradients(params, ModelInput::Ids({{{&two.ids, &two.position}}, {&two_rows}}),
+                             labels, &grads, &row_grads, nullptr)
+          .status();
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
   EXPECT_NE(s.message().find("layer item"), std::string::npos) << s.ToString();
   EXPECT_NE(s.message().find("takes exactly one"), std::string::npos) << s.ToString();
@@ -147,8 +150,9 @@ TEST(ModelOfIds, AnEmbeddingOfOneIdPerExampleHasItsGradient) {
   for (int64_t id : {4, 17, 100, 99}) outside.Add({id});
   Tensor outside_rows({4, 3});
   s = (*model)
-          ->SparseLossAndGradients(params, {{{&outside.ids, &outside.position}}, {&outside_rows}},
-                                   labels, &grads, &row_grads)
+          ->LossAndGradients(
+              params, ModelInput::Ids({{{&outside.ids, &outside.position}}, {&outside_rows}}),
+              labels, &grads, &row_grads, nullptr)
           .status();
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
   EXPECT_NE(s.message().find("id 100 is outside the vocabulary"), std::string::npos)
@@ -236,7 +240,7 @@ TEST(ModelOfIds, TakesNoImagesAndTrainsOnOneTower) {
   auto images = CreateModel("mnist");
   PS_ASSERT_OK(images);
   EXPECT_TRUE((*images)->lookups().empty());
-  EXPECT_EQ((*images)->SparseLogits(params, {}).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ((*images)->Logits(params, ModelInput::Ids({})).status().code(), Code::kInvalidArgument);
 }
 
 }  // namespace

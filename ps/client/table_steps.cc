@@ -1,5 +1,7 @@
 #include "ps/client/table_steps.h"
 
+#include <utility>
+
 namespace pstrain {
 
 Status TableStepsOf(const std::vector<nn::EmbeddingLookup>& lookups, const data::Batch& batch,
@@ -20,16 +22,17 @@ Status TableStepsOf(const std::vector<nn::EmbeddingLookup>& lookups, const data:
   return OkStatus();
 }
 
-nn::SparseInput SparseInputOf(const std::vector<nn::EmbeddingLookup>& lookups,
-                              const data::Batch& batch,
-                              const std::vector<PsFleet::TableStep>& tables) {
+nn::ModelInput ModelInputOf(const std::vector<nn::EmbeddingLookup>& lookups,
+                            const data::Batch& batch,
+                            const std::vector<PsFleet::TableStep>& tables) {
+  if (lookups.empty()) return nn::ModelInput::Images(batch.images);
   nn::SparseInput input;
   for (size_t l = 0; l < tables.size(); ++l) {
     input.bags.push_back({&batch.sparse.at(lookups[l].feature), &tables[l].ids.position});
     input.rows.push_back(&tables[l].rows);
   }
   if (batch.dense.size() > 0) input.dense = &batch.dense;
-  return input;
+  return nn::ModelInput::Ids(std::move(input));
 }
 
 }  // namespace pstrain

@@ -9,6 +9,7 @@
 
 #include "core/status.h"
 #include "data/batch_source.h"
+#include "nn/model.h"
 #include "nn/sparse/embedding_front.h"
 #include "ps/client/ps_fleet.h"
 
@@ -20,12 +21,13 @@ namespace pstrain {
 Status TableStepsOf(const std::vector<nn::EmbeddingLookup>& lookups, const data::Batch& batch,
                     std::vector<PsFleet::TableStep>* tables);
 
-// The batch's ids and the rows pulled for them (tables, as TableStepsOf
-// made them and a pull filled them), as the model reads them. Points into
+// The batch as the model reads it: its images for a model of images (no
+// lookups); for a model of ids, its ids and the rows pulled for them
+// (tables, as TableStepsOf made them and a pull filled them). Points into
 // batch and tables.
-nn::SparseInput SparseInputOf(const std::vector<nn::EmbeddingLookup>& lookups,
-                              const data::Batch& batch,
-                              const std::vector<PsFleet::TableStep>& tables);
+nn::ModelInput ModelInputOf(const std::vector<nn::EmbeddingLookup>& lookups,
+                            const data::Batch& batch,
+                            const std::vector<PsFleet::TableStep>& tables);
 
 }  // namespace pstrain
 
