@@ -77,6 +77,18 @@ Status CheckpointWriter::AddRows(const proto::RowBlock& block) {
                            std::to_string(block.values().size()) + " of values");
   }
   if (rows == 0) return OkStatus();
+  PS_RETURN_IF_ERROR(RowsAdded(t, block, rows, row_bytes));
+  if (!block.erase()) t->set_num_rows(t->num_rows() + static_cast<int64_t>(rows));
+  return OkStatus();
+}
+
+uint32_t CheckpointWriter::BlockCrc(const proto::RowBlock& block) {
+  return crc32c::Extend(crc32c::Value(block.keys().data(), block.keys().size()),
+                        block.values().data(), block.values().size());
+}
+
+Status CheckpointWriter::AppendToRowsFile(proto::TableCheckpoint* t, const proto::RowBlock& block,
+                                          uint64_t rows) {
   if (rows_ == nullptr) {
     PS_ASSIGN_OR_RETURN(rows_, AtomicFile::Create(prefix_ + ".rows", ops_));
     index_.set_rows_file(BaseName(prefix_) + ".rows");
@@ -87,11 +99,9 @@ Status CheckpointWriter::AddRows(const proto::RowBlock& block) {
   e->set_offset(rows_bytes_);
   e->set_rows(static_cast<int64_t>(rows));
   e->set_erase(block.erase());
-  e->set_crc32c(crc32c::Extend(crc32c::Value(block.keys().data(), block.keys().size()),
-                               block.values().data(), block.values().size()));
-  if (!block.erase()) t->set_num_rows(t->num_rows() + static_cast<int64_t>(rows));
+  e->set_crc32c(BlockCrc(block));
   rows_bytes_ += block.keys().size() + block.values().size();
-  return RowsAdded(*t, block, rows, row_bytes);
+  return OkStatus();
 }
 
 Status CheckpointWriter::CommitRows() {
@@ -134,9 +144,9 @@ class PstrainCheckpointWriter : public CheckpointWriter {
 
  private:
   Status TableBegun(const proto::TableCheckpoint&) override { return OkStatus(); }
-  Status RowsAdded(const proto::TableCheckpoint&, const proto::RowBlock&, uint64_t,
+  Status RowsAdded(proto::TableCheckpoint* t, const proto::RowBlock& block, uint64_t rows,
                    uint64_t) override {
-    return OkStatus();
+    return AppendToRowsFile(t, block, rows);
   }
 
   std::unique_ptr<AtomicFile> data_;
@@ -169,65 +179,100 @@ class TfCheckpointWriter : public CheckpointWriter {
   }
 
  private:
+  // A spool: a temporary file holding one of the streamed table's tensors
+  // (its keys, or a slot's values) until the values tensor ends.
+  using SpoolFile = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
+
+  // A full checkpoint's table streams into the bundle: its values straight
+  // in, its keys and each slot's values spooled.
   Status TableBegun(const proto::TableCheckpoint& table) override {
     PS_RETURN_IF_ERROR(EndTableTensors());
     if (index_.has_delta_base_step()) return OkStatus();
-    key_spool_.reset(std::tmpfile());
-    if (key_spool_ == nullptr) {
-      return Unavailable("no temporary file for the keys of table " + table.name() + ": " +
-                         std::strerror(errno));
+    streamed_ = index_.tables_size() - 1;
+    streamed_rows_ = 0;
+    spools_.clear();
+    for (int s = 0; s <= table.slot_names_size(); ++s) {
+      spools_.emplace_back(std::tmpfile(), &std::fclose);
+      if (spools_.back() == nullptr) {
+        return Unavailable("no temporary file for embedding table " + table.name() + ": " +
+                           std::strerror(errno));
+      }
     }
-    spooled_keys_ = 0;
-    spooled_table_ = table.name();
-    spooled_dim_ = table.dim();
+    index_.mutable_tables(streamed_)->mutable_bundle_rows()->set_values_offset(bundle_->offset());
     return bundle_->BeginTensor(table.name() + "-values", tensorflow::DT_FLOAT);
   }
 
-  // The bundle's values: each row without its slots; its keys spooled.
-  Status RowsAdded(const proto::TableCheckpoint& t, const proto::RowBlock& block, uint64_t rows,
+  // A delta's rows go to the rows file; a full table's rows are split into
+  // the bundle's tensors, each block's place and CRC32C in the index.
+  Status RowsAdded(proto::TableCheckpoint* t, const proto::RowBlock& block, uint64_t rows,
                    uint64_t row_bytes) override {
-    if (key_spool_ == nullptr || block.erase()) return OkStatus();
-    if (std::fwrite(block.keys().data(), 1, block.keys().size(), key_spool_.get()) !=
-        block.keys().size()) {
-      return Unavailable("spooling the keys of table " + t.name() + " failed");
+    if (streamed_ < 0) return AppendToRowsFile(t, block, rows);
+    if (block.erase()) {
+      return InvalidArgument("embedding table " + t->name() +
+                             ": erased keys in a full checkpoint's rows");
     }
-    spooled_keys_ += static_cast<int64_t>(rows);
-    const size_t value_bytes = sizeof(float) * t.dim();
-    if (t.slot_names_size() == 0) {
-      return bundle_->AppendToTensor(block.values().data(), rows * value_bytes);
+    proto::RowBlockEntry* e = t->add_blocks();
+    e->set_offset(static_cast<uint64_t>(streamed_rows_));
+    e->set_rows(static_cast<int64_t>(rows));
+    e->set_crc32c(BlockCrc(block));
+    streamed_rows_ += static_cast<int64_t>(rows);
+    PS_RETURN_IF_ERROR(Spool(0, block.keys().data(), block.keys().size(), *t));
+    const size_t part = sizeof(float) * t->dim();
+    std::string values(rows * part, '\0');
+    for (int s = 0; s <= t->slot_names_size(); ++s) {
+      for (uint64_t r = 0; r < rows; ++r) {
+        std::memcpy(&values[r * part], block.values().data() + r * row_bytes + s * part, part);
+      }
+      PS_RETURN_IF_ERROR(s == 0 ? bundle_->AppendToTensor(values.data(), values.size())
+                                : Spool(s, values.data(), values.size(), *t));
     }
-    std::string values(rows * value_bytes, '\0');
-    for (uint64_t r = 0; r < rows; ++r) {
-      std::memcpy(&values[r * value_bytes], block.values().data() + r * row_bytes, value_bytes);
-    }
-    return bundle_->AppendToTensor(values.data(), values.size());
+    return OkStatus();
   }
 
-  // Writes the streamed table's "-keys" tensor from the spool and ends it.
+  Status Spool(int which, const void* bytes, size_t n, const proto::TableCheckpoint& t) {
+    if (std::fwrite(bytes, 1, n, spools_[which].get()) == n) return OkStatus();
+    return Unavailable("spooling the rows of embedding table " + t.name() +
+                       " failed: " + std::strerror(errno));
+  }
+
+  // Ends the streamed table's values, then writes its keys and each slot's
+  // values from their spools.
   Status EndTableTensors() {
-    if (key_spool_ == nullptr) return OkStatus();
-    PS_RETURN_IF_ERROR(bundle_->EndTensor({spooled_keys_, spooled_dim_}));
-    PS_RETURN_IF_ERROR(bundle_->BeginTensor(spooled_table_ + "-keys", tensorflow::DT_INT64));
-    std::rewind(key_spool_.get());
+    if (streamed_ < 0) return OkStatus();
+    proto::TableCheckpoint* t = index_.mutable_tables(streamed_);
+    streamed_ = -1;
+    PS_RETURN_IF_ERROR(bundle_->EndTensor({streamed_rows_, t->dim()}));
+    t->mutable_bundle_rows()->set_keys_offset(bundle_->offset());
+    PS_RETURN_IF_ERROR(Unspool(0, t->name() + "-keys", tensorflow::DT_INT64, {streamed_rows_}));
+    for (int s = 0; s < t->slot_names_size(); ++s) {
+      t->mutable_bundle_rows()->add_slot_offsets(bundle_->offset());
+      PS_RETURN_IF_ERROR(Unspool(s + 1, t->name() + "/" + t->slot_names(s) + "-values",
+                                 tensorflow::DT_FLOAT, {streamed_rows_, t->dim()}));
+    }
+    spools_.clear();
+    return OkStatus();
+  }
+
+  Status Unspool(int which, const std::string& name, tensorflow::DataType dtype,
+                 const Shape& shape) {
+    std::FILE* spool = spools_[which].get();
+    PS_RETURN_IF_ERROR(bundle_->BeginTensor(name, dtype));
+    std::rewind(spool);
     std::vector<char> chunk(1 << 20);
-    for (size_t n; (n = std::fread(chunk.data(), 1, chunk.size(), key_spool_.get())) > 0;) {
+    for (size_t n; (n = std::fread(chunk.data(), 1, chunk.size(), spool)) > 0;) {
       PS_RETURN_IF_ERROR(bundle_->AppendToTensor(chunk.data(), n));
     }
-    const bool failed = std::ferror(key_spool_.get()) != 0;
-    key_spool_.reset();
-    if (failed) {
-      return Unavailable("reading back the keys of table " + spooled_table_ + " failed");
-    }
-    return bundle_->EndTensor({spooled_keys_});
+    if (std::ferror(spool) != 0) return Unavailable("reading back " + name + " failed");
+    return bundle_->EndTensor(shape);
   }
 
   std::unique_ptr<TfBundleWriter> bundle_;
   const TfNameFn tf_name_;
-  // The table streaming into the bundle: its keys so far, their count.
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> key_spool_{nullptr, &std::fclose};
-  int64_t spooled_keys_ = 0;
-  std::string spooled_table_;
-  int64_t spooled_dim_ = 0;
+  // The table streaming into the bundle (its place in the index; -1:
+  // none), its rows so far, and its spools: the keys, then each slot's.
+  int streamed_ = -1;
+  int64_t streamed_rows_ = 0;
+  std::vector<SpoolFile> spools_;
 };
 
 }  // namespace
@@ -262,7 +307,7 @@ TableRowsReader::TableRowsReader(std::string path, const proto::TableCheckpoint&
 
 StatusOr<std::unique_ptr<TableRowsReader>> TableRowsReader::Open(
     const std::string& prefix, const proto::TableCheckpoint& table) {
-  const std::string path = prefix + ".rows";
+  const std::string path = table.has_bundle_rows() ? TfBundleDataPath(prefix) : prefix + ".rows";
   std::error_code ec;
   const uint64_t bytes = table.blocks().empty() ? 0 : std::filesystem::file_size(path, ec);
   if (ec) return DataLoss(path + ": " + ec.message());
@@ -288,7 +333,8 @@ StatusOr<bool> TableRowsReader::Next(proto::RowBlock* block) {
   const uint64_t key_bytes = static_cast<uint64_t>(e.rows()) * sizeof(int64_t);
   const uint64_t value_bytes =
       e.erase() ? 0 : static_cast<uint64_t>(e.rows()) * row_floats * sizeof(float);
-  if (e.offset() > file_bytes_ || key_bytes + value_bytes > file_bytes_ - e.offset()) {
+  if (!table_.has_bundle_rows() &&
+      (e.offset() > file_bytes_ || key_bytes + value_bytes > file_bytes_ - e.offset())) {
     return DataLoss(where + " lies outside the file (truncated?)");
   }
   block->Clear();
@@ -298,14 +344,52 @@ StatusOr<bool> TableRowsReader::Next(proto::RowBlock* block) {
   std::string* values = block->mutable_values();
   keys->resize(key_bytes);
   values->resize(value_bytes);
-  in_.seekg(static_cast<std::streamoff>(e.offset()));
-  in_.read(keys->data(), static_cast<std::streamsize>(key_bytes));
-  in_.read(values->data(), static_cast<std::streamsize>(value_bytes));
-  if (!in_) return DataLoss(where + ": read failed");
+  if (table_.has_bundle_rows()) {
+    PS_RETURN_IF_ERROR(ReadFromBundle(e, where, keys, values));
+  } else {
+    in_.seekg(static_cast<std::streamoff>(e.offset()));
+    in_.read(keys->data(), static_cast<std::streamsize>(key_bytes));
+    in_.read(values->data(), static_cast<std::streamsize>(value_bytes));
+    if (!in_) return DataLoss(where + ": read failed");
+  }
   const uint32_t crc =
       crc32c::Extend(crc32c::Value(keys->data(), keys->size()), values->data(), values->size());
   if (!crc32c::Matches(e.crc32c(), crc)) return DataLoss(where + ": CRC32C mismatch");
   return true;
+}
+
+Status TableRowsReader::ReadFromBundle(const proto::RowBlockEntry& e, const std::string& where,
+                                       std::string* keys, std::string* values) {
+  const proto::BundleRows& at = table_.bundle_rows();
+  if (at.slot_offsets_size() != table_.slot_names_size() || e.erase()) {
+    return DataLoss(where + ": the index's bundle rows do not match the table's slots");
+  }
+  const uint64_t rows = static_cast<uint64_t>(e.rows());
+  const uint64_t part = sizeof(float) * static_cast<uint64_t>(table_.dim());
+  // Reads n bytes at `start` + `skip`, each number from the file checked
+  // against the file's length first.
+  auto read = [&](uint64_t start, uint64_t skip, uint64_t n, char* out) -> Status {
+    if (start > file_bytes_ || skip > file_bytes_ - start || n > file_bytes_ - start - skip) {
+      return DataLoss(where + " lies outside the bundle's data file (truncated?)");
+    }
+    in_.seekg(static_cast<std::streamoff>(start + skip));
+    in_.read(out, static_cast<std::streamsize>(n));
+    return in_ ? OkStatus() : DataLoss(where + ": read failed");
+  };
+  if (e.offset() > (uint64_t{1} << 40)) return DataLoss(where + ": first row out of range");
+  PS_RETURN_IF_ERROR(
+      read(at.keys_offset(), e.offset() * sizeof(int64_t), keys->size(), keys->data()));
+  // A row is its values then each slot's, as the ps sent it.
+  std::string column(rows * part, '\0');
+  const uint64_t row_bytes = part * (1 + table_.slot_names_size());
+  for (int s = 0; s <= table_.slot_names_size(); ++s) {
+    const uint64_t start = s == 0 ? at.values_offset() : at.slot_offsets(s - 1);
+    PS_RETURN_IF_ERROR(read(start, e.offset() * part, column.size(), column.data()));
+    for (uint64_t r = 0; r < rows; ++r) {
+      std::memcpy(values->data() + r * row_bytes + s * part, column.data() + r * part, part);
+    }
+  }
+  return OkStatus();
 }
 
 StatusOr<proto::CheckpointIndex> ReadCheckpointIndex(const std::string& prefix) {
@@ -361,12 +445,13 @@ StatusOr<Checkpoint> ReadTfCheckpoint(const std::string& prefix) {
   if (std::filesystem::exists(prefix + kTfSidecar)) {
     PS_ASSIGN_OR_RETURN(index, ReadCheckpointIndex(prefix));
   }
-  // The tables' keys and values tensors stay in the file: a restore streams
-  // the rows from the rows file.
+  // The tables' tensors stay in the file: a restore streams their rows
+  // block by block.
   std::set<std::string> tables;
   for (const proto::TableCheckpoint& t : index.tables()) {
     tables.insert(t.name() + "-keys");
     tables.insert(t.name() + "-values");
+    for (const std::string& slot : t.slot_names()) tables.insert(t.name() + "/" + slot + "-values");
   }
   PS_ASSIGN_OR_RETURN(auto bundle, ReadTfBundle(prefix, [&tables](const std::string& name) {
                         return tables.count(name) > 0;

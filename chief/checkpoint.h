@@ -65,17 +65,19 @@ using TfNameFn = std::function<std::string(const std::string&)>;
 // is visible (every file has a temporary name) until Finish. One writer per
 // format behind this interface: pstrain's (its tensors in "<prefix>.data",
 // its index in "<prefix>.index") and TensorFlow's (a tensor bundle, and
-// pstrain's index beside it in "<prefix>.pstrain"). Both keep the tables'
-// rows, with their optimizer slots, in "<prefix>.rows", which is what a
-// restore reads.
+// pstrain's index beside it in "<prefix>.pstrain"). pstrain's keeps the
+// tables' rows, with their optimizer slots, in "<prefix>.rows", which is
+// what a restore reads.
 //
-// In TensorFlow's format a full checkpoint also holds each table as TF's
-// hash tables export theirs: "<table>-keys" (int64 [rows]) and
-// "<table>-values" (float [rows, dim], the rows without their slots), in the
-// order the ps tasks sent them, for TensorFlow's readers. The values stream
-// into the bundle as the blocks arrive and the keys wait in a temporary
-// file until the table ends, so no table is ever held in memory. A delta
-// checkpoint holds only changes and leaves them out.
+// In TensorFlow's format a full checkpoint holds each table in the bundle
+// instead, as TF's hash tables export theirs: "<table>-keys" (int64 [rows])
+// and "<table>-values" (float [rows, dim], the rows without their slots),
+// and each slot as "<table>/<slot>-values" (float [rows, dim]), in the order
+// the ps tasks sent them; the index keeps each block's first row and
+// CRC32C, and where the tensors start, for a restore. The values stream
+// into the bundle as the blocks arrive and the keys and slots wait in
+// temporary files until the table ends, so no table is ever held in memory
+// and none is written twice. A delta checkpoint's rows go to the rows file.
 //
 // Thread-compatible.
 class CheckpointWriter {
@@ -102,11 +104,17 @@ class CheckpointWriter {
 
  protected:
   CheckpointWriter(std::string prefix, int64_t step, FileOps* ops);
-  // What a format does beside the rows file: at a table's start, and with
-  // each block (already checked, `row_bytes` a row with its slots).
+  // Where a format keeps a table's rows: at the table's start, and with
+  // each block (already checked, not empty, `row_bytes` a row with its
+  // slots), which it records in `table`'s blocks.
   virtual Status TableBegun(const proto::TableCheckpoint& table) = 0;
-  virtual Status RowsAdded(const proto::TableCheckpoint& table, const proto::RowBlock& block,
+  virtual Status RowsAdded(proto::TableCheckpoint* table, const proto::RowBlock& block,
                            uint64_t rows, uint64_t row_bytes) = 0;
+  // The block's CRC32C as the index keeps it: of its keys, then its values.
+  static uint32_t BlockCrc(const proto::RowBlock& block);
+  // Appends the block to the rows file, recording it in `table`.
+  Status AppendToRowsFile(proto::TableCheckpoint* table, const proto::RowBlock& block,
+                          uint64_t rows);
   // Commits the rows file (if any rows came); the index then names it.
   Status CommitRows();
 
@@ -119,8 +127,9 @@ class CheckpointWriter {
   uint64_t rows_bytes_ = 0;
 };
 
-// A table's blocks from a checkpoint's rows file, one at a time, each
-// checked against its CRC32C and its extent before it is returned.
+// A table's blocks from a checkpoint's rows file (or, for a table in a
+// TensorFlow bundle, from its tensors), one at a time, each checked
+// against its CRC32C and its extent before it is returned.
 class TableRowsReader {
  public:
   static StatusOr<std::unique_ptr<TableRowsReader>> Open(const std::string& prefix,
@@ -131,6 +140,10 @@ class TableRowsReader {
 
  private:
   TableRowsReader(std::string path, const proto::TableCheckpoint& table, uint64_t file_bytes);
+  // A block of a table in a bundle: its keys, and its values and each
+  // slot's from their tensors, into a row block's layout.
+  Status ReadFromBundle(const proto::RowBlockEntry& e, const std::string& where, std::string* keys,
+                        std::string* values);
 
   const std::string path_;
   const proto::TableCheckpoint table_;

@@ -19,6 +19,16 @@
 namespace pstrain {
 namespace {
 
+// Flips a bit of the byte at `offset`.
+void Corrupt(const std::string& path, size_t offset) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(offset);
+  char c;
+  f.get(c);
+  f.seekp(offset);
+  f.put(static_cast<char>(c ^ 0x40));
+}
+
 class CheckpointTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -37,15 +47,6 @@ class CheckpointTest : public ::testing::Test {
         WriteCheckpoint(dir_.string(), 120, {{"conv1/weights", &a_}, {"conv1/biases", &b_}});
     EXPECT_TRUE(prefix.ok()) << prefix.status().ToString();
     return *prefix;
-  }
-
-  void Corrupt(const std::string& path, size_t offset) {
-    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekg(offset);
-    char c;
-    f.get(c);
-    f.seekp(offset);
-    f.put(static_cast<char>(c ^ 0x40));
   }
 
   std::filesystem::path dir_;
@@ -273,9 +274,11 @@ TEST(TfFormatCheckpoint, TensorsUnderTfNamesAndTablesBesideThem) {
 
 // A full checkpoint in TensorFlow's format holds each table as TF's hash
 // tables export theirs, "<table>-keys" and "<table>-values" (the rows
-// without their slots), streamed over several blocks and tables; pstrain's
-// reader leaves them in the file and restores from the rows file.
-TEST(TfFormatCheckpoint, FullCheckpointHoldsEachTablesKeysAndValues) {
+// without their slots), and each slot as "<table>/<slot>-values", streamed
+// over several blocks and tables, and nothing of them twice: no rows file.
+// pstrain's reader leaves them in the file and restores from them block by
+// block, each block checked.
+TEST(TfFormatCheckpoint, FullCheckpointHoldsEachTableOnceInTheBundle) {
   test_util::TempDir dir;
   auto writer = CheckpointWriter::Create(dir.path(), 9, CheckpointFormat::kTensorFlow);
   PS_ASSERT_OK(writer);
@@ -303,11 +306,37 @@ TEST(TfFormatCheckpoint, FullCheckpointHoldsEachTablesKeysAndValues) {
   EXPECT_EQ(bundle->at("empty-keys").shape, (Shape{0}));
   EXPECT_EQ(bundle->at("empty-values").shape, (Shape{0, 4}));
 
+  const BundleTensor& slot = bundle->at("users/embedding_weights/accumulator-values");
+  EXPECT_EQ(slot.shape, (Shape{3, 2}));
+  EXPECT_EQ(std::vector<float>(slot.floats.data(), slot.floats.data() + 6),
+            (std::vector<float>{10, 20, 30, 40, 50, 60}));
+  EXPECT_FALSE(std::filesystem::exists(*prefix + ".rows")) << "a table written twice";
+
   auto ckpt = ReadCheckpoint(*prefix);
   ASSERT_TRUE(ckpt.ok()) << ckpt.status().ToString();
   EXPECT_EQ(ckpt->tensors.size(), 1u);  // "w": the tables stay in the file
   ASSERT_EQ(ckpt->tables.size(), 3u);
   EXPECT_EQ(ckpt->tables[0].num_rows(), 3);
+  // Read back block by block as the ps tasks sent them, slots beside values.
+  auto reader = TableRowsReader::Open(*prefix, ckpt->tables[0]);
+  PS_ASSERT_OK(reader);
+  proto::RowBlock got;
+  for (const proto::RowBlock& sent :
+       {Block({5, -9}, {1, 2, 10, 20, 3, 4, 30, 40}), Block({1LL << 40}, {5, 6, 50, 60})}) {
+    auto more = (*reader)->Next(&got);
+    ASSERT_TRUE(more.ok() && *more) << more.status().ToString();
+    EXPECT_EQ(got.keys(), sent.keys());
+    EXPECT_EQ(got.values(), sent.values());
+  }
+  auto end = (*reader)->Next(&got);
+  ASSERT_TRUE(end.ok() && !*end) << end.status().ToString();
+
+  // A flipped byte in a slot's values is the block's DataLoss, named.
+  const uint64_t slot_at = ckpt->tables[0].bundle_rows().slot_offsets(0);
+  Corrupt(TfBundleDataPath(*prefix), slot_at + 2);
+  auto corrupt = TableRowsReader::Open(*prefix, ckpt->tables[0]);
+  PS_ASSERT_OK(corrupt);
+  PS_EXPECT_CODE((*corrupt)->Next(&got), Code::kDataLoss);
 }
 
 // A crash at every write point of a checkpoint save (each file's writes,

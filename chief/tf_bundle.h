@@ -62,6 +62,8 @@ class TfBundleWriter {
   Status BeginTensor(const std::string& name, tensorflow::DataType dtype);
   Status AppendToTensor(const void* bytes, size_t n);
   Status EndTensor(const Shape& shape);
+  // Where the next tensor will start in the data file.
+  uint64_t offset() const { return static_cast<uint64_t>(offset_); }
   // Commits the data, then the index.
   Status Finish();
 
