@@ -137,7 +137,7 @@ Status InitFromFlags(const proto::ModelSpec& spec, int num_workers, proto::InitH
   init->set_ema_decay(static_cast<float>(ema_decay));
   PS_ASSIGN_OR_RETURN(*init->mutable_sync(), SyncConfigFromFlags(num_workers));
   PS_ASSIGN_OR_RETURN(*init->mutable_optimizer(),
-                      OptimizerConfigFromFlags(spec.recipe(), init->sync().enabled()));
+                      PsOptimizerFromFlags(spec, init->sync().enabled()));
   init->set_heartbeat_timeout_secs(static_cast<float>(FLAGS_heartbeat_timeout_secs));
   return OkStatus();
 }

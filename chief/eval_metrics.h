@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "data/feature_batches.h"
 
 namespace pstrain {
 
@@ -34,10 +35,13 @@ struct EvalMetrics {
   double recall = 0;     // two classes
   double macro_f1 = 0;   // more than two classes
   int classes = 0;
+  // Examples whose label the training data lacked (data::kUnseenClass).
+  int64_t unseen_labels = 0;
 };
 
 // probabilities: examples x classes, each row summing to 1; labels in
-// [0, classes).
+// [0, classes), or data::kUnseenClass: a wrong answer, left out of log_loss
+// and of each class's counts.
 EvalMetrics ComputeEvalMetrics(const std::vector<float>& probabilities, int classes,
                                const std::vector<int32_t>& labels);
 

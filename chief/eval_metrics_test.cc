@@ -45,6 +45,24 @@ TEST(EvalMetrics, ThreeClassesAsScikitLearnComputesThem) {
   EXPECT_NEAR(m.macro_f1, 0.62222222222222223, 1e-12);
 }
 
+TEST(EvalMetrics, AnExampleOfAClassUnseenInTrainingIsAWrongAnswerCounted) {
+  // The three-class set and two more examples whose label the training data
+  // lacked: each a wrong answer, counted, and out of the log loss.
+  std::vector<float> probs;
+  for (const auto& row : kP3) probs.insert(probs.end(), row.begin(), row.end());
+  std::vector<int32_t> labels = kY3;
+  for (int i = 0; i < 2; ++i) {
+    probs.insert(probs.end(), {0.8f, 0.1f, 0.1f});
+    labels.push_back(data::kUnseenClass);
+  }
+  const EvalMetrics m = ComputeEvalMetrics(probs, 3, labels);
+  EXPECT_EQ(m.unseen_labels, 2);
+  EXPECT_NEAR(m.accuracy, 0.625 * 8 / 10, 1e-12);
+  EXPECT_NEAR(m.log_loss, 0.72514685284919855, 1e-6);
+  EXPECT_NE(MetricsText(m).find(", 2 with labels unseen in training"), std::string::npos)
+      << MetricsText(m);
+}
+
 TEST(EvalMetrics, AClassTheSetDoesNotHoldHasNoAucInTheMean) {
   // The three-class set with a fourth class of zero probability nowhere
   // labelled: the AUC is the three classes' mean, as before.

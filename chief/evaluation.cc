@@ -62,6 +62,9 @@ Status ForEachEvalScalar(const EvalResult& eval,
   const EvalMetrics& m = *eval.metrics;
   PS_RETURN_IF_ERROR(add("eval/auc", m.auc));
   PS_RETURN_IF_ERROR(add("eval/log_loss", m.log_loss));
+  if (m.unseen_labels > 0) {
+    PS_RETURN_IF_ERROR(add("eval/unseen_labels", static_cast<double>(m.unseen_labels)));
+  }
   if (m.classes == 2) {
     PS_RETURN_IF_ERROR(add("eval/precision", m.precision));
     return add("eval/recall", m.recall);

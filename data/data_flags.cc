@@ -1,6 +1,7 @@
 #include "data/data_flags.h"
 
 #include "data/feature_columns.h"
+#include "data/text_dataset.h"
 
 DEFINE_string(data_dir, "/usr/share/datasets/fashion-mnist",
               "Directory of the data set: MNIST IDX files (train-images-idx3-ubyte[.gz], ...), "
@@ -19,24 +20,33 @@ DEFINE_int64(buckets, 0,
 DEFINE_int32(dim, 0,
              "A text model: the dimension of its word embeddings, as fastText's -dim (0: "
              "the model's)");
+DEFINE_int32(min_count, 0,
+             "A text model: the fewest times a word must occur in the training file to be in "
+             "the dictionary, as fastText's -minCount (0: the model's)");
 
 namespace pstrain {
 namespace data {
 
 Status ApplyDataFlags(proto::ModelSpec* spec) {
   PS_RETURN_IF_ERROR(ReadVocabularyFiles(spec, FLAGS_data_dir));
-  const bool given = FLAGS_ngrams != 0 || FLAGS_buckets != 0 || FLAGS_dim != 0;
+  PS_RETURN_IF_ERROR(TakeClassesFromText(spec, FLAGS_data_dir));
+  const bool given =
+      FLAGS_ngrams != 0 || FLAGS_buckets != 0 || FLAGS_dim != 0 || FLAGS_min_count != 0;
   if (!given) return OkStatus();
   if (!spec->input().has_text()) {
-    return InvalidArgument("--ngrams, --buckets and --dim are for a model of text; model " +
-                           spec->name() + " reads no text");
+    return InvalidArgument(
+        "--ngrams, --buckets, --dim and --min_count are for a model of text; "
+        "model " +
+        spec->name() + " reads no text");
   }
-  if (FLAGS_ngrams < 0 || FLAGS_buckets < 0 || FLAGS_dim < 0) {
-    return InvalidArgument("--ngrams, --buckets and --dim must be >= 1 (0: the model's)");
+  if (FLAGS_ngrams < 0 || FLAGS_buckets < 0 || FLAGS_dim < 0 || FLAGS_min_count < 0) {
+    return InvalidArgument(
+        "--ngrams, --buckets, --dim and --min_count must be >= 1 (0: the model's)");
   }
   proto::TextInputSpec* text = spec->mutable_input()->mutable_text();
   if (FLAGS_ngrams > 0) text->set_word_ngrams(FLAGS_ngrams);
   if (FLAGS_buckets > 0) text->set_buckets(FLAGS_buckets);
+  if (FLAGS_min_count > 0) text->set_min_count(FLAGS_min_count);
   if (FLAGS_dim > 0) {
     for (proto::LayerSpec& layer : *spec->mutable_layer()) {
       if (layer.has_embedding_bag() && layer.embedding_bag().feature() == "words") {

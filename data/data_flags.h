@@ -13,16 +13,19 @@ DECLARE_string(data_format);
 DECLARE_int32(ngrams);
 DECLARE_int64(buckets);
 DECLARE_int32(dim);
+DECLARE_int32(min_count);
 
 namespace pstrain {
 namespace data {
 
 // The spec as the data flags make it: a text model's with --ngrams,
-// --buckets and --dim applied (each when given: its text input's word
-// n-grams and buckets, and the dimension of its embeddings of "words"), and
-// its vocabulary files read from --data_dir (ReadVocabularyFiles).
-// InvalidArgument naming the flag for a value below 1, or for one given to a
-// model without text input; ReadVocabularyFiles' errors.
+// --buckets, --dim and --min_count applied (each when given: its text
+// input's word n-grams, buckets and least count, and the dimension of its
+// embeddings of "words"), its classes taken from its training file when it
+// names none (TakeClassesFromText), and its vocabulary files read from
+// --data_dir (ReadVocabularyFiles). InvalidArgument naming the flag for a
+// value below 1, or for one given to a model without text input; the
+// readers' errors.
 Status ApplyDataFlags(proto::ModelSpec* spec);
 
 }  // namespace data

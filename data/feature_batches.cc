@@ -53,13 +53,9 @@ StatusOr<FeaturizedRows> LoadFeaturizedRows(const proto::ModelSpec& spec,
   }
   if (spec.input().has_text()) {
     const proto::TextInputSpec& text = spec.input().text();
-    TextOptions options;
-    if (text.word_ngrams() > 0) options.word_ngrams = text.word_ngrams();
-    if (text.buckets() > 0) options.buckets = text.buckets();
-    if (text.min_count() > 0) options.min_count = text.min_count();
-    options.lowercase = !text.keep_case();
-    PS_ASSIGN_OR_RETURN(TextDictionary dict,
-                        TextDictionary::Build(data_dir + "/" + text.train_file(), options));
+    PS_ASSIGN_OR_RETURN(
+        TextDictionary dict,
+        TextDictionary::Build(data_dir + "/" + text.train_file(), TextOptionsOf(text)));
     if (static_cast<int64_t>(dict.labels().size()) > spec.num_classes()) {
       return InvalidArgument(data_dir + "/" + text.train_file() + " holds " +
                              std::to_string(dict.labels().size()) + " labels, the model " +

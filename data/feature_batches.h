@@ -38,12 +38,19 @@ struct FeatureRequest {
 };
 
 // Every row of a dataset, transformed.
+// The label of an example whose class the training data did not hold (a
+// test line with a label its training file lacks): always a wrong answer.
+inline constexpr int32_t kUnseenClass = -1;
+
 struct FeaturizedRows {
   std::map<std::string, RaggedIds> sparse;  // one example per row
   std::vector<float> dense;                 // count x dense_width
   int64_t dense_width = 0;
   std::vector<int32_t> labels;
   int64_t count = 0;
+  // Text: lines whose label the training file lacks (their label
+  // kUnseenClass, data/text_dataset.h).
+  int64_t unseen_labels = 0;
 };
 
 // The columns' errors (a value no column can take, naming the column and

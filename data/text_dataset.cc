@@ -143,8 +143,10 @@ StatusOr<FeaturizedRows> ReadFastTextFile(const std::string& path, const TextDic
     }
     const std::string at = path + ":" + std::to_string(line_number) + ": ";
     if (first_label.empty()) return InvalidArgument(at + "no __label__");
-    if (label < 0)
-      return InvalidArgument(at + "label " + first_label + " is not in the training file");
+    if (label < 0) {
+      label = kUnseenClass;
+      ++rows.unseen_labels;
+    }
     dict.LineIds(tokens, &ids.values);
     ids.row_splits.push_back(static_cast<int64_t>(ids.values.size()));
     rows.labels.push_back(label);
@@ -152,6 +154,32 @@ StatusOr<FeaturizedRows> ReadFastTextFile(const std::string& path, const TextDic
   }
   if (rows.count == 0) return InvalidArgument(path + " holds no lines");
   return rows;
+}
+
+TextOptions TextOptionsOf(const proto::TextInputSpec& text) {
+  TextOptions options;
+  if (text.word_ngrams() > 0) options.word_ngrams = text.word_ngrams();
+  if (text.buckets() > 0) options.buckets = text.buckets();
+  if (text.min_count() > 0) options.min_count = text.min_count();
+  options.lowercase = !text.keep_case();
+  return options;
+}
+
+Status TakeClassesFromText(proto::ModelSpec* spec, const std::string& data_dir) {
+  if (!spec->input().has_text() || spec->num_classes() > 0) return OkStatus();
+  const proto::TextInputSpec& text = spec->input().text();
+  auto dict = TextDictionary::Build(data_dir + "/" + text.train_file(), TextOptionsOf(text));
+  if (!dict.ok()) {
+    return dict.status().Annotate("model " + spec->name() +
+                                  " takes its classes from its training file");
+  }
+  const auto classes = static_cast<int32_t>(dict->labels().size());
+  spec->set_num_classes(classes);
+  if (spec->layer_size() > 0 && spec->layer(spec->layer_size() - 1).has_dense() &&
+      spec->layer(spec->layer_size() - 1).dense().units() == 0) {
+    spec->mutable_layer(spec->layer_size() - 1)->mutable_dense()->set_units(classes);
+  }
+  return OkStatus();
 }
 
 }  // namespace data

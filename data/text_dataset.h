@@ -24,6 +24,7 @@
 
 #include "core/status.h"
 #include "data/feature_batches.h"
+#include "proto/model.pb.h"
 
 namespace pstrain {
 namespace data {
@@ -72,10 +73,20 @@ class TextDictionary {
 };
 
 // Every line of a fastText file: its ids as the feature kWordsFeature, its
-// first label's class. InvalidArgument as "FILE:LINE: problem" for a line
-// without a label or with one the dictionary does not hold; NotFound for a
-// missing file.
+// first label's class, or kUnseenClass for a label the dictionary does not
+// hold (a test line whose label the training file lacks; counted in
+// unseen_labels). InvalidArgument as "FILE:LINE: problem" for a line
+// without a label; NotFound for a missing file.
 StatusOr<FeaturizedRows> ReadFastTextFile(const std::string& path, const TextDictionary& dict);
+
+// A text input's options (data/text_dataset.h) from the spec's.
+TextOptions TextOptionsOf(const proto::TextInputSpec& text);
+// A model of text with num_classes 0 takes as many classes as its training
+// file (in data_dir) has labels, in TextDictionary's order (by count, most
+// first; equal counts in the labels' alphabetical order), and its last
+// layer, a dense one of 0 units, that many units. Nothing for another
+// model; TextDictionary::Build's errors, naming the model.
+Status TakeClassesFromText(proto::ModelSpec* spec, const std::string& data_dir);
 
 }  // namespace data
 }  // namespace pstrain

@@ -70,7 +70,7 @@ TEST(TextDictionary, GivesWordsByCountThenHashedBigrams) {
   EXPECT_EQ(rows->sparse.at(kWordsFeature).batch(), 2);
 }
 
-TEST(TextDictionary, ALineWithoutAKnownLabelIsRefusedNamingTheFileAndLine) {
+TEST(TextDictionary, ALineWithoutALabelIsRefusedNamingTheFileAndLine) {
   TempDir dir;
   const std::string train = Write(dir, "train.txt", "__label__net web\n");
   auto dict = TextDictionary::Build(train, TextOptions());
@@ -79,17 +79,49 @@ TEST(TextDictionary, ALineWithoutAKnownLabelIsRefusedNamingTheFileAndLine) {
   EXPECT_NE(
       ReadFastTextFile(unlabelled, *dict).status().message().find(unlabelled + ":2: no __label__"),
       std::string::npos);
-  const std::string unknown = Write(dir, "b.txt", "__label__games web\n");
-  EXPECT_NE(ReadFastTextFile(unknown, *dict)
-                .status()
-                .message()
-                .find(unknown + ":1: label __label__games is not in the training file"),
-            std::string::npos);
   TextOptions bad;
   bad.buckets = 0;
   EXPECT_EQ(TextDictionary::Build(train, bad).status().code(), Code::kInvalidArgument);
   EXPECT_EQ(TextDictionary::Build(dir.path() + "/none", TextOptions()).status().code(),
             Code::kNotFound);
+}
+
+// A test line whose label the training file lacks is read, its class
+// kUnseenClass, and counted: the evaluation takes it as a wrong answer.
+TEST(TextDictionary, ALabelUnseenInTrainingIsReadAndCounted) {
+  TempDir dir;
+  const std::string train = Write(dir, "train.txt", "__label__net web\n__label__sound mp3\n");
+  auto dict = TextDictionary::Build(train, TextOptions());
+  PS_ASSERT_OK(dict);
+  const std::string test =
+      Write(dir, "test.txt", "__label__games web\n__label__net web\n__label__tasks x\n");
+  auto rows = ReadFastTextFile(test, *dict);
+  PS_ASSERT_OK(rows);
+  EXPECT_EQ(rows->count, 3);
+  EXPECT_EQ(rows->unseen_labels, 2);
+  EXPECT_EQ(rows->labels,
+            (std::vector<int32_t>{kUnseenClass, dict->LabelOf("__label__net"), kUnseenClass}));
+}
+
+// A model of text without num_classes takes as many as its training file
+// has labels, in the dictionary's order, and so does its last dense layer.
+TEST(TextDictionary, AModelTakesItsClassesFromItsTrainingFile) {
+  TempDir dir;
+  Write(dir, "train.txt", "__label__b x\n__label__a y\n__label__c z\n__label__c w\n");
+  proto::ModelSpec spec;
+  spec.set_name("text");
+  spec.mutable_input()->mutable_text()->set_train_file("train.txt");
+  spec.add_layer()->mutable_embedding_bag()->set_feature("words");
+  spec.add_layer()->mutable_dense();
+  PS_ASSERT_OK(TakeClassesFromText(&spec, dir.path()));
+  EXPECT_EQ(spec.num_classes(), 3);
+  EXPECT_EQ(spec.layer(1).dense().units(), 3);
+  auto dict = TextDictionary::Build(dir.path() + "/train.txt", TextOptions());
+  PS_ASSERT_OK(dict);
+  EXPECT_EQ(dict->labels(), (std::vector<std::string>{"c", "a", "b"}));  // by count, then name
+  proto::ModelSpec missing = spec;
+  missing.set_num_classes(0);
+  PS_EXPECT_CODE(TakeClassesFromText(&missing, dir.path() + "/nowhere"), Code::kNotFound);
 }
 
 }  // namespace

@@ -56,6 +56,11 @@ class GraphModel : public Model {
   int num_classes() const override { return num_classes_; }
   std::string backend() const override { return backend_->Describe(); }
   const std::vector<EmbeddingLookup>& lookups() const override { return front_.lookups(); }
+  // InvalidArgument, naming the model and layer, unless `ids` is a batch
+  // of `batch` examples this model of ids can read (EmbeddingFront::Check).
+  Status CheckIds(const SparseInput& ids, int64_t batch) const {
+    return front_.Check(ids, batch).Annotate(name_);
+  }
   const std::vector<std::string>& dense_columns() const override;
   using Model::Logits;
   using Model::LossAndGradients;

@@ -1,5 +1,6 @@
 #include "nn/model.h"
 
+#include "nn/fasttext_model.h"
 #include "nn/graph_model.h"
 #include "nn/model_spec.h"
 #include "nn/wide_deep_model.h"
@@ -15,6 +16,10 @@ StatusOr<std::unique_ptr<Model>> CreateModel(const std::string& name_or_path) {
 StatusOr<std::unique_ptr<Model>> CreateModel(const proto::ModelSpec& spec) {
   if (spec.has_wide_deep()) {
     PS_ASSIGN_OR_RETURN(std::unique_ptr<WideDeepModel> model, WideDeepModel::Create(spec));
+    return std::unique_ptr<Model>(std::move(model));
+  }
+  if (spec.loss_reduction() == proto::EXAMPLE_BY_EXAMPLE) {
+    PS_ASSIGN_OR_RETURN(std::unique_ptr<FastTextModel> model, FastTextModel::Create(spec));
     return std::unique_ptr<Model>(std::move(model));
   }
   PS_ASSIGN_OR_RETURN(std::unique_ptr<GraphModel> model, GraphModel::Create(spec));

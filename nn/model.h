@@ -55,6 +55,9 @@ Tensor InitialValue(const VariableSpec& spec, uint64_t seed);
 struct ModelInput {
   const Tensor* images = nullptr;  // a model of images
   SparseInput ids;                 // a model of ids
+  // A model that updates example by example (nn/fasttext_model.h): the
+  // rate of this batch's updates. Others ignore it.
+  float learning_rate = 0;
   static ModelInput Images(const Tensor& images) {
     ModelInput input;
     input.images = &images;

@@ -51,7 +51,7 @@ StatusOr<proto::ModelSpec> ParseModelSpec(const std::string& text, const std::st
 
 bool SumsLossOverBatch(const proto::ModelSpec& spec) {
   if (spec.loss_reduction() == proto::DEFAULT_REDUCTION) return spec.has_wide_deep();
-  return spec.loss_reduction() == proto::SUM;
+  return spec.loss_reduction() == proto::SUM || spec.loss_reduction() == proto::EXAMPLE_BY_EXAMPLE;
 }
 
 StatusOr<proto::ModelSpec> LoadModelSpec(const std::string& name_or_path) {

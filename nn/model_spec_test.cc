@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "core/testing/status_assertions.h"
+#include "data/text_dataset.h"
 #include "nn/grad_check.h"
 #include "nn/graph_model.h"
 
@@ -68,6 +70,16 @@ TEST(ModelSpec, BuiltinsBuild) {
   for (const std::string& name : BuiltinModelNames()) {
     auto spec = LoadModelSpec(name);
     ASSERT_TRUE(spec.ok()) << name << ": " << spec.status().ToString();
+    if (spec->input().has_text() && spec->num_classes() == 0) {
+      // A model of text takes its classes from its training file's labels.
+      const std::string dir = ::testing::TempDir() + "/builtin_" + name;
+      std::filesystem::create_directories(dir);
+      std::ofstream(dir + "/" + spec->input().text().train_file())
+          << "__label__a x y\n__label__b y\n__label__c z\n__label__a w\n";
+      PS_ASSERT_OK(data::TakeClassesFromText(&*spec, dir));
+      EXPECT_EQ(spec->num_classes(), 3) << name;
+      EXPECT_EQ(spec->layer(spec->layer_size() - 1).dense().units(), 3) << name;
+    }
     auto model = CreateModel(*spec);
     EXPECT_TRUE(model.ok()) << name << ": " << model.status().ToString();
   }

@@ -166,6 +166,19 @@ StatusOr<proto::OptimizerConfig> OptimizerConfigFromFlags(const proto::TrainingR
   return c;
 }
 
+StatusOr<proto::OptimizerConfig> PsOptimizerFromFlags(const proto::ModelSpec& spec, bool sync) {
+  PS_ASSIGN_OR_RETURN(proto::OptimizerConfig config, OptimizerConfigFromFlags(spec.recipe(), sync));
+  if (spec.loss_reduction() != proto::EXAMPLE_BY_EXAMPLE) return config;
+  if (config.name() != "GradientDescent") {
+    return InvalidArgument("--optimizer=" + config.name() + ": model " + spec.name() +
+                           " updates example by example, as fastText does: GradientDescent only");
+  }
+  proto::OptimizerConfig adds;
+  adds.set_name("GradientDescent");
+  adds.set_learning_rate(1.0f);
+  return adds;
+}
+
 StatusOr<int> OptimizerSlotCount(const proto::OptimizerConfig& config) {
   PS_ASSIGN_OR_RETURN(auto opt, Optimizer::Create(config));
   return static_cast<int>(opt->slot_names().size());

@@ -25,6 +25,12 @@ namespace pstrain {
 // list.
 StatusOr<proto::OptimizerConfig> OptimizerConfigFromFlags(
     const proto::TrainingRecipe& recipe = proto::TrainingRecipe(), bool sync = false);
+// What the ps tasks train `spec` with: OptimizerConfigFromFlags, or, for a
+// model of example-by-example updates (nn/fasttext_model.h), whose workers
+// make the updates at that config's rate, GradientDescent at a constant 1
+// (the ps adds the updates). InvalidArgument for such a model with another
+// optimizer than GradientDescent.
+StatusOr<proto::OptimizerConfig> PsOptimizerFromFlags(const proto::ModelSpec& spec, bool sync);
 // Number of slot tensors the configured optimizer keeps per variable.
 StatusOr<int> OptimizerSlotCount(const proto::OptimizerConfig& config);
 

@@ -276,9 +276,8 @@ Status Trainer::SerialStep(int64_t min_step, int64_t local_step, StepRecord* rec
   if (ReachedMaxSteps(record)) return OkStatus();
   const auto t1 = clock_->Now();
   PS_ASSIGN_OR_RETURN(
-      record->loss,
-      model_->LossAndGradients(params_, ModelInputOf(model_->lookups(), record->batch, tables_),
-                               record->batch.labels, &grads_, &row_grads_, nullptr));
+      record->loss, model_->LossAndGradients(params_, InputOf(record->batch), record->batch.labels,
+                                             &grads_, &row_grads_, nullptr));
   PS_RETURN_IF_ERROR(ProcessGradients(options_.gradients, names_, trainable_, params_, steps_[0],
                                       &grads_, &record->loss));
   PS_RETURN_IF_ERROR(CheckLoss(record->loss));
@@ -293,6 +292,14 @@ Status Trainer::SerialStep(int64_t min_step, int64_t local_step, StepRecord* rec
                  sequence, local_step));
   record->push_secs = std::chrono::duration<double>(clock_->Now() - t2).count();
   return OkStatus();
+}
+
+nn::ModelInput Trainer::InputOf(const data::Batch& batch) const {
+  nn::ModelInput input = ModelInputOf(model_->lookups(), batch, tables_);
+  if (options_.example_learning_rate) {
+    input.learning_rate = options_.example_learning_rate->At(steps_[0]);
+  }
+  return input;
 }
 
 bool Trainer::ReachedMaxSteps(StepRecord* record) const {
@@ -312,9 +319,8 @@ Status Trainer::OverlappedStep(int64_t min_step, int64_t local_step, StepRecord*
       pull.get(),
       [&] { return fleet_->StartPush(options_.worker_index, local_step, steps_, options_.sync); },
       options_.gradients, names_, trainable_, params_, steps_[0], &grads_, clock_);
-  auto computed =
-      model_->LossAndGradients(params_, ModelInputOf(model_->lookups(), record->batch, tables_),
-                               record->batch.labels, &grads_, &row_grads_, &streams);
+  auto computed = model_->LossAndGradients(params_, InputOf(record->batch), record->batch.labels,
+                                           &grads_, &row_grads_, &streams);
   // A failed transfer under the model is the step's error (and retried);
   // the push, unfinished, is cut off and applies nothing.
   PS_RETURN_IF_ERROR(streams.transfer_error());

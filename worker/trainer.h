@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/clock.h"
@@ -37,6 +38,7 @@
 #include "nn/model.h"
 #include "ps/client/ps_fleet.h"
 #include "ps/client/ps_fleet_streams.h"
+#include "ps/lr_schedule.h"
 #include "worker/backoff.h"
 #include "worker/gradient_processing.h"
 #include "worker/heartbeat_sender.h"
@@ -65,6 +67,9 @@ struct TrainerOptions {
   // The model's loss is its batch's sum, not its mean (nn/model_spec.h):
   // the progress line says which.
   bool loss_is_sum = false;
+  // A model of example-by-example updates (nn/fasttext_model.h): the rate
+  // of its updates at each global step (ModelInput::learning_rate).
+  std::optional<LrSchedule> example_learning_rate;
 };
 
 struct TrainerResult {
@@ -118,6 +123,9 @@ class Trainer {
   Status Step(int64_t min_step, int64_t local_step, StepRecord* record);
   Status OverlappedStep(int64_t min_step, int64_t local_step, StepRecord* record);
   Status SerialStep(int64_t min_step, int64_t local_step, StepRecord* record);
+  // The batch as the model reads it, at the step's rate for a model of
+  // example-by-example updates.
+  nn::ModelInput InputOf(const data::Batch& batch) const;
   // Whether the pulled global_step reached max_steps (then record->finished).
   bool ReachedMaxSteps(StepRecord* record) const;
   // InvalidArgument naming the step when the loss is NaN or Inf.

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "ps/lr_schedule.h"
+#include "ps/optimizer_flags.h"
 #include "ps/sync_flags.h"
 #include "worker/gradient_processing.h"
 
@@ -83,6 +85,15 @@ StatusOr<TrainerOptions> TrainerOptionsFromFlags(int index, const nn::Model& mod
   PS_RETURN_IF_ERROR(
       CheckGradientOptions(options.gradients, names, trainable).Annotate("model " + FLAGS_model));
   return options;
+}
+
+StatusOr<std::optional<LrSchedule>> ExampleLearningRateFromFlags(const proto::ModelSpec& spec,
+                                                                 bool sync) {
+  if (spec.loss_reduction() != proto::EXAMPLE_BY_EXAMPLE) return std::optional<LrSchedule>();
+  PS_ASSIGN_OR_RETURN(proto::OptimizerConfig config, OptimizerConfigFromFlags(spec.recipe(), sync));
+  PS_ASSIGN_OR_RETURN(LrSchedule schedule,
+                      LrSchedule::Create(config.lr_schedule(), config.learning_rate()));
+  return std::optional<LrSchedule>(schedule);
 }
 
 }  // namespace pstrain

@@ -7,9 +7,13 @@
 
 #include <gflags/gflags.h>
 
+#include <optional>
+
 #include "core/status.h"
 #include "nn/model.h"
+#include "proto/model.pb.h"
 #include "proto/ps.pb.h"
+#include "ps/lr_schedule.h"
 #include "worker/trainer.h"
 
 DECLARE_string(model);
@@ -38,6 +42,13 @@ namespace pstrain {
 StatusOr<TrainerOptions> TrainerOptionsFromFlags(int index, const nn::Model& model,
                                                  const proto::SyncConfig& sync, bool overlap,
                                                  bool loss_is_sum);
+
+// For a model of example-by-example updates (nn/fasttext_model.h): the rate
+// of its updates at each global step, from --learning_rate and
+// --lr_schedule (or the recipe), which for any other model the ps tasks
+// train with. Nothing for another model; the schedule's errors.
+StatusOr<std::optional<LrSchedule>> ExampleLearningRateFromFlags(const proto::ModelSpec& spec,
+                                                                 bool sync);
 
 }  // namespace pstrain
 

@@ -15,6 +15,7 @@
 #include "data/input_pipeline.h"
 #include "data/mnist_dataset.h"
 #include "nn/compute_threads.h"
+#include "nn/fasttext_model.h"
 #include "nn/gpus.h"
 #include "nn/model.h"
 #include "nn/model_flags.h"
@@ -50,8 +51,9 @@ int FailJob(int index, pstrain::PsFleet* fleet, const pstrain::Status& error) {
 // Waits for the model on the ps tasks, trains until the end and reports
 // done: the task's exit code.
 int Train(int index, pstrain::nn::Model* model, pstrain::PsFleet* fleet,
-          pstrain::data::BatchSource* input, bool overlap, bool loss_is_sum,
+          pstrain::data::BatchSource* input, bool overlap, const pstrain::proto::ModelSpec& spec,
           const pstrain::proto::SyncConfig& sync, pstrain::StopNotice* stop) {
+  const bool loss_is_sum = pstrain::nn::SumsLossOverBatch(spec);
   pstrain::Status ready = fleet->WaitForPs(/*require_ready=*/true, stop,
                                            std::chrono::seconds(FLAGS_ready_timeout_secs));
   if (!ready.ok()) {
@@ -67,6 +69,9 @@ int Train(int index, pstrain::nn::Model* model, pstrain::PsFleet* fleet,
 
   auto topts = pstrain::TrainerOptionsFromFlags(index, *model, sync, overlap, loss_is_sum);
   if (!topts.ok()) return FailJob(index, fleet, topts.status());
+  auto example_rate = pstrain::ExampleLearningRateFromFlags(spec, sync.enabled());
+  if (!example_rate.ok()) return FailJob(index, fleet, example_rate.status());
+  topts->example_learning_rate = *example_rate;
   pstrain::HeartbeatSender heartbeat(fleet->client(0), index, std::chrono::seconds(1));
   pstrain::Trainer trainer(model, fleet, input, &heartbeat, stop, *topts);
   auto result = trainer.Run();
@@ -108,13 +113,17 @@ StatusOr<PsClientOptions> TransportFromFlags() {
   return transport;
 }
 
-// A model of columns trains on one tower of its own; every other model on
-// the towers chosen.
+// A model of columns, and fastText's, train on one tower of their own;
+// every other model on the towers chosen.
 StatusOr<std::unique_ptr<nn::Model>> BuildModel(const proto::ModelSpec& spec,
                                                 const TowerChoice& towers) {
   if (spec.has_wide_deep()) {
     PS_ASSIGN_OR_RETURN(auto wide_deep, nn::WideDeepModel::Create(spec, FLAGS_seed));
     return std::unique_ptr<nn::Model>(std::move(wide_deep));
+  }
+  if (spec.loss_reduction() == proto::EXAMPLE_BY_EXAMPLE) {
+    PS_ASSIGN_OR_RETURN(auto fasttext, nn::FastTextModel::Create(spec, FLAGS_seed));
+    return std::unique_ptr<nn::Model>(std::move(fasttext));
   }
   PS_ASSIGN_OR_RETURN(auto towers_model, nn::Towers::Create(spec, towers.towers, towers.devices));
   return std::unique_ptr<nn::Model>(std::move(towers_model));
@@ -223,7 +232,7 @@ int main(int argc, char** argv) {
   LOG(INFO) << "worker:" << index << " runs " << FLAGS_model << " on " << (*model)->backend();
   auto sync = pstrain::SyncConfigFromFlags(config.spec.NumTasks("worker"));
   if (!sync.ok()) return pstrain::ExitWith(sync.status(), pstrain::kExitBadInput);
-  auto optimizer = pstrain::OptimizerConfigFromFlags(spec->recipe(), sync->enabled());
+  auto optimizer = pstrain::PsOptimizerFromFlags(*spec, sync->enabled());
   if (!optimizer.ok()) return pstrain::ExitWith(optimizer.status(), pstrain::kExitBadInput);
 
   auto placement = pstrain::cluster::PlacementOptionsFromFlags();
@@ -243,6 +252,6 @@ int main(int argc, char** argv) {
   pstrain::TrainingData data;
   auto input = pstrain::TrainingInput(*spec, **model, index, shard, towers->towers, &data);
   if (!input.ok()) return pstrain::ExitWith(input.status(), pstrain::kExitBadInput);
-  return Train(index, model->get(), fleet.get(), input->get(), overlap->overlap,
-               pstrain::nn::SumsLossOverBatch(*spec), *sync, &stop);
+  return Train(index, model->get(), fleet.get(), input->get(), overlap->overlap, *spec, *sync,
+               &stop);
 }

@@ -10,12 +10,14 @@ descriptions from the suites' Translation-en files, joined on Package and
 Description-md5. Each binary package is used once; a later suite's stanza
 replaces an earlier one's. Sections with fewer than MIN_SECTION packages are
 dropped. Train and test are split by source package (crc32 of its name, test
-when it is 0 modulo 10), so binaries of one source never straddle the split.
+when it is 0 modulo 10), so binaries of one source never straddle the split;
+--split_seed=S makes another such split (crc32 of "S:" and the name).
 
 Writes train.txt and test.txt (sorted by package name), stats.json and
 README.txt, which record the lists' dates and the counts written.
 
   make_debian_descriptions.py --lists_dir=DIR --output_dir=DIR [--update] [--suites=A,B]
+                              [--split_seed=S]
 
 --update first runs apt-get update into --lists_dir (needs root), leaving the
 system's own lists and cache alone. Standard library only.
@@ -163,6 +165,8 @@ def main():
                         help="run apt-get update into --lists_dir first")
     parser.add_argument("--suites", help="comma-separated codenames; default: this "
                         "system's CODENAME,CODENAME-updates (/etc/os-release)")
+    parser.add_argument("--split_seed", type=int, default=None,
+                        help="another split by source package: crc32 of 'S:' and its name")
     args = parser.parse_args()
     if args.suites:
         suites = args.suites.split(",")
@@ -182,8 +186,12 @@ def main():
         section_sizes[section] = section_sizes.get(section, 0) + 1
     kept = sorted(n for n, (section, _, _) in packages.items()
                   if section_sizes[section] >= MIN_SECTION)
+    def split_key(source):
+        if args.split_seed is None:
+            return source.encode("utf-8")
+        return ("%d:%s" % (args.split_seed, source)).encode("utf-8")
     test = [n for n in kept
-            if zlib.crc32(packages[n][1].encode("utf-8")) % BUCKETS == TEST_BUCKET]
+            if zlib.crc32(split_key(packages[n][1])) % BUCKETS == TEST_BUCKET]
     test_set = set(test)
     train = [n for n in kept if n not in test_set]
     words = [len(packages[n][2].split()) for n in kept]
@@ -197,6 +205,7 @@ def main():
         "packages_read": len(packages),
         "packages_kept": len(kept),
         "min_section_packages": MIN_SECTION,
+        "split_seed": args.split_seed,
         "sections_dropped": {s: c for s, c in sorted(section_sizes.items())
                              if c < MIN_SECTION},
         "classes": len(classes),
