@@ -169,6 +169,12 @@ StatusOr<proto::OptimizerConfig> OptimizerConfigFromFlags(const proto::TrainingR
 StatusOr<proto::OptimizerConfig> PsOptimizerFromFlags(const proto::ModelSpec& spec, bool sync) {
   PS_ASSIGN_OR_RETURN(proto::OptimizerConfig config, OptimizerConfigFromFlags(spec.recipe(), sync));
   if (spec.loss_reduction() != proto::EXAMPLE_BY_EXAMPLE) return config;
+  if (sync) {
+    return InvalidArgument("--sync_replicas: model " + spec.name() +
+                           " updates example by example, as fastText does, and its workers' "
+                           "updates add up where sync replicas would average them: train it "
+                           "asynchronously");
+  }
   if (config.name() != "GradientDescent") {
     return InvalidArgument("--optimizer=" + config.name() + ": model " + spec.name() +
                            " updates example by example, as fastText does: GradientDescent only");

@@ -29,7 +29,8 @@ StatusOr<proto::OptimizerConfig> OptimizerConfigFromFlags(
 // model of example-by-example updates (nn/fasttext_model.h), whose workers
 // make the updates at that config's rate, GradientDescent at a constant 1
 // (the ps adds the updates). InvalidArgument for such a model with another
-// optimizer than GradientDescent.
+// optimizer than GradientDescent, or under sync replicas (which would
+// average the updates).
 StatusOr<proto::OptimizerConfig> PsOptimizerFromFlags(const proto::ModelSpec& spec, bool sync);
 // Number of slot tensors the configured optimizer keeps per variable.
 StatusOr<int> OptimizerSlotCount(const proto::OptimizerConfig& config);

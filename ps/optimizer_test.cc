@@ -477,6 +477,31 @@ TEST_F(OptimizerFlags, DefaultsAreTheMnistRecipe) {
 
 // cifar10's recipe (nn/models/cifar10.pbtxt): what no flag gives comes from
 // it; a flag given wins; a sync run takes the recipe's sync rate.
+// A model of example-by-example updates: its workers make the updates at
+// the flags' rate, and the ps tasks add them (GradientDescent at 1); sync
+// replicas, which average, and other optimizers are refused.
+TEST_F(OptimizerFlags, TheUpdatesOfAnExampleByExampleModelAreAddedOnThePs) {
+  proto::ModelSpec spec;
+  spec.set_name("fasttext");
+  spec.mutable_recipe()->set_optimizer("GradientDescent");
+  spec.mutable_recipe()->set_learning_rate(0.1f);
+  Set("learning_rate", "0.5");
+  Set("lr_schedule", "polynomial_decay");
+  Set("decay_steps", "100");
+  auto dense = PsOptimizerFromFlags(spec, /*sync=*/false);
+  PS_ASSERT_OK(dense);
+  EXPECT_FLOAT_EQ(dense->learning_rate(), 0.5f) << "another model trains at the flags' rate";
+  spec.set_loss_reduction(proto::EXAMPLE_BY_EXAMPLE);
+  auto adds = PsOptimizerFromFlags(spec, /*sync=*/false);
+  PS_ASSERT_OK(adds);
+  EXPECT_EQ(adds->name(), "GradientDescent");
+  EXPECT_FLOAT_EQ(adds->learning_rate(), 1.0f);
+  EXPECT_EQ(adds->lr_schedule().kind(), proto::LrScheduleConfig::CONSTANT);
+  PS_EXPECT_CODE(PsOptimizerFromFlags(spec, /*sync=*/true), Code::kInvalidArgument);
+  Set("optimizer", "Adagrad");
+  PS_EXPECT_CODE(PsOptimizerFromFlags(spec, /*sync=*/false), Code::kInvalidArgument);
+}
+
 TEST_F(OptimizerFlags, ModelRecipeFillsWhatNoFlagGives) {
   proto::TrainingRecipe recipe;
   recipe.set_optimizer("GradientDescent");

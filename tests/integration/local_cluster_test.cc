@@ -223,5 +223,42 @@ TEST(LocalCluster, BadModelSpecExits1NamingTheLayer) {
   }
 }
 
+// fastText's classifier on a text set of its own: its classes come from the
+// training file's labels (three here, none named in the spec), and the
+// test lines whose label training lacks evaluate as wrong answers, counted
+// in the final line.
+TEST(LocalCluster, FastTextTakesItsClassesFromItsDataAndCountsUnseenTestLabels) {
+  testing::TempDir dir("fasttext_text");
+  const std::vector<std::pair<std::string, std::string>> classes = {
+      {"net", "web server http proxy"},
+      {"sound", "audio mp3 player music"},
+      {"games", "game puzzle arcade level"}};
+  std::ofstream train(dir.path() + "/train.txt"), test(dir.path() + "/test.txt");
+  for (int i = 0; i < 300; ++i) {
+    const auto& [label, words] = classes[i % 3];
+    train << "__label__" << label << " " << words << " line " << i << "\n";
+    if (i < 30) test << "__label__" << label << " " << words << "\n";
+  }
+  for (int i = 0; i < 3; ++i) test << "__label__tasks install a desktop task " << i << "\n";
+  train.close();
+  test.close();
+  std::string out;
+  const std::string result = testing::RunToCompletion(
+      {BuildDir() + "/deploy/pstrain_local", "--ps=1", "--workers=1", "--model=fasttext",
+       "--data_dir=" + dir.path(), "--batch_size=16", "--epochs=5", "--learning_rate=0.5",
+       "--buckets=10000", "--http_port=-1", "--save_summaries_steps=0",
+       "--train_dir=" + dir.path() + "/train"},
+      std::chrono::seconds(300), &out);
+  ASSERT_EQ(result, "exit code 0") << out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      out, m,
+      std::regex(R"(final: step \d+, test accuracy (0\.\d+) \(33 examples\).*, 3 with labels )"
+                 R"(unseen in training)")))
+      << out;
+  // The 30 lines of known classes are easy; the 3 others count wrong.
+  EXPECT_NEAR(std::stod(m[1]), 30.0 / 33, 0.031) << out;
+}
+
 }  // namespace
 }  // namespace pstrain
