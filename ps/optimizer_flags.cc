@@ -110,9 +110,8 @@ StatusOr<proto::LrScheduleConfig> LrScheduleFromFlags() {
   return s;
 }
 
-}  // namespace
-
-StatusOr<proto::OptimizerConfig> OptimizerConfigFromFlags(const proto::TrainingRecipe& recipe,
+// OptimizerConfigFromFlags before its check.
+StatusOr<proto::OptimizerConfig> UncheckedConfigFromFlags(const proto::TrainingRecipe& recipe,
                                                           bool sync) {
   proto::OptimizerConfig c;
   const std::string name =
@@ -162,23 +161,51 @@ StatusOr<proto::OptimizerConfig> OptimizerConfigFromFlags(const proto::TrainingR
   } else {
     *c.mutable_lr_schedule() = recipe.lr_schedule();
   }
+  return c;
+}
+
+}  // namespace
+
+StatusOr<proto::OptimizerConfig> OptimizerConfigFromFlags(const proto::TrainingRecipe& recipe,
+                                                          bool sync) {
+  PS_ASSIGN_OR_RETURN(proto::OptimizerConfig c, UncheckedConfigFromFlags(recipe, sync));
+  PS_RETURN_IF_ERROR(Optimizer::Create(c).status());
+  return c;
+}
+
+StatusOr<proto::OptimizerConfig> ExampleUpdateConfigFromFlags(const proto::ModelSpec& spec,
+                                                              int64_t steps_of_run) {
+  PS_ASSIGN_OR_RETURN(proto::OptimizerConfig c, UncheckedConfigFromFlags(spec.recipe(), false));
+  if (c.name() != "GradientDescent") {
+    return InvalidArgument("--optimizer=" + c.name() + ": model " + spec.name() +
+                           " updates example by example, as fastText does: GradientDescent only");
+  }
+  proto::LrScheduleConfig* schedule = c.mutable_lr_schedule();
+  if (schedule->kind() == proto::LrScheduleConfig::POLYNOMIAL_DECAY &&
+      schedule->decay_steps() == 0) {
+    if (steps_of_run <= 0) {
+      return InvalidArgument("model " + spec.name() +
+                             "'s rate decays over the run, whose steps --epochs=0 leaves "
+                             "unknown: give --decay_steps");
+    }
+    schedule->set_decay_steps(steps_of_run);
+  }
   PS_RETURN_IF_ERROR(Optimizer::Create(c).status());
   return c;
 }
 
 StatusOr<proto::OptimizerConfig> PsOptimizerFromFlags(const proto::ModelSpec& spec, bool sync) {
-  PS_ASSIGN_OR_RETURN(proto::OptimizerConfig config, OptimizerConfigFromFlags(spec.recipe(), sync));
-  if (spec.loss_reduction() != proto::EXAMPLE_BY_EXAMPLE) return config;
+  if (spec.loss_reduction() != proto::EXAMPLE_BY_EXAMPLE) {
+    return OptimizerConfigFromFlags(spec.recipe(), sync);
+  }
   if (sync) {
     return InvalidArgument("--sync_replicas: model " + spec.name() +
                            " updates example by example, as fastText does, and its workers' "
                            "updates add up where sync replicas would average them: train it "
                            "asynchronously");
   }
-  if (config.name() != "GradientDescent") {
-    return InvalidArgument("--optimizer=" + config.name() + ": model " + spec.name() +
-                           " updates example by example, as fastText does: GradientDescent only");
-  }
+  // The workers' config, checked here as well (its steps are theirs to know).
+  PS_RETURN_IF_ERROR(ExampleUpdateConfigFromFlags(spec, /*steps_of_run=*/1).status());
   proto::OptimizerConfig adds;
   adds.set_name("GradientDescent");
   adds.set_learning_rate(1.0f);

@@ -32,6 +32,14 @@ StatusOr<proto::OptimizerConfig> OptimizerConfigFromFlags(
 // optimizer than GradientDescent, or under sync replicas (which would
 // average the updates).
 StatusOr<proto::OptimizerConfig> PsOptimizerFromFlags(const proto::ModelSpec& spec, bool sync);
+// What the workers of such a model make their updates with: the flags'
+// (or the recipe's) GradientDescent rate and schedule, a polynomial decay
+// that names no decay_steps decaying over `steps_of_run`, the run's global
+// steps (fastText's rate falls to 0 over its run). InvalidArgument for
+// another optimizer, for such a decay with no steps known (steps_of_run <=
+// 0), and the config's own errors.
+StatusOr<proto::OptimizerConfig> ExampleUpdateConfigFromFlags(const proto::ModelSpec& spec,
+                                                              int64_t steps_of_run);
 // Number of slot tensors the configured optimizer keeps per variable.
 StatusOr<int> OptimizerSlotCount(const proto::OptimizerConfig& config);
 

@@ -502,6 +502,32 @@ TEST_F(OptimizerFlags, TheUpdatesOfAnExampleByExampleModelAreAddedOnThePs) {
   PS_EXPECT_CODE(PsOptimizerFromFlags(spec, /*sync=*/false), Code::kInvalidArgument);
 }
 
+// fastText's rate falls to 0 over its run: a recipe's linear decay that
+// names no steps decays over the run's, which the workers know.
+TEST_F(OptimizerFlags, AnExampleByExampleRateDecaysOverTheRunUnlessTold) {
+  proto::ModelSpec spec;
+  spec.set_name("fasttext");
+  spec.set_loss_reduction(proto::EXAMPLE_BY_EXAMPLE);
+  spec.mutable_recipe()->set_optimizer("GradientDescent");
+  spec.mutable_recipe()->set_learning_rate(0.1f);
+  spec.mutable_recipe()->mutable_lr_schedule()->set_kind(proto::LrScheduleConfig::POLYNOMIAL_DECAY);
+  spec.mutable_recipe()->mutable_lr_schedule()->set_power(1);
+  auto over_run = ExampleUpdateConfigFromFlags(spec, 2235);
+  PS_ASSERT_OK(over_run);
+  EXPECT_FLOAT_EQ(over_run->learning_rate(), 0.1f);
+  EXPECT_EQ(over_run->lr_schedule().decay_steps(), 2235);
+  PS_EXPECT_CODE(ExampleUpdateConfigFromFlags(spec, 0), Code::kInvalidArgument);
+  PS_EXPECT_OK(PsOptimizerFromFlags(spec, /*sync=*/false));
+  // Flags that name the steps are taken as they are.
+  Set("lr_schedule", "polynomial_decay");
+  Set("decay_steps", "100");
+  Set("learning_rate", "0.5");
+  auto told = ExampleUpdateConfigFromFlags(spec, 2235);
+  PS_ASSERT_OK(told);
+  EXPECT_EQ(told->lr_schedule().decay_steps(), 100);
+  EXPECT_FLOAT_EQ(told->learning_rate(), 0.5f);
+}
+
 TEST_F(OptimizerFlags, ModelRecipeFillsWhatNoFlagGives) {
   proto::TrainingRecipe recipe;
   recipe.set_optimizer("GradientDescent");

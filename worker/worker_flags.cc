@@ -88,9 +88,10 @@ StatusOr<TrainerOptions> TrainerOptionsFromFlags(int index, const nn::Model& mod
 }
 
 StatusOr<std::optional<LrSchedule>> ExampleLearningRateFromFlags(const proto::ModelSpec& spec,
-                                                                 bool sync) {
+                                                                 int64_t steps_of_run) {
   if (spec.loss_reduction() != proto::EXAMPLE_BY_EXAMPLE) return std::optional<LrSchedule>();
-  PS_ASSIGN_OR_RETURN(proto::OptimizerConfig config, OptimizerConfigFromFlags(spec.recipe(), sync));
+  PS_ASSIGN_OR_RETURN(proto::OptimizerConfig config,
+                      ExampleUpdateConfigFromFlags(spec, steps_of_run));
   PS_ASSIGN_OR_RETURN(LrSchedule schedule,
                       LrSchedule::Create(config.lr_schedule(), config.learning_rate()));
   return std::optional<LrSchedule>(schedule);

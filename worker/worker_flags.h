@@ -46,9 +46,10 @@ StatusOr<TrainerOptions> TrainerOptionsFromFlags(int index, const nn::Model& mod
 // For a model of example-by-example updates (nn/fasttext_model.h): the rate
 // of its updates at each global step, from --learning_rate and
 // --lr_schedule (or the recipe), which for any other model the ps tasks
-// train with. Nothing for another model; the schedule's errors.
+// train with; a linear decay without --decay_steps falls to 0 over
+// `steps_of_run` (ExampleUpdateConfigFromFlags). Nothing for another model.
 StatusOr<std::optional<LrSchedule>> ExampleLearningRateFromFlags(const proto::ModelSpec& spec,
-                                                                 bool sync);
+                                                                 int64_t steps_of_run);
 
 }  // namespace pstrain
 

@@ -52,7 +52,7 @@ int FailJob(int index, pstrain::PsFleet* fleet, const pstrain::Status& error) {
 // done: the task's exit code.
 int Train(int index, pstrain::nn::Model* model, pstrain::PsFleet* fleet,
           pstrain::data::BatchSource* input, bool overlap, const pstrain::proto::ModelSpec& spec,
-          const pstrain::proto::SyncConfig& sync, pstrain::StopNotice* stop) {
+          int num_workers, const pstrain::proto::SyncConfig& sync, pstrain::StopNotice* stop) {
   const bool loss_is_sum = pstrain::nn::SumsLossOverBatch(spec);
   pstrain::Status ready = fleet->WaitForPs(/*require_ready=*/true, stop,
                                            std::chrono::seconds(FLAGS_ready_timeout_secs));
@@ -69,7 +69,10 @@ int Train(int index, pstrain::nn::Model* model, pstrain::PsFleet* fleet,
 
   auto topts = pstrain::TrainerOptionsFromFlags(index, *model, sync, overlap, loss_is_sum);
   if (!topts.ok()) return FailJob(index, fleet, topts.status());
-  auto example_rate = pstrain::ExampleLearningRateFromFlags(spec, sync.enabled());
+  // The run's global steps: every worker's batches of its shard, each epoch.
+  const int64_t batches = (input->examples_per_epoch() + FLAGS_batch_size - 1) / FLAGS_batch_size;
+  const int64_t steps_of_run = batches * FLAGS_epochs * num_workers;
+  auto example_rate = pstrain::ExampleLearningRateFromFlags(spec, steps_of_run);
   if (!example_rate.ok()) return FailJob(index, fleet, example_rate.status());
   topts->example_learning_rate = *example_rate;
   pstrain::HeartbeatSender heartbeat(fleet->client(0), index, std::chrono::seconds(1));
@@ -252,6 +255,6 @@ int main(int argc, char** argv) {
   pstrain::TrainingData data;
   auto input = pstrain::TrainingInput(*spec, **model, index, shard, towers->towers, &data);
   if (!input.ok()) return pstrain::ExitWith(input.status(), pstrain::kExitBadInput);
-  return Train(index, model->get(), fleet.get(), input->get(), overlap->overlap, *spec, *sync,
-               &stop);
+  return Train(index, model->get(), fleet.get(), input->get(), overlap->overlap, *spec,
+               config.spec.NumTasks("worker"), *sync, &stop);
 }
