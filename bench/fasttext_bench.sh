@@ -6,8 +6,8 @@
 # At each setting (-lr and -epoch, SETTINGS) both train with dim 10, word
 # bigrams, 2,000,000 buckets, softmax: fastText `supervised` on 2 threads,
 # pstrain_local on 2 ps and 2 workers of one compute thread each, batches of
-# BATCH lines, the rate decaying linearly to 0 over the run as fastText's
-# does. Prints, per run: test accuracy, words per second per compute thread
+# BATCH lines, given the same -lr and -epoch (--learning_rate, --epochs) and
+# nothing else: both decay the rate linearly to 0 over the run. Prints, per run: test accuracy, words per second per compute thread
 # (fastText's own figure; pstrain's: the training file's tokens, "</s>"
 # included, times the epochs, over the workers' training seconds and their
 # 2 threads), the wall time, and the test lines whose label the training
@@ -60,7 +60,6 @@ for seed in $SEEDS; do
   for setting in $SETTINGS; do
     lr=${setting%:*}
     epochs=${setting#*:}
-    steps=$(( (lines + BATCH - 1) / BATCH * epochs ))
     start=$(date +%s.%N)
     fasttext supervised -input "$split/train.lower" -output "$out/model" -dim 10 \
       -epoch "$epochs" -lr "$lr" -wordNgrams 2 -bucket 2000000 -loss softmax -thread 2 \
@@ -74,7 +73,6 @@ for seed in $SEEDS; do
     start=$(date +%s.%N)
     "$BUILD/deploy/pstrain_local" --ps=2 --workers=2 --model=fasttext --data_dir="$split" \
       --batch_size="$BATCH" --epochs="$epochs" --learning_rate="$lr" \
-      --lr_schedule=polynomial_decay --decay_steps="$steps" \
       --train_dir="$out/train_dir" --http_port=-1 >"$out/pstrain.log" 2>&1
     wall=$(echo "$(date +%s.%N) - $start" | bc)
     final=$(grep -o 'final: step [0-9]*, test accuracy [0-9.]*.*' "$out/pstrain.log" | tail -1)
