@@ -14,6 +14,20 @@ bool IsSeparator(char c) {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f' || c == '\0';
 }
 
+// The keys counted at least min_count times, most counted first; equal
+// counts in the keys' order, for stable ids.
+std::vector<std::string> ByCount(const std::map<std::string, int64_t>& counts, int64_t min_count) {
+  std::vector<std::pair<std::string, int64_t>> kept;
+  for (const auto& [key, count] : counts) {
+    if (count >= min_count) kept.emplace_back(key, count);
+  }
+  std::stable_sort(kept.begin(), kept.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::string> keys;
+  for (auto& [key, count] : kept) keys.push_back(std::move(key));
+  return keys;
+}
+
 bool IsLabel(const std::string& token) {
   return token.compare(0, kLabelPrefix.size(), kLabelPrefix) == 0;
 }
@@ -56,6 +70,21 @@ std::vector<std::string> Tokenize(std::string_view line, bool lowercase) {
   return tokens;
 }
 
+StatusOr<std::vector<std::string>> TextLabels(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return NotFound("cannot open " + path);
+  std::map<std::string, int64_t> label_counts;
+  std::string line;
+  while (std::getline(in, line)) {
+    // A label is never lowered: the line's tokens as they are.
+    for (const std::string& token : Tokenize(line, /*lowercase=*/false)) {
+      if (IsLabel(token)) ++label_counts[token.substr(kLabelPrefix.size())];
+    }
+  }
+  if (label_counts.empty()) return InvalidArgument(path + " holds no __label__");
+  return ByCount(label_counts, 1);
+}
+
 StatusOr<TextDictionary> TextDictionary::Build(const std::string& path,
                                                const TextOptions& options) {
   if (options.word_ngrams < 1 || options.buckets < 1 || options.min_count < 1) {
@@ -75,23 +104,11 @@ StatusOr<TextDictionary> TextDictionary::Build(const std::string& path,
     }
   }
   if (label_counts.empty()) return InvalidArgument(path + " holds no __label__");
-  const auto by_count = [](const auto& counts, int64_t min_count) {
-    std::vector<std::pair<std::string, int64_t>> kept;
-    for (const auto& [key, count] : counts) {
-      if (count >= min_count) kept.emplace_back(key, count);
-    }
-    // Most counted first; equal counts in the keys' order, for stable ids.
-    std::stable_sort(kept.begin(), kept.end(),
-                     [](const auto& a, const auto& b) { return a.second > b.second; });
-    std::vector<std::string> keys;
-    for (auto& [key, count] : kept) keys.push_back(std::move(key));
-    return keys;
-  };
   TextDictionary d;
   d.options_ = options;
-  d.words_ = by_count(word_counts, options.min_count);
+  d.words_ = ByCount(word_counts, options.min_count);
   for (size_t i = 0; i < d.words_.size(); ++i) d.word_ids_[d.words_[i]] = static_cast<int64_t>(i);
-  d.labels_ = by_count(label_counts, 1);
+  d.labels_ = ByCount(label_counts, 1);
   for (size_t i = 0; i < d.labels_.size(); ++i) d.label_ids_[d.labels_[i]] = static_cast<int>(i);
   return d;
 }
@@ -168,12 +185,12 @@ TextOptions TextOptionsOf(const proto::TextInputSpec& text) {
 Status TakeClassesFromText(proto::ModelSpec* spec, const std::string& data_dir) {
   if (!spec->input().has_text() || spec->num_classes() > 0) return OkStatus();
   const proto::TextInputSpec& text = spec->input().text();
-  auto dict = TextDictionary::Build(data_dir + "/" + text.train_file(), TextOptionsOf(text));
-  if (!dict.ok()) {
-    return dict.status().Annotate("model " + spec->name() +
-                                  " takes its classes from its training file");
+  auto labels = TextLabels(data_dir + "/" + text.train_file());
+  if (!labels.ok()) {
+    return labels.status().Annotate("model " + spec->name() +
+                                    " takes its classes from its training file");
   }
-  const auto classes = static_cast<int32_t>(dict->labels().size());
+  const auto classes = static_cast<int32_t>(labels->size());
   spec->set_num_classes(classes);
   if (spec->layer_size() > 0 && spec->layer(spec->layer_size() - 1).has_dense() &&
       spec->layer(spec->layer_size() - 1).dense().units() == 0) {

@@ -47,6 +47,11 @@ uint32_t FastTextHash(std::string_view token);
 // lowered.
 std::vector<std::string> Tokenize(std::string_view line, bool lowercase);
 
+// The labels of a training file without the "__label__" prefix, in the
+// order a TextDictionary of it holds them; only the labels are counted.
+// NotFound for a missing file, InvalidArgument for one without labels.
+StatusOr<std::vector<std::string>> TextLabels(const std::string& path);
+
 class TextDictionary {
  public:
   // The words and labels of a training file. NotFound for a missing file;

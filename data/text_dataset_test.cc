@@ -119,6 +119,9 @@ TEST(TextDictionary, AModelTakesItsClassesFromItsTrainingFile) {
   auto dict = TextDictionary::Build(dir.path() + "/train.txt", TextOptions());
   PS_ASSERT_OK(dict);
   EXPECT_EQ(dict->labels(), (std::vector<std::string>{"c", "a", "b"}));  // by count, then name
+  auto labels = TextLabels(dir.path() + "/train.txt");
+  PS_ASSERT_OK(labels);
+  EXPECT_EQ(*labels, dict->labels()) << "the classes are the dictionary's, in its order";
   proto::ModelSpec missing = spec;
   missing.set_num_classes(0);
   PS_EXPECT_CODE(TakeClassesFromText(&missing, dir.path() + "/nowhere"), Code::kNotFound);

@@ -13,6 +13,7 @@
 #include "core/testing/status_assertions.h"
 #include "nn/grad_check.h"
 #include "nn/model_spec.h"
+#include "nn/sparse/test_ids.h"
 
 namespace pstrain {
 namespace nn {
@@ -29,21 +30,6 @@ std::string SpecText(const std::string& reduction) {
       weights_initializer { truncated_normal_stddev: 0.5 } biases_initializer { constant: 0 } } }
   )";
 }
-
-// A batch's ids with each id's place among the unique ones.
-struct Ids {
-  RaggedIds ids;
-  std::vector<int64_t> keys;
-  std::vector<int32_t> position;
-  void Add(const std::vector<int64_t>& example) {
-    ids.Add(example);
-    for (int64_t id : example) {
-      auto at = std::find(keys.begin(), keys.end(), id);
-      if (at == keys.end()) at = keys.insert(keys.end(), id);
-      position.push_back(static_cast<int32_t>(at - keys.begin()));
-    }
-  }
-};
 
 class FastTextModelTest : public ::testing::Test {
  protected:
@@ -74,7 +60,7 @@ class FastTextModelTest : public ::testing::Test {
 
   std::unique_ptr<Model> model_;
   std::vector<Tensor> params_;
-  Ids batch_;
+  TestIds batch_;
   Tensor rows_;
   std::vector<int32_t> labels_;
 };
@@ -107,14 +93,14 @@ TEST_F(FastTextModelTest, AtASmallRateTheUpdatesAreAStepDownTheSummedLoss) {
 TEST_F(FastTextModelTest, EachExampleIsTakenWithTheUpdatesOfThoseBeforeIt) {
   constexpr float kLr = 0.5f;  // fastText's usual rate: the updates are large
   // The first example alone, then the same example twice.
-  Ids one, twice;
+  TestIds one, twice;
   one.Add({1, 2, 2, 7});
   twice.Add({1, 2, 2, 7});
   twice.Add({1, 2, 2, 7});
   Tensor rows({3, kDim});
   std::mt19937 rng(3);
   rows = RandomTensor({3, kDim}, &rng);
-  auto input = [&](Ids* ids, const Tensor* r) {
+  auto input = [&](TestIds* ids, const Tensor* r) {
     ModelInput in = ModelInput::Ids({{{&ids->ids, &ids->position}}, {r}});
     in.learning_rate = kLr;
     return in;

@@ -82,22 +82,27 @@ StatusOr<std::unique_ptr<DenseVariables>> DenseVariables::Make(
       new DenseVariables(std::move(optimizer), std::move(averages), std::move(vars)));
 }
 
-Status DenseVariables::CheckGradient(const std::string& name, const Shape& shape) const {
+StatusOr<DenseVariables::Variable*> DenseVariables::TakingGradient(const std::string& name,
+                                                                   const Shape& shape) const {
   auto it = variables_.find(name);
   if (it == variables_.end()) return NotFound("gradient for unknown variable " + name);
   if (it->second->shape != shape) {
     return InvalidArgument("gradient for " + name + " has shape " + ShapeString(shape) +
                            ", variable has " + ShapeString(it->second->shape));
   }
-  return OkStatus();
+  return it->second.get();
+}
+
+Status DenseVariables::CheckGradient(const std::string& name, const Shape& shape) const {
+  return TakingGradient(name, shape).status();
 }
 
 StatusOr<DenseVariables::Work> DenseVariables::Resolve(
     const std::map<std::string, Tensor>& grads) const {
   Work work;
   for (const auto& [name, grad] : grads) {
-    PS_RETURN_IF_ERROR(CheckGradient(name, grad.shape()));
-    work.emplace_back(variables_.at(name).get(), &grad);
+    PS_ASSIGN_OR_RETURN(Variable * v, TakingGradient(name, grad.shape()));
+    work.emplace_back(v, &grad);
   }
   return work;
 }

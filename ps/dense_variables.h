@@ -78,6 +78,8 @@ class DenseVariables {
   std::vector<std::pair<std::string, Tensor>> ReadState() const;
 
  private:
+  // The variable a gradient `name` of `shape` is for; CheckGradient's errors.
+  StatusOr<Variable*> TakingGradient(const std::string& name, const Shape& shape) const;
   DenseVariables(std::unique_ptr<Optimizer> optimizer, std::unique_ptr<MovingAverages> averages,
                  std::map<std::string, std::unique_ptr<Variable>> variables);
   const std::unique_ptr<Optimizer> optimizer_;

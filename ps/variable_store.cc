@@ -70,6 +70,11 @@ Status VariableStore::CheckReadyLocked() const {
   return OkStatus();
 }
 
+StatusOr<EmbeddingTable*> VariableStore::TableLocked(const std::string& table) const {
+  PS_RETURN_IF_ERROR(CheckReadyLocked());
+  return tables_->Find(table);
+}
+
 bool VariableStore::ready() const {
   ReaderLock lock(&mu_);
   return ready_;
@@ -112,23 +117,20 @@ VariableStore::ReadShared(const std::vector<std::string>& names) const {
 
 Status VariableStore::CheckKeys(const std::string& table, const std::vector<int64_t>& keys) const {
   ReaderLock lock(&mu_);
-  PS_RETURN_IF_ERROR(CheckReadyLocked());
-  PS_ASSIGN_OR_RETURN(EmbeddingTable * t, tables_->Find(table));
+  PS_ASSIGN_OR_RETURN(EmbeddingTable * t, TableLocked(table));
   return t->CheckKeys(keys);
 }
 
 StatusOr<int> VariableStore::TableDim(const std::string& table) const {
   ReaderLock lock(&mu_);
-  PS_RETURN_IF_ERROR(CheckReadyLocked());
-  PS_ASSIGN_OR_RETURN(EmbeddingTable * t, tables_->Find(table));
+  PS_ASSIGN_OR_RETURN(EmbeddingTable * t, TableLocked(table));
   return t->dim();
 }
 
 StatusOr<Tensor> VariableStore::ReadRows(const std::string& table,
                                          const std::vector<int64_t>& keys) const {
   ReaderLock lock(&mu_);
-  PS_RETURN_IF_ERROR(CheckReadyLocked());
-  PS_ASSIGN_OR_RETURN(EmbeddingTable * t, tables_->Find(table));
+  PS_ASSIGN_OR_RETURN(EmbeddingTable * t, TableLocked(table));
   Tensor rows({static_cast<int64_t>(keys.size()), t->dim()}, Tensor::kUninitialized);
   t->Lookup(keys, rows.data());
   return rows;
@@ -138,22 +140,19 @@ StatusOr<int64_t> VariableStore::ReadTableRows(const std::string& table, int64_t
                                                int64_t count, bool changed_only,
                                                EmbeddingTable::RowBlock* out) const {
   ReaderLock lock(&mu_);
-  PS_RETURN_IF_ERROR(CheckReadyLocked());
-  PS_ASSIGN_OR_RETURN(EmbeddingTable * t, tables_->Find(table));
+  PS_ASSIGN_OR_RETURN(EmbeddingTable * t, TableLocked(table));
   return t->ReadRows(first, count, changed_only, out);
 }
 
 StatusOr<int64_t> VariableStore::TableRowEnd(const std::string& table) const {
   ReaderLock lock(&mu_);
-  PS_RETURN_IF_ERROR(CheckReadyLocked());
-  PS_ASSIGN_OR_RETURN(EmbeddingTable * t, tables_->Find(table));
+  PS_ASSIGN_OR_RETURN(EmbeddingTable * t, TableLocked(table));
   return t->row_end();
 }
 
 StatusOr<std::vector<int64_t>> VariableStore::TableDroppedKeys(const std::string& table) const {
   ReaderLock lock(&mu_);
-  PS_RETURN_IF_ERROR(CheckReadyLocked());
-  PS_ASSIGN_OR_RETURN(EmbeddingTable * t, tables_->Find(table));
+  PS_ASSIGN_OR_RETURN(EmbeddingTable * t, TableLocked(table));
   return t->DroppedKeys();
 }
 
@@ -165,8 +164,7 @@ Status VariableStore::StartTableDeltas(const std::string& table) {
 
 StatusOr<std::vector<std::string>> VariableStore::TableSlots(const std::string& table) const {
   ReaderLock lock(&mu_);
-  PS_RETURN_IF_ERROR(CheckReadyLocked());
-  PS_ASSIGN_OR_RETURN(EmbeddingTable * t, tables_->Find(table));
+  PS_ASSIGN_OR_RETURN(EmbeddingTable * t, TableLocked(table));
   return t->slot_names();
 }
 

@@ -212,8 +212,12 @@ class VariableStore {
   int64_t num_bytes() const;
 
  private:
-  // The store's parts, or Unavailable before Initialize.
+  // Unavailable before Initialize.
   Status CheckReadyLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // The table of that name: CheckReadyLocked's and EmbeddingTables::Find's
+  // errors.
+  StatusOr<EmbeddingTable*> TableLocked(const std::string& table) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // learning_rate() for a caller holding mu_.
   float LearningRateLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // SyncReplicas' ApplyStep: the average to the variables and the tables,

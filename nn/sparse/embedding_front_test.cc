@@ -10,6 +10,7 @@
 #include "nn/grad_check.h"
 #include "nn/graph_model.h"
 #include "nn/model_spec.h"
+#include "nn/sparse/test_ids.h"
 #include "nn/towers.h"
 
 namespace pstrain {
@@ -31,21 +32,6 @@ StatusOr<std::unique_ptr<GraphModel>> ModelOf(const std::string& lookups) {
   return GraphModel::Create(spec);
 }
 
-// A batch's ids with each id's place among the unique ones.
-struct Ids {
-  RaggedIds ids;
-  std::vector<int64_t> keys;
-  std::vector<int32_t> position;
-  void Add(const std::vector<int64_t>& example, const std::vector<float>& weights = {}) {
-    ids.Add(example, weights);
-    for (int64_t id : example) {
-      auto at = std::find(keys.begin(), keys.end(), id);
-      if (at == keys.end()) at = keys.insert(keys.end(), id);
-      position.push_back(static_cast<int32_t>(at - keys.begin()));
-    }
-  }
-};
-
 std::vector<Tensor> Params(const Model& model, std::mt19937* rng) {
   std::vector<Tensor> params;
   for (const VariableSpec& v : model.variables()) params.push_back(RandomTensor(v.shape, rng));
@@ -65,7 +51,7 @@ TEST_P(ModelOfIdsTest, RowAndVariableGradientsMatchNumericalOnes) {
   ASSERT_EQ((*model)->lookups().size(), 1u);
   EXPECT_EQ((*model)->lookups()[0].table.name(), "bag/embedding_weights");
   EXPECT_EQ((*model)->example_shape(), (Shape{1, 1, 4}));
-  Ids batch;
+  TestIds batch;
   batch.Add({5, 9, 5}, {0.5f, 2.0f, 1.0f});
   batch.Add({9}, {1.5f});
   batch.Add({12, 5, 30, 31}, {1.0f, 0.25f, 3.0f, 2.0f});
@@ -106,7 +92,7 @@ TEST(ModelOfIds, AnEmbeddingOfOneIdPerExampleHasItsGradient) {
   auto model = ModelOf(R"(layer { name: "item" embedding { feature: "pixel_ids" dim: 3
                           vocabulary_size: 100 } })");
   ASSERT_TRUE(model.ok()) << model.status().ToString();
-  Ids batch;
+  TestIds batch;
   for (int64_t id : {4, 17, 4, 99}) batch.Add({id});
   std::mt19937 rng(5);
   std::vector<Tensor> params = Params(**model, &rng);
@@ -132,7 +118,7 @@ TEST(ModelOfIds, AnEmbeddingOfOneIdPerExampleHasItsGradient) {
 
   // Two ids in one example, or one outside the vocabulary: refused, naming
   // the layer.
-  Ids two;
+  TestIds two;
   two.Add({4});
   two.Add({4, 5});
   two.Add({6});
@@ -146,7 +132,7 @@ TEST(ModelOfIds, AnEmbeddingOfOneIdPerExampleHasItsGradient) {
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
   EXPECT_NE(s.message().find("layer item"), std::string::npos) << s.ToString();
   EXPECT_NE(s.message().find("takes exactly one"), std::string::npos) << s.ToString();
-  Ids outside;
+  TestIds outside;
   for (int64_t id : {4, 17, 100, 99}) outside.Add({id});
   Tensor outside_rows({4, 3});
   s = (*model)
