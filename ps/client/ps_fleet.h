@@ -190,13 +190,17 @@ class PsFleet {
   struct TableStep {
     std::string table;
     int dim = 0;
-    UniqueKeys ids;  // Unique of the batch's ids
-    Tensor rows;     // [ids.keys.size(), dim], after a pull
+    UniqueKeys ids;   // Unique of the batch's ids
+    KeyIndex unique;  // Unique's index, kept from step to step
+    Tensor rows;      // [ids.keys.size(), dim], after a pull
     // Set by Shard: per ps, the places among ids.keys of the keys it holds.
     std::vector<std::vector<int32_t>> places;
   };
-  // Splits each table's unique ids by ps.
-  void Shard(std::vector<TableStep>* tables) const;
+  // Splits each table's unique ids by ps. InvalidArgument, naming the
+  // table, the ps and the count, when a ps's share of a table's keys is
+  // more than one request carries (EmbeddingTable::kMaxKeysPerRequest): a
+  // batch too large for its ids.
+  Status Shard(std::vector<TableStep>* tables) const;
   // PullVariables, with each table's rows in the same requests (tables
   // Shard split).
   Status PullVariablesAndRows(std::vector<Tensor>* values, std::vector<TableStep>* tables,

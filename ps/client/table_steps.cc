@@ -17,7 +17,7 @@ Status TableStepsOf(const std::vector<nn::EmbeddingLookup>& lookups, const data:
     PsFleet::TableStep& t = (*tables)[l];
     t.table = lookups[l].table.name();
     t.dim = lookups[l].table.dim();
-    t.ids = Unique(ids.values.data(), static_cast<int64_t>(ids.values.size()));
+    Unique(ids.values.data(), static_cast<int64_t>(ids.values.size()), &t.unique, &t.ids);
   }
   return OkStatus();
 }

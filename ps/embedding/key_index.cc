@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/prefetch.h"
 #include "core/splitmix64.h"
 
 namespace pstrain {
@@ -18,7 +19,7 @@ uint64_t KeyIndex::Home(int64_t key) const {
 
 uint64_t KeyIndex::Probe(int64_t key) const {
   uint64_t i = Home(key);
-  while (values_[i] != kAbsent && keys_[i] != key) {
+  while (entries_[i].value != kAbsent && entries_[i].key() != key) {
     if (++i == capacity_) i = 0;
   }
   return i;
@@ -26,14 +27,13 @@ uint64_t KeyIndex::Probe(int64_t key) const {
 
 uint32_t KeyIndex::Find(int64_t key) const {
   if (size_ == 0) return kAbsent;
-  const uint64_t i = Probe(key);
-  return values_[i];
+  return entries_[Probe(key)].value;
 }
 
 uint32_t* KeyIndex::FindMutable(int64_t key) {
   if (size_ == 0) return nullptr;
-  const uint64_t i = Probe(key);
-  return values_[i] == kAbsent ? nullptr : &values_[i];
+  Entry& e = entries_[Probe(key)];
+  return e.value == kAbsent ? nullptr : &e.value;
 }
 
 uint64_t KeyIndex::BytesToInsert(int64_t more) const {
@@ -45,10 +45,25 @@ uint64_t KeyIndex::BytesToInsert(int64_t more) const {
 void KeyIndex::Insert(int64_t key, uint32_t value) {
   const uint64_t capacity = open_addressing::CapacityFor(capacity_, size_ + 1);
   if (capacity != capacity_) Rehash(capacity);
-  const uint64_t i = Probe(key);
-  keys_[i] = key;
-  values_[i] = value;
+  Entry& e = entries_[Probe(key)];
+  e.set_key(key);
+  e.value = value;
   ++size_;
+}
+
+uint32_t KeyIndex::FindOrInsert(int64_t key, uint32_t value) {
+  const uint64_t capacity = open_addressing::CapacityFor(capacity_, size_ + 1);
+  if (capacity != capacity_) Rehash(capacity);
+  Entry& e = entries_[Probe(key)];
+  if (e.value != kAbsent) return e.value;
+  e.set_key(key);
+  e.value = value;
+  ++size_;
+  return kAbsent;
+}
+
+void KeyIndex::Prefetch(int64_t key) const {
+  if (capacity_ != 0) pstrain::Prefetch(&entries_[Home(key)]);
 }
 
 void KeyIndex::Reserve(int64_t keys) {
@@ -59,8 +74,8 @@ void KeyIndex::Reserve(int64_t keys) {
 bool KeyIndex::Erase(int64_t key) {
   if (size_ == 0) return false;
   uint64_t hole = Probe(key);
-  if (values_[hole] == kAbsent) return false;
-  values_[hole] = kAbsent;
+  if (entries_[hole].value == kAbsent) return false;
+  entries_[hole].value = kAbsent;
   --size_;
   // Backward shift: move each later entry of the run into the hole when
   // the hole lies on its way from its home (cyclically), so that every
@@ -68,37 +83,36 @@ bool KeyIndex::Erase(int64_t key) {
   uint64_t i = hole;
   for (;;) {
     if (++i == capacity_) i = 0;
-    if (values_[i] == kAbsent) return true;
-    const uint64_t home = Home(keys_[i]);
+    if (entries_[i].value == kAbsent) return true;
+    const uint64_t home = Home(entries_[i].key());
     if (open_addressing::MovesIntoHole(home, hole, i)) {
-      keys_[hole] = keys_[i];
-      values_[hole] = values_[i];
-      values_[i] = kAbsent;
+      entries_[hole] = entries_[i];
+      entries_[i].value = kAbsent;
       hole = i;
     }
   }
 }
 
+void KeyIndex::Reset() {
+  for (uint64_t i = 0; i < capacity_; ++i) entries_[i].value = kAbsent;
+  size_ = 0;
+}
+
 void KeyIndex::Clear() {
   capacity_ = 0;
   size_ = 0;
-  keys_.reset();
-  values_.reset();
+  entries_.reset();
 }
 
 void KeyIndex::Rehash(uint64_t capacity) {
-  std::unique_ptr<int64_t[]> old_keys = std::move(keys_);
-  std::unique_ptr<uint32_t[]> old_values = std::move(values_);
+  std::unique_ptr<Entry[]> old = std::move(entries_);
   const uint64_t old_capacity = capacity_;
   capacity_ = capacity;
-  keys_.reset(new int64_t[capacity]);
-  values_.reset(new uint32_t[capacity]);
-  std::fill(values_.get(), values_.get() + capacity, kAbsent);
+  entries_.reset(new Entry[capacity]);
+  for (uint64_t i = 0; i < capacity; ++i) entries_[i].value = kAbsent;
   for (uint64_t i = 0; i < old_capacity; ++i) {
-    if (old_values[i] == kAbsent) continue;
-    const uint64_t j = Probe(old_keys[i]);
-    keys_[j] = old_keys[i];
-    values_[j] = old_values[i];
+    if (old[i].value == kAbsent) continue;
+    entries_[Probe(old[i].key())] = old[i];
   }
 }
 

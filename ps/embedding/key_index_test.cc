@@ -55,6 +55,24 @@ TEST(KeyIndex, MatchesAMapThroughInsertsAndErasures) {
   EXPECT_EQ(index.FindMutable(-424242424242), nullptr);
 }
 
+TEST(KeyIndex, FindOrInsertAddsOnlyWhatIsAbsentAndGrowsAsInsertDoes) {
+  // From an empty index (no capacity yet) through growth: each first
+  // sighting is added with its value, each later one finds the first's.
+  KeyIndex index;
+  std::unordered_map<int64_t, uint32_t> expected;
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 50000; ++i) {
+    const int64_t key = static_cast<int64_t>(rng() % 20000) - 10000;
+    const auto value = static_cast<uint32_t>(i);
+    if (i % 7 == 0) index.Prefetch(key);  // harmless once there is a capacity
+    const uint32_t found = index.FindOrInsert(key, value);
+    auto [it, added] = expected.emplace(key, value);
+    EXPECT_EQ(found, added ? KeyIndex::kAbsent : it->second) << key;
+  }
+  EXPECT_EQ(index.size(), static_cast<int64_t>(expected.size()));
+  for (const auto& [key, value] : expected) EXPECT_EQ(index.Find(key), value) << key;
+}
+
 TEST(KeyIndex, ErasingAlongWrappedRunsKeepsEveryKeyReachable) {
   // Many erasures at high load: backward shifting must not cut a run.
   KeyIndex index;

@@ -1,5 +1,6 @@
 #include "ps/embedding/sparse_rows.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "ps/embedding/key_index.h"
@@ -8,22 +9,27 @@ namespace pstrain {
 
 UniqueKeys Unique(const int64_t* keys, int64_t n) {
   UniqueKeys out;
-  out.position.resize(n);
   KeyIndex seen;
   seen.Reserve(n);
-  out.keys.reserve(n);
-  for (int64_t i = 0; i < n; ++i) {
-    const uint32_t at = seen.Find(keys[i]);
-    if (at != KeyIndex::kAbsent) {
-      out.position[i] = static_cast<int32_t>(at);
-      continue;
-    }
-    const auto next = static_cast<uint32_t>(out.keys.size());
-    seen.Insert(keys[i], next);
-    out.keys.push_back(keys[i]);
-    out.position[i] = static_cast<int32_t>(next);
-  }
+  Unique(keys, n, &seen, &out);
   return out;
+}
+
+void Unique(const int64_t* keys, int64_t n, KeyIndex* seen, UniqueKeys* out) {
+  seen->Reset();
+  out->keys.clear();
+  out->position.resize(n);
+  // The index's entries are random reads: each key's is asked for kAhead
+  // keys before its probe, so that the misses overlap.
+  constexpr int64_t kAhead = 16;
+  for (int64_t i = 0; i < std::min(n, kAhead); ++i) seen->Prefetch(keys[i]);
+  for (int64_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) seen->Prefetch(keys[i + kAhead]);
+    const auto next = static_cast<uint32_t>(out->keys.size());
+    const uint32_t at = seen->FindOrInsert(keys[i], next);
+    if (at == KeyIndex::kAbsent) out->keys.push_back(keys[i]);
+    out->position[i] = static_cast<int32_t>(at == KeyIndex::kAbsent ? next : at);
+  }
 }
 
 SparseRows SumDuplicates(const int64_t* keys, int64_t n, const float* rows, int64_t dim) {

@@ -10,6 +10,7 @@
 
 #include "core/status.h"
 #include "core/tensor.h"
+#include "ps/embedding/key_index.h"
 
 namespace pstrain {
 
@@ -26,6 +27,11 @@ struct UniqueKeys {
   std::vector<int32_t> position;  // keys[position[i]] == batch[i]
 };
 UniqueKeys Unique(const int64_t* keys, int64_t n);
+// The same into `out`, reusing its vectors and the index `seen` (Reset
+// first): a caller that does this at every step keeps both, so nothing is
+// allocated after the first steps and the index, grown to the distinct keys
+// of a step rather than to all its keys, stays small enough to be cached.
+void Unique(const int64_t* keys, int64_t n, KeyIndex* seen, UniqueKeys* out);
 
 // Sums the rows of repeated keys (n keys, each with `dim` values at rows +
 // i * dim) into one row per key, in the order first seen: TF's optimizers

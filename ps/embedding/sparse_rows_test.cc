@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <vector>
 
 namespace pstrain {
@@ -13,6 +14,23 @@ TEST(SparseRows, UniqueKeepsTheFirstSeenOrderAndWhereEachWent) {
   const UniqueKeys u = Unique(batch.data(), static_cast<int64_t>(batch.size()));
   EXPECT_EQ(u.keys, (std::vector<int64_t>{5, 9, -1}));
   EXPECT_EQ(u.position, (std::vector<int32_t>{0, 1, 0, 2, 1, 0}));
+}
+
+// Steps of different sizes through one kept index and output: each gives
+// what a fresh Unique gives, with nothing of the step before left over.
+TEST(SparseRows, UniqueIntoKeptBuffersGivesWhatAFreshOneGivesAtEveryStep) {
+  KeyIndex seen;
+  UniqueKeys kept;
+  std::mt19937_64 rng(5);
+  for (int64_t n : {20000, 30, 0, 5000, 70000, 1}) {
+    std::vector<int64_t> batch(n);
+    for (int64_t& k : batch) k = static_cast<int64_t>(rng() % 9000) - 100;
+    Unique(batch.data(), n, &seen, &kept);
+    const UniqueKeys fresh = Unique(batch.data(), n);
+    EXPECT_EQ(kept.keys, fresh.keys) << n;
+    EXPECT_EQ(kept.position, fresh.position) << n;
+    EXPECT_EQ(seen.size(), static_cast<int64_t>(fresh.keys.size())) << n;
+  }
 }
 
 TEST(SparseRows, SumDuplicatesAddsTheRowsOfRepeatedKeys) {
