@@ -554,7 +554,7 @@ StatusOr<EvalResult> Supervisor::EvaluateState(const std::map<std::string, Tenso
   // A model of ids: the rows of each batch's ids, as they are on the ps now.
   std::vector<Tensor> variables;
   const RowPull pull_rows = [&](std::vector<PsFleet::TableStep>* tables) {
-    fleet_->Shard(tables);
+    PS_RETURN_IF_ERROR(fleet_->Shard(tables));
     return fleet_->PullVariablesAndRows(&variables, tables, nullptr);
   };
   if (options_.test_rows != nullptr) {

@@ -167,7 +167,7 @@ TEST_F(SupervisorTest, EmbeddingRowsComeBackWithTheVariables) {
     step[0].table = "emb";
     step[0].dim = 3;
     step[0].ids = Unique(keys.data(), static_cast<int64_t>(keys.size()));
-    fleet->Shard(&step);
+    PS_EXPECT_OK(fleet->Shard(&step));
     return step;
   };
   {

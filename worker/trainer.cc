@@ -260,7 +260,7 @@ Status Trainer::Step(int64_t min_step, int64_t local_step, StepRecord* record) {
       return OkStatus();
     }
     PS_RETURN_IF_ERROR(TableStepsOf(model_->lookups(), record->batch, &tables_));
-    fleet_->Shard(&tables_);
+    PS_RETURN_IF_ERROR(fleet_->Shard(&tables_));
     batch_pending_ = true;
   }
   PS_RETURN_IF_ERROR(overlap_ ? OverlappedStep(min_step, local_step, record)

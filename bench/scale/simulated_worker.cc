@@ -4,6 +4,8 @@
 #include <thread>
 #include <utility>
 
+#include <glog/logging.h>
+
 #include "ps/rpc/ps_connections.h"
 #include "worker/heartbeat_sender.h"
 
@@ -81,7 +83,8 @@ void SimulatedWorker::DrawIds() {
   for (int64_t& id : ids) id = ranks_->Next();
   PsFleet::TableStep& t = tables_[0];
   t.ids = Unique(ids.data(), static_cast<int64_t>(ids.size()));
-  fleet_->Shard(&tables_);
+  const Status sharded = fleet_->Shard(&tables_);
+  CHECK(sharded.ok()) << sharded.ToString();  // the bench's ids per step fit a request
   row_grads_.assign(1, Tensor({static_cast<int64_t>(t.ids.keys.size()), t.dim}));
   row_grads_[0].Fill(1.0f / 1024);
 }

@@ -390,13 +390,23 @@ proto::TableKeys KeysOnPs(const PsFleet::TableStep& t, int ps) {
 
 }  // namespace
 
-void PsFleet::Shard(std::vector<TableStep>* tables) const {
+Status PsFleet::Shard(std::vector<TableStep>* tables) const {
   for (TableStep& t : *tables) {
     t.places.assign(num_ps(), {});
     for (size_t i = 0; i < t.ids.keys.size(); ++i) {
       t.places[KeyShard(t.ids.keys[i], num_ps())].push_back(static_cast<int32_t>(i));
     }
+    for (int ps = 0; ps < num_ps(); ++ps) {
+      const auto n = static_cast<int64_t>(t.places[ps].size());
+      if (n <= EmbeddingTable::kMaxKeysPerRequest) continue;
+      return InvalidArgument("a batch names " + std::to_string(n) + " distinct keys of table " +
+                             t.table + " held by ps:" + std::to_string(ps) + ", and a request " +
+                             "carries at most " +
+                             std::to_string(EmbeddingTable::kMaxKeysPerRequest) +
+                             ": lower --batch_size (or add ps tasks)");
+    }
   }
+  return OkStatus();
 }
 
 Status PsFleet::PullVariables(std::vector<Tensor>* values, PsSteps* steps, int64_t min_step,

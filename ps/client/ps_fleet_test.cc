@@ -8,6 +8,7 @@
 
 #include "cluster/key_partition.h"
 #include "core/testing/status_assertions.h"
+#include "ps/embedding/embedding_table.h"
 #include "ps/testing/in_process_ps.h"
 
 namespace pstrain {
@@ -94,6 +95,46 @@ TEST_F(PsFleetInProcess, ShutdownReachesEveryPs) {
   EXPECT_EQ(ps_[1]->shutdown_reason(), "test done");
 }
 
+// A batch whose keys for one ps are more than a request carries is refused
+// before anything is sent, naming the table, the ps and what to change; one
+// key fewer on each of two ps tasks is sharded.
+TEST(PsFleetTables, ABatchWithMoreKeysForOnePsThanARequestCarriesIsRefusedNamingIt) {
+  const std::vector<cluster::VariableInfo> vars = {{"b", {7}, 0}};
+  auto placement = cluster::ComputePlacement(vars, 2, cluster::PlacementStrategy::kGreedy, 1);
+  PS_ASSERT_OK(placement);
+  std::vector<std::unique_ptr<PsConnection>> ps;
+  for (int i = 0; i < 2; ++i) ps.push_back(std::make_unique<InProcessPs>(i));
+  proto::EmbeddingTableConfig table;
+  table.set_name("emb");
+  table.set_dim(2);
+  PsFleet fleet(std::move(ps), {vars, *placement, {}, {table}});
+  // Ten keys of ps:0, then one more than a request carries of ps:1.
+  std::vector<int64_t> keys;
+  int64_t on_ps0 = 0, on_ps1 = 0;
+  for (int64_t k = 0; on_ps1 <= EmbeddingTable::kMaxKeysPerRequest; ++k) {
+    if (KeyShard(k, 2) == 1) {
+      keys.push_back(k);
+      ++on_ps1;
+    } else if (on_ps0 < 10) {
+      keys.push_back(k);
+      ++on_ps0;
+    }
+  }
+  std::vector<PsFleet::TableStep> step(1);
+  step[0].table = "emb";
+  step[0].dim = 2;
+  step[0].ids = Unique(keys.data(), static_cast<int64_t>(keys.size()));
+  const Status refused = fleet.Shard(&step);
+  PS_EXPECT_CODE(refused, Code::kInvalidArgument);
+  EXPECT_NE(refused.message().find("65537 distinct keys of table emb held by ps:1"),
+            std::string::npos)
+      << refused.ToString();
+  EXPECT_NE(refused.message().find("--batch_size"), std::string::npos) << refused.ToString();
+  keys.pop_back();  // the last key drawn was ps:1's 65537th
+  step[0].ids = Unique(keys.data(), static_cast<int64_t>(keys.size()));
+  PS_EXPECT_OK(fleet.Shard(&step));
+}
+
 // A step's embedding ids, repeats and all: each unique id's row pulled once
 // from the ps that holds it, in the request that pulls the variables, and
 // its gradient pushed back there in the step's push.
@@ -122,7 +163,7 @@ TEST(PsFleetTables, RowsOfAStepGoToAndComeFromThePsThatHoldsEachKey) {
   step[0].table = "emb";
   step[0].dim = 2;
   step[0].ids = Unique(batch.data(), static_cast<int64_t>(batch.size()));
-  fleet.Shard(&step);
+  PS_ASSERT_OK(fleet.Shard(&step));
   std::vector<Tensor> values;
   PsFleet::PsSteps steps;
   PS_ASSERT_OK(fleet.PullVariablesAndRows(&values, &step, &steps));
@@ -184,7 +225,7 @@ TEST(PsFleetTables, AMalformedPushLandsOnNoPs) {
   step[0].table = "emb";
   step[0].dim = 2;
   step[0].ids = Unique(keys.data(), static_cast<int64_t>(keys.size()));
-  fleet.Shard(&step);
+  PS_ASSERT_OK(fleet.Shard(&step));
   ASSERT_TRUE(step[0].places[0].empty());
   Tensor dense({7});
   dense.Fill(1.0f);
@@ -290,7 +331,7 @@ TEST(PsFleetTables, ImportedRowsReachThePsOfEachKeyAndARefusalEndsTheImport) {
   step[0].dim = 2;
   const std::vector<int64_t> ids = {0, 1, 17, 39999};
   step[0].ids = Unique(ids.data(), static_cast<int64_t>(ids.size()));
-  fleet->Shard(&step);
+  PS_ASSERT_OK(fleet->Shard(&step));
   std::vector<Tensor> values;
   PsFleet::PsSteps steps;
   s = fleet->PullVariablesAndRows(&values, &step, &steps);

@@ -67,7 +67,7 @@ class ExactlyOnce : public ::testing::TestWithParam<Case> {
     step_[0].table = "emb";
     step_[0].dim = 2;
     step_[0].ids = Unique(keys.data(), static_cast<int64_t>(keys.size()));
-    fleet_->Shard(&step_);
+    PS_ASSERT_OK(fleet_->Shard(&step_));
   }
 
   // Each ps's values after the test: w and b, and emb's rows.
