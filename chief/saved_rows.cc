@@ -69,9 +69,7 @@ Status SavedRows::Pull(std::vector<PsFleet::TableStep>* steps) const {
     if (it == tables_.end()) return InvalidArgument("no saved rows of table " + step.table);
     const Table& table = it->second;
     const proto::EmbeddingTableConfig& c = table.config;
-    const RowInitializer initial(
-        c.name(), c.seed(), c.dim(),
-        c.has_initializer_stddev() ? c.initializer_stddev() : DefaultEmbeddingStddev(c.dim()));
+    const RowInitializer initial = RowInitializer::Of(c);
     const int64_t n = static_cast<int64_t>(step.ids.keys.size());
     step.rows = Tensor({n, c.dim()}, Tensor::kUninitialized);
     for (int64_t i = 0; i < n; ++i) {

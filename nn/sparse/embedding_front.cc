@@ -57,6 +57,12 @@ StatusOr<EmbeddingFront> EmbeddingFront::FromSpec(const proto::ModelSpec& spec) 
     if (e.has_initializer_stddev() && !(e.initializer_stddev() >= 0)) {
       return InvalidArgument(at + ": initializer_stddev must be >= 0");
     }
+    if (e.has_initializer_uniform() && !(e.initializer_uniform() >= 0)) {
+      return InvalidArgument(at + ": initializer_uniform must be >= 0");
+    }
+    if (e.has_initializer_stddev() && e.has_initializer_uniform()) {
+      return InvalidArgument(at + ": set initializer_stddev or initializer_uniform, not both");
+    }
     EmbeddingLookup lookup;
     lookup.layer = layer.name();
     lookup.feature = e.feature();
@@ -74,6 +80,7 @@ StatusOr<EmbeddingFront> EmbeddingFront::FromSpec(const proto::ModelSpec& spec) 
     t.set_dim(e.dim());
     t.set_vocabulary_size(e.vocabulary_size());
     if (e.has_initializer_stddev()) t.set_initializer_stddev(e.initializer_stddev());
+    if (e.has_initializer_uniform()) t.set_initializer_uniform(e.initializer_uniform());
     t.set_min_count(e.min_count());
     t.set_ttl_steps(e.ttl_steps());
     if (e.has_optimizer()) *t.mutable_optimizer() = e.optimizer();

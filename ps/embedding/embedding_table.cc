@@ -51,6 +51,13 @@ StatusOr<std::unique_ptr<EmbeddingTable>> EmbeddingTable::Create(
       !(config.initializer_stddev() >= 0 && config.initializer_stddev() < 1e6f)) {
     return InvalidArgument(where + ": initializer_stddev must be in [0, 1e6)");
   }
+  if (config.has_initializer_uniform() &&
+      !(config.initializer_uniform() >= 0 && config.initializer_uniform() < 1e6f)) {
+    return InvalidArgument(where + ": initializer_uniform must be in [0, 1e6)");
+  }
+  if (config.has_initializer_stddev() && config.has_initializer_uniform()) {
+    return InvalidArgument(where + ": set initializer_stddev or initializer_uniform, not both");
+  }
   auto made = Optimizer::Create(config.optimizer().name().empty() ? optimizer : config.optimizer());
   if (!made.ok()) return made.status().Annotate(where);
   return std::unique_ptr<EmbeddingTable>(
@@ -65,9 +72,7 @@ EmbeddingTable::EmbeddingTable(const proto::EmbeddingTableConfig& config,
       slot_names_(optimizer_->slot_names()),
       ps_(std::move(ps)),
       budget_(budget),
-      initializer_(config.name(), config.seed(), config.dim(),
-                   config.has_initializer_stddev() ? config.initializer_stddev()
-                                                   : DefaultEmbeddingStddev(config.dim())),
+      initializer_(RowInitializer::Of(config)),
       stride_(int64_t{config.dim()} * static_cast<int64_t>(1 + slot_names_.size())),
       header_floats_(HeaderFloats(stride_)),
       row_floats_(RowFloats(stride_)),

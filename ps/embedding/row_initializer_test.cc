@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -43,6 +44,41 @@ TEST(RowInitializer, IsANormalTruncatedAtTwoStddev) {
   EXPECT_NEAR(mean, 0, 0.002);
   // A normal truncated at 2 sigma keeps 0.8796 of sigma.
   EXPECT_NEAR(sd / stddev, 0.8796, 0.005);
+}
+
+TEST(RowInitializer, UniformFillsTheRangeEvenlyAsFastTextsInputMatrix) {
+  // fastText starts its input matrix uniform in [-1/dim, 1/dim].
+  const float limit = 1.0f / 10;
+  const RowInitializer init = RowInitializer::Uniform("words/embedding_weights", 3, 10, limit);
+  std::vector<int64_t> deciles(10, 0);
+  double sum = 0, sum_sq = 0;
+  int64_t n = 0;
+  for (int64_t key = 0; key < 20000; ++key) {
+    for (float v : Row(init, key)) {
+      ASSERT_LE(std::fabs(v), limit);
+      ++deciles[std::min<int64_t>(9, static_cast<int64_t>((v + limit) / (2 * limit) * 10))];
+      sum += v;
+      sum_sq += double{v} * v;
+      ++n;
+    }
+  }
+  for (int64_t count : deciles) EXPECT_NEAR(static_cast<double>(count) / n, 0.1, 0.005);
+  EXPECT_NEAR(sum / n, 0, 0.001);
+  EXPECT_NEAR(std::sqrt(sum_sq / n), limit / std::sqrt(3.0), 0.001);  // a uniform's sd
+  EXPECT_EQ(Row(init, 5), Row(RowInitializer::Uniform("words/embedding_weights", 3, 10, limit), 5));
+}
+
+TEST(RowInitializer, OfATableConfigTakesItsUniformOrItsNormal) {
+  proto::EmbeddingTableConfig config;
+  config.set_name("t");
+  config.set_dim(4);
+  config.set_initializer_uniform(0.5f);
+  EXPECT_EQ(Row(RowInitializer::Of(config), 1), Row(RowInitializer::Uniform("t", 0, 4, 0.5f), 1));
+  config.clear_initializer_uniform();
+  EXPECT_EQ(Row(RowInitializer::Of(config), 1),
+            Row(RowInitializer("t", 0, 4, DefaultEmbeddingStddev(4)), 1));
+  config.set_initializer_stddev(0);
+  EXPECT_EQ(Row(RowInitializer::Of(config), 1), std::vector<float>(4, 0.0f));
 }
 
 TEST(RowInitializer, StddevZeroStartsAtZero) {
