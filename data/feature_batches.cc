@@ -76,9 +76,19 @@ StatusOr<FeaturizedRows> LoadFeaturizedRows(const proto::ModelSpec& spec,
 
 void GatherBatch(const FeaturizedRows& f, const std::vector<int64_t>& rows, Batch* out) {
   const int64_t n = static_cast<int64_t>(rows.size());
-  out->sparse.clear();
+  // The vectors of the batch before keep their capacity: the ids of a batch
+  // of long texts are copied once, not again at each growth.
+  if (out->sparse.size() != f.sparse.size()) out->sparse.clear();
   for (const auto& [name, all] : f.sparse) {
     RaggedIds& ids = out->sparse[name];
+    ids.values.clear();
+    ids.weights.clear();
+    ids.row_splits.assign(1, 0);
+    int64_t total = 0;
+    for (int64_t row : rows) total += all.row_splits[row + 1] - all.row_splits[row];
+    ids.values.reserve(total);
+    if (!all.weights.empty()) ids.weights.reserve(total);
+    ids.row_splits.reserve(n + 1);
     for (int64_t row : rows) {
       const int64_t begin = all.row_splits[row], end = all.row_splits[row + 1];
       ids.values.insert(ids.values.end(), all.values.begin() + begin, all.values.begin() + end);

@@ -52,7 +52,7 @@ StatusOr<float> FastTextModel::LossAndGradients(const std::vector<Tensor>& param
   const int64_t dim = rows.dim(1);
   const int classes = num_classes();
   weights_ = params[0];
-  rows_ = rows;
+  rows_.assign(rows.data(), rows.data() + rows.size());
   const float* bias = params[1].data();
   float* w = weights_.data();  // [dim, classes]
   hidden_.assign(dim, 0);
@@ -105,8 +105,13 @@ StatusOr<float> FastTextModel::LossAndGradients(const std::vector<Tensor>& param
   for (int64_t i = 0; i < weights_.size(); ++i) (*grads)[0][i] -= weights_[i];
   (*grads)[1] = Tensor(params[1].shape());
   row_grads->resize(1);
-  (*row_grads)[0] = rows;
-  for (int64_t i = 0; i < rows_.size(); ++i) (*row_grads)[0][i] -= rows_[i];
+  Tensor& rows_delta = (*row_grads)[0];
+  if (rows_delta.shape() != rows.shape() || !rows_delta.owns_data()) {
+    rows_delta = Tensor(rows.shape(), Tensor::kUninitialized);
+  }
+  const float* before = rows.data();
+  float* delta = rows_delta.data();
+  for (int64_t i = 0; i < rows.size(); ++i) delta[i] = before[i] - rows_[i];
   for (size_t v = 0; hooks != nullptr && v < grads->size(); ++v) {
     PS_RETURN_IF_ERROR(hooks->GradientReady(v));
   }

@@ -69,7 +69,10 @@ class FastTextModel : public Model {
   std::unique_ptr<GraphModel> net_;
   // Scratch of a step: the weights and rows as the examples leave them,
   // one example's hidden vector, its gradient, its probabilities.
-  Tensor weights_, rows_;
+  Tensor weights_;
+  // The rows as the batch's examples update them; a vector, so that its
+  // memory stays from one batch to the next as the batch's rows vary.
+  std::vector<float> rows_;
   std::vector<float> hidden_, grad_, probs_;
 };
 
