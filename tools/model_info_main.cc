@@ -59,7 +59,8 @@ int Run() {
   auto loaded = nn::LoadModelFromFlags(FLAGS_model);
   if (!loaded.ok()) return ExitWith(loaded.status(), kExitBadInput);
   const proto::ModelSpec& spec = loaded->spec;
-  auto optimizer = OptimizerConfigFromFlags(spec.recipe(), FLAGS_sync_replicas);
+  // The optimizer the ps tasks run (an example-by-example model's: GradientDescent at 1).
+  auto optimizer = PsOptimizerFromFlags(spec, FLAGS_sync_replicas);
   if (!optimizer.ok()) return ExitWith(optimizer.status(), kExitBadInput);
   auto slots = OptimizerSlotCount(*optimizer);
   if (!slots.ok()) return ExitWith(slots.status(), kExitBadInput);
