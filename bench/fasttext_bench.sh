@@ -5,21 +5,23 @@
 # by source package, a tenth of the sources to test), one per seed in SEEDS.
 # At each setting (-lr and -epoch, SETTINGS) both train with dim 10, word
 # bigrams, 2,000,000 buckets, softmax: fastText `supervised` on 2 threads,
-# pstrain_local on 2 ps and 2 workers of one compute thread each, batches of
-# BATCH lines, given the same -lr and -epoch (--learning_rate, --epochs) and
-# nothing else: both decay the rate linearly to 0 over the run. Prints, per run: test accuracy, words per second per compute thread
-# (fastText's own figure; pstrain's: the training file's tokens, "</s>"
-# included, times the epochs, over the workers' training seconds and their
-# 2 threads), the wall time, and the test lines whose label the training
-# split lacks (both count them wrong).
+# pstrain_local on 2 ps and 2 workers of one compute thread each, given the
+# same -lr and -epoch (--learning_rate, --epochs) and nothing else (the
+# recipe's batches of 2048 lines; BATCH sets --batch_size): both decay the
+# rate linearly to 0 over the run. Prints, per run: test accuracy, words per
+# second per compute thread (fastText's own figure; pstrain's: the training
+# file's tokens, "</s>" included, times the epochs, over the workers'
+# training seconds and their 2 threads), the wall time, and the test lines
+# whose label the training split lacks (both count them wrong).
 #
-#   bash bench/fasttext_bench.sh [BUILD_DIR]   # SEEDS="1 2" SETTINGS="0.5:5 1.0:25" BATCH=128
+#   bash bench/fasttext_bench.sh [BUILD_DIR]   # SEEDS="1 2" SETTINGS="0.5:5 1.0:25" [BATCH=N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD="${1:-build}"
 SEEDS="${SEEDS:-1 2}"
 SETTINGS="${SETTINGS:-0.5:5 1.0:25}"
-BATCH="${BATCH:-128}"
+batch_flag=()
+if [[ -n "${BATCH:-}" ]]; then batch_flag=(--batch_size="$BATCH"); fi
 out="$(mktemp -d /tmp/pstrain_fasttext_bench.XXXXXX)"
 trap 'rm -rf "$out"' EXIT
 bash scripts/apt_install.sh fasttext >/dev/null
@@ -72,7 +74,7 @@ for seed in $SEEDS; do
     rm -rf "$out/train_dir"
     start=$(date +%s.%N)
     "$BUILD/deploy/pstrain_local" --ps=2 --workers=2 --model=fasttext --data_dir="$split" \
-      --batch_size="$BATCH" --epochs="$epochs" --learning_rate="$lr" \
+      "${batch_flag[@]}" --epochs="$epochs" --learning_rate="$lr" \
       --train_dir="$out/train_dir" --http_port=-1 >"$out/pstrain.log" 2>&1
     wall=$(echo "$(date +%s.%N) - $start" | bc)
     final=$(grep -o 'final: step [0-9]*, test accuracy [0-9.]*.*' "$out/pstrain.log" | tail -1)

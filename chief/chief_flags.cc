@@ -60,7 +60,8 @@ DEFINE_double(ema_decay, 0,
               "default: the model's recipe, cifar10: 0.9999)");
 DEFINE_bool(eval_use_moving_averages, false,
             "Evaluate the moving averages, not the variables (default: the model's recipe)");
-DEFINE_int32(batch_size, 128, "The workers' batch size (for examples/sec)");
+DEFINE_int32(batch_size, 128,
+             "The workers' batch size, for examples/sec (unset: the model recipe's, else 128)");
 DEFINE_double(
     eval_secs, 0,
     "Also evaluate on the test set every this many seconds while training, logging "

@@ -18,8 +18,8 @@ DEFINE_int64(buckets, 0,
              "A text model: hash buckets of the word n-grams, as fastText's -bucket (0: the "
              "model's)");
 DEFINE_int32(dim, 0,
-             "A text model: the dimension of its word embeddings, as fastText's -dim (0: "
-             "the model's)");
+             "A text model: the dimension of its word embeddings, as fastText's -dim, "
+             "and a uniform start within 1/dim where the model starts so (0: the model's)");
 DEFINE_int32(min_count, 0,
              "A text model: the fewest times a word must occur in the training file to be in "
              "the dictionary, as fastText's -minCount (0: the model's)");
@@ -50,7 +50,10 @@ Status ApplyDataFlags(proto::ModelSpec* spec) {
   if (FLAGS_dim > 0) {
     for (proto::LayerSpec& layer : *spec->mutable_layer()) {
       if (layer.has_embedding_bag() && layer.embedding_bag().feature() == "words") {
-        layer.mutable_embedding_bag()->set_dim(FLAGS_dim);
+        proto::EmbeddingSpec* bag = layer.mutable_embedding_bag();
+        bag->set_dim(FLAGS_dim);
+        // fastText's rows start within 1/dim.
+        if (bag->has_initializer_uniform()) bag->set_initializer_uniform(1.0f / FLAGS_dim);
       }
     }
   }

@@ -15,8 +15,9 @@
 namespace pstrain {
 namespace nn {
 
-// The spec of `name_or_path` as the data flags make it. LoadModelSpec's and
-// ApplyDataFlags' errors.
+// The spec of `name_or_path` as the data flags make it; its recipe's
+// batch_size, where set, becomes --batch_size's default. LoadModelSpec's
+// and ApplyDataFlags' errors.
 StatusOr<proto::ModelSpec> LoadSpecFromFlags(const std::string& name_or_path);
 
 struct LoadedModel {

@@ -12,7 +12,8 @@ DEFINE_string(model, "mnist",
               "Network to train: a built-in one (mnist, mnist_bn, cifar10, mnist_ids, wide_deep, "
               "fasttext, movielens) or a ModelSpec "
               "text file (proto/model.proto)");
-DEFINE_int32(batch_size, 128, "Examples per step of each tower");
+DEFINE_int32(batch_size, 128,
+             "Examples per step of each tower (unset: the model recipe's, else 128)");
 DEFINE_int32(num_towers, 1,
              "Towers on the CPU: each runs the model on its own batch of --batch_size on its "
              "share of the cores; their gradients are averaged and pushed once per step");
