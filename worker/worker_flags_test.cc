@@ -6,7 +6,14 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
+#include <google/protobuf/text_format.h>
+
+#include "core/test_util.h"
 #include "nn/model.h"
+#include "nn/model_flags.h"
+#include "nn/model_spec.h"
 
 DECLARE_string(weight_decay);
 DECLARE_string(gradient_multipliers);
@@ -37,6 +44,36 @@ TEST(WorkerFlags, TheFlagsBecomeTheTrainersOptions) {
   EXPECT_TRUE(options->overlap);
   EXPECT_FLOAT_EQ(options->gradients.weight_decay.at(var), 0.004f);
   EXPECT_FLOAT_EQ(options->gradients.clip_norm, 5.0f);
+}
+
+// A recipe's batch_size is --batch_size's default once the spec is loaded;
+// a --batch_size given on the command line stays.
+TEST(WorkerFlags, ARecipesBatchSizeIsTheDefaultAndAGivenFlagWins) {
+  test_util::TempDir dir;
+  auto spec = nn::LoadModelSpec("mnist");
+  PS_ASSERT_OK(spec);
+  spec->mutable_recipe()->set_batch_size(512);
+  std::string text;
+  ASSERT_TRUE(google::protobuf::TextFormat::PrintToString(*spec, &text));
+  const std::string path = dir.path() + "/batched.pbtxt";
+  std::ofstream(path) << text;
+  {
+    gflags::FlagSaver saver;
+    PS_ASSERT_OK(nn::LoadSpecFromFlags(path));
+    EXPECT_EQ(FLAGS_batch_size, 512);
+  }
+  EXPECT_EQ(FLAGS_batch_size, 128);  // the saver put the flag's own default back
+  {
+    gflags::FlagSaver saver;
+    gflags::SetCommandLineOption("batch_size", "64");  // as given on the command line
+    PS_ASSERT_OK(nn::LoadSpecFromFlags(path));
+    EXPECT_EQ(FLAGS_batch_size, 64);
+  }
+  spec->mutable_recipe()->set_batch_size(-1);
+  ASSERT_TRUE(google::protobuf::TextFormat::PrintToString(*spec, &text));
+  std::ofstream(path) << text;
+  gflags::FlagSaver saver;
+  PS_EXPECT_CODE(nn::LoadSpecFromFlags(path), Code::kInvalidArgument);
 }
 
 TEST(WorkerFlags, AMalformedOrUnknownVariableIsRefusedNamingTheFlag) {
