@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/prefetch.h"
+
 namespace pstrain {
 namespace nn {
 
@@ -58,7 +60,7 @@ StatusOr<float> FastTextModel::LossAndGradients(const std::vector<Tensor>& param
   hidden_.assign(dim, 0);
   grad_.assign(dim, 0);
   probs_.assign(classes, 0);
-  const float lr = input.learning_rate;
+  alpha_.assign(classes, 0);
   double loss = 0;
   for (size_t e = 0; e < labels.size(); ++e) {
     const int y = labels[e];
@@ -68,36 +70,15 @@ StatusOr<float> FastTextModel::LossAndGradients(const std::vector<Tensor>& param
     }
     const int64_t begin = bag.ids->row_splits[e], end = bag.ids->row_splits[e + 1];
     if (begin == end) continue;  // fastText skips a line without input
-    const float inv_n = 1.0f / static_cast<float>(end - begin);
-    std::fill(hidden_.begin(), hidden_.end(), 0.0f);
-    for (int64_t i = begin; i < end; ++i) {
-      const float* row = rows_.data() + static_cast<int64_t>((*bag.position)[i]) * dim;
-      for (int64_t d = 0; d < dim; ++d) hidden_[d] += row[d];
-    }
-    for (int64_t d = 0; d < dim; ++d) hidden_[d] *= inv_n;
-    float top = -INFINITY;
-    for (int c = 0; c < classes; ++c) {
-      float z = bias[c];
-      for (int64_t d = 0; d < dim; ++d) z += hidden_[d] * w[d * classes + c];
-      probs_[c] = z;
-      top = std::max(top, z);
-    }
-    double total = 0;
-    for (int c = 0; c < classes; ++c) total += (probs_[c] = std::exp(probs_[c] - top));
-    for (int c = 0; c < classes; ++c) probs_[c] = static_cast<float>(probs_[c] / total);
-    loss -= std::log(std::max(probs_[y], 1e-30f));
-    std::fill(grad_.begin(), grad_.end(), 0.0f);
-    for (int c = 0; c < classes; ++c) {
-      const float a = lr * ((c == y ? 1.0f : 0.0f) - probs_[c]);
-      for (int64_t d = 0; d < dim; ++d) {
-        grad_[d] += a * w[d * classes + c];
-        w[d * classes + c] += a * hidden_[d];
+    // The next line's rows, scattered over the batch's, start their way
+    // into the cache while this line computes.
+    if (e + 1 < labels.size()) {
+      for (int64_t i = end; i < bag.ids->row_splits[e + 2]; ++i) {
+        Prefetch(rows_.data() + static_cast<int64_t>((*bag.position)[i]) * dim);
       }
     }
-    for (int64_t i = begin; i < end; ++i) {
-      float* row = rows_.data() + static_cast<int64_t>((*bag.position)[i]) * dim;
-      for (int64_t d = 0; d < dim; ++d) row[d] += grad_[d] * inv_n;
-    }
+    loss +=
+        UpdateLine(bag.position->data() + begin, end - begin, y, input.learning_rate, bias, w, dim);
   }
   // What the ps subtracts: before - after.
   grads->resize(2);
@@ -110,12 +91,68 @@ StatusOr<float> FastTextModel::LossAndGradients(const std::vector<Tensor>& param
     rows_delta = Tensor(rows.shape(), Tensor::kUninitialized);
   }
   const float* before = rows.data();
+  const float* after = rows_.data();
   float* delta = rows_delta.data();
-  for (int64_t i = 0; i < rows.size(); ++i) delta[i] = before[i] - rows_[i];
+  const int64_t n = rows.size();
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) delta[i] = before[i] - after[i];
   for (size_t v = 0; hooks != nullptr && v < grads->size(); ++v) {
     PS_RETURN_IF_ERROR(hooks->GradientReady(v));
   }
   return static_cast<float>(loss);
+}
+
+float FastTextModel::UpdateLine(const int32_t* positions, int64_t n, int y, float lr,
+                                const float* bias, float* w, int64_t dim) {
+  const int classes = num_classes();
+  float* rows = rows_.data();
+  float* h = hidden_.data();
+  float* g = grad_.data();
+  float* p = probs_.data();
+  float* a = alpha_.data();
+  // The loops below run on vectors (-fopenmp-simd): none of these arrays
+  // overlaps another, and no row is two of a line's places.
+  const float inv_n = 1.0f / static_cast<float>(n);
+  std::fill(h, h + dim, 0.0f);
+  for (int64_t i = 0; i < n; ++i) {
+    const float* row = rows + int64_t{positions[i]} * dim;
+#pragma omp simd
+    for (int64_t d = 0; d < dim; ++d) h[d] += row[d];
+  }
+#pragma omp simd
+  for (int64_t d = 0; d < dim; ++d) h[d] *= inv_n;
+  // W is [dim, classes]: each loop over the classes runs along a row of it.
+  std::copy(bias, bias + classes, p);
+  for (int64_t d = 0; d < dim; ++d) {
+    const float h_d = h[d];
+    const float* w_d = w + d * classes;
+#pragma omp simd
+    for (int c = 0; c < classes; ++c) p[c] += h_d * w_d[c];
+  }
+  const float top = *std::max_element(p, p + classes);
+  double total = 0;
+  for (int c = 0; c < classes; ++c) total += (p[c] = std::exp(p[c] - top));
+  for (int c = 0; c < classes; ++c) p[c] = static_cast<float>(p[c] / total);
+  const float loss = -std::log(std::max(p[y], 1e-30f));
+  for (int c = 0; c < classes; ++c) a[c] = lr * ((c == y ? 1.0f : 0.0f) - p[c]);
+  // Each W[d, c] is read for the rows' gradient before its own update.
+  for (int64_t d = 0; d < dim; ++d) {
+    const float h_d = h[d];
+    float* w_d = w + d * classes;
+    float sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int c = 0; c < classes; ++c) {
+      sum += a[c] * w_d[c];
+      w_d[c] += a[c] * h_d;
+    }
+    g[d] = sum * inv_n;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    float* row = rows + int64_t{positions[i]} * dim;
+#pragma omp simd
+    for (int64_t d = 0; d < dim; ++d) row[d] += g[d];
+  }
+  return loss;
 }
 
 }  // namespace nn

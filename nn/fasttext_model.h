@@ -66,14 +66,21 @@ class FastTextModel : public Model {
  private:
   explicit FastTextModel(std::unique_ptr<GraphModel> net) : net_(std::move(net)) {}
 
+  // One line's update, fastText's Model::update with its softmax loss: to
+  // W ([dim, classes]) and to the rows of the line's n places among
+  // rows_. Returns the line's loss.
+  float UpdateLine(const int32_t* positions, int64_t n, int y, float lr, const float* bias,
+                   float* w, int64_t dim);
+
   std::unique_ptr<GraphModel> net_;
   // Scratch of a step: the weights and rows as the examples leave them,
-  // one example's hidden vector, its gradient, its probabilities.
+  // one example's hidden vector, its rows' gradient, its probabilities
+  // and each class's share of its update.
   Tensor weights_;
   // The rows as the batch's examples update them; a vector, so that its
   // memory stays from one batch to the next as the batch's rows vary.
   std::vector<float> rows_;
-  std::vector<float> hidden_, grad_, probs_;
+  std::vector<float> hidden_, grad_, probs_, alpha_;
 };
 
 }  // namespace nn
