@@ -16,13 +16,16 @@ bool IsSeparator(char c) {
 
 // The keys counted at least min_count times, most counted first; equal
 // counts in the keys' order, for stable ids.
-std::vector<std::string> ByCount(const std::map<std::string, int64_t>& counts, int64_t min_count) {
+std::vector<std::string> ByCount(const std::unordered_map<std::string, int64_t>& counts,
+                                 int64_t min_count) {
   std::vector<std::pair<std::string, int64_t>> kept;
   for (const auto& [key, count] : counts) {
     if (count >= min_count) kept.emplace_back(key, count);
   }
-  std::stable_sort(kept.begin(), kept.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  // Most first; equal counts in the keys' order (the map's own is none).
+  std::sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
   std::vector<std::string> keys;
   for (auto& [key, count] : kept) keys.push_back(std::move(key));
   return keys;
@@ -73,7 +76,7 @@ std::vector<std::string> Tokenize(std::string_view line, bool lowercase) {
 StatusOr<std::vector<std::string>> TextLabels(const std::string& path) {
   std::ifstream in(path);
   if (!in) return NotFound("cannot open " + path);
-  std::map<std::string, int64_t> label_counts;
+  std::unordered_map<std::string, int64_t> label_counts;
   std::string line;
   while (std::getline(in, line)) {
     // A label is never lowered: the line's tokens as they are.
@@ -92,7 +95,7 @@ StatusOr<TextDictionary> TextDictionary::Build(const std::string& path,
   }
   std::ifstream in(path);
   if (!in) return NotFound("cannot open " + path);
-  std::map<std::string, int64_t> word_counts, label_counts;
+  std::unordered_map<std::string, int64_t> word_counts, label_counts;
   std::string line;
   while (std::getline(in, line)) {
     for (const std::string& token : Tokenize(line, options.lowercase)) {

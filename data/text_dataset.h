@@ -17,9 +17,9 @@
 #define PSTRAIN_DATA_TEXT_DATASET_H_
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/status.h"
@@ -72,9 +72,9 @@ class TextDictionary {
  private:
   TextOptions options_;
   std::vector<std::string> words_;
-  std::map<std::string, int64_t> word_ids_;
+  std::unordered_map<std::string, int64_t> word_ids_;
   std::vector<std::string> labels_;
-  std::map<std::string, int> label_ids_;
+  std::unordered_map<std::string, int> label_ids_;
 };
 
 // Every line of a fastText file: its ids as the feature kWordsFeature, its
