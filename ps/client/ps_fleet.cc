@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cluster/key_partition.h"
+#include "core/copy_row.h"
 #include "core/jitter.h"
 #include "ps/client/ps_fleet_streams.h"
 #include "ps/client/shard_rows.h"
@@ -460,8 +461,8 @@ Status PsFleet::PullVariablesAndRows(std::vector<Tensor>* values, std::vector<Ta
                      ShapeString(got_rows.shape()) + ", not " + ShapeString(want));
       }
       for (size_t k = 0; s.ok() && k < t.places[ps].size(); ++k) {
-        std::memcpy(t.rows.data() + int64_t{t.places[ps][k]} * t.dim, got_rows.data() + k * t.dim,
-                    t.dim * sizeof(float));
+        CopyRow(t.rows.data() + int64_t{t.places[ps][k]} * t.dim, got_rows.data() + k * t.dim,
+                t.dim);
       }
       pulled[ps].erase(it);
     }
@@ -658,8 +659,8 @@ StatusOr<PsFleet::PushResult> PsFleet::PushGradientsAndRows(const std::vector<Te
       const Tensor& all = row_grads[t];
       Tensor rows({static_cast<int64_t>(places.size()), table.dim}, Tensor::kUninitialized);
       for (size_t k = 0; k < places.size(); ++k) {
-        std::memcpy(rows.data() + k * table.dim, all.data() + int64_t{places[k]} * table.dim,
-                    table.dim * sizeof(float));
+        CopyRow(rows.data() + k * table.dim, all.data() + int64_t{places[k]} * table.dim,
+                table.dim);
       }
       *header.add_sparse() = KeysOnPs(table, ps);
       header.set_num_tensors(header.num_tensors() + 1);

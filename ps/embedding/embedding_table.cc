@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "cluster/key_partition.h"
+#include "core/copy_row.h"
 #include "core/flush_denormals.h"
 #include "core/halves.h"
 #include "core/prefetch.h"
@@ -154,7 +155,7 @@ void EmbeddingTable::Lookup(const std::vector<int64_t>& keys, float* out) const 
                   if (row == RowIndex::kAbsent) {
                     initializer_.Fill(keys[i], out + i * dim);
                   } else {
-                    std::memcpy(out + i * dim, RowData(row), dim * sizeof(float));
+                    CopyRow(out + i * dim, RowData(row), dim);
                   }
                 }
               });
