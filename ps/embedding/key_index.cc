@@ -42,14 +42,7 @@ uint64_t KeyIndex::BytesToInsert(int64_t more) const {
   return (capacity + capacity_) * kBytesPerEntry;
 }
 
-void KeyIndex::Insert(int64_t key, uint32_t value) {
-  const uint64_t capacity = open_addressing::CapacityFor(capacity_, size_ + 1);
-  if (capacity != capacity_) Rehash(capacity);
-  Entry& e = entries_[Probe(key)];
-  e.set_key(key);
-  e.value = value;
-  ++size_;
-}
+void KeyIndex::Insert(int64_t key, uint32_t value) { FindOrInsert(key, value); }
 
 uint32_t KeyIndex::FindOrInsert(int64_t key, uint32_t value) {
   const uint64_t capacity = open_addressing::CapacityFor(capacity_, size_ + 1);
