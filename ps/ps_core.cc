@@ -63,6 +63,7 @@ Status PsCore::CheckInitHeader(const proto::InitHeader& header) const {
 Status PsCore::CheckTableKeys(const google::protobuf::RepeatedPtrField<proto::TableKeys>& tables,
                               const std::string& what) const {
   std::set<std::string> seen;
+  uint64_t keys = 0;
   for (const proto::TableKeys& t : tables) {
     const std::string where = what + " of embedding table " + t.table();
     if (!seen.insert(t.table()).second) return InvalidArgument(where + ": the table comes twice");
@@ -70,10 +71,10 @@ Status PsCore::CheckTableKeys(const google::protobuf::RepeatedPtrField<proto::Ta
       return InvalidArgument(where + ": " + std::to_string(t.keys().size()) +
                              " bytes of keys, not a multiple of 8");
     }
-    if (t.keys().size() / sizeof(int64_t) >
-        static_cast<uint64_t>(EmbeddingTable::kMaxKeysPerRequest)) {
+    keys += t.keys().size() / sizeof(int64_t);
+    if (keys > static_cast<uint64_t>(EmbeddingTable::kMaxKeysPerRequest)) {
       return InvalidArgument(
-          where + ": " + std::to_string(t.keys().size() / sizeof(int64_t)) + " keys, more than " +
+          where + ": " + std::to_string(keys) + " keys with the tables before it, more than " +
           std::to_string(EmbeddingTable::kMaxKeysPerRequest) + " in one request");
     }
     Status known = store_->TableDim(t.table()).status();
@@ -344,7 +345,11 @@ StatusOr<proto::PushResponse> PsCore::ApplyPush(const proto::PushHeader& header,
                              "; nothing applied");
     }
     SparseRows& rows = sparse[table];
-    UniqueKeys unique = Unique(keys.data(), static_cast<int64_t>(keys.size()));
+    // Kept by each serving thread from push to push: a step's keys are
+    // found in an index already grown to them, and in the cache.
+    thread_local KeyIndex seen;
+    UniqueKeys unique;
+    Unique(keys.data(), static_cast<int64_t>(keys.size()), &seen, &unique);
     if (unique.keys.size() != keys.size()) {
       const int64_t dim = it->second.rank() == 2 ? it->second.dim(1) : 0;
       rows = SumDuplicates(std::move(unique), it->second.data(), dim);
@@ -389,7 +394,7 @@ Status PsCore::ExportRows(
   const int64_t row_floats = int64_t{dim} * static_cast<int64_t>(1 + slots.size());
   // At most what ImportRows takes in one block.
   const int64_t rows_per_block = std::clamp<int64_t>(kExportBlockBytes / (8 + 4 * row_floats), 1,
-                                                     EmbeddingTable::kMaxKeysPerRequest);
+                                                     EmbeddingTable::kMaxKeysPerRowBlock);
   if (request.start_deltas()) PS_RETURN_IF_ERROR(store_->StartTableDeltas(request.table()));
   proto::ExportRowsResponse reply;
   reply.set_dim(dim);
@@ -414,7 +419,7 @@ Status PsCore::ExportRows(
   } while (true);
   if (!request.delta()) return OkStatus();
   PS_ASSIGN_OR_RETURN(std::vector<int64_t> dropped, store_->TableDroppedKeys(request.table()));
-  const size_t per_block = static_cast<size_t>(EmbeddingTable::kMaxKeysPerRequest);
+  const size_t per_block = static_cast<size_t>(EmbeddingTable::kMaxKeysPerRowBlock);
   for (size_t first = 0; first < dropped.size(); first += per_block) {
     proto::RowBlock* block = reply.mutable_block();
     block->set_table(request.table());
@@ -432,9 +437,9 @@ Status PsCore::ImportRows(uint64_t placement_fingerprint, const proto::RowBlock&
   PS_RETURN_IF_ERROR(store_->CheckPlacement(placement_fingerprint));
   const std::string where = "ImportRows of embedding table " + block.table();
   if (block.keys().size() / sizeof(int64_t) >
-      static_cast<uint64_t>(EmbeddingTable::kMaxKeysPerRequest)) {
+      static_cast<uint64_t>(EmbeddingTable::kMaxKeysPerRowBlock)) {
     return InvalidArgument(where + ": more than " +
-                           std::to_string(EmbeddingTable::kMaxKeysPerRequest) + " keys a block");
+                           std::to_string(EmbeddingTable::kMaxKeysPerRowBlock) + " keys a block");
   }
   PS_ASSIGN_OR_RETURN(std::vector<int64_t> keys, DecodeKeys(block.keys(), where));
   if (block.erase()) {

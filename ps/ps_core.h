@@ -88,7 +88,8 @@ class PsCore {
   // transport has none). A wait for a step must have one of the two:
   // InvalidArgument otherwise. `cancelled` is asked every 100 ms at most.
   // Lookups are checked before any wait: a table named twice, keys not a
-  // whole number of int64s or more than EmbeddingTable::kMaxKeysPerRequest,
+  // whole number of int64s, more than EmbeddingTable::kMaxKeysPerRequest
+  // (its tables' together),
   // an unknown table or a key not this ps's is refused.
   StatusOr<PullResult> Pull(const proto::PullRequest& request,
                             std::chrono::system_clock::time_point transport_deadline,

@@ -264,7 +264,7 @@ namespace {
 
 // Appends each row of `in` to the part for the ps that holds its key (of
 // those selected), handing a part to `send` once it holds
-// EmbeddingTable::kMaxKeysPerRequest keys; false once `send` is.
+// EmbeddingTable::kMaxKeysPerRowBlock keys; false once `send` is.
 bool SplitRows(const proto::RowBlock& in, const std::vector<bool>& selected,
                std::vector<proto::RowBlock>* parts, const std::function<bool(int)>& send) {
   const int num_ps = static_cast<int>(parts->size());
@@ -284,7 +284,7 @@ bool SplitRows(const proto::RowBlock& in, const std::vector<bool>& selected,
     part.mutable_keys()->append(reinterpret_cast<const char*>(&key), sizeof(key));
     part.mutable_values()->append(in.values(), at * row_bytes, row_bytes);
     if (part.keys().size() / sizeof(int64_t) ==
-            static_cast<size_t>(EmbeddingTable::kMaxKeysPerRequest) &&
+            static_cast<size_t>(EmbeddingTable::kMaxKeysPerRowBlock) &&
         !send(ps)) {
       return false;
     }
@@ -392,6 +392,7 @@ proto::TableKeys KeysOnPs(const PsFleet::TableStep& t, int ps) {
 }  // namespace
 
 Status PsFleet::Shard(std::vector<TableStep>* tables) const {
+  std::vector<int64_t> keys_on_ps(num_ps(), 0);  // of the tables so far
   for (TableStep& t : *tables) {
     t.places.assign(num_ps(), {});
     for (size_t i = 0; i < t.ids.keys.size(); ++i) {
@@ -399,10 +400,12 @@ Status PsFleet::Shard(std::vector<TableStep>* tables) const {
     }
     for (int ps = 0; ps < num_ps(); ++ps) {
       const auto n = static_cast<int64_t>(t.places[ps].size());
-      if (n <= EmbeddingTable::kMaxKeysPerRequest) continue;
+      keys_on_ps[ps] += n;
+      if (keys_on_ps[ps] <= EmbeddingTable::kMaxKeysPerRequest) continue;
       return InvalidArgument("a batch names " + std::to_string(n) + " distinct keys of table " +
-                             t.table + " held by ps:" + std::to_string(ps) + ", and a request " +
-                             "carries at most " +
+                             t.table + " held by ps:" + std::to_string(ps) + " (" +
+                             std::to_string(keys_on_ps[ps]) +
+                             " with the tables before it), and a request carries at most " +
                              std::to_string(EmbeddingTable::kMaxKeysPerRequest) +
                              ": lower --batch_size (or add ps tasks)");
     }

@@ -168,7 +168,7 @@ class PsFleet {
   // Rows saved from any number of ps tasks, written back over this fleet's
   // ps tasks in `which` (every ps when empty): the source is read through
   // once and each block's keys are sent to the ps that holds them
-  // (KeyShard), at most EmbeddingTable::kMaxKeysPerRequest a block, over
+  // (KeyShard), at most EmbeddingTable::kMaxKeysPerRowBlock a block, over
   // one ImportRows stream per ps, all at once. No table is ever whole in
   // memory: at most a few blocks wait for each ps.
   class RowSource {
@@ -197,7 +197,7 @@ class PsFleet {
     std::vector<std::vector<int32_t>> places;
   };
   // Splits each table's unique ids by ps. InvalidArgument, naming the
-  // table, the ps and the count, when a ps's share of a table's keys is
+  // table, the ps and the count, when a ps's share of the tables' keys is
   // more than one request carries (EmbeddingTable::kMaxKeysPerRequest): a
   // batch too large for its ids.
   Status Shard(std::vector<TableStep>* tables) const;

@@ -95,43 +95,52 @@ TEST_F(PsFleetInProcess, ShutdownReachesEveryPs) {
   EXPECT_EQ(ps_[1]->shutdown_reason(), "test done");
 }
 
-// A batch whose keys for one ps are more than a request carries is refused
-// before anything is sent, naming the table, the ps and what to change; one
-// key fewer on each of two ps tasks is sharded.
+// A batch whose keys for one ps, of all its tables, are more than a request
+// carries is refused before anything is sent, naming the table, the ps and
+// what to change; one key fewer is sharded.
 TEST(PsFleetTables, ABatchWithMoreKeysForOnePsThanARequestCarriesIsRefusedNamingIt) {
   const std::vector<cluster::VariableInfo> vars = {{"b", {7}, 0}};
   auto placement = cluster::ComputePlacement(vars, 2, cluster::PlacementStrategy::kGreedy, 1);
   PS_ASSERT_OK(placement);
   std::vector<std::unique_ptr<PsConnection>> ps;
   for (int i = 0; i < 2; ++i) ps.push_back(std::make_unique<InProcessPs>(i));
-  proto::EmbeddingTableConfig table;
-  table.set_name("emb");
-  table.set_dim(2);
-  PsFleet fleet(std::move(ps), {vars, *placement, {}, {table}});
-  // Ten keys of ps:0, then one more than a request carries of ps:1.
-  std::vector<int64_t> keys;
-  int64_t on_ps0 = 0, on_ps1 = 0;
-  for (int64_t k = 0; on_ps1 <= EmbeddingTable::kMaxKeysPerRequest; ++k) {
-    if (KeyShard(k, 2) == 1) {
-      keys.push_back(k);
-      ++on_ps1;
-    } else if (on_ps0 < 10) {
-      keys.push_back(k);
-      ++on_ps0;
+  std::vector<proto::EmbeddingTableConfig> tables(2);
+  tables[0].set_name("first");
+  tables[1].set_name("second");
+  for (auto& t : tables) t.set_dim(2);
+  PsFleet fleet(std::move(ps), {vars, *placement, {}, tables});
+  // Ten keys of ps:0 in each table; of ps:1, half a request in the first
+  // table and one more than the other half in the second.
+  const int64_t limit = EmbeddingTable::kMaxKeysPerRequest;
+  std::vector<std::vector<int64_t>> keys(2);
+  for (int table = 0; table < 2; ++table) {
+    const int64_t want_on_ps1 = table == 0 ? limit / 2 : limit - limit / 2 + 1;
+    int64_t on_ps0 = 0, on_ps1 = 0;
+    for (int64_t k = 0; on_ps1 < want_on_ps1; ++k) {
+      if (KeyShard(k, 2) == 1) {
+        keys[table].push_back(k);
+        ++on_ps1;
+      } else if (on_ps0 < 10) {
+        keys[table].push_back(k);
+        ++on_ps0;
+      }
     }
   }
-  std::vector<PsFleet::TableStep> step(1);
-  step[0].table = "emb";
-  step[0].dim = 2;
-  step[0].ids = Unique(keys.data(), static_cast<int64_t>(keys.size()));
+  std::vector<PsFleet::TableStep> step(2);
+  for (int table = 0; table < 2; ++table) {
+    step[table].table = tables[table].name();
+    step[table].dim = 2;
+    step[table].ids = Unique(keys[table].data(), static_cast<int64_t>(keys[table].size()));
+  }
   const Status refused = fleet.Shard(&step);
   PS_EXPECT_CODE(refused, Code::kInvalidArgument);
-  EXPECT_NE(refused.message().find("65537 distinct keys of table emb held by ps:1"),
-            std::string::npos)
-      << refused.ToString();
+  const std::string named = std::to_string(limit - limit / 2 + 1) +
+                            " distinct keys of table second held by ps:1 (" +
+                            std::to_string(limit + 1) + " with the tables before it)";
+  EXPECT_NE(refused.message().find(named), std::string::npos) << refused.ToString();
   EXPECT_NE(refused.message().find("--batch_size"), std::string::npos) << refused.ToString();
-  keys.pop_back();  // the last key drawn was ps:1's 65537th
-  step[0].ids = Unique(keys.data(), static_cast<int64_t>(keys.size()));
+  keys[1].pop_back();  // the last key drawn was ps:1's
+  step[1].ids = Unique(keys[1].data(), static_cast<int64_t>(keys[1].size()));
   PS_EXPECT_OK(fleet.Shard(&step));
 }
 

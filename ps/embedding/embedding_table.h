@@ -65,10 +65,14 @@ class EmbeddingTable {
   // Rows are allocated in blocks of at least this many (more for short
   // rows: a block is a whole number of 2 MiB huge pages).
   static constexpr int64_t kRowsPerBlock = 1024;
-  // The most keys one request may carry for one table (512 KiB of them:
-  // a request's header travels in one frame of at most 1 MiB on the tensor
-  // channel), and the widest row.
-  static constexpr int64_t kMaxKeysPerRequest = int64_t{1} << 16;
+  // The most keys one request may carry, of all its tables together (8 MiB
+  // of them: a request's header travels in one frame of at most 16 MiB on
+  // the tensor channel). A step sends each ps its keys in one pull and one
+  // push, so this bounds the distinct ids of a batch that one ps holds.
+  static constexpr int64_t kMaxKeysPerRequest = int64_t{1} << 20;
+  // The most keys of one block of rows a checkpoint exports or restores.
+  static constexpr int64_t kMaxKeysPerRowBlock = int64_t{1} << 16;
+  // The widest row.
   static constexpr int kMaxDim = 1 << 16;
 
   // InvalidArgument, naming the table, for a bad config (empty name, dim

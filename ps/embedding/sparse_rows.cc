@@ -16,6 +16,9 @@ UniqueKeys Unique(const int64_t* keys, int64_t n) {
 }
 
 void Unique(const int64_t* keys, int64_t n, KeyIndex* seen, UniqueKeys* out) {
+  // Resetting costs the index's whole size: one grown by a far larger
+  // batch is dropped instead, and grows again to this one's keys.
+  if (seen->capacity() > 16 * static_cast<uint64_t>(std::max<int64_t>(n, 1024))) seen->Clear();
   seen->Reset();
   out->keys.clear();
   out->position.resize(n);

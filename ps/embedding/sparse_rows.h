@@ -28,9 +28,10 @@ struct UniqueKeys {
 };
 UniqueKeys Unique(const int64_t* keys, int64_t n);
 // The same into `out`, reusing its vectors and the index `seen` (Reset
-// first): a caller that does this at every step keeps both, so nothing is
-// allocated after the first steps and the index, grown to the distinct keys
-// of a step rather than to all its keys, stays small enough to be cached.
+// first; dropped when far larger than n keys need): a caller that does this
+// at every step keeps both, so nothing is allocated after the first steps
+// and the index, grown to the distinct keys of a step rather than to all
+// its keys, stays small enough to be cached.
 void Unique(const int64_t* keys, int64_t n, KeyIndex* seen, UniqueKeys* out);
 
 // Sums the rows of repeated keys (n keys, each with `dim` values at rows +

@@ -33,6 +33,23 @@ TEST(SparseRows, UniqueIntoKeptBuffersGivesWhatAFreshOneGivesAtEveryStep) {
   }
 }
 
+// A kept index grown by one large step does not stay large: the small
+// steps after it would each sweep it whole.
+TEST(SparseRows, AKeptIndexGrownByALargeStepShrinksForSmallOnes) {
+  KeyIndex seen;
+  UniqueKeys kept;
+  std::vector<int64_t> large(200000);
+  for (size_t i = 0; i < large.size(); ++i) large[i] = static_cast<int64_t>(i) * 31;
+  Unique(large.data(), static_cast<int64_t>(large.size()), &seen, &kept);
+  const uint64_t grown = seen.capacity();
+  ASSERT_GE(grown, large.size());
+  const std::vector<int64_t> small = {4, 9, 4};
+  Unique(small.data(), 3, &seen, &kept);
+  EXPECT_EQ(kept.keys, (std::vector<int64_t>{4, 9}));
+  EXPECT_EQ(kept.position, (std::vector<int32_t>{0, 1, 0}));
+  EXPECT_LT(seen.capacity(), grown / 8);
+}
+
 TEST(SparseRows, SumDuplicatesAddsTheRowsOfRepeatedKeys) {
   const std::vector<int64_t> keys = {3, 1, 3, 3};
   const std::vector<float> rows = {1, 2, 10, 20, 100, 200, 1000, 2000};

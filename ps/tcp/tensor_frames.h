@@ -71,8 +71,10 @@ const char* FrameKindName(FrameKind kind);
 
 constexpr uint32_t kFrameMagic = 0x46545350;  // "PSTF" as little-endian bytes
 constexpr size_t kFrameHeaderBytes = 24;
-// Metadata is a header, a tensor's name and shape, or a list of names.
-constexpr uint32_t kMaxMetaBytes = 1 << 20;
+// Metadata is a header, a tensor's name and shape, or a list of names; a
+// request's embedding keys (EmbeddingTable::kMaxKeysPerRequest, 8 MiB) are
+// the most it holds.
+constexpr uint32_t kMaxMetaBytes = 16 << 20;
 
 // A byte stream both ways: a TCP or local connection, or bytes in memory
 // (fuzz/).

@@ -18,6 +18,7 @@
 #include "core/testing/status_assertions.h"
 #include "core/testing/wait_until.h"
 #include "proto/ps.grpc.pb.h"
+#include "ps/embedding/embedding_table.h"
 #include "ps/embedding/row_initializer.h"
 #include "ps/embedding/sparse_rows.h"
 #include "ps/tcp/shared_region.h"
@@ -327,6 +328,41 @@ TEST_P(TransportConformance, PullsAndPushesEmbeddingRowsByKey) {
   EXPECT_EQ(status->tables(0).admitted(), 2);
 }
 
+// As many keys as one request carries, in one pull and one push: a large
+// batch's rows for one ps travel in the step's single request.
+TEST_P(TransportConformance, PullsAndPushesAsManyKeysAsARequestCarries) {
+  proto::InitHeader init = Header({});
+  *init.add_tables() = Table("emb");
+  PS_ASSERT_OK(ps()->Init(init, {}));
+  std::vector<int64_t> keys(EmbeddingTable::kMaxKeysPerRequest);
+  for (size_t k = 0; k < keys.size(); ++k) keys[k] = static_cast<int64_t>(k) * 7919;
+  std::map<std::string, Tensor> out;
+  Status pulled = ps()->PullWithRows(kFingerprint, {}, {Keys("emb", keys)}, &out, nullptr, 0,
+                                     std::chrono::milliseconds(0));
+  ASSERT_TRUE(pulled.ok()) << pulled.ToString();
+  ASSERT_EQ(out["emb"].shape(), (Shape{static_cast<int64_t>(keys.size()), kDim}));
+  const std::vector<size_t> checked = {0, 1, keys.size() / 3, keys.size() - 1};
+  for (size_t i : checked) {
+    const std::vector<float> expected = InitialRow("emb", keys[i]);
+    EXPECT_EQ(std::memcmp(out["emb"].data() + i * kDim, expected.data(), kDim * sizeof(float)), 0)
+        << "key " << keys[i];
+  }
+  proto::PushHeader push = Push();
+  *push.add_sparse() = Keys("emb", keys);
+  Tensor rows({static_cast<int64_t>(keys.size()), kDim});
+  rows.Fill(1.0f);
+  auto pushed = ps()->Push(push, {{"emb", &rows}});
+  ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
+  std::vector<int64_t> some;
+  for (size_t i : checked) some.push_back(keys[i]);
+  PS_ASSERT_OK(ps()->PullWithRows(kFingerprint, {}, {Keys("emb", some)}, &out, nullptr, 0,
+                                  std::chrono::milliseconds(0)));
+  for (size_t i = 0; i < some.size(); ++i) {
+    const std::vector<float> initial = InitialRow("emb", some[i]);
+    for (int j = 0; j < kDim; ++j) EXPECT_EQ(out["emb"][i * kDim + j], initial[j] - 1.0f) << i;
+  }
+}
+
 // A malformed sparse request is refused naming the problem, and nothing
 // of it is applied.
 TEST_P(TransportConformance, RefusesMalformedSparseRequestsAndAppliesNothing) {
@@ -597,7 +633,9 @@ TEST_P(TransportConformance, ExportedBlocksOfShortRowsImportWhole) {
   std::vector<proto::RowBlock> blocks;
   ASSERT_TRUE(ps()->ExportRows(kFingerprint, "emb", false, false,
                                [&](const auto& reply) {
-                                 EXPECT_LE(reply.block().keys().size() / 8, 65536u);
+                                 EXPECT_LE(
+                                     reply.block().keys().size() / 8,
+                                     static_cast<size_t>(EmbeddingTable::kMaxKeysPerRowBlock));
                                  blocks.push_back(reply.block());
                                  return OkStatus();
                                })

@@ -15,6 +15,7 @@
 
 #include "core/testing/status_assertions.h"
 #include "ps/client/ps_fleet.h"
+#include "ps/embedding/embedding_table.h"
 #include "ps/rpc/generic_call.h"
 #include "ps/rpc/grpc_options.h"
 #include "ps/rpc/ps_connections.h"
@@ -349,7 +350,7 @@ TEST_F(HostileRequests, SparseRequestsThatDoNotAddUpAreRefused) {
   };
   proto::TableKeys partial = Keys("emb", {1, 2});
   partial.mutable_keys()->resize(13);
-  std::vector<int64_t> many(70000);
+  std::vector<int64_t> many(EmbeddingTable::kMaxKeysPerRequest + 1);
   for (size_t i = 0; i < many.size(); ++i) many[i] = static_cast<int64_t>(i % 1000);
   const std::vector<Case> cases = {
       {"a partial key",
@@ -359,9 +360,9 @@ TEST_F(HostileRequests, SparseRequestsThatDoNotAddUpAreRefused) {
        "13 bytes of keys, not a multiple of 8"},
       {"too many keys",
        Keys("emb", many),
-       {70000, kDim},
+       {EmbeddingTable::kMaxKeysPerRequest + 1, kDim},
        grpc::StatusCode::INVALID_ARGUMENT,
-       "70000 keys, more than 65536"},
+       "1048577 keys with the tables before it, more than 1048576"},
       {"an unknown table", Keys("nope", {1}), {1, kDim}, grpc::StatusCode::NOT_FOUND, "nope"},
       {"rows short of the keys",
        Keys("emb", {1, 2, 3}),
