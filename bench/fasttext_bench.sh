@@ -7,7 +7,7 @@
 # bigrams, 2,000,000 buckets, softmax: fastText `supervised` on 2 threads,
 # pstrain_local on 2 ps and 2 workers of one compute thread each, given the
 # same -lr and -epoch (--learning_rate, --epochs) and nothing else (the
-# recipe's batches of 1024 lines; BATCH sets --batch_size): both decay the
+# recipe's batches of 2048 lines; BATCH sets --batch_size): both decay the
 # rate linearly to 0 over the run. Prints, per run: test accuracy, words per
 # second per compute thread (fastText's own figure; pstrain's: the training
 # file's tokens, "</s>" included, times the epochs, over the workers'
