@@ -229,6 +229,16 @@ class GraphBuilder {
       case proto::LayerSpec::kEmbedding:
       case proto::LayerSpec::kEmbeddingBag:
         return LooksUpATable(name);
+      case proto::LayerSpec::kAdd:
+      case proto::LayerSpec::kConcat:
+      case proto::LayerSpec::kMultiply:
+      case proto::LayerSpec::kDotInteraction:
+      case proto::LayerSpec::kCross:
+      case proto::LayerSpec::kFm:
+      case proto::LayerSpec::kChannelPad:
+        return InvalidArgument("layer " + name +
+                               ": ONNX export covers convolutions, pooling, LRN, batch norm, "
+                               "dropout, dense, ReLU and flatten layers");
       case proto::LayerSpec::KIND_NOT_SET:
         break;
     }
@@ -291,6 +301,11 @@ StatusOr<onnx::ModelProto> ExportOnnx(const proto::ModelSpec& spec,
   for (const proto::LayerSpec& layer : spec.layer()) {
     if (layer.has_embedding() || layer.has_embedding_bag()) {
       return LooksUpATable(layer.name()).Annotate("model " + spec.name());
+    }
+    if (!layer.inputs().empty()) {
+      return InvalidArgument("model " + spec.name() + ": layer " + layer.name() +
+                             " names its inputs; ONNX export covers networks whose layers "
+                             "each read the one before");
     }
   }
   onnx::ModelProto model;

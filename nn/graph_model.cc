@@ -5,6 +5,7 @@
 #include <map>
 
 #include "nn/cpu/cpu_backend.h"
+#include "nn/cpu/tensor_util.h"
 #include "nn/layers/layers.h"
 
 namespace pstrain {
@@ -30,12 +31,18 @@ int64_t SaturatingProduct(std::initializer_list<int64_t> factors) {
 
 // Multiply-adds of one example through a layer, times 2; element-wise work
 // is not counted (as TF-slim's analyzer counts).
-int64_t LayerFlops(const proto::LayerSpec& spec, const Shape& in, const Shape& out) {
+int64_t LayerFlops(const proto::LayerSpec& spec, const std::vector<Shape>& in, const Shape& out) {
   if (spec.has_conv2d()) {
     const int64_t k = spec.conv2d().kernel_size();
-    return SaturatingProduct({2, NumElements(out), k, k, in.back()});
+    return SaturatingProduct({2, NumElements(out), k, k, in[0].back()});
   }
-  if (spec.has_dense()) return SaturatingProduct({2, NumElements(in), spec.dense().units()});
+  if (spec.has_dense()) return SaturatingProduct({2, NumElements(in[0]), spec.dense().units()});
+  if (spec.has_cross()) return SaturatingProduct({2, NumElements(out), NumElements(out)});
+  if (spec.has_dot_interaction()) {
+    // A dot product of d values for each pair of inputs.
+    const auto f = static_cast<int64_t>(in.size());
+    return SaturatingProduct({f * (f - 1), NumElements(in[0])});
+  }
   return 0;
 }
 
@@ -44,19 +51,21 @@ int64_t LayerFlops(const proto::LayerSpec& spec, const Shape& in, const Shape& o
 StatusOr<std::unique_ptr<GraphModel>> GraphModel::Create(const proto::ModelSpec& spec,
                                                          uint64_t seed,
                                                          std::unique_ptr<Backend> backend) {
-  return Create(spec, seed, std::move(backend), /*chain=*/false);
+  return Create(spec, seed, std::move(backend), /*chain=*/false, {});
 }
 
 StatusOr<std::unique_ptr<GraphModel>> GraphModel::CreateChain(const proto::ModelSpec& spec,
-                                                              uint64_t seed) {
-  return Create(spec, seed, nullptr, /*chain=*/true);
+                                                              uint64_t seed,
+                                                              const std::vector<InputPart>& parts) {
+  return Create(spec, seed, nullptr, /*chain=*/true, parts);
 }
 
 StatusOr<std::unique_ptr<GraphModel>> GraphModel::Create(const proto::ModelSpec& spec,
                                                          uint64_t seed,
                                                          std::unique_ptr<Backend> backend,
-                                                         bool chain) {
+                                                         bool chain, std::vector<InputPart> parts) {
   std::unique_ptr<GraphModel> m(new GraphModel());
+  m->parts_ = std::move(parts);
   m->name_ = spec.name().empty() ? "model" : spec.name();
   const std::string where = "model " + m->name_;
   PS_ASSIGN_OR_RETURN(m->front_, EmbeddingFront::FromSpec(spec));
@@ -99,28 +108,100 @@ StatusOr<std::unique_ptr<GraphModel>> GraphModel::Create(const proto::ModelSpec&
     return InvalidArgument(where + ": embedding layers run on the CPU only, not on " +
                            m->backend_->Describe());
   }
-  const LayerContext context{m->backend_.get(), seed};
-  std::map<std::string, std::string> owner;  // variable name -> layer name
-  Shape shape = m->example_shape_;
+  int64_t offset = 0;
   for (const EmbeddingLookup& lookup : m->front_.lookups()) {
-    m->layer_info_.push_back({lookup.layer, lookup.one_id ? "embedding" : "embedding_bag",
-                              Shape{1, 1, lookup.table.dim()}});
+    m->layer_info_.push_back({lookup.layer,
+                              lookup.one_id ? "embedding" : "embedding_bag",
+                              Shape{1, 1, lookup.table.dim()},
+                              {lookup.feature},
+                              0});
+    m->parts_.push_back({lookup.layer, offset, lookup.table.dim()});
+    offset += lookup.table.dim();
   }
-  for (int i = static_cast<int>(m->front_.lookups().size()); i < spec.layer_size(); ++i) {
+  PS_RETURN_IF_ERROR(m->BuildLayers(spec, seed));
+  const Shape& shape = m->layer_info_.back().output;
+  if (shape != Shape{m->num_classes_}) {
+    return InvalidArgument(where + ": the last layer gives " + ShapeString(shape) +
+                           ", the logits must be [" + std::to_string(m->num_classes_) + "]");
+  }
+  m->acts_.resize(m->layers_.size());
+  m->dacts_.resize(m->layers_.size());
+  m->grads_arrived_.resize(m->layers_.size());
+  m->part_acts_.resize(m->parts_.size());
+  if (m->backend_->memory() != nullptr) {
+    m->device_params_.resize(m->variables_.size());
+    m->device_grads_.resize(m->variables_.size());
+  }
+  return m;
+}
+
+Status GraphModel::BuildLayers(const proto::ModelSpec& spec, uint64_t seed) {
+  const std::string where = "model " + name_;
+  const int first = static_cast<int>(front_.lookups().size());
+  std::vector<const proto::LayerSpec*> specs;
+  for (int i = first; i < spec.layer_size(); ++i) {
     const proto::LayerSpec& ls = spec.layer(i);
+    if (ls.name().empty()) {
+      return InvalidArgument(where + ": layer #" + std::to_string(i + 1) + " (" + KindName(ls) +
+                             "): no name");
+    }
+    specs.push_back(&ls);
+  }
+  std::vector<std::string> part_names;
+  for (const InputPart& p : parts_) part_names.push_back(p.name);
+  auto topology = WireLayers(specs, part_names);
+  if (!topology.ok()) return topology.status().Annotate(where);
+  topology_ = std::move(topology).value();
+  if (!topology_.chain && backend_->memory() != nullptr) {
+    return InvalidArgument(where +
+                           ": a network whose layers name their inputs runs on the CPU, "
+                           "not on " +
+                           backend_->Describe());
+  }
+  const LayerContext context{backend_.get(), seed};
+  std::map<std::string, std::string> owner;  // variable name -> layer name
+  int input_readers = 0;
+  bool parts_read = false;
+  for (size_t p = 0; p < topology_.order.size(); ++p) {
+    const proto::LayerSpec& ls = *specs[topology_.order[p]];
     const std::string kind = KindName(ls);
-    const std::string at = where + ": layer " +
-                           (ls.name().empty() ? "#" + std::to_string(i + 1) : ls.name()) + " (" +
-                           kind + ")";
-    if (ls.name().empty()) return InvalidArgument(at + ": no name");
+    const std::string at = where + ": layer " + ls.name() + " (" + kind + ")";
     auto layer = CreateLayer(ls, context);
     if (!layer.ok()) return layer.status().Annotate(at);
-    auto out = (*layer)->OutputShape(shape);
+    std::vector<Shape> in;
+    std::vector<std::string> in_names;
+    for (const LayerSource& s : topology_.inputs[p]) {
+      switch (s.kind) {
+        case LayerSource::kInput:
+          in.push_back(example_shape_);
+          in_names.push_back("input");
+          ++input_readers;
+          break;
+        case LayerSource::kPart:
+          in.push_back({1, 1, parts_[s.index].width});
+          in_names.push_back(parts_[s.index].name);
+          parts_read = true;
+          break;
+        case LayerSource::kLayer:
+          in.push_back(layer_info_[first + s.index].output);
+          in_names.push_back(layer_info_[first + s.index].name);
+          break;
+      }
+    }
+    const int count = static_cast<int>(in.size());
+    if (!(*layer)->several_inputs() && count != 1) {
+      return InvalidArgument(at + ": takes one input, not " + std::to_string(count));
+    }
+    if (count < (*layer)->min_inputs()) {
+      return InvalidArgument(at + ": takes at least " + std::to_string((*layer)->min_inputs()) +
+                             " inputs, not " + std::to_string(count));
+    }
+    auto out = (*layer)->GraphOutputShape(in);
     if (!out.ok()) return out.status().Annotate(at);
     if (!CheckedNumElements(*out).ok()) return InvalidArgument(at + ": output too large");
-    const int64_t flops = LayerFlops(ls, shape, *out);
-    if (__builtin_add_overflow(m->flops_per_example_, flops, &m->flops_per_example_)) {
-      m->flops_per_example_ = std::numeric_limits<int64_t>::max();
+    const int64_t flops = LayerFlops(ls, in, *out);
+    if (__builtin_add_overflow(flops_per_example_, flops, &flops_per_example_)) {
+      flops_per_example_ = std::numeric_limits<int64_t>::max();
     }
     std::vector<size_t> owned;
     for (VariableSpec& v : (*layer)->Variables()) {
@@ -133,25 +214,16 @@ StatusOr<std::unique_ptr<GraphModel>> GraphModel::Create(const proto::ModelSpec&
         return InvalidArgument(at + ": variable " + v.name + " is already defined by layer " +
                                it->second);
       }
-      owned.push_back(m->variables_.size());
-      m->variables_.push_back(std::move(v));
+      owned.push_back(variables_.size());
+      variables_.push_back(std::move(v));
     }
-    m->owned_.push_back(std::move(owned));
-    m->layer_info_.push_back({ls.name(), kind, *out});
-    m->layers_.push_back(std::move(layer).value());
-    shape = *out;
+    owned_.push_back(std::move(owned));
+    layer_info_.push_back({ls.name(), kind, *out, std::move(in_names), flops});
+    layers_.push_back(std::move(layer).value());
+    edge_grads_.emplace_back(count);
   }
-  if (shape != Shape{m->num_classes_}) {
-    return InvalidArgument(where + ": the last layer gives " + ShapeString(shape) +
-                           ", the logits must be [" + std::to_string(m->num_classes_) + "]");
-  }
-  m->acts_.resize(m->layers_.size());
-  m->dacts_.resize(m->layers_.size());
-  if (m->backend_->memory() != nullptr) {
-    m->device_params_.resize(m->variables_.size());
-    m->device_grads_.resize(m->variables_.size());
-  }
-  return m;
+  input_grad_direct_ = input_readers <= 1 && !parts_read;
+  return OkStatus();
 }
 
 Params GraphModel::LayerParams(size_t layer, const std::vector<Tensor>& params) const {
@@ -181,17 +253,88 @@ Status GraphModel::Forward(Mode mode, const std::vector<Tensor>& params, const T
   }
   PS_RETURN_IF_ERROR(CheckImages(name_, example_shape_, images));
   PS_ASSIGN_OR_RETURN(const Tensor* placed_images, PlaceImages(images));
+  // The parts' columns, for the layers that read them (on the CPU: a
+  // network that names them is not a chain).
+  const int64_t batch = images.dim(0), width = images.shape().back();
+  for (size_t p = 0; p < parts_.size() && !topology_.chain; ++p) {
+    const InputPart& part = parts_[p];
+    cpu::EnsureShape(&part_acts_[p], {batch, 1, 1, part.width});
+    for (int64_t e = 0; e < batch; ++e) {
+      const float* from = images.data() + e * width + part.offset;
+      std::copy(from, from + part.width, part_acts_[p].data() + e * part.width);
+    }
+  }
   for (size_t i = 0; i < layers_.size(); ++i) {
     for (size_t v : owned_[i]) {
       if (hooks != nullptr) PS_RETURN_IF_ERROR(hooks->ParamReady(v));
       PS_RETURN_IF_ERROR(CheckParam(name_, variables_[v], params[v]));
       PS_RETURN_IF_ERROR(PlaceParam(v, params));
     }
-    const Tensor& in = i == 0 ? *placed_images : acts_[i - 1];
-    Status s = layers_[i]->Forward(mode, in, LayerParams(i, params), &acts_[i]);
+    GatherInputs(i, *placed_images);
+    Status s = layers_[i]->GraphForward(mode, xs_, LayerParams(i, params), &acts_[i]);
     if (!s.ok()) return s.Annotate(name_ + ": layer " + layers_[i]->name());
   }
   return OkStatus();
+}
+
+void GraphModel::GatherInputs(size_t i, const Tensor& input) {
+  xs_.clear();
+  for (const LayerSource& s : topology_.inputs[i]) {
+    switch (s.kind) {
+      case LayerSource::kInput:
+        xs_.push_back(&input);
+        break;
+      case LayerSource::kPart:
+        xs_.push_back(&part_acts_[s.index]);
+        break;
+      case LayerSource::kLayer:
+        xs_.push_back(&acts_[s.index]);
+        break;
+    }
+  }
+}
+
+void GraphModel::PointInputGradients(size_t i, Tensor* dinput) {
+  dxs_.clear();
+  const std::vector<LayerSource>& inputs = topology_.inputs[i];
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const LayerSource& s = inputs[k];
+    if (s.kind == LayerSource::kLayer) {
+      dxs_.push_back(topology_.readers[s.index] == 1 ? &dacts_[s.index] : &edge_grads_[i][k]);
+    } else if (dinput == nullptr) {
+      dxs_.push_back(nullptr);  // the images need no gradient
+    } else {
+      dxs_.push_back(input_grad_direct_ ? dinput : &edge_grads_[i][k]);
+    }
+  }
+}
+
+void GraphModel::SumInputGradients(size_t i, Tensor* dinput) {
+  const std::vector<LayerSource>& inputs = topology_.inputs[i];
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const LayerSource& s = inputs[k];
+    Tensor& g = edge_grads_[i][k];
+    if (dxs_[k] != &g) continue;
+    if (s.kind == LayerSource::kLayer) {
+      // The first reader's gradient becomes the sum; the others add to it.
+      Tensor& sum = dacts_[s.index];
+      if (grads_arrived_[s.index]++ == 0) {
+        std::swap(sum, g);
+      } else {
+        for (int64_t j = 0; j < sum.size(); ++j) sum[j] += g[j];
+      }
+    } else if (s.kind == LayerSource::kInput) {
+      for (int64_t j = 0; j < dinput->size(); ++j) (*dinput)[j] += g[j];
+    } else {
+      const InputPart& part = parts_[s.index];
+      const int64_t width = dinput->shape().back();
+      for (int64_t e = 0; e < dinput->dim(0); ++e) {
+        float* into = dinput->data() + e * width + part.offset;
+        const float* from = g.data() + e * part.width;
+        for (int64_t j = 0; j < part.width; ++j) into[j] += from[j];
+      }
+    }
+  }
 }
 
 StatusOr<Tensor> GraphModel::LogitsIn(Mode mode, const std::vector<Tensor>& params,
@@ -283,16 +426,21 @@ StatusOr<double> GraphModel::Backward(const std::vector<Tensor>& params, const T
   const std::vector<Tensor>& placed_params = device_params_.empty() ? params : device_params_;
   const Tensor& placed_images = backend_->memory() == nullptr ? images : device_images_;
   double decay_loss = 0;
+  std::fill(grads_arrived_.begin(), grads_arrived_.end(), 0);
+  if (dinput != nullptr && !input_grad_direct_) {
+    cpu::EnsureShape(dinput, images.shape());
+    dinput->Fill(0.0f);
+  }
   for (size_t i = layers_.size(); i-- > 0;) {
-    const Tensor& in = i == 0 ? placed_images : acts_[i - 1];
+    GatherInputs(i, placed_images);
     const Tensor& dy = i + 1 == layers_.size() ? dlogits : dacts_[i];
     Grads layer_grads;
     for (size_t v : owned_[i]) layer_grads.push_back(&placed_g[v]);
-    // The images need no gradient: the first layer skips its input's,
-    // unless the embedding front wants it.
-    Status s = layers_[i]->Backward(in, acts_[i], LayerParams(i, params), dy,
-                                    i == 0 ? dinput : &dacts_[i - 1], layer_grads);
+    PointInputGradients(i, dinput);
+    Status s =
+        layers_[i]->GraphBackward(xs_, acts_[i], LayerParams(i, params), dy, dxs_, layer_grads);
     if (!s.ok()) return s.Annotate(name_ + ": layer " + layers_[i]->name());
+    SumInputGradients(i, dinput);
     for (size_t v : owned_[i]) {
       // Weight decay: loss += wd * sum(w^2) / 2, so the gradient gains wd * w.
       const float wd = variables_[v].weight_decay;

@@ -1,8 +1,11 @@
-// GraphModel: a Model built from a ModelSpec (proto/model.proto): a chain of
-// layers (nn/layer.h) ending in logits, with the mean sparse softmax
+// GraphModel: a Model built from a ModelSpec (proto/model.proto): a graph of
+// layers (nn/layer.h), each reading the outputs of those it names (a chain:
+// the one before), ending in logits, with the mean sparse softmax
 // cross-entropy plus each variable's weight decay as its loss. A model of
 // ids runs its embedding front (nn/sparse/embedding_front.h) first, on the
-// CPU, and the chain on its output.
+// CPU, and the graph on its output, whose parts (each embedding layer's)
+// the layers may name. An output read by several layers gets the sum of
+// their gradients. A graph that is not a chain runs on the CPU.
 //
 // Thread safety: as Model; layers keep activations between calls, so one
 // thread at a time.
@@ -15,6 +18,7 @@
 #include <vector>
 
 #include "nn/backend.h"
+#include "nn/graph_topology.h"
 #include "nn/layer.h"
 #include "nn/model.h"
 #include "proto/model.pb.h"
@@ -24,10 +28,18 @@ namespace nn {
 
 class GraphModel : public Model {
  public:
+  // A part of the input that layers may name: columns [offset, offset +
+  // width) of its last axis (an embedding layer's output, a feature
+  // column's), [1, 1, width] an example.
+  struct InputPart {
+    std::string name;
+    int64_t offset = 0, width = 0;
+  };
   // InvalidArgument, as "model NAME: layer LAYER (KIND): problem", for a
   // spec that does not hold together: a layer without a name or kind, a
   // value out of range, an input the layer cannot take, two variables of
-  // one name, or a last layer whose output is not [num_classes]. `seed`
+  // one name, inputs that do not make a graph (nn/graph_topology.h), or an
+  // output that is not [num_classes]. `seed`
   // drives dropout's masks. The layers run on `backend`, or on a CPU
   // backend of their own when it is null.
   static StatusOr<std::unique_ptr<GraphModel>> Create(const proto::ModelSpec& spec,
@@ -37,9 +49,10 @@ class GraphModel : public Model {
   // A chain to run inside another model (nn/wide_deep_model.h), on the
   // CPU: as Create, but its last layer may give [1] (num_classes 1), and
   // the caller takes the outputs and gives back their gradient
-  // (ChainForward, ChainBackward) rather than a loss.
-  static StatusOr<std::unique_ptr<GraphModel>> CreateChain(const proto::ModelSpec& spec,
-                                                           uint64_t seed = 0);
+  // (ChainForward, ChainBackward) rather than a loss; its layers may name
+  // `parts` of its input.
+  static StatusOr<std::unique_ptr<GraphModel>> CreateChain(
+      const proto::ModelSpec& spec, uint64_t seed = 0, const std::vector<InputPart>& parts = {});
   // The last layer's outputs [N, num_classes] for `input`.
   StatusOr<const Tensor*> ChainForward(Mode mode, const std::vector<Tensor>& params,
                                        const Tensor& input);
@@ -78,17 +91,32 @@ class GraphModel : public Model {
   Backend* backend_ptr() { return backend_.get(); }
   // Forward FLOPs of one example (multiply-adds count 2), for model_info.
   int64_t ForwardFlopsPerExample() const { return flops_per_example_; }
-  // Each layer's name, kind and one example's output shape, in order.
+  // Each layer's name, kind, one example's output shape, what it reads
+  // (layers, parts, "input") and its forward FLOPs an example, in run order.
   struct LayerInfo {
     std::string name, kind;
     Shape output;
+    std::vector<std::string> inputs;
+    int64_t flops = 0;
   };
+  // Whether each layer reads just the one before it.
+  bool is_chain() const { return topology_.chain; }
   const std::vector<LayerInfo>& layers() const { return layer_info_; }
 
  private:
   GraphModel() = default;
   static StatusOr<std::unique_ptr<GraphModel>> Create(const proto::ModelSpec& spec, uint64_t seed,
-                                                      std::unique_ptr<Backend> backend, bool chain);
+                                                      std::unique_ptr<Backend> backend, bool chain,
+                                                      std::vector<InputPart> parts);
+  // The layers after the embedding front, wired (topology_) and made in
+  // run order, with their variables and the shapes they give.
+  Status BuildLayers(const proto::ModelSpec& spec, uint64_t seed);
+  // What layer i reads, given the (placed) input: into xs_.
+  void GatherInputs(size_t i, const Tensor& input);
+  // Where layer i's backward writes the gradient of each input (dxs_), and
+  // adds those that several layers read into their sums afterwards.
+  void PointInputGradients(size_t i, Tensor* dinput);
+  void SumInputGradients(size_t i, Tensor* dinput);
   // Every layer's backward from the outputs' gradient (hooks may be null);
   // the weight decay's loss.
   StatusOr<double> Backward(const std::vector<Tensor>& params, const Tensor& images,
@@ -119,6 +147,11 @@ class GraphModel : public Model {
   std::unique_ptr<Backend> backend_;  // borrowed by the layers
   EmbeddingFront front_;              // empty for a model of images
   Tensor front_out_, dfront_out_;
+  std::vector<InputPart> parts_;
+  GraphTopology topology_;
+  // The input's gradient goes straight to the caller's: the input is read
+  // by one layer and no part of it by any.
+  bool input_grad_direct_ = true;
   std::vector<std::unique_ptr<Layer>> layers_;
   std::vector<LayerInfo> layer_info_;
   std::vector<VariableSpec> variables_;
@@ -129,6 +162,13 @@ class GraphModel : public Model {
   // gradients; kept so each step reuses the buffers.
   std::vector<Tensor> acts_, dacts_;
   Tensor dlogits_;
+  std::vector<Tensor> part_acts_;  // each part's columns of the latest input
+  // Per layer and input: the gradient its backward gives, where that
+  // input's source is read more than once (summed into the source's).
+  std::vector<std::vector<Tensor>> edge_grads_;
+  std::vector<int> grads_arrived_;  // per layer: its readers' gradients so far
+  std::vector<const Tensor*> xs_;
+  std::vector<Tensor*> dxs_;
   // A device backend's copies of the step's images, variables and
   // gradients (the gradients are downloaded into the caller's as each is
   // final); empty on the host.

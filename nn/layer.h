@@ -1,10 +1,13 @@
 // Layer: one step of a network described as data (proto/model.proto), with
-// the variables it owns. A model (nn/graph_model.h) chains layers: each reads
-// the previous one's output.
+// the variables it owns. A model (nn/graph_model.h) runs its layers as a
+// graph: each reads the outputs of the layers it names (the previous one's,
+// in a chain).
 //
 // Shapes: a layer computes one example's output shape from its input shape
 // (no batch axis); Forward and Backward take whole batches, NHWC, the batch
-// first.
+// first. Most layers take one input; those of several (add, concat, ...;
+// nn/layers/merge_layers.h) are called through the Graph* forms, which the
+// model calls for every layer.
 //
 // Thread safety: a layer keeps scratch state between Forward and Backward
 // (oneDNN plans, a dropout mask): one thread at a time.
@@ -53,6 +56,25 @@ class Layer {
   // its owner applies), all resized.
   virtual Status Backward(const Tensor& x, const Tensor& y, const Params& params, const Tensor& dy,
                           Tensor* dx, const Grads& grads) = 0;
+
+  // How many inputs the layer takes: 1, or at least min_inputs().
+  virtual bool several_inputs() const { return false; }
+  virtual int min_inputs() const { return 1; }
+  // The same three for a layer's inputs in order (one for most layers,
+  // whose own forms these call): the shape of each, the batch of each, and
+  // into dxs[i] (skipped when null) each one's gradient.
+  virtual StatusOr<Shape> GraphOutputShape(const std::vector<Shape>& in) {
+    return OutputShape(in.at(0));
+  }
+  virtual Status GraphForward(Mode mode, const std::vector<const Tensor*>& xs, const Params& params,
+                              Tensor* y) {
+    return Forward(mode, *xs.at(0), params, y);
+  }
+  virtual Status GraphBackward(const std::vector<const Tensor*>& xs, const Tensor& y,
+                               const Params& params, const Tensor& dy,
+                               const std::vector<Tensor*>& dxs, const Grads& grads) {
+    return Backward(*xs.at(0), y, params, dy, dxs.at(0), grads);
+  }
 
  private:
   const std::string name_;

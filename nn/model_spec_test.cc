@@ -85,7 +85,7 @@ TEST(ModelSpec, BuiltinsBuild) {
   }
   EXPECT_EQ(BuiltinModelNames(),
             (std::vector<std::string>{"cifar10", "fasttext", "mnist", "mnist_bn", "mnist_ids",
-                                      "movielens", "wide_deep"}));
+                                      "movielens", "resnet20", "wide_deep"}));
 }
 
 TEST(ModelSpec, EveryKindOfBadSpecIsRefusedNamingTheProblem) {
@@ -120,8 +120,8 @@ TEST(ModelSpec, EveryKindOfBadSpecIsRefusedNamingTheProblem) {
        "layer d (dense): weights_initializer: no initializer"},
       {"bad keep_prob", head + "layer { name: \"d\" dropout { keep_prob: 2 } }" + logits,
        Code::kInvalidArgument, "layer d (dropout): dropout: keep_prob must be in (0, 1]"},
-      {"duplicate variable", head + logits + logits, Code::kInvalidArgument,
-       "layer logits (dense): variable logits/weights is already defined by layer logits"},
+      {"two layers of one name", head + logits + logits, Code::kInvalidArgument,
+       "model net: two layers are named logits"},
       {"logits of the wrong size",
        head + "layer { name: \"d\" dense { units: 4 weights_initializer { constant: 0 } "
               "biases_initializer { constant: 0 } } }",
@@ -162,7 +162,7 @@ TEST(ModelSpec, MissingFileIsNotFound) {
   auto spec = LoadModelSpec("/nonexistent/net.pbtxt");
   EXPECT_EQ(spec.status().code(), Code::kNotFound);
   EXPECT_NE(spec.status().message().find(
-                "cifar10, fasttext, mnist, mnist_bn, mnist_ids, movielens, wide_deep"),
+                "cifar10, fasttext, mnist, mnist_bn, mnist_ids, movielens, resnet20, wide_deep"),
             std::string::npos);
 }
 

@@ -74,8 +74,8 @@ StatusOr<std::unique_ptr<WideDeepModel>> WideDeepModel::Create(const proto::Mode
   m->sum_loss_ = SumsLossOverBatch(spec);
   const proto::WideDeepSpec& wd = spec.wide_deep();
   if (wd.dnn_feature_columns().empty()) return InvalidArgument(where + ": no dnn_feature_columns");
-  if (!spec.layer().empty()) {
-    return InvalidArgument(where + ": a wide_deep model has no layers (dnn_hidden_units)");
+  if (!spec.layer().empty() && !wd.dnn_hidden_units().empty()) {
+    return InvalidArgument(where + ": the DNN is its layers or dnn_hidden_units, not both");
   }
 
   // The DNN's columns, in the order of their names.
@@ -148,20 +148,39 @@ StatusOr<std::unique_ptr<WideDeepModel>> WideDeepModel::Create(const proto::Mode
   }
   if (!linear_columns.empty()) linear("bias_weights", data::kLinearBiasFeature, 1);
 
-  // The DNN: hidden ReLU layers, then the logits.
+  // The DNN: the spec's layers, or hidden ReLU layers, then the logits.
   proto::ModelSpec chain;
   chain.set_name(m->name_ + "/dnn");
   int64_t width = m->dnn_front_.width() + m->dense_width_;
   for (int64_t d : {int64_t{1}, int64_t{1}, width}) chain.add_input_shape(d);
   chain.set_num_classes(m->units_);
+  for (const proto::LayerSpec& layer : spec.layer()) {
+    if (layer.has_embedding() || layer.has_embedding_bag()) {
+      return InvalidArgument(where + ": layer " + layer.name() +
+                             ": a wide_deep model's embeddings are its embedding columns");
+    }
+    *chain.add_layer() = layer;
+  }
   for (int k = 0; k < wd.dnn_hidden_units_size(); ++k) {
     const int64_t units = wd.dnn_hidden_units(k);
     if (units < 1) return InvalidArgument(where + ": dnn_hidden_units must be >= 1");
     AddDense(&chain, "dnn/hiddenlayer_" + std::to_string(k), width, units, /*relu=*/true);
     width = units;
   }
-  AddDense(&chain, "dnn/logits", width, m->units_, /*relu=*/false);
-  auto dnn = GraphModel::CreateChain(chain, seed);
+  if (spec.layer().empty()) AddDense(&chain, "dnn/logits", width, m->units_, /*relu=*/false);
+  // Each DNN column's place in the DNN's input, for layers that read it by
+  // name: the embeddings, then the dense columns.
+  std::vector<GraphModel::InputPart> parts;
+  int64_t offset = 0;
+  for (size_t l = 0; l < m->num_dnn_lookups_; ++l) {
+    parts.push_back({m->lookups_[l].layer, offset, m->lookups_[l].table.dim()});
+    offset += m->lookups_[l].table.dim();
+  }
+  for (const std::string& name : m->dense_columns_) {
+    parts.push_back({name, offset, columns->DenseWidth(name)});
+    offset += columns->DenseWidth(name);
+  }
+  auto dnn = GraphModel::CreateChain(chain, seed, parts);
   if (!dnn.ok()) return dnn.status().Annotate(where);
   m->dnn_ = std::move(dnn).value();
   return m;

@@ -14,7 +14,10 @@
 // input_layer: numeric values, indicators' multi-hot vectors and embedding
 // columns (tables "dnn/input_from_feature_columns/input_layer/<column>/
 // embedding_weights", combined), through dense ReLU layers of
-// dnn_hidden_units (TF's "dnn/hiddenlayer_K/kernel|bias") to "dnn/logits".
+// dnn_hidden_units (TF's "dnn/hiddenlayer_K/kernel|bias") to "dnn/logits",
+// or through the spec's layers instead (a graph, nn/graph_model.h: DCN's
+// cross layers, DeepFM's fm), which read the DNN's input ("input") or any
+// of its columns by name.
 // units is 1 for two classes (the logistic loss of one logit; Logits gives
 // [0, logit] per example, whose softmax is the sigmoid), else the number of
 // classes (softmax cross-entropy); the loss is summed over the batch (TF
@@ -47,7 +50,8 @@ class WideDeepModel : public Model {
   // wide_deep or CSV input, a column the spec does not define (or that
   // FeatureColumns refuses), a linear column that is neither categorical nor
   // numeric, a DNN column that is neither numeric, indicator nor
-  // embedding, no columns at all, or hidden units < 1.
+  // embedding, no columns at all, hidden units < 1, or both hidden units and
+  // layers (GraphModel's refusals for those).
   static StatusOr<std::unique_ptr<WideDeepModel>> Create(const proto::ModelSpec& spec,
                                                          uint64_t seed = 0);
 

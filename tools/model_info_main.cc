@@ -108,10 +108,15 @@ int Run() {
   if (graph != nullptr) {
     std::printf("forward: %.3f GFLOP per example (multiply-adds count 2)\n\n",
                 graph->ForwardFlopsPerExample() / 1e9);
-    std::printf("%-20s %-12s %s\n", "layer", "kind", "output per example");
+    // A graph's layers with what each reads: the network drawn as a list.
+    std::printf("%-20s %-16s %-20s %12s  %s\n", "layer", "kind", "output per example", "MFLOP",
+                graph->is_chain() ? "" : "reads");
     for (const auto& l : graph->layers()) {
-      std::printf("%-20s %-12s %s\n", l.name.c_str(), l.kind.c_str(),
-                  ShapeString(l.output).c_str());
+      std::string reads;
+      for (const std::string& in : l.inputs) reads += (reads.empty() ? "" : ", ") + in;
+      std::printf("%-20s %-16s %-20s %12.3f  %s\n", l.name.c_str(), l.kind.c_str(),
+                  ShapeString(l.output).c_str(), static_cast<double>(l.flops) / 1e6,
+                  graph->is_chain() ? "" : reads.c_str());
     }
   }
   if (!spec.feature_column().empty()) {

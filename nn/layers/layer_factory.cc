@@ -51,6 +51,15 @@ StatusOr<std::unique_ptr<Layer>> CreateLayer(const proto::LayerSpec& spec,
       return CreateFlattenLayer(name, context);
     case proto::LayerSpec::kDropout:
       return CreateDropoutLayer(name, spec.dropout(), context);
+    case proto::LayerSpec::kChannelPad:
+      return CreateChannelPadLayer(name, spec.channel_pad(), context);
+    case proto::LayerSpec::kAdd:
+    case proto::LayerSpec::kConcat:
+    case proto::LayerSpec::kMultiply:
+    case proto::LayerSpec::kDotInteraction:
+    case proto::LayerSpec::kCross:
+    case proto::LayerSpec::kFm:
+      return CreateMergeLayer(spec, context);
     case proto::LayerSpec::kEmbedding:
     case proto::LayerSpec::kEmbeddingBag:
       // The model's front (nn/sparse/embedding_front.h) runs them.

@@ -45,6 +45,16 @@ std::unique_ptr<Layer> CreateFlattenLayer(const std::string& name, const LayerCo
 StatusOr<std::unique_ptr<Layer>> CreateDropoutLayer(const std::string& name,
                                                     const proto::DropoutSpec& spec,
                                                     const LayerContext& context);
+StatusOr<std::unique_ptr<Layer>> CreateChannelPadLayer(const std::string& name,
+                                                       const proto::ChannelPadSpec& spec,
+                                                       const LayerContext& context);
+// Layers of several inputs (add, concat, multiply, dot_interaction, fm,
+// cross), on the CPU only.
+StatusOr<std::unique_ptr<Layer>> CreateMergeLayer(const proto::LayerSpec& spec,
+                                                  const LayerContext& context);
+StatusOr<std::unique_ptr<Layer>> CreateCrossLayer(const std::string& name,
+                                                  const proto::CrossSpec& spec,
+                                                  const LayerContext& context);
 
 // A weighted layer's fused ReLU: ApplyRelu runs it on the layer's output in
 // place; ReluGradient gives d(loss)/d(pre-activation) from the output y and

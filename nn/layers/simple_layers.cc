@@ -1,7 +1,8 @@
-// Layers without variables: LRN, ReLU, flatten and dropout.
+// Layers without variables: LRN, ReLU, flatten, dropout and channel padding.
 #include <memory>
 
 #include "core/fnv1a.h"
+#include "nn/cpu/tensor_util.h"
 #include "nn/layers/layers.h"
 
 namespace pstrain {
@@ -79,7 +80,59 @@ class DropoutLayer : public Layer {
   Backend* const backend_;
 };
 
+// Zeros before and after the channels of each position: the shortcut of
+// a ResNet block that widens its input (He et al.'s option A, as
+// tf_cnn_benchmarks pads its CIFAR ResNets).
+class ChannelPadLayer : public Layer {
+ public:
+  ChannelPadLayer(const std::string& name, int64_t before, int64_t after)
+      : Layer(name), before_(before), after_(after) {}
+  StatusOr<Shape> OutputShape(const Shape& in) override {
+    if (in.empty()) return InvalidArgument("a scalar input has no channels");
+    Shape out = in;
+    out.back() += before_ + after_;
+    return out;
+  }
+  Status Forward(Mode, const Tensor& x, const Params&, Tensor* y) override {
+    const int64_t c = x.shape().back(), wide = c + before_ + after_;
+    Shape shape = x.shape();
+    shape.back() = wide;
+    cpu::EnsureShape(y, shape);
+    y->Fill(0.0f);
+    for (int64_t at = 0; at < x.size() / c; ++at) {
+      std::copy(x.data() + at * c, x.data() + (at + 1) * c, y->data() + at * wide + before_);
+    }
+    return OkStatus();
+  }
+  Status Backward(const Tensor& x, const Tensor&, const Params&, const Tensor& dy, Tensor* dx,
+                  const Grads&) override {
+    if (dx == nullptr) return OkStatus();
+    const int64_t c = x.shape().back(), wide = c + before_ + after_;
+    cpu::EnsureShape(dx, x.shape());
+    for (int64_t at = 0; at < x.size() / c; ++at) {
+      const float* from = dy.data() + at * wide + before_;
+      std::copy(from, from + c, dx->data() + at * c);
+    }
+    return OkStatus();
+  }
+
+ private:
+  const int64_t before_, after_;
+};
+
 }  // namespace
+
+StatusOr<std::unique_ptr<Layer>> CreateChannelPadLayer(const std::string& name,
+                                                       const proto::ChannelPadSpec& spec,
+                                                       const LayerContext& context) {
+  if (spec.before() < 0 || spec.after() < 0)
+    return InvalidArgument("before and after must be >= 0");
+  if (context.backend->memory() != nullptr) {
+    return InvalidArgument("runs on the CPU only, not on " + context.backend->Describe());
+  }
+  return std::unique_ptr<Layer>(
+      std::make_unique<ChannelPadLayer>(name, spec.before(), spec.after()));
+}
 
 StatusOr<std::unique_ptr<Layer>> CreateLrnLayer(const std::string& name, const proto::LrnSpec& spec,
                                                 const LayerContext& context) {
