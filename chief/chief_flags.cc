@@ -13,7 +13,7 @@
 
 DEFINE_string(model, "mnist",
               "Network being trained: a built-in one (mnist, mnist_bn, cifar10, mnist_ids, "
-              "wide_deep, fasttext, movielens) or a ModelSpec "
+              "wide_deep, fasttext, movielens, resnet20, dcn, deepfm, dlrm) or a ModelSpec "
               "text file (proto/model.proto)");
 DEFINE_uint64(seed, 0, "Seed of the variables' initial values");
 DEFINE_string(warm_start_from, "",

@@ -56,9 +56,11 @@
 DEFINE_string(train_dir, "", "The chief's train dir, where the checkpoints are (required)");
 DEFINE_string(eval_dir, "",
               "Where the evaluator writes its event files (default <train_dir>/eval)");
-DEFINE_string(model, "mnist",
-              "Network the checkpoints hold: a built-in one (mnist, mnist_bn, cifar10, mnist_ids, "
-              "wide_deep, fasttext, movielens) or a ModelSpec text file (proto/model.proto)");
+DEFINE_string(
+    model, "mnist",
+    "Network the checkpoints hold: a built-in one (mnist, mnist_bn, cifar10, mnist_ids, "
+    "wide_deep, fasttext, movielens, resnet20, dcn, deepfm, dlrm) or a ModelSpec text file "
+    "(proto/model.proto)");
 DEFINE_int32(eval_interval_secs, 60, "Look for new checkpoints this often");
 DEFINE_bool(run_once, false, "Evaluate the latest readable checkpoint and exit");
 DEFINE_string(checkpoint, "",

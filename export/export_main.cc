@@ -34,9 +34,11 @@
 #include "nn/model_flags.h"
 #include "nn/model_spec.h"
 
-DEFINE_string(model, "mnist",
-              "The checkpoint's network: a built-in one (mnist, mnist_bn, cifar10, mnist_ids, "
-              "wide_deep, fasttext, movielens) or a ModelSpec text file (proto/model.proto)");
+DEFINE_string(
+    model, "mnist",
+    "The checkpoint's network: a built-in one (mnist, mnist_bn, cifar10, mnist_ids, "
+    "wide_deep, fasttext, movielens, resnet20, dcn, deepfm, dlrm) or a ModelSpec text file "
+    "(proto/model.proto)");
 DEFINE_string(checkpoint, "",
               "The checkpoint's prefix, e.g. runs/x/model.ckpt-1200 (pstrain's or TensorFlow's; "
               "required)");

@@ -169,6 +169,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(MergeCase{"add", "add {}", {{2, 3}, {2, 3}, {2, 3}}},
                       MergeCase{"multiply", "multiply {}", {{4}, {4}, {4}}},
                       MergeCase{"concat", "concat {}", {{2, 3}, {2, 1}, {2, 2}}},
+                      MergeCase{"concat_vectors", "concat {}", {{3}, {1, 1, 2}, {1, 4}}},
                       MergeCase{"dot_interaction", "dot_interaction {}", {{4}, {4}, {1, 1, 4}}},
                       MergeCase{"fm_fields", "fm { dim: 3 }", {{3}, {3}, {3}}},
                       MergeCase{"fm_one_input", "fm { dim: 2 }", {{1, 1, 6}}},

@@ -83,9 +83,10 @@ TEST(ModelSpec, BuiltinsBuild) {
     auto model = CreateModel(*spec);
     EXPECT_TRUE(model.ok()) << name << ": " << model.status().ToString();
   }
-  EXPECT_EQ(BuiltinModelNames(),
-            (std::vector<std::string>{"cifar10", "fasttext", "mnist", "mnist_bn", "mnist_ids",
-                                      "movielens", "resnet20", "wide_deep"}));
+  EXPECT_EQ(
+      BuiltinModelNames(),
+      (std::vector<std::string>{"cifar10", "dcn", "deepfm", "dlrm", "fasttext", "mnist", "mnist_bn",
+                                "mnist_ids", "movielens", "resnet20", "wide_deep"}));
 }
 
 TEST(ModelSpec, EveryKindOfBadSpecIsRefusedNamingTheProblem) {
@@ -162,7 +163,8 @@ TEST(ModelSpec, MissingFileIsNotFound) {
   auto spec = LoadModelSpec("/nonexistent/net.pbtxt");
   EXPECT_EQ(spec.status().code(), Code::kNotFound);
   EXPECT_NE(spec.status().message().find(
-                "cifar10, fasttext, mnist, mnist_bn, mnist_ids, movielens, resnet20, wide_deep"),
+                "cifar10, dcn, deepfm, dlrm, fasttext, mnist, mnist_bn, mnist_ids, movielens, "
+                "resnet20, wide_deep"),
             std::string::npos);
 }
 

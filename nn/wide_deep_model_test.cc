@@ -56,8 +56,27 @@ data::TabularDataset Rows() {
   return ds;
 }
 
-std::string SpecText(int classes, const std::string& reduction = "MEAN") {
+// The same model with its DNN as layers: a cross layer over the DNN's
+// input beside a dense layer over two of its columns and the embedding,
+// each read by name.
+const char kGraphDnn[] = R"(
+  layer { name: "cross" cross {} inputs: ["input"] }
+  layer { name: "side_in" concat {} inputs: ["age", "education_indicator"] }
+  layer { name: "side" dense { units: 2
+          weights_initializer { truncated_normal_stddev: 0.5 } biases_initializer { constant: 0.1 } } }
+  layer { name: "stack" concat {} inputs: ["cross", "side", "occupation_embedding"] }
+  layer { name: "logits" dense { units: UNITS
+          weights_initializer { truncated_normal_stddev: 0.5 } biases_initializer { constant: 0 } } }
+)";
+
+std::string SpecText(int classes, const std::string& reduction = "MEAN", bool graph = false) {
   std::string text = kSpec;
+  if (graph) {
+    text.replace(text.find("dnn_hidden_units: [5, 4]"), 24, "");
+    std::string layers = kGraphDnn;
+    layers.replace(layers.find("UNITS"), 5, classes == 2 ? "1" : std::to_string(classes));
+    text += layers;
+  }
   text.replace(text.find("REDUCTION"), 9, reduction);
   text.replace(text.find("NUM_CLASSES"), 11, std::to_string(classes));
   text.replace(text.find("LABELS"), 6, classes == 2 ? "\"a\", \"b\"" : "\"a\", \"b\", \"c\"");
@@ -72,11 +91,12 @@ struct Looked {
   std::vector<Tensor> rows;
 };
 
-class WideDeepTest : public ::testing::TestWithParam<int> {};
+// Two classes or three; the DNN of hidden units or of layers (a graph).
+class WideDeepTest : public ::testing::TestWithParam<std::tuple<int, bool>> {};
 
 TEST_P(WideDeepTest, RowAndVariableGradientsMatchNumericalOnes) {
-  const int classes = GetParam();
-  auto spec = ParseModelSpec(SpecText(classes), "small.pbtxt");
+  const auto [classes, graph] = GetParam();
+  auto spec = ParseModelSpec(SpecText(classes, "MEAN", graph), "small.pbtxt");
   ASSERT_TRUE(spec.ok()) << spec.status().ToString();
   auto model = WideDeepModel::Create(*spec, 3);
   ASSERT_TRUE(model.ok()) << model.status().ToString();
@@ -155,7 +175,20 @@ TEST_P(WideDeepTest, RowAndVariableGradientsMatchNumericalOnes) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(LogisticAndSoftmax, WideDeepTest, ::testing::Values(2, 3));
+INSTANTIATE_TEST_SUITE_P(LogisticAndSoftmax, WideDeepTest,
+                         ::testing::Combine(::testing::Values(2, 3), ::testing::Bool()));
+
+TEST(WideDeep, ADnnIsItsLayersOrItsHiddenUnitsNotBoth) {
+  std::string text = SpecText(2, "MEAN", true);
+  text.replace(text.find("wide_deep {"), 11, "wide_deep { dnn_hidden_units: [3]");
+  auto spec = ParseModelSpec(text, "both.pbtxt");
+  PS_ASSERT_OK(spec);
+  auto model = WideDeepModel::Create(*spec);
+  PS_EXPECT_CODE(model.status(), Code::kInvalidArgument);
+  EXPECT_NE(model.status().message().find("its layers or dnn_hidden_units, not both"),
+            std::string::npos)
+      << model.status().ToString();
+}
 
 TEST(WideDeep, ASpecThatDoesNotHoldTogetherIsRefusedNamingTheColumn) {
   std::string text = SpecText(2);

