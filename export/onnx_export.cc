@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "nn/graph_topology.h"
 #include "nn/padding.h"
 
 namespace pstrain {
@@ -27,6 +28,22 @@ class GraphBuilder {
  public:
   GraphBuilder(onnx::GraphProto* graph, const std::map<std::string, Tensor>& params)
       : graph_(graph), params_(params) {}
+
+  // The tensor a layer gives: its name, layout and sizes.
+  struct Flow {
+    std::string x;
+    Layout layout;
+    int64_t h, w, c, features;
+  };
+  Flow flow() const { return {x_, layout_, h_, w_, c_, features_}; }
+  void Resume(const Flow& f) {
+    x_ = f.x;
+    layout_ = f.layout;
+    h_ = f.h;
+    w_ = f.w;
+    c_ = f.c;
+    features_ = f.features;
+  }
 
   // A model variable with the shape the layer expects; InvalidArgument
   // naming it otherwise.
@@ -203,6 +220,57 @@ class GraphBuilder {
     return OkStatus();
   }
 
+  // A layer of several inputs (add, multiply, concat): each input brought
+  // to the layout the furthest of them has (NHWC, then NCHW, then flat),
+  // then one node over them all.
+  Status Merge(const proto::LayerSpec& layer, const std::vector<Flow>& inputs) {
+    const std::string& name = layer.name();
+    Layout target = Layout::kNhwc;
+    for (const Flow& f : inputs) {
+      if (f.layout == Layout::kFlat || (f.layout == Layout::kNchw && target == Layout::kNhwc)) {
+        target = f.layout;
+      }
+    }
+    std::vector<std::string> xs;
+    int64_t channels = 0;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      Resume(inputs[i]);
+      const std::string part = name + "/input_" + std::to_string(i);
+      if (target == Layout::kNchw) ToNchw(part);
+      if (target == Layout::kFlat) ToFlat(part);
+      xs.push_back(x_);
+      channels += target == Layout::kFlat ? features_ : c_;
+    }
+    const Flow first = inputs[0];
+    if (layer.has_concat()) {
+      onnx::NodeProto* concat = Node("Concat", name, std::move(xs));
+      Int(concat, "axis", target == Layout::kNhwc ? 3 : 1);
+      (target == Layout::kFlat ? features_ : c_) = channels;
+      return OkStatus();
+    }
+    Node(layer.has_add() ? "Add" : "Mul", name, std::move(xs));
+    return OkStatus();
+  }
+
+  // Zero channels before and after (Pad over NCHW's channel axis, or a flat
+  // vector's features).
+  Status ChannelPad(const std::string& name, const proto::ChannelPadSpec& spec) {
+    ToNchw(name);
+    const bool flat = layout_ == Layout::kFlat;
+    std::vector<int64_t> pads =
+        flat ? std::vector<int64_t>{0, spec.before(), 0, spec.after()}
+             : std::vector<int64_t>{0, spec.before(), 0, 0, 0, spec.after(), 0, 0};
+    onnx::TensorProto* t = graph_->add_initializer();
+    t->set_name(name + "/pads");
+    t->set_data_type(onnx::TensorProto::INT64);
+    t->add_dims(static_cast<int64_t>(pads.size()));
+    t->set_raw_data(
+        std::string(reinterpret_cast<const char*>(pads.data()), pads.size() * sizeof(int64_t)));
+    Node("Pad", name, {x_, name + "/pads"});
+    (flat ? features_ : c_) += spec.before() + spec.after();
+    return OkStatus();
+  }
+
   Status Layer(const proto::LayerSpec& layer) {
     const std::string& name = layer.name();
     switch (layer.kind_case()) {
@@ -229,16 +297,19 @@ class GraphBuilder {
       case proto::LayerSpec::kEmbedding:
       case proto::LayerSpec::kEmbeddingBag:
         return LooksUpATable(name);
+      case proto::LayerSpec::kChannelPad:
+        return ChannelPad(name, layer.channel_pad());
       case proto::LayerSpec::kAdd:
       case proto::LayerSpec::kConcat:
       case proto::LayerSpec::kMultiply:
+        return InvalidArgument("layer " + name + " takes several inputs");  // Merge's
       case proto::LayerSpec::kDotInteraction:
       case proto::LayerSpec::kCross:
       case proto::LayerSpec::kFm:
-      case proto::LayerSpec::kChannelPad:
         return InvalidArgument("layer " + name +
                                ": ONNX export covers convolutions, pooling, LRN, batch norm, "
-                               "dropout, dense, ReLU and flatten layers");
+                               "dropout, dense, ReLU, flatten, channel padding, add, multiply "
+                               "and concat");
       case proto::LayerSpec::KIND_NOT_SET:
         break;
     }
@@ -302,11 +373,6 @@ StatusOr<onnx::ModelProto> ExportOnnx(const proto::ModelSpec& spec,
     if (layer.has_embedding() || layer.has_embedding_bag()) {
       return LooksUpATable(layer.name()).Annotate("model " + spec.name());
     }
-    if (!layer.inputs().empty()) {
-      return InvalidArgument("model " + spec.name() + ": layer " + layer.name() +
-                             " names its inputs; ONNX export covers networks whose layers "
-                             "each read the one before");
-    }
   }
   onnx::ModelProto model;
   model.set_ir_version(kOnnxIrVersion);
@@ -321,8 +387,28 @@ StatusOr<onnx::ModelProto> ExportOnnx(const proto::ModelSpec& spec,
   const Shape input_shape(spec.input_shape().begin(), spec.input_shape().end());
   GraphBuilder builder(graph, params);
   PS_RETURN_IF_ERROR(builder.Start(input_shape).Annotate("model " + spec.name()));
-  for (const proto::LayerSpec& layer : spec.layer()) {
-    PS_RETURN_IF_ERROR(builder.Layer(layer).Annotate("model " + spec.name()));
+  // The layers in the order their inputs allow, each from the tensor of
+  // each input it reads.
+  std::vector<const proto::LayerSpec*> layers;
+  for (const proto::LayerSpec& layer : spec.layer()) layers.push_back(&layer);
+  auto topology = nn::WireLayers(layers, {});
+  if (!topology.ok()) return topology.status().Annotate("model " + spec.name());
+  const GraphBuilder::Flow images = builder.flow();
+  std::vector<GraphBuilder::Flow> outputs;
+  for (size_t p = 0; p < topology->order.size(); ++p) {
+    const proto::LayerSpec& layer = *layers[topology->order[p]];
+    std::vector<GraphBuilder::Flow> inputs;
+    for (const nn::LayerSource& s : topology->inputs[p]) {
+      inputs.push_back(s.kind == nn::LayerSource::kLayer ? outputs[s.index] : images);
+    }
+    const bool merge = layer.has_add() || layer.has_concat() || layer.has_multiply();
+    if (merge) {
+      PS_RETURN_IF_ERROR(builder.Merge(layer, inputs).Annotate("model " + spec.name()));
+    } else {
+      builder.Resume(inputs[0]);
+      PS_RETURN_IF_ERROR(builder.Layer(layer).Annotate("model " + spec.name()));
+    }
+    outputs.push_back(builder.flow());
   }
   PS_RETURN_IF_ERROR(builder.Finish(spec.num_classes()).Annotate("model " + spec.name()));
   AddFloatValue("images", input_shape, graph->mutable_input());

@@ -1,6 +1,7 @@
-// ONNX export of a dense network (a chain of ModelSpec layers: conv2d,
-// pooling, LRN, batch norm, dropout, flatten, dense, ReLU) for serving with
-// onnxruntime, Triton or any runtime of ONNX opset kOnnxOpset.
+// ONNX export of a dense network (ModelSpec layers: conv2d, pooling, LRN,
+// batch norm, dropout, flatten, dense, ReLU, channel padding, and in a graph
+// add, multiply and concat) for serving with onnxruntime, Triton or any
+// runtime of ONNX opset kOnnxOpset.
 //
 // The graph takes the network's input as pstrain feeds it, "images"
 // [batch, H, W, C] float32 (for cifar10 the cropped, standardized image),

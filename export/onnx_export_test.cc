@@ -145,7 +145,7 @@ TEST_P(BuiltinNetworks, ExportEveryVariableInOnnxLayouts) {
 }
 
 INSTANTIATE_TEST_SUITE_P(OnnxExport, BuiltinNetworks,
-                         ::testing::Values("mnist", "mnist_bn", "cifar10"));
+                         ::testing::Values("mnist", "mnist_bn", "cifar10", "resnet20"));
 
 // cifar10's windows: SAME pads as TF splits them (24 -> 12 by a 3x3 window
 // of stride 2 pads 1 after, none before); LRN's alpha times the window,

@@ -47,7 +47,8 @@
      file, whose projector_config.pbtxt TensorBoard's own ProjectorConfig
      parses, naming each table with its shape and files.
  13. ONNX export: mnist and mnist_bn trained by pstrain on Fashion-MNIST,
-     and check 9's cifar10 (its moving averages), exported by pstrain_export
+     check 9's cifar10 (its moving averages) and resnet20 (a graph, 60
+     steps on Fashion-MNIST as CIFAR), exported by pstrain_export
      --format=onnx; each file passes onnx.checker (full check, with shape
      inference), and onnxruntime's logits on the 10,000 test images, fed
      the images as pstrain's evaluation prepares them, match pstrain's to a
@@ -744,6 +745,11 @@ def check_onnx_export(build, work):
         runs.append((model, FASHION_MNIST, train_dir, ok, []))
     runs.append(("cifar10", fmnist_as_cifar(build, work), os.path.join(work, "cifar10_train"),
                  True, ["--use_moving_averages"]))
+    # A graph: residual adds and padded shortcuts.
+    train_dir = os.path.join(work, "resnet20_train")
+    _, ok = train_local(build, "resnet20", fmnist_as_cifar(build, work), train_dir,
+                        "--max_steps=60")
+    runs.append(("resnet20", fmnist_as_cifar(build, work), train_dir, ok, []))
     print("onnx %s, onnxruntime %s" % (onnx.__version__, onnxruntime.__version__))
     for model, data, train_dir, trained, flags in runs:
         name = "%s exported to ONNX, run by onnxruntime" % model
