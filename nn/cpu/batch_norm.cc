@@ -1,7 +1,9 @@
 #include "nn/cpu/batch_norm.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "nn/cpu/tensor_util.h"
 #include "nn/elementwise.h"
@@ -9,6 +11,33 @@
 namespace pstrain {
 namespace nn {
 namespace cpu {
+
+namespace {
+
+// Per channel, the sum over the m rows of term(r, k), in double. The rows go
+// in fixed blocks to the OpenMP threads and the blocks' sums are added in
+// order, so the result is the same at any number of threads.
+template <typename Term>
+std::vector<double> ChannelSums(int64_t m, int64_t c, const Term& term) {
+  constexpr int64_t kRowsPerBlock = 1024;
+  const int64_t blocks = (m + kRowsPerBlock - 1) / kRowsPerBlock;
+  std::vector<double> partial(static_cast<size_t>(blocks * c), 0.0);
+#pragma omp parallel for schedule(static)
+  for (int64_t b = 0; b < blocks; ++b) {
+    double* p = partial.data() + b * c;
+    const int64_t end = std::min(m, (b + 1) * kRowsPerBlock);
+    for (int64_t r = b * kRowsPerBlock; r < end; ++r) {
+      for (int64_t k = 0; k < c; ++k) p[k] += term(r, k);
+    }
+  }
+  std::vector<double> sum(c, 0.0);
+  for (int64_t b = 0; b < blocks; ++b) {
+    for (int64_t k = 0; k < c; ++k) sum[k] += partial[b * c + k];
+  }
+  return sum;
+}
+
+}  // namespace
 
 BatchNorm::BatchNorm(const BatchNormConfig& config) : config_(config) {}
 
@@ -34,18 +63,14 @@ Status BatchNorm::ForwardTraining(const Tensor& x, const Tensor& gamma, const Te
   const int64_t m = x.size() / c;
   const float* in = x.data();
   // Two passes in double: the mean, then the biased variance about it.
-  std::vector<double> sum(c, 0.0), sq(c, 0.0);
-  for (int64_t r = 0; r < m; ++r) {
-    for (int64_t k = 0; k < c; ++k) sum[k] += in[r * c + k];
-  }
+  const std::vector<double> sum =
+      ChannelSums(m, c, [&](int64_t r, int64_t k) { return double{in[r * c + k]}; });
   mean_.resize(c);
   for (int64_t k = 0; k < c; ++k) mean_[k] = static_cast<float>(sum[k] / m);
-  for (int64_t r = 0; r < m; ++r) {
-    for (int64_t k = 0; k < c; ++k) {
-      const double d = in[r * c + k] - static_cast<double>(mean_[k]);
-      sq[k] += d * d;
-    }
-  }
+  const std::vector<double> sq = ChannelSums(m, c, [&](int64_t r, int64_t k) {
+    const double d = in[r * c + k] - static_cast<double>(mean_[k]);
+    return d * d;
+  });
   variance_.resize(c);
   inv_std_.resize(c);
   const double bessel = m > 1 ? static_cast<double>(m) / (m - 1) : 1.0;
@@ -107,13 +132,11 @@ Status BatchNorm::Backward(const Tensor& gamma, const Tensor& dy, Tensor* dx, Te
   const int64_t m = dy.size() / c;
   const float* g = dy.data();
   const float* xh = x_hat_.data();
-  std::vector<double> sum_dy(c, 0.0), sum_dy_xhat(c, 0.0);
-  for (int64_t r = 0; r < m; ++r) {
-    for (int64_t k = 0; k < c; ++k) {
-      sum_dy[k] += g[r * c + k];
-      sum_dy_xhat[k] += static_cast<double>(g[r * c + k]) * xh[r * c + k];
-    }
-  }
+  const std::vector<double> sum_dy =
+      ChannelSums(m, c, [&](int64_t r, int64_t k) { return double{g[r * c + k]}; });
+  const std::vector<double> sum_dy_xhat = ChannelSums(m, c, [&](int64_t r, int64_t k) {
+    return static_cast<double>(g[r * c + k]) * xh[r * c + k];
+  });
   EnsureShape(dgamma, {c});
   EnsureShape(dbeta, {c});
   std::vector<float> scale(c), dbeta_mean(c), dgamma_mean(c);
