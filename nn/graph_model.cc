@@ -1,5 +1,6 @@
 #include "nn/graph_model.h"
 
+#include <algorithm>
 #include <initializer_list>
 #include <limits>
 #include <map>
@@ -161,7 +162,7 @@ Status GraphModel::BuildLayers(const proto::ModelSpec& spec, uint64_t seed) {
   const LayerContext context{backend_.get(), seed};
   std::map<std::string, std::string> owner;  // variable name -> layer name
   int input_readers = 0;
-  bool parts_read = false;
+  part_read_.assign(parts_.size(), false);
   for (size_t p = 0; p < topology_.order.size(); ++p) {
     const proto::LayerSpec& ls = *specs[topology_.order[p]];
     const std::string kind = KindName(ls);
@@ -180,7 +181,7 @@ Status GraphModel::BuildLayers(const proto::ModelSpec& spec, uint64_t seed) {
         case LayerSource::kPart:
           in.push_back({1, 1, parts_[s.index].width});
           in_names.push_back(parts_[s.index].name);
-          parts_read = true;
+          part_read_[s.index] = true;
           break;
         case LayerSource::kLayer:
           in.push_back(layer_info_[first + s.index].output);
@@ -222,7 +223,8 @@ Status GraphModel::BuildLayers(const proto::ModelSpec& spec, uint64_t seed) {
     layers_.push_back(std::move(layer).value());
     edge_grads_.emplace_back(count);
   }
-  input_grad_direct_ = input_readers <= 1 && !parts_read;
+  input_grad_direct_ = input_readers <= 1 &&
+                       std::find(part_read_.begin(), part_read_.end(), true) == part_read_.end();
   return OkStatus();
 }
 
@@ -253,10 +255,11 @@ Status GraphModel::Forward(Mode mode, const std::vector<Tensor>& params, const T
   }
   PS_RETURN_IF_ERROR(CheckImages(name_, example_shape_, images));
   PS_ASSIGN_OR_RETURN(const Tensor* placed_images, PlaceImages(images));
-  // The parts' columns, for the layers that read them (on the CPU: a
-  // network that names them is not a chain).
+  // The columns of the parts layers read (on the CPU: a network that names
+  // them is not a chain).
   const int64_t batch = images.dim(0), width = images.shape().back();
-  for (size_t p = 0; p < parts_.size() && !topology_.chain; ++p) {
+  for (size_t p = 0; p < parts_.size(); ++p) {
+    if (!part_read_[p]) continue;
     const InputPart& part = parts_[p];
     cpu::EnsureShape(&part_acts_[p], {batch, 1, 1, part.width});
     for (int64_t e = 0; e < batch; ++e) {

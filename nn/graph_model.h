@@ -148,6 +148,7 @@ class GraphModel : public Model {
   EmbeddingFront front_;              // empty for a model of images
   Tensor front_out_, dfront_out_;
   std::vector<InputPart> parts_;
+  std::vector<bool> part_read_;  // per part: whether a layer reads it
   GraphTopology topology_;
   // The input's gradient goes straight to the caller's: the input is read
   // by one layer and no part of it by any.
