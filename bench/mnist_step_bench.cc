@@ -15,7 +15,7 @@
 #include "bench/local_step.h"
 #include "nn/model.h"
 
-DEFINE_string(model, "mnist", "a built-in network or a ModelSpec file");
+DEFINE_string(model, "mnist", "a built-in network, a ModelSpec file or keras:FILE.json");
 DEFINE_int32(batch, 128, "images per step");
 DEFINE_int32(warmup, 10, "untimed steps first");
 DEFINE_int32(steps, 100, "timed steps");

@@ -38,7 +38,7 @@
 #include "ps/rpc/ps_connections.h"
 #include "worker/trainer.h"
 
-DEFINE_string(model, "mnist", "a built-in network or a ModelSpec file");
+DEFINE_string(model, "mnist", "a built-in network, a ModelSpec file or keras:FILE.json");
 DEFINE_int32(batch, 128, "images per step");
 DEFINE_int32(steps, 40, "timed steps per round and way");
 DEFINE_int32(rounds, 5, "rounds; each runs every way once, in turn");

@@ -13,8 +13,8 @@
 
 DEFINE_string(model, "mnist",
               "Network being trained: a built-in one (mnist, mnist_bn, cifar10, mnist_ids, "
-              "wide_deep, fasttext, movielens, resnet20, dcn, deepfm, dlrm) or a ModelSpec "
-              "text file (proto/model.proto)");
+              "wide_deep, fasttext, movielens, resnet20, dcn, deepfm, dlrm) , a ModelSpec "
+              "text file (proto/model.proto), or keras:FILE.json (a Keras model's to_json())");
 DEFINE_uint64(seed, 0, "Seed of the variables' initial values");
 DEFINE_string(warm_start_from, "",
               "A TensorFlow checkpoint (its prefix: PREFIX.index, PREFIX.data-00000-of-00001) "

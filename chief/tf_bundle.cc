@@ -180,17 +180,18 @@ Status TfBundleWriter::Finish() {
 
 namespace {
 
-// An entry's dtype and shape, once it is one pstrain reads (float32 or
-// int64, not sliced) and its bytes lie in the data file as its shape needs.
-// `at` names it in errors.
+// An entry's dtype and shape, once it is one pstrain reads (float32, int64
+// or string, not sliced) and its bytes lie in the data file as its shape
+// needs (strings: somewhere in it). `at` names it in errors.
 StatusOr<BundleTensor> CheckEntry(const tensorflow::BundleEntryProto& entry, const std::string& at,
                                   const std::string& data_path, int64_t data_bytes) {
   if (!entry.GetReflection()->GetUnknownFields(entry).empty()) {
     return Unimplemented(at + "sliced (a partitioned variable)");
   }
-  if (entry.dtype() != tensorflow::DT_FLOAT && entry.dtype() != tensorflow::DT_INT64) {
+  if (entry.dtype() != tensorflow::DT_FLOAT && entry.dtype() != tensorflow::DT_INT64 &&
+      entry.dtype() != tensorflow::DT_STRING) {
     return Unimplemented(at + "dtype " + tensorflow::DataType_Name(entry.dtype()) +
-                         " (pstrain reads float32 and int64)");
+                         " (pstrain reads float32, int64 and string)");
   }
   BundleTensor t;
   t.dtype = entry.dtype();
@@ -199,8 +200,10 @@ StatusOr<BundleTensor> CheckEntry(const tensorflow::BundleEntryProto& entry, con
     t.shape.push_back(dim.size());
   }
   PS_ASSIGN_OR_RETURN(const int64_t count, CheckedNumElements(t.shape));
-  const int64_t size = count * static_cast<int64_t>(BytesPer(entry.dtype()));
-  if (entry.shard_id() != 0 || entry.size() != size || entry.offset() < 0 ||
+  const int64_t size = entry.dtype() == tensorflow::DT_STRING
+                           ? entry.size()
+                           : count * static_cast<int64_t>(BytesPer(entry.dtype()));
+  if (entry.shard_id() != 0 || entry.size() != size || size < 0 || entry.offset() < 0 ||
       entry.offset() > data_bytes - size) {
     return DataLoss(at + "its " + std::to_string(entry.size()) + " bytes at " +
                     std::to_string(entry.offset()) + " do not lie in " + data_path + " (" +
@@ -225,6 +228,46 @@ Status CheckHeader(leveldb::Iterator* it, const std::string& index_path) {
     return Unimplemented(index_path + ": big-endian tensors");
   }
   return OkStatus();
+}
+
+// The `count` strings of a string tensor's bytes, as TensorFlow lays them
+// out: each one's length as a varint64, a masked CRC32C of the lengths (4
+// bytes, little-endian), then the strings back to back. The CRC32Cs, of the
+// lengths and of the entry (`crc`), are not of these bytes as they lie:
+// each length counts as its 4 (above 2^32 - 1, 8) little-endian bytes,
+// then come the lengths' checksum and the strings. `at` names the tensor.
+StatusOr<std::vector<std::string>> ParseStrings(const std::string& bytes, int64_t count,
+                                                uint32_t crc, const std::string& at) {
+  size_t pos = 0;
+  std::vector<uint64_t> lengths(static_cast<size_t>(count));
+  uint64_t total = 0;
+  uint32_t computed = 0;
+  for (uint64_t& length : lengths) {
+    if (!ReadVarint64(bytes, &pos, &length) || length > bytes.size()) {
+      return DataLoss(at + "its string lengths run past its bytes");
+    }
+    computed = crc32c::Extend(computed, &length, length > 0xffffffffu ? 8 : 4);  // little-endian
+    total += length;
+  }
+  uint32_t masked = 0;
+  if (pos + sizeof(masked) > bytes.size()) return DataLoss(at + "no checksum of its lengths");
+  std::memcpy(&masked, bytes.data() + pos, sizeof(masked));
+  if (crc32c::Mask(computed) != masked) {
+    return DataLoss(at + "its string lengths fail their CRC32C");
+  }
+  computed = crc32c::Extend(computed, bytes.data() + pos, bytes.size() - pos);
+  if (crc32c::Mask(computed) != crc) return DataLoss(at + "its strings fail their CRC32C");
+  pos += sizeof(masked);
+  if (total != bytes.size() - pos) {
+    return DataLoss(at + "its strings' lengths add up to " + std::to_string(total) + " bytes, " +
+                    std::to_string(bytes.size() - pos) + " follow them");
+  }
+  std::vector<std::string> strings;
+  for (uint64_t length : lengths) {
+    strings.push_back(bytes.substr(pos, length));
+    pos += length;
+  }
+  return strings;
 }
 
 }  // namespace
@@ -262,9 +305,13 @@ StatusOr<std::map<std::string, BundleTensor>> ReadTfBundle(
     PS_ASSIGN_OR_RETURN(BundleTensor t, CheckEntry(entry, at, data_path, data_bytes));
     if (skip && skip(name)) continue;
     const int64_t count = NumElements(t.shape);
-    const int64_t size = count * static_cast<int64_t>(BytesPer(entry.dtype()));
+    const int64_t size = entry.size();
     void* bytes;
-    if (entry.dtype() == tensorflow::DT_FLOAT) {
+    std::string string_bytes;
+    if (entry.dtype() == tensorflow::DT_STRING) {
+      string_bytes.resize(static_cast<size_t>(size));
+      bytes = string_bytes.data();
+    } else if (entry.dtype() == tensorflow::DT_FLOAT) {
       t.floats = Tensor(t.shape, Tensor::kUninitialized);
       bytes = t.floats.data();
     } else {
@@ -273,7 +320,9 @@ StatusOr<std::map<std::string, BundleTensor>> ReadTfBundle(
     }
     data.seekg(entry.offset());
     if (!data.read(static_cast<char*>(bytes), size)) return DataLoss(at + "cannot read its bytes");
-    if (crc32c::Mask(crc32c::Value(bytes, static_cast<size_t>(size))) != entry.crc32c()) {
+    if (entry.dtype() == tensorflow::DT_STRING) {
+      PS_ASSIGN_OR_RETURN(t.strings, ParseStrings(string_bytes, count, entry.crc32c(), at));
+    } else if (crc32c::Mask(crc32c::Value(bytes, static_cast<size_t>(size))) != entry.crc32c()) {
       return DataLoss(at + "CRC32C mismatch in " + data_path);
     }
     tensors.emplace(name, std::move(t));

@@ -8,7 +8,8 @@
 //   PREFIX.data-00000-of-00001   the tensors' little-endian bytes, back to back
 // as tf.train.Saver and tf.train.Checkpoint write them, so that
 // tf.train.load_checkpoint reads what pstrain writes and pstrain what
-// TensorFlow wrote. Tensors of float32 and int64.
+// TensorFlow wrote. Tensors of float32 and int64; strings are read (a TF 2
+// checkpoint's object graph), not written.
 //
 // The data file is committed before the index, each through AtomicFile
 // (temporary name, fsync, rename): a bundle is visible, and whole, once its
@@ -34,13 +35,14 @@ namespace pstrain {
 std::string TfBundleIndexPath(const std::string& prefix);
 std::string TfBundleDataPath(const std::string& prefix);
 
-// One tensor of a bundle: float32 values in `floats`, or int64 ones in
-// `int64s`.
+// One tensor of a bundle: float32 values in `floats`, int64 ones in
+// `int64s`, or strings in `strings`.
 struct BundleTensor {
   tensorflow::DataType dtype = tensorflow::DT_INVALID;
   Shape shape;
   Tensor floats;
   std::vector<int64_t> int64s;
+  std::vector<std::string> strings;
 };
 
 // Thread-compatible.
@@ -88,8 +90,8 @@ class TfBundleWriter {
 // file). NotFound when its index is absent; DataLoss naming the file (and
 // the tensor) for an index that is not such a table or lacks the header, an entry whose bytes lie
 // outside the data file or fail their CRC32C; Unimplemented for what pstrain does not read (several
-// data shards, sliced variables, big-endian bytes, dtypes other than float32 and int64), naming the
-// tensor.
+// data shards, sliced variables, big-endian bytes, dtypes other than float32, int64 and string),
+// naming the tensor.
 StatusOr<std::map<std::string, BundleTensor>> ReadTfBundle(
     const std::string& prefix, const std::function<bool(const std::string&)>& skip = nullptr);
 

@@ -42,6 +42,28 @@ TEST(TfBundle, ReadsWhatTensorFlowsSaverWrote) {
   EXPECT_EQ(step.int64s, (std::vector<int64_t>{42}));
 }
 
+// A TF 2 checkpoint (tf.train.Checkpoint of a Keras model,
+// tests/tensorflow/keras_golden.py): its object graph is a string tensor,
+// read whole and checked against its CRC32Cs.
+TEST(TfBundle, ReadsTheObjectGraphStringOfATf2Checkpoint) {
+  auto bundle =
+      ReadTfBundle(std::string(PSTRAIN_SOURCE_DIR) + "/chief/testdata/keras/sequential.ckpt");
+  ASSERT_TRUE(bundle.ok()) << bundle.status().ToString();
+  const BundleTensor& graph = bundle->at("_CHECKPOINTABLE_OBJECT_GRAPH");
+  EXPECT_EQ(graph.dtype, tensorflow::DT_STRING);
+  ASSERT_EQ(graph.strings.size(), 1u);
+  tensorflow::TrackableObjectGraph parsed;
+  ASSERT_TRUE(parsed.ParseFromString(graph.strings[0]));
+  std::map<std::string, std::string> keys;
+  for (const auto& node : parsed.nodes()) {
+    for (const auto& a : node.attributes()) keys[a.full_name()] = a.checkpoint_key();
+  }
+  ASSERT_EQ(keys.count("sequential/dense_1/kernel"), 1u);
+  const std::string& key = keys.at("sequential/dense_1/kernel");
+  ASSERT_EQ(bundle->count(key), 1u) << key;
+  EXPECT_EQ(bundle->at(key).shape, (Shape{784, 8}));
+}
+
 TEST(TfBundle, WhatItWritesReadsBackWhateverTheOrderOfAdding) {
   test_util::TempDir dir;
   const std::string prefix = dir.path() + "/model.ckpt-7";

@@ -31,6 +31,53 @@ StatusOr<std::map<std::string, std::string>> ParseWarmStartMap(
   return tf_names;
 }
 
+// A TF 2 checkpoint (tf.train.Checkpoint, Keras's save_weights) keys its
+// tensors by object path ("model/_operations/1/_kernel/.ATTRIBUTES/
+// VARIABLE_VALUE"); its object graph gives each variable's name when saved
+// ("conv2d/kernel"). Saved name -> tensor key; empty for a bundle keyed by
+// the names themselves (tf.compat.v1.train.Saver's, pstrain's).
+StatusOr<std::map<std::string, std::string>> SavedNames(const std::string& prefix) {
+  const std::string kGraph = "_CHECKPOINTABLE_OBJECT_GRAPH";
+  PS_ASSIGN_OR_RETURN(const auto bundle, ReadTfBundle(prefix, [&kGraph](const std::string& name) {
+                        return name != kGraph;
+                      }));
+  std::map<std::string, std::string> keys;
+  auto it = bundle.find(kGraph);
+  if (it == bundle.end()) return keys;
+  tensorflow::TrackableObjectGraph graph;
+  if (it->second.strings.size() != 1 || !graph.ParseFromString(it->second.strings[0])) {
+    return DataLoss("--warm_start_from=" + prefix + ": " + kGraph + " is not an object graph");
+  }
+  for (const auto& node : graph.nodes()) {
+    for (const auto& attribute : node.attributes()) {
+      if (attribute.name() == "VARIABLE_VALUE") {
+        keys[attribute.full_name()] = attribute.checkpoint_key();
+      }
+    }
+  }
+  return keys;
+}
+
+// The key of the tensor saved as `name`: itself in a bundle keyed by names;
+// in a TF 2 one, the variable saved under that name, or under one scope
+// above it (a Keras Sequential saves "sequential/dense/kernel" for its
+// "dense/kernel") when exactly one is.
+std::string KeyOf(const std::string& name, const std::map<std::string, std::string>& saved) {
+  if (saved.empty()) return name;
+  auto it = saved.find(name);
+  if (it != saved.end()) return it->second;
+  std::string found;
+  int matches = 0;
+  for (const auto& [full_name, key] : saved) {
+    const size_t slash = full_name.find('/');
+    if (slash != std::string::npos && full_name.compare(slash + 1, std::string::npos, name) == 0) {
+      found = key;
+      ++matches;
+    }
+  }
+  return matches == 1 ? found : name;
+}
+
 }  // namespace
 
 StatusOr<std::map<std::string, Tensor>> WarmStartValues(
@@ -68,8 +115,9 @@ StatusOr<std::map<std::string, Tensor>> WarmStartValues(
   if (wanted.empty()) {
     return InvalidArgument("--warm_start_vars: '" + options.vars + "' matches no variable");
   }
+  PS_ASSIGN_OR_RETURN(const auto saved, SavedNames(options.prefix));
   std::set<std::string> tf_wanted;
-  for (const Wanted& w : wanted) tf_wanted.insert(w.tf_name);
+  for (const Wanted& w : wanted) tf_wanted.insert(KeyOf(w.tf_name, saved));
   // Only the wanted tensors are read (not an embedding table's keys and values).
   PS_ASSIGN_OR_RETURN(const auto bundle,
                       ReadTfBundle(options.prefix, [&tf_wanted](const std::string& name) {
@@ -79,7 +127,7 @@ StatusOr<std::map<std::string, Tensor>> WarmStartValues(
   for (const Wanted& w : wanted) {
     const std::string what = w.kind + " " + w.name +
                              (w.tf_name == w.name ? "" : " (" + w.tf_name + " in the checkpoint)");
-    auto it = bundle.find(w.tf_name);
+    auto it = bundle.find(KeyOf(w.tf_name, saved));
     if (it == bundle.end()) return InvalidArgument(from + ": no " + what);
     if (it->second.dtype != tensorflow::DT_FLOAT) {
       return InvalidArgument(from + ": " + what + " is " +

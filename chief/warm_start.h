@@ -2,7 +2,10 @@
 // tf.estimator.WarmStartSettings gives them: the model's variables whose
 // names match a regex take their values from the checkpoint, each under its
 // own name or the TF name a map gives it; the others start as usual. Only
-// a train dir without a checkpoint of its own is warm-started.
+// a train dir without a checkpoint of its own is warm-started. A TF 2
+// checkpoint (tf.train.Checkpoint of a Keras model) is read through its
+// object graph: each variable under the name it was saved with, Keras's
+// "dense/kernel" for a model read with --model=keras:FILE.json.
 #ifndef PSTRAIN_CHIEF_WARM_START_H_
 #define PSTRAIN_CHIEF_WARM_START_H_
 

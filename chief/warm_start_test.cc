@@ -124,5 +124,32 @@ TEST_F(WarmStart, WhatTheCheckpointCannotGiveIsRefusedNamingTheVariable) {
             Code::kNotFound);
 }
 
+// A Keras Sequential saved by tf.train.Checkpoint
+// (tests/tensorflow/keras_golden.py): tensors keyed by object path, found
+// through the object graph by the names Keras saved them under, the
+// Sequential's own scope ("sequential/dense_1/kernel") left out.
+TEST(WarmStartKeras, AKerasCheckpointGivesEachVariableByItsKerasName) {
+  const std::string prefix =
+      std::string(PSTRAIN_SOURCE_DIR) + "/chief/testdata/keras/sequential.ckpt";
+  const std::vector<nn::VariableSpec> variables = {
+      Variable("dense_1/kernel", {784, 8}), Variable("dense_1/bias", {8}),
+      Variable("dense_2/kernel", {8, 8}),   Variable("dense_2/bias", {8}),
+      Variable("dense_3/kernel", {8, 10}),  Variable("dense_3/bias", {10})};
+  auto values = WarmStartValues(variables, Options(prefix, ".*", ""));
+  PS_ASSERT_OK(values);
+  for (size_t i = 0; i < variables.size(); ++i) {
+    const Tensor& t = values->at(variables[i].name);
+    ASSERT_EQ(t.shape(), variables[i].shape) << variables[i].name;
+    for (int64_t j = 0; j < t.size(); ++j) {
+      ASSERT_FLOAT_EQ(t[j], 0.01f * j + i) << variables[i].name << " at " << j;
+    }
+  }
+  const auto missing =
+      WarmStartValues({Variable("dense_9/kernel", {8, 10})}, Options(prefix, ".*", ""));
+  EXPECT_EQ(missing.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(missing.status().message().find("no variable dense_9/kernel"), std::string::npos)
+      << missing.status().ToString();
+}
+
 }  // namespace
 }  // namespace pstrain

@@ -9,6 +9,7 @@
 
 #include "nn/graph_topology.h"
 #include "nn/padding.h"
+#include "nn/variable_names.h"
 
 namespace pstrain {
 
@@ -26,8 +27,9 @@ enum class Layout { kNhwc, kNchw, kFlat };
 // Builds the graph layer by layer; x_ names the current tensor.
 class GraphBuilder {
  public:
-  GraphBuilder(onnx::GraphProto* graph, const std::map<std::string, Tensor>& params)
-      : graph_(graph), params_(params) {}
+  GraphBuilder(onnx::GraphProto* graph, const std::map<std::string, Tensor>& params,
+               proto::VariableNaming naming)
+      : graph_(graph), params_(params), naming_(naming) {}
 
   // The tensor a layer gives: its name, layout and sizes.
   struct Flow {
@@ -139,7 +141,8 @@ class GraphBuilder {
   Status Conv2D(const std::string& name, const proto::Conv2DSpec& spec) {
     ToNchw(name);
     const int64_t k = spec.kernel_size(), f = spec.filters();
-    PS_ASSIGN_OR_RETURN(const Tensor* hwio, Variable(name + "/weights", {k, k, c_, f}));
+    const std::string kernel = nn::KernelName(name, naming_), bias = nn::BiasName(name, naming_);
+    PS_ASSIGN_OR_RETURN(const Tensor* hwio, Variable(kernel, {k, k, c_, f}));
     // HWIO -> OIHW.
     std::vector<float> oihw(hwio->size());
     for (int64_t y = 0; y < k; ++y) {
@@ -151,12 +154,12 @@ class GraphBuilder {
         }
       }
     }
-    Initializer(name + "/weights", {f, c_, k, k}, oihw.data());
-    std::vector<std::string> inputs = {x_, name + "/weights"};
+    Initializer(kernel, {f, c_, k, k}, oihw.data());
+    std::vector<std::string> inputs = {x_, kernel};
     if (!spec.no_bias()) {
-      PS_ASSIGN_OR_RETURN(const Tensor* b, Variable(name + "/biases", {f}));
-      Initializer(name + "/biases", {f}, b->data());
-      inputs.push_back(name + "/biases");
+      PS_ASSIGN_OR_RETURN(const Tensor* b, Variable(bias, {f}));
+      Initializer(bias, {f}, b->data());
+      inputs.push_back(bias);
     }
     onnx::NodeProto* conv = Node("Conv", name + "/Conv2D", std::move(inputs));
     Window(conv, k, spec.stride() > 0 ? spec.stride() : 1, spec.padding());
@@ -210,11 +213,12 @@ class GraphBuilder {
   Status Dense(const std::string& name, const proto::DenseSpec& spec) {
     ToFlat(name);
     const int64_t units = spec.units();
-    PS_ASSIGN_OR_RETURN(const Tensor* w, Variable(name + "/weights", {features_, units}));
-    PS_ASSIGN_OR_RETURN(const Tensor* b, Variable(name + "/biases", {units}));
-    Initializer(name + "/weights", {features_, units}, w->data());
-    Initializer(name + "/biases", {units}, b->data());
-    Node("Gemm", name + "/MatMul", {x_, name + "/weights", name + "/biases"});
+    const std::string kernel = nn::KernelName(name, naming_), bias = nn::BiasName(name, naming_);
+    PS_ASSIGN_OR_RETURN(const Tensor* w, Variable(kernel, {features_, units}));
+    PS_ASSIGN_OR_RETURN(const Tensor* b, Variable(bias, {units}));
+    Initializer(kernel, {features_, units}, w->data());
+    Initializer(bias, {units}, b->data());
+    Node("Gemm", name + "/MatMul", {x_, kernel, bias});
     features_ = units;
     if (spec.relu()) Apply("Relu", name + "/Relu");
     return OkStatus();
@@ -291,6 +295,10 @@ class GraphBuilder {
       case proto::LayerSpec::kRelu:
         Apply("Relu", name);
         return OkStatus();
+      case proto::LayerSpec::kActivation:
+        Apply(layer.activation().function() == proto::ActivationSpec::SIGMOID ? "Sigmoid" : "Tanh",
+              name);
+        return OkStatus();
       case proto::LayerSpec::kFlatten:
         ToFlat(name);
         return OkStatus();
@@ -344,6 +352,7 @@ class GraphBuilder {
  private:
   onnx::GraphProto* const graph_;
   const std::map<std::string, Tensor>& params_;
+  const proto::VariableNaming naming_;
   std::string x_ = "images";
   Layout layout_ = Layout::kNhwc;
   int64_t h_ = 0, w_ = 0, c_ = 0, features_ = 0;
@@ -385,7 +394,7 @@ StatusOr<onnx::ModelProto> ExportOnnx(const proto::ModelSpec& spec,
   graph->set_name(spec.name());
 
   const Shape input_shape(spec.input_shape().begin(), spec.input_shape().end());
-  GraphBuilder builder(graph, params);
+  GraphBuilder builder(graph, params, spec.variable_naming());
   PS_RETURN_IF_ERROR(builder.Start(input_shape).Annotate("model " + spec.name()));
   // The layers in the order their inputs allow, each from the tensor of
   // each input it reads.

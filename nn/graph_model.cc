@@ -159,7 +159,7 @@ Status GraphModel::BuildLayers(const proto::ModelSpec& spec, uint64_t seed) {
                            "not on " +
                            backend_->Describe());
   }
-  const LayerContext context{backend_.get(), seed};
+  const LayerContext context{backend_.get(), seed, spec.variable_naming()};
   std::map<std::string, std::string> owner;  // variable name -> layer name
   int input_readers = 0;
   part_read_.assign(parts_.size(), false);

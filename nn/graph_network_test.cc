@@ -178,6 +178,8 @@ INSTANTIATE_TEST_SUITE_P(
         MergeCase{"cross_x0_x", "cross {}", {{5}, {5}}},
         MergeCase{"cross_alone", "cross {}", {{5}}},
         MergeCase{"channel_pad", "channel_pad { before: 1 after: 2 }", {{2, 2, 3}}},
+        MergeCase{"sigmoid", "activation { function: SIGMOID }", {{2, 3}}},
+        MergeCase{"tanh", "activation { function: TANH }", {{5}}},
         MergeCase{"subsample", "avg_pool { window: 1 stride: 2 }", {{6, 6, 2}}},
         MergeCase{"bn", "batch_norm { epsilon: 0.00001 momentum: 0.997 }", {{4, 4, 2}}},
         MergeCase{"conv_s2",
@@ -185,6 +187,29 @@ INSTANTIATE_TEST_SUITE_P(
                   "weights_initializer { truncated_normal_stddev: 0.3 } }",
                   {{32, 32, 4}}}),
     [](const ::testing::TestParamInfo<MergeCase>& info) { return info.param.what; });
+
+// Sigmoid and tanh give their functions' values (the gradient check above
+// holds for any smooth function).
+TEST(MergeLayerRules, SigmoidAndTanhGiveTheirValues) {
+  auto backend = cpu::CreateCpuBackend();
+  PS_ASSERT_OK(backend);
+  const Tensor x({1, 3}, {-2.0f, 0.0f, 1.5f});
+  for (auto function : {proto::ActivationSpec::SIGMOID, proto::ActivationSpec::TANH}) {
+    proto::ActivationSpec spec;
+    spec.set_function(function);
+    auto layer = CreateActivationLayer("a", spec, {backend->get(), 0});
+    PS_ASSERT_OK(layer);
+    Tensor y;
+    PS_ASSERT_OK((*layer)->Forward(Mode::kInference, x, {}, &y));
+    for (int64_t i = 0; i < x.size(); ++i) {
+      const double want = function == proto::ActivationSpec::SIGMOID
+                              ? 1.0 / (1.0 + std::exp(-static_cast<double>(x[i])))
+                              : std::tanh(static_cast<double>(x[i]));
+      EXPECT_NEAR(y[i], want, 1e-6)
+          << proto::ActivationSpec::Function_Name(function) << " of " << x[i];
+    }
+  }
+}
 
 // The rules themselves, on numbers small enough to work by hand.
 TEST(MergeLayerRules, DotInteractionFmAndCrossGiveWhatTheirPapersDefine) {

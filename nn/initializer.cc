@@ -3,6 +3,7 @@
 // std::normal_distribution differs across standard libraries, so the normal
 // samples come from Box-Muller over std::mt19937_64, whose output is fixed by
 // the standard.
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -40,6 +41,45 @@ void FillTruncatedNormal(std::mt19937_64& rng, float stddev, Tensor* t) {
   }
 }
 
+// The variance-scaling denominator of a variable of `shape`: its fan_in,
+// fan_out or their mean. The leading dimensions of a kernel of rank > 2 are
+// its receptive field (HWIO); a vector's fans are its size.
+double Fan(const Shape& shape, proto::VarianceScalingSpec::Mode mode) {
+  double in = 1, out = 1;
+  if (shape.size() == 1) {
+    in = out = static_cast<double>(shape[0]);
+  } else if (shape.size() >= 2) {
+    double receptive = 1;
+    for (size_t i = 0; i + 2 < shape.size(); ++i) receptive *= static_cast<double>(shape[i]);
+    in = receptive * static_cast<double>(shape[shape.size() - 2]);
+    out = receptive * static_cast<double>(shape.back());
+  }
+  switch (mode) {
+    case proto::VarianceScalingSpec::FAN_OUT:
+      return out;
+    case proto::VarianceScalingSpec::FAN_AVG:
+      return (in + out) / 2;
+    default:
+      return in;
+  }
+}
+
+void FillVarianceScaling(std::mt19937_64& rng, const Initializer& init, const Shape& shape,
+                         Tensor* t) {
+  const double variance = init.value / std::max(1.0, Fan(shape, init.fan_mode));
+  if (init.distribution == proto::VarianceScalingSpec::UNIFORM) {
+    const double limit = std::sqrt(3.0 * variance);
+    for (int64_t i = 0; i < t->size(); ++i) {
+      (*t)[i] = static_cast<float>((2.0 * UniformOpenClosed(rng) - 1.0) * limit);
+    }
+    return;
+  }
+  // A standard normal truncated at 2 has stddev 0.8796...: divided out, as
+  // Keras does, so the values' variance is `variance`.
+  const double kTruncatedStddev = 0.87962566103423978;
+  FillTruncatedNormal(rng, static_cast<float>(std::sqrt(variance) / kTruncatedStddev), t);
+}
+
 }  // namespace
 
 Tensor InitialValue(const VariableSpec& spec, uint64_t seed) {
@@ -51,6 +91,11 @@ Tensor InitialValue(const VariableSpec& spec, uint64_t seed) {
     case InitKind::kTruncatedNormal: {
       std::mt19937_64 rng(Fnv1a64(spec.name) ^ SplitMix64(seed));
       FillTruncatedNormal(rng, spec.init.value, &t);
+      break;
+    }
+    case InitKind::kVarianceScaling: {
+      std::mt19937_64 rng(Fnv1a64(spec.name) ^ SplitMix64(seed));
+      FillVarianceScaling(rng, spec.init, spec.shape, &t);
       break;
     }
   }

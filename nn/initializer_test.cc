@@ -59,6 +59,44 @@ TEST(InitialValue, ConstantFillsEveryElement) {
   for (int64_t i = 0; i < t.size(); ++i) EXPECT_EQ(t[i], 0.1f) << "at " << i;
 }
 
+// Keras's variance scaling (its Glorot, He and LeCun initializers): the
+// values' variance is scale / fan, the fans taken from the shape, and a
+// uniform one stays within sqrt(3 scale / fan).
+struct ScalingCase {
+  Shape shape;
+  float scale;
+  proto::VarianceScalingSpec::Mode mode;
+  proto::VarianceScalingSpec::Distribution distribution;
+  double fan;  // what the mode makes of the shape
+};
+
+TEST(InitialValue, VarianceScalingTakesItsVarianceFromTheFans) {
+  using VS = proto::VarianceScalingSpec;
+  const ScalingCase cases[] = {
+      {{300, 200}, 1, VS::FAN_AVG, VS::UNIFORM, 250},              // Glorot uniform
+      {{3, 3, 16, 40}, 2, VS::FAN_IN, VS::TRUNCATED_NORMAL, 144},  // He normal, HWIO
+      {{5, 5, 8, 32}, 1, VS::FAN_OUT, VS::TRUNCATED_NORMAL, 800},  // fan_out
+      {{400, 100}, 1, VS::FAN_IN, VS::UNIFORM, 400},               // LeCun uniform
+  };
+  for (const ScalingCase& c : cases) {
+    VariableSpec spec{
+        "dense/kernel", c.shape, {InitKind::kVarianceScaling, c.scale, c.mode, c.distribution}};
+    Tensor t = InitialValue(spec, 5);
+    const double variance = c.scale / c.fan;
+    const double bound = c.distribution == VS::UNIFORM ? std::sqrt(3 * variance)
+                                                       : 2 * std::sqrt(variance) / 0.87962566;
+    double sum = 0, sum_sq = 0;
+    for (int64_t i = 0; i < t.size(); ++i) {
+      ASSERT_LE(std::fabs(t[i]), bound * (1 + 1e-6)) << ShapeString(c.shape) << " at " << i;
+      sum += t[i];
+      sum_sq += static_cast<double>(t[i]) * t[i];
+    }
+    const double mean = sum / t.size();
+    EXPECT_NEAR(sum_sq / t.size() - mean * mean, variance, 0.03 * variance)
+        << ShapeString(c.shape) << " scale " << c.scale << " mode " << c.mode;
+  }
+}
+
 }  // namespace
 }  // namespace nn
 }  // namespace pstrain

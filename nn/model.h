@@ -24,12 +24,16 @@
 namespace pstrain {
 namespace nn {
 
-enum class InitKind { kTruncatedNormal, kConstant };
+enum class InitKind { kTruncatedNormal, kConstant, kVarianceScaling };
 // value: the stddev for kTruncatedNormal (truncated at 2 stddev), the value
-// for kConstant.
+// for kConstant, the scale for kVarianceScaling (proto::VarianceScalingSpec,
+// whose mode and distribution it then takes).
 struct Initializer {
   InitKind kind;
   float value;
+  proto::VarianceScalingSpec::Mode fan_mode = proto::VarianceScalingSpec::FAN_IN;
+  proto::VarianceScalingSpec::Distribution distribution =
+      proto::VarianceScalingSpec::TRUNCATED_NORMAL;
 };
 struct VariableSpec {
   std::string name;

@@ -8,6 +8,8 @@
 #include <map>
 #include <sstream>
 
+#include "nn/keras_model.h"
+
 namespace pstrain {
 namespace nn {
 
@@ -58,18 +60,22 @@ StatusOr<proto::ModelSpec> LoadModelSpec(const std::string& name_or_path) {
   const auto& builtin = BuiltinModelTexts();
   auto it = builtin.find(name_or_path);
   if (it != builtin.end()) return ParseModelSpec(it->second, "(built-in " + it->first + ")");
+  const std::string kKeras = "keras:";
+  const bool keras = name_or_path.rfind(kKeras, 0) == 0;
+  const std::string path = keras ? name_or_path.substr(kKeras.size()) : name_or_path;
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(name_or_path, ec)) {
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    if (keras) return NotFound("no Keras model JSON file " + path);
     std::string known;
     for (const auto& [name, text] : builtin) known += (known.empty() ? "" : ", ") + name;
     return NotFound("no model \"" + name_or_path + "\": neither a built-in network (" + known +
-                    ") nor a model spec file");
+                    "), a model spec file, nor keras:FILE.json");
   }
-  std::ifstream file(name_or_path);
+  std::ifstream file(path);
   std::stringstream text;
   text << file.rdbuf();
-  if (!file) return InvalidArgument("cannot read model spec " + name_or_path);
-  return ParseModelSpec(text.str(), name_or_path);
+  if (!file) return InvalidArgument("cannot read model " + path);
+  return keras ? ModelSpecFromKerasJson(text.str(), path) : ParseModelSpec(text.str(), path);
 }
 
 }  // namespace nn

@@ -15,10 +15,11 @@ namespace nn {
 // "cifar10", "mnist", "mnist_bn", "mnist_ids".
 std::vector<std::string> BuiltinModelNames();
 
-// A built-in network by name, or else a ModelSpec text file at that path.
-// NotFound when it is neither; InvalidArgument naming the file, line and
-// column for text that does not parse (an unknown layer kind or field, a
-// value of the wrong type).
+// A built-in network by name, "keras:PATH" a Keras model's JSON
+// (nn/keras_model.h), or else a ModelSpec text file at that path. NotFound
+// when it is none; InvalidArgument naming the file, line and column for
+// text that does not parse (an unknown layer kind or field, a value of the
+// wrong type), and naming the layer for a Keras model pstrain cannot build.
 StatusOr<proto::ModelSpec> LoadModelSpec(const std::string& name_or_path);
 
 // Whether the loss a model reports for a batch is the sum of its examples'

@@ -28,7 +28,8 @@
 
 DEFINE_string(model, "mnist",
               "A built-in network (mnist, mnist_bn, cifar10, mnist_ids, wide_deep, fasttext, "
-              "movielens, resnet20, dcn, deepfm, dlrm) or a ModelSpec text file");
+              "movielens, resnet20, dcn, deepfm, dlrm), a ModelSpec text file, or "
+              "keras:FILE.json (a Keras model's to_json())");
 DEFINE_int32(ps, 1, "Place the variables over this many ps tasks");
 DEFINE_bool(sync_replicas, false, "Use the recipe's sync learning rate (printed only)");
 
@@ -39,6 +40,10 @@ std::string InitializerText(const nn::Initializer& init) {
   char buf[64];
   if (init.kind == nn::InitKind::kTruncatedNormal) {
     std::snprintf(buf, sizeof(buf), "tn(%g)", init.value);
+  } else if (init.kind == nn::InitKind::kVarianceScaling) {
+    static const char* kModes[] = {"fan_in", "fan_out", "fan_avg"};
+    std::snprintf(buf, sizeof(buf), "vs(%g,%s,%s)", init.value, kModes[init.fan_mode],
+                  init.distribution == proto::VarianceScalingSpec::UNIFORM ? "u" : "tn");
   } else {
     std::snprintf(buf, sizeof(buf), "c(%g)", init.value);
   }

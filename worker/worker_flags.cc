@@ -10,8 +10,8 @@
 
 DEFINE_string(model, "mnist",
               "Network to train: a built-in one (mnist, mnist_bn, cifar10, mnist_ids, wide_deep, "
-              "fasttext, movielens, resnet20, dcn, deepfm, dlrm) or a ModelSpec "
-              "text file (proto/model.proto)");
+              "fasttext, movielens, resnet20, dcn, deepfm, dlrm) , a ModelSpec "
+              "text file (proto/model.proto), or keras:FILE.json (a Keras model's to_json())");
 DEFINE_int32(batch_size, 128,
              "Examples per step of each tower (unset: the model recipe's, else 128)");
 DEFINE_int32(num_towers, 1,

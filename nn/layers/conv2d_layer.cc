@@ -10,21 +10,23 @@ namespace {
 class Conv2DLayer : public Layer {
  public:
   Conv2DLayer(const std::string& name, const proto::Conv2DSpec& spec, Initializer weights_init,
-              Initializer biases_init, Backend* backend)
+              Initializer biases_init, const LayerContext& context)
       : Layer(name),
         spec_(spec),
+        naming_(context.naming),
         weights_init_(weights_init),
         biases_init_(biases_init),
-        backend_(backend) {}
+        backend_(context.backend) {}
 
   std::vector<VariableSpec> Variables() const override {
     const int64_t k = spec_.kernel_size();
-    std::vector<VariableSpec> vars = {{name() + "/weights",
+    std::vector<VariableSpec> vars = {{KernelName(name(), naming_),
                                        {k, k, in_channels_, spec_.filters()},
                                        weights_init_,
                                        true,
                                        spec_.weight_decay()}};
-    if (!spec_.no_bias()) vars.push_back({name() + "/biases", {spec_.filters()}, biases_init_});
+    if (!spec_.no_bias())
+      vars.push_back({BiasName(name(), naming_), {spec_.filters()}, biases_init_});
     return vars;
   }
 
@@ -66,6 +68,7 @@ class Conv2DLayer : public Layer {
 
  private:
   const proto::Conv2DSpec spec_;
+  const proto::VariableNaming naming_;
   const Initializer weights_init_, biases_init_;
   Backend* const backend_;
   Tensor zero_bias_;  // the kernel's bias when the layer has none
@@ -89,7 +92,7 @@ StatusOr<std::unique_ptr<Layer>> CreateConv2DLayer(const std::string& name,
   if (!spec.no_bias()) {
     PS_ASSIGN_OR_RETURN(b, InitializerFrom(spec.biases_initializer(), "biases_initializer"));
   }
-  return std::unique_ptr<Layer>(std::make_unique<Conv2DLayer>(name, spec, w, b, context.backend));
+  return std::unique_ptr<Layer>(std::make_unique<Conv2DLayer>(name, spec, w, b, context));
 }
 
 }  // namespace nn

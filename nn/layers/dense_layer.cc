@@ -10,16 +10,21 @@ namespace {
 class DenseLayer : public Layer {
  public:
   DenseLayer(const std::string& name, const proto::DenseSpec& spec, Initializer weights_init,
-             Initializer biases_init, Backend* backend)
+             Initializer biases_init, const LayerContext& context)
       : Layer(name),
         spec_(spec),
+        naming_(context.naming),
         weights_init_(weights_init),
         biases_init_(biases_init),
-        backend_(backend) {}
+        backend_(context.backend) {}
 
   std::vector<VariableSpec> Variables() const override {
-    return {{name() + "/weights", {in_, spec_.units()}, weights_init_, true, spec_.weight_decay()},
-            {name() + "/biases", {spec_.units()}, biases_init_}};
+    return {{KernelName(name(), naming_),
+             {in_, spec_.units()},
+             weights_init_,
+             true,
+             spec_.weight_decay()},
+            {BiasName(name(), naming_), {spec_.units()}, biases_init_}};
   }
 
   StatusOr<Shape> OutputShape(const Shape& in) override {
@@ -42,6 +47,7 @@ class DenseLayer : public Layer {
 
  private:
   const proto::DenseSpec spec_;
+  const proto::VariableNaming naming_;
   const Initializer weights_init_, biases_init_;
   Backend* const backend_;
   int64_t in_ = 0;
@@ -60,7 +66,7 @@ StatusOr<std::unique_ptr<Layer>> CreateDenseLayer(const std::string& name,
                       InitializerFrom(spec.weights_initializer(), "weights_initializer"));
   PS_ASSIGN_OR_RETURN(Initializer b,
                       InitializerFrom(spec.biases_initializer(), "biases_initializer"));
-  return std::unique_ptr<Layer>(std::make_unique<DenseLayer>(name, spec, w, b, context.backend));
+  return std::unique_ptr<Layer>(std::make_unique<DenseLayer>(name, spec, w, b, context));
 }
 
 }  // namespace nn

@@ -23,10 +23,17 @@ StatusOr<Initializer> InitializerFrom(const proto::InitializerSpec& spec, const 
       return Initializer{InitKind::kTruncatedNormal, spec.truncated_normal_stddev()};
     case proto::InitializerSpec::kConstant:
       return Initializer{InitKind::kConstant, spec.constant()};
+    case proto::InitializerSpec::kVarianceScaling: {
+      const proto::VarianceScalingSpec& v = spec.variance_scaling();
+      if (!(v.scale() > 0)) return InvalidArgument(what + ": variance_scaling's scale must be > 0");
+      return Initializer{InitKind::kVarianceScaling, v.scale(), v.mode(), v.distribution()};
+    }
     case proto::InitializerSpec::KIND_NOT_SET:
       break;
   }
-  return InvalidArgument(what + ": no initializer (truncated_normal_stddev or constant)");
+  return InvalidArgument(what +
+                         ": no initializer (truncated_normal_stddev, constant or "
+                         "variance_scaling)");
 }
 
 StatusOr<std::unique_ptr<Layer>> CreateLayer(const proto::LayerSpec& spec,
@@ -47,6 +54,8 @@ StatusOr<std::unique_ptr<Layer>> CreateLayer(const proto::LayerSpec& spec,
       return CreateBatchNormLayer(name, spec.batch_norm(), context);
     case proto::LayerSpec::kRelu:
       return CreateReluLayer(name, context);
+    case proto::LayerSpec::kActivation:
+      return CreateActivationLayer(name, spec.activation(), context);
     case proto::LayerSpec::kFlatten:
       return CreateFlattenLayer(name, context);
     case proto::LayerSpec::kDropout:
@@ -68,8 +77,9 @@ StatusOr<std::unique_ptr<Layer>> CreateLayer(const proto::LayerSpec& spec,
       break;
   }
   return InvalidArgument(
-      "no kind (conv2d, max_pool, avg_pool, lrn, dense, relu, dropout, "
-      "batch_norm, flatten, embedding or embedding_bag)");
+      "no kind (conv2d, max_pool, avg_pool, lrn, dense, relu, activation, dropout, batch_norm, "
+      "flatten, embedding, embedding_bag, add, concat, multiply, dot_interaction, cross, fm or "
+      "channel_pad)");
 }
 
 }  // namespace nn

@@ -8,6 +8,7 @@
 #include "core/status.h"
 #include "nn/backend.h"
 #include "nn/layer.h"
+#include "nn/variable_names.h"
 #include "proto/model.pb.h"
 
 namespace pstrain {
@@ -15,8 +16,9 @@ namespace nn {
 
 // What every layer of one model shares.
 struct LayerContext {
-  Backend* backend = nullptr;  // borrowed; outlives the layers
-  uint64_t seed = 0;           // dropout masks
+  Backend* backend = nullptr;                       // borrowed; outlives the layers
+  uint64_t seed = 0;                                // dropout masks
+  proto::VariableNaming naming = proto::TF_LAYERS;  // nn/variable_names.h
 };
 
 // The layer `spec` describes. InvalidArgument naming the layer for a spec
@@ -41,6 +43,10 @@ StatusOr<std::unique_ptr<Layer>> CreateBatchNormLayer(const std::string& name,
                                                       const proto::BatchNormSpec& spec,
                                                       const LayerContext& context);
 std::unique_ptr<Layer> CreateReluLayer(const std::string& name, const LayerContext& context);
+// Sigmoid or tanh, on the CPU only.
+StatusOr<std::unique_ptr<Layer>> CreateActivationLayer(const std::string& name,
+                                                       const proto::ActivationSpec& spec,
+                                                       const LayerContext& context);
 std::unique_ptr<Layer> CreateFlattenLayer(const std::string& name, const LayerContext& context);
 StatusOr<std::unique_ptr<Layer>> CreateDropoutLayer(const std::string& name,
                                                     const proto::DropoutSpec& spec,

@@ -1,4 +1,6 @@
-// Layers without variables: LRN, ReLU, flatten, dropout and channel padding.
+// Layers without variables: LRN, ReLU, sigmoid and tanh, flatten, dropout
+// and channel padding.
+#include <cmath>
 #include <memory>
 
 #include "core/fnv1a.h"
@@ -43,6 +45,43 @@ class ReluLayer : public Layer {
 
  private:
   Backend* const backend_;
+};
+
+// Sigmoid or tanh, on the CPU; each one's derivative is a function of its
+// output: y (1 - y) and 1 - y^2.
+class ActivationLayer : public Layer {
+ public:
+  ActivationLayer(const std::string& name, proto::ActivationSpec::Function function)
+      : Layer(name), sigmoid_(function == proto::ActivationSpec::SIGMOID) {}
+  StatusOr<Shape> OutputShape(const Shape& in) override { return in; }
+  Status Forward(Mode, const Tensor& x, const Params&, Tensor* y) override {
+    cpu::EnsureShape(y, x.shape());
+    const float* in = x.data();
+    float* out = y->data();
+    if (sigmoid_) {
+      for (int64_t i = 0; i < x.size(); ++i) out[i] = 1.0f / (1.0f + std::exp(-in[i]));
+    } else {
+      for (int64_t i = 0; i < x.size(); ++i) out[i] = std::tanh(in[i]);
+    }
+    return OkStatus();
+  }
+  Status Backward(const Tensor&, const Tensor& y, const Params&, const Tensor& dy, Tensor* dx,
+                  const Grads&) override {
+    if (dx == nullptr) return OkStatus();
+    cpu::EnsureShape(dx, y.shape());
+    const float* out = y.data();
+    const float* d = dy.data();
+    float* g = dx->data();
+    if (sigmoid_) {
+      for (int64_t i = 0; i < y.size(); ++i) g[i] = d[i] * out[i] * (1.0f - out[i]);
+    } else {
+      for (int64_t i = 0; i < y.size(); ++i) g[i] = d[i] * (1.0f - out[i] * out[i]);
+    }
+    return OkStatus();
+  }
+
+ private:
+  const bool sigmoid_;
 };
 
 class FlattenLayer : public Layer {
@@ -144,6 +183,15 @@ StatusOr<std::unique_ptr<Layer>> CreateLrnLayer(const std::string& name, const p
 
 std::unique_ptr<Layer> CreateReluLayer(const std::string& name, const LayerContext& context) {
   return std::make_unique<ReluLayer>(name, context.backend);
+}
+
+StatusOr<std::unique_ptr<Layer>> CreateActivationLayer(const std::string& name,
+                                                       const proto::ActivationSpec& spec,
+                                                       const LayerContext& context) {
+  if (context.backend->memory() != nullptr) {
+    return InvalidArgument("runs on the CPU only, not on " + context.backend->Describe());
+  }
+  return std::unique_ptr<Layer>(std::make_unique<ActivationLayer>(name, spec.function()));
 }
 
 std::unique_ptr<Layer> CreateFlattenLayer(const std::string& name, const LayerContext& context) {

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <set>
 
+#include "nn/variable_names.h"
+
 namespace pstrain {
 namespace nn {
 namespace {
@@ -76,7 +78,7 @@ StatusOr<EmbeddingFront> EmbeddingFront::FromSpec(const proto::ModelSpec& spec) 
       lookup.combiner = *combiner;
     }
     proto::EmbeddingTableConfig& t = lookup.table;
-    t.set_name(layer.name() + "/embedding_weights");
+    t.set_name(EmbeddingsName(layer.name(), spec.variable_naming()));
     t.set_dim(e.dim());
     t.set_vocabulary_size(e.vocabulary_size());
     if (e.has_initializer_stddev()) t.set_initializer_stddev(e.initializer_stddev());

@@ -6,11 +6,13 @@
 // run ends at exactly that accuracy, where a cold start sits near chance
 // (0.1); pstrain_export writes it as ONNX. A model of ids saved in TF's
 // format holds its table as keys and values tensors, which the projector
-// export agrees with.
+// export agrees with. A Keras model trains from its JSON, and warm-starts
+// from the checkpoint Keras trained it to at Keras's own test accuracy.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <regex>
 #include <string>
 
@@ -175,6 +177,35 @@ TEST(TensorFlowCheckpoint, AModelOfIdsSavedInTfFormatIsRestoredAndEvaluated) {
             "exit code 0")
       << out;
   EXPECT_NE(out.find("eval: " + saved + " test accuracy 0."), std::string::npos) << out;
+}
+
+// tests/tensorflow/keras_golden.py's Sequential (Flatten, Dense of tanh
+// with an L2 regularizer, Dense of sigmoid, Dense): from its JSON alone it
+// trains; given the tf.train.Checkpoint Keras trained it to, at learning
+// rate 0 it ends at the test accuracy Keras measured of that checkpoint.
+TEST(TensorFlowCheckpoint, AKerasModelTrainsFromItsJsonAndWarmStartsFromKerasCheckpoint) {
+  if (!testing::HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  const std::string source = PSTRAIN_SOURCE_DIR;
+  const std::string model = "--model=keras:" + source + "/nn/testdata/keras/sequential.json";
+  testing::TempDir cold("keras_cold"), warm("keras_warm");
+  std::string out;
+  ASSERT_EQ(RunLocal(cold.path(),
+                     {model, "--max_steps=300", "--optimizer=Adam", "--learning_rate=0.001"}, &out),
+            "exit code 0")
+      << out;
+  EXPECT_GT(testing::FinalAccuracy(out), 0.5) << out;
+
+  std::ifstream measured(source + "/chief/testdata/keras/trained.accuracy");
+  double keras_accuracy = 0;
+  ASSERT_TRUE(measured >> keras_accuracy);
+  ASSERT_EQ(RunLocal(warm.path(),
+                     {model, "--max_steps=3", "--learning_rate=0",
+                      "--warm_start_from=" + source + "/chief/testdata/keras/trained.ckpt"},
+                     &out),
+            "exit code 0")
+      << out;
+  EXPECT_NE(out.find("warm-started 6 of 6 variables"), std::string::npos) << out;
+  EXPECT_NEAR(testing::FinalAccuracy(out), keras_accuracy, 1e-4) << out;
 }
 
 }  // namespace

@@ -55,6 +55,22 @@
      relative 1e-5 (each example's largest difference over its largest
      logit), with the same precision@1.
 
+ 14. Keras models as they are: a Functional model with a residual block
+     (convolutions, batch norm, Add, pooling, Dense layers of tanh and
+     sigmoid, an L2 regularizer, Concatenate, Multiply, a Softmax output),
+     written by Keras 3 and by Keras 2 (tf_keras): from its JSON
+     (--model=keras:FILE.json) and a tf.train.Checkpoint of it trained by
+     Keras (200 steps), pstrain's logits on
+     the 10,000 test images match Keras's to a relative 1e-5; from pstrain's
+     initial values, Keras gives the same loss (relative 1e-5) and
+     gradients (1e-4) on a batch; and trained by pstrain from the JSON
+     alone, read back into Keras by variable name, Keras's precision@1 is
+     pstrain's.
+ 15. the layers of several inputs and the new activations (channel_pad,
+     sigmoid, tanh, add, multiply, dot_interaction, fm, concat, cross) in
+     one network, against the same network in TensorFlow's ops: the loss
+     (relative 1e-5), the logits and every gradient (1e-4).
+
 Run by tests/tensorflow/run_crosscheck.sh, which installs TensorFlow into a
 virtual environment first. Prints one line per check and exits 1 if any
 fails.
@@ -805,6 +821,241 @@ def check_crashed_saves(build, work):
            "%d write points%s" % (len(m["points"]), ", not at: " + ", ".join(bad) if bad else ""))
 
 
+# 14. Keras models -----------------------------------------------------------
+
+def keras_residual(k, dropout):
+    """A Functional model with a residual block, in Keras `k` (Keras 3 or
+    tf_keras): most of the layers pstrain reads."""
+    inp = k.Input((28, 28, 1), name="image")
+    x = k.layers.Conv2D(8, 3, padding="same", activation="relu")(inp)
+    x = k.layers.MaxPooling2D(2)(x)
+    y = k.layers.Conv2D(8, 3, padding="same", use_bias=False)(x)
+    y = k.layers.BatchNormalization()(y)
+    y = k.layers.Activation("relu")(y)
+    y = k.layers.Conv2D(8, 3, padding="same", use_bias=False, kernel_initializer="he_normal")(y)
+    y = k.layers.BatchNormalization(momentum=0.9, epsilon=1e-5)(y)
+    z = k.layers.ReLU()(k.layers.Add()([x, y]))
+    z = k.layers.Conv2D(16, 3, strides=2, padding="same", activation="relu")(z)
+    z = k.layers.AveragePooling2D(2, padding="same")(z)
+    z = k.layers.Dropout(dropout)(k.layers.Flatten()(z))
+    a = k.layers.Dense(32, activation="tanh",
+                       kernel_regularizer=k.regularizers.L2(1e-3))(z)
+    b = k.layers.Dense(32, activation="sigmoid")(z)
+    c = k.layers.Concatenate()([a, k.layers.Multiply()([a, b])])
+    logits = k.layers.Dense(10)(c)
+    return k.Model(inp, k.layers.Softmax()(logits), name="residual"), logits
+
+
+def keras_name(model, v):
+    """A Keras variable's name as pstrain gives it: Keras 3's path or Keras
+    2's name ("conv2d/kernel:0"), without the model's own scope."""
+    name = v.path if hasattr(v, "path") else v.name.split(":")[0]
+    return name[len(model.name) + 1:] if name.startswith(model.name + "/") else name
+
+
+def keras_model_dir(work, check, label, k, dropout):
+    """A fresh directory for one check of one Keras version, the residual
+    model built in it, and the model's JSON written there: (directory,
+    model, its logits tensor, the JSON's path)."""
+    out = os.path.join(work, check + "_" + label.split()[0])
+    os.makedirs(out)
+    model, logits = keras_residual(k, dropout)
+    json_path = os.path.join(out, "model.json")
+    with open(json_path, "w") as f:
+        f.write(model.to_json())
+    return out, model, logits, json_path
+
+
+def keras_versions():
+    import keras
+    versions = [("Keras " + keras.__version__, keras)]
+    try:
+        import tf_keras
+        versions.append(("tf_keras " + tf_keras.__version__, tf_keras))
+    except ImportError:
+        print("     tf_keras is not installed: Keras 2's JSON is not checked")
+    return versions
+
+
+def check_keras_logits(build, work, label, k):
+    """The model trained by Keras (200 steps of Adam on the training images,
+    as pstrain prepares them: pixel / 255 - 0.5), its JSON and a
+    tf.train.Checkpoint of it: pstrain's logits on the 10,000 test images
+    against Keras's own."""
+    out, model, logits, json_path = keras_model_dir(work, "keras_logits", label, k, 0.2)
+    images = read_idx(os.path.join(FASHION_MNIST, "train-images-idx3-ubyte.gz"))[:25600]
+    labels = read_idx(os.path.join(FASHION_MNIST, "train-labels-idx1-ubyte.gz"))[:25600]
+    model.compile(optimizer=k.optimizers.Adam(0.001), loss="sparse_categorical_crossentropy")
+    model.fit(images.reshape(-1, 28, 28, 1).astype(np.float32) / 255.0 - 0.5,
+              labels.astype(np.int64), batch_size=128, epochs=1, verbose=0)
+    prefix = tf.train.Checkpoint(model=model).write(os.path.join(out, "ckpt"))
+    m = dump(build, out, "--what=logits", "--model=keras:" + json_path,
+             "--data_dir=" + FASHION_MNIST, "--warm_start_from=" + prefix)
+    images = load(out, "images.f32", shape=[m["count"]] + m["example"])
+    ours = load(out, "logits.f32", shape=[m["count"], m["classes"]])
+    labels = load(out, "labels.i32", np.int32)
+    logit_model = k.Model(model.input, logits)
+    theirs = np.concatenate([logit_model(images[i:i + 1000], training=False).numpy()
+                             for i in range(0, m["count"], 1000)])
+    rel = float(np.max(np.max(np.abs(theirs - ours), axis=1) /
+                       np.maximum(np.max(np.abs(theirs), axis=1), 1e-30)))
+    report("%s residual model from its JSON, warm-started from its checkpoint" % label,
+           rel <= 1e-5 and np.array_equal(np.argmax(ours, 1), np.argmax(theirs, 1)),
+           "%d variables; logits on %d test images, relative error %.2e; precision@1 "
+           "pstrain %.4f, Keras %.4f" % (len(model.weights), m["count"], rel,
+                                         np.mean(np.argmax(ours, 1) == labels),
+                                         np.mean(np.argmax(theirs, 1) == labels)))
+
+
+def check_keras_gradients(build, work, label, k):
+    """pstrain's initial values of the model and a random batch: Keras, given
+    the same values by variable name, gives the same loss (its L2
+    regularizer included), logits and gradients (batch norm in training)."""
+    out, model, logits, json_path = keras_model_dir(work, "keras_grads", label, k, 0.0)
+    m = dump(build, out, "--what=model", "--model=keras:" + json_path, "--batch=16",
+             "--seed=3")
+    ours = {var["name"]: var for var in m["variables"]}
+    trainable = []
+    for v in model.weights:
+        name = keras_name(model, v)
+        v.assign(load(out, ours[name]["value"], shape=ours[name]["shape"]))
+        if v.trainable:
+            trainable.append((name, v))
+    images = tf.constant(load(out, m["images"]["file"], shape=m["images"]["shape"]))
+    labels = tf.constant(load(out, m["labels"], np.int32))
+    logit_model = k.Model(model.input, logits)
+    # The dump's logits are inference's; taken first, as a training call
+    # moves Keras's batch norm statistics.
+    inference = logit_model(images, training=False).numpy()
+    with tf.GradientTape() as tape:
+        y = logit_model(images, training=True)
+        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=labels, logits=y)) + tf.add_n(logit_model.losses)
+    grads = tape.gradient(loss, [v for _, v in trainable])
+    worst = rel_error(load(out, m["logits"]["file"], shape=m["logits"]["shape"]), inference)
+    loss_err = rel_error(m["loss"], loss.numpy())
+    worst_name = "the logits"
+    for (name, _), g in zip(trainable, grads):
+        err = rel_error(load(out, ours[name]["grad"], shape=ours[name]["shape"]), g.numpy())
+        if err > worst:
+            worst, worst_name = err, name
+    report("%s residual model's loss and gradients" % label, loss_err <= 1e-5 and worst <= 1e-4,
+           "loss pstrain %.7f, Keras %.7f; worst relative error of the logits and %d "
+           "gradients %.2e (%s)" % (m["loss"], loss.numpy(), len(trainable), worst, worst_name))
+
+
+def check_keras_trained(build, work, label, k):
+    """Trained by pstrain from the JSON alone (--checkpoint_format=tensorflow),
+    read back into the Keras model by Keras's variable names: Keras's own
+    precision@1 on the test images is pstrain's final one."""
+    out, model, logits, json_path = keras_model_dir(work, "keras_trained", label, k, 0.2)
+    train_dir = os.path.join(out, "train")
+    accuracy, ok = train_local(build, "keras:" + json_path, FASHION_MNIST, train_dir,
+                               "--max_steps=300", "--checkpoint_format=tensorflow",
+                               "--optimizer=Adam", "--learning_rate=0.001")
+    prefix = tf.train.latest_checkpoint(train_dir) if ok else None
+    if prefix is None:
+        report("%s residual model trained by pstrain" % label, False, "no checkpoint")
+        return
+    reader = tf.train.load_checkpoint(prefix)
+    for v in model.weights:
+        v.assign(reader.get_tensor(keras_name(model, v)))
+    # The test images as pstrain's evaluation prepares them.
+    m = dump(build, out, "--what=logits", "--model=keras:" + json_path,
+             "--data_dir=" + FASHION_MNIST, "--checkpoint=" + prefix)
+    images = load(out, "images.f32", shape=[m["count"]] + m["example"])
+    labels = load(out, "labels.i32", np.int32)
+    predicted = np.concatenate([np.argmax(model(images[i:i + 1000], training=False), 1)
+                                for i in range(0, len(images), 1000)])
+    theirs = float(np.mean(predicted == labels))
+    report("%s residual model trained by pstrain, evaluated by Keras" % label,
+           accuracy != "none" and abs(float(accuracy) - theirs) < 1e-4,
+           "300 steps; precision@1 pstrain %s, Keras on pstrain's %s %.4f" %
+           (accuracy, os.path.basename(prefix), theirs))
+
+
+def check_keras(build, work):
+    for label, k in keras_versions():
+        check_keras_logits(build, work, label, k)
+        check_keras_gradients(build, work, label, k)
+    label, k = keras_versions()[0]
+    check_keras_trained(build, work, label, k)
+
+
+# 15. layers of several inputs --------------------------------------------
+
+GRAPH_LAYERS = """
+name: "graph_layers" input_shape: [4, 4, 2] num_classes: 3
+layer { name: "pad" channel_pad { before: 1 after: 2 } }
+layer { name: "flat" flatten {} }
+layer { name: "a" dense { units: 6 weights_initializer { truncated_normal_stddev: 0.2 } biases_initializer { constant: 0.1 } } }
+layer { name: "b" dense { units: 6 weights_initializer { truncated_normal_stddev: 0.2 } biases_initializer { constant: -0.1 } } inputs: "flat" }
+layer { name: "c" dense { units: 6 relu: true weights_initializer { truncated_normal_stddev: 0.2 } biases_initializer { constant: 0.05 } } inputs: "flat" }
+layer { name: "ta" activation { function: TANH } inputs: "a" }
+layer { name: "sb" activation { function: SIGMOID } inputs: "b" }
+layer { name: "sum" add {} inputs: ["ta", "sb", "c"] }
+layer { name: "prod" multiply {} inputs: ["ta", "c"] }
+layer { name: "dots" dot_interaction {} inputs: ["sum", "prod", "c"] }
+layer { name: "fm" fm { dim: 6 } inputs: ["sum", "prod", "c"] }
+layer { name: "cat" concat {} inputs: ["dots", "fm", "sum"] }
+layer { name: "cross1" cross {} inputs: ["cat"] }
+layer { name: "cross2" cross {} inputs: ["cat", "cross1"] }
+layer { name: "logits" dense { units: 3 weights_initializer { truncated_normal_stddev: 0.2 } biases_initializer { constant: 0 } } }
+"""
+
+
+def tf_graph_layers(v, images):
+    """GRAPH_LAYERS in TensorFlow ops, on the weights `v` (name -> tensor)."""
+    def dense(x, name):
+        return tf.matmul(x, v[name + "/weights"]) + v[name + "/biases"]
+
+    padded = tf.pad(images, [[0, 0], [0, 0], [0, 0], [1, 2]])
+    flat = tf.reshape(padded, [-1, 4 * 4 * 5])
+    ta = tf.tanh(dense(flat, "a"))
+    sb = tf.sigmoid(dense(flat, "b"))
+    c = tf.nn.relu(dense(flat, "c"))
+    total = ta + sb + c
+    prod = ta * c
+    fields = [total, prod, c]
+    dots = [tf.reduce_sum(fields[i] * fields[j], 1, keepdims=True)
+            for i in range(1, 3) for j in range(i)]
+    interaction = tf.concat([total] + dots, 1)
+    stacked = tf.stack(fields, 1)
+    fm = 0.5 * tf.reduce_sum(tf.square(tf.reduce_sum(stacked, 1)) -
+                             tf.reduce_sum(tf.square(stacked), 1), 1, keepdims=True)
+    cat = tf.concat([interaction, fm, total], 1)
+    cross1 = cat * (tf.matmul(cat, v["cross1/kernel"]) + v["cross1/bias"]) + cat
+    cross2 = cat * (tf.matmul(cross1, v["cross2/kernel"]) + v["cross2/bias"]) + cross1
+    return dense(cross2, "logits")
+
+
+def check_graph_layers(build, work):
+    out = os.path.join(work, "graph_layers")
+    os.makedirs(out)
+    spec = os.path.join(out, "graph_layers.pbtxt")
+    with open(spec, "w") as f:
+        f.write(GRAPH_LAYERS)
+    m = dump(build, out, "--what=model", "--model=" + spec, "--batch=8", "--seed=9")
+    images = tf.constant(load(out, m["images"]["file"], shape=m["images"]["shape"]))
+    labels = tf.constant(load(out, m["labels"], np.int32))
+    v = {var["name"]: tf.Variable(load(out, var["value"], shape=var["shape"]))
+         for var in m["variables"]}
+    names = [var["name"] for var in m["variables"]]
+    with tf.GradientTape() as tape:
+        logits = tf_graph_layers(v, images)
+        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=labels, logits=logits))
+    grads = tape.gradient(loss, [v[n] for n in names])
+    worst = rel_error(load(out, m["logits"]["file"], shape=m["logits"]["shape"]), logits.numpy())
+    for var, g in zip(m["variables"], grads):
+        worst = max(worst, rel_error(load(out, var["grad"], shape=var["shape"]), g.numpy()))
+    loss_err = rel_error(m["loss"], loss.numpy())
+    report("channel_pad, sigmoid, tanh, add, multiply, dot_interaction, fm, concat and cross",
+           loss_err <= 1e-5 and worst <= 1e-4,
+           "loss pstrain %.7f, TensorFlow %.7f; worst relative error of the logits and %d "
+           "gradients %.2e" % (m["loss"], loss.numpy(), len(names), worst))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default="build", help="pstrain's build directory")
@@ -825,6 +1076,8 @@ def main():
         check_crashed_saves(build, work)
         check_table_tensors(build, work)
         check_onnx_export(build, work)
+        check_keras(build, work)
+        check_graph_layers(build, work)
     print("%d check(s) failed" % len(failures) if failures else "all checks passed")
     return 1 if failures else 0
 

@@ -29,7 +29,8 @@
 //                   each also as a raw array (manifest.json names them);
 //                   with --bundle=PREFIX, the tensors of that checkpoint as
 //                   pstrain reads them, as raw arrays and a manifest
-//   --what=logits   a checkpoint's (--checkpoint, --use_moving_averages)
+//   --what=logits   a checkpoint's (--checkpoint, --use_moving_averages, or
+//                   a TensorFlow one read as --warm_start_from reads it)
 //                   logits on --data_dir's test set, and the images as the
 //                   network takes them (images.f32, logits.f32, labels.i32)
 //   --what=crash    a train dir per write point of a checkpoint save in
@@ -57,6 +58,7 @@
 #include "chief/checkpoint_manager.h"
 #include "chief/evaluation.h"
 #include "chief/tf_bundle.h"
+#include "chief/warm_start.h"
 #include "core/atomic_file.h"
 #include "core/task_main.h"
 #include "data/dataset_loader.h"
@@ -73,7 +75,8 @@
 DEFINE_string(what, "model",
               "model, distort, read, sparse_optimizers, embedding_bag, bundle, crash or logits");
 DEFINE_string(out, "", "Directory to write into (must exist)");
-DEFINE_string(model, "cifar10", "--what=model: a built-in network or a ModelSpec file");
+DEFINE_string(model, "cifar10",
+              "--what=model: a built-in network, a ModelSpec file or keras:FILE.json");
 DEFINE_int32(batch, 8, "--what=model: images in the batch; --what=distort: images");
 DEFINE_uint64(seed, 1, "Seed of the variables, images, draws, rows and gradients");
 DEFINE_string(data_dir, "", "--what=read: the data set's directory");
@@ -82,6 +85,9 @@ DEFINE_string(split, "train", "--what=read: train or test");
 DEFINE_string(bundle, "", "--what=bundle: read this checkpoint instead of writing one");
 DEFINE_string(checkpoint, "", "--what=logits: the checkpoint's prefix");
 DEFINE_bool(use_moving_averages, false, "--what=logits: the moving averages' logits");
+DEFINE_string(warm_start_from, "",
+              "--what=logits: take the variables from this TensorFlow checkpoint as "
+              "--warm_start_from does (instead of --checkpoint)");
 
 namespace pstrain {
 namespace {
@@ -315,11 +321,18 @@ Status DumpDataset() {
 Status DumpLogits() {
   PS_ASSIGN_OR_RETURN(proto::ModelSpec spec, nn::LoadModelSpec(FLAGS_model));
   PS_ASSIGN_OR_RETURN(std::unique_ptr<nn::Model> model, nn::CreateModel(spec));
-  PS_ASSIGN_OR_RETURN(Checkpoint ckpt, ReadCheckpoint(FLAGS_checkpoint));
   bool averaged = false;
-  PS_ASSIGN_OR_RETURN(std::vector<Tensor> params,
-                      SelectEvalParams(*model, ckpt.tensors, FLAGS_use_moving_averages,
-                                       FLAGS_checkpoint, &averaged));
+  std::vector<Tensor> params;
+  if (!FLAGS_warm_start_from.empty()) {
+    WarmStartOptions options;
+    options.prefix = FLAGS_warm_start_from;
+    PS_ASSIGN_OR_RETURN(auto values, WarmStartValues(model->variables(), options));
+    for (const nn::VariableSpec& v : model->variables()) params.push_back(values.at(v.name));
+  } else {
+    PS_ASSIGN_OR_RETURN(Checkpoint ckpt, ReadCheckpoint(FLAGS_checkpoint));
+    PS_ASSIGN_OR_RETURN(params, SelectEvalParams(*model, ckpt.tensors, FLAGS_use_moving_averages,
+                                                 FLAGS_checkpoint, &averaged));
+  }
   PS_ASSIGN_OR_RETURN(data::ImageDataset ds,
                       data::LoadDataset(FLAGS_data_dir, FLAGS_data_format, "test"));
   const ImageInput input = ImageInputOf(spec);

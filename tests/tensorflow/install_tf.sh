@@ -8,11 +8,11 @@
 set -euo pipefail
 
 VENV="${PSTRAIN_TF_VENV:-/opt/pstrain/tf-venv}"
-if "$VENV/bin/python" -c "import tensorflow, tensorboard, onnx, onnxruntime" 2>/dev/null; then
+if "$VENV/bin/python" -c "import tensorflow, tf_keras, tensorboard, onnx, onnxruntime" 2>/dev/null; then
   exit 0
 fi
 PYTHON="${PYTHON:-python3}"
 "$PYTHON" -m venv "$VENV"
 "$VENV/bin/pip" install --quiet --upgrade pip
-"$VENV/bin/pip" install --quiet tensorflow-cpu tensorboard numpy onnx onnxruntime
+"$VENV/bin/pip" install --quiet tensorflow-cpu tf_keras tensorboard numpy onnx onnxruntime
 "$VENV/bin/python" -c "import tensorflow as tf; print('tensorflow', tf.__version__)"
