@@ -7,6 +7,8 @@
 # EPOCHS epochs of batches of 128 at the recipe's settings and report test
 # accuracy; pstrain's step time is its worker's mean sec/batch over the
 # logged steps, PyTorch's the mean of its forward, backward and update.
+# Then TensorFlow's step of the same network on random batches, where the
+# project's TensorFlow venv is installed (tests/tensorflow/install_tf.sh).
 #
 #   bash bench/resnet20_bench.sh [BUILD_DIR]     # EPOCHS=2 ROUNDS=1
 set -euo pipefail
@@ -26,7 +28,7 @@ for (( r = 1; r <= ROUNDS; r++ )); do
   rm -rf "$out/train"
   start=$(date +%s)
   "$BUILD/deploy/pstrain_local" --ps=1 --workers=1 --model=resnet20 --data_dir="$data" \
-    --epochs="$EPOCHS" --log_frequency=50 --train_dir="$out/train" --http_port=-1 \
+    --epochs="$EPOCHS" --seed="$r" --log_frequency=50 --train_dir="$out/train" --http_port=-1 \
     >"$out/log" 2>&1
   step=$(grep -o '[0-9.]* sec/batch' "$out/log" | awk '{s += $1; n++} END {printf "%.3f", s / n}')
   echo "pstrain round $r: $(($(date +%s) - start)) s in all, step ${step} s," \
@@ -36,3 +38,9 @@ for (( r = 1; r <= ROUNDS; r++ )); do
     --threads="$(nproc)" --seed="$r" | tail -1 | sed "s/^/round $r: /"
   echo "  ($(($(date +%s) - start)) s in all)"
 done
+# TensorFlow's step of the same network (bench/peers/keras/resnet20.py), in
+# the project's TensorFlow venv where it is installed.
+TF_PYTHON="${PSTRAIN_TF_VENV:-/opt/pstrain/tf-venv}/bin/python"
+if [[ -x "$TF_PYTHON" ]]; then
+  "$TF_PYTHON" bench/peers/keras/resnet20.py --threads="$(nproc)" 2>/dev/null | tail -1
+fi

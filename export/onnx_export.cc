@@ -4,6 +4,7 @@
 
 #include <exception>
 #include <initializer_list>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -61,16 +62,20 @@ class GraphBuilder {
   }
 
   // An initializer of `dims` holding `values` (row-major).
-  void Initializer(const std::string& name, const Shape& dims, const float* values) {
+  // An initializer of float32 or int64 values, as raw little-endian bytes.
+  template <typename T>
+  void Initializer(const std::string& name, const Shape& dims, const T* values) {
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, int64_t>);
     onnx::TensorProto* t = graph_->add_initializer();
     t->set_name(name);
-    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->set_data_type(std::is_same_v<T, float> ? onnx::TensorProto::FLOAT
+                                              : onnx::TensorProto::INT64);
     int64_t n = 1;
     for (int64_t d : dims) {
       t->add_dims(d);
       n *= d;
     }
-    t->set_raw_data(std::string(reinterpret_cast<const char*>(values), n * sizeof(float)));
+    t->set_raw_data(std::string(reinterpret_cast<const char*>(values), n * sizeof(T)));
   }
 
   // A node of `op` on `inputs`; its one output is named after `name` and
@@ -264,12 +269,7 @@ class GraphBuilder {
     std::vector<int64_t> pads =
         flat ? std::vector<int64_t>{0, spec.before(), 0, spec.after()}
              : std::vector<int64_t>{0, spec.before(), 0, 0, 0, spec.after(), 0, 0};
-    onnx::TensorProto* t = graph_->add_initializer();
-    t->set_name(name + "/pads");
-    t->set_data_type(onnx::TensorProto::INT64);
-    t->add_dims(static_cast<int64_t>(pads.size()));
-    t->set_raw_data(
-        std::string(reinterpret_cast<const char*>(pads.data()), pads.size() * sizeof(int64_t)));
+    Initializer(name + "/pads", {static_cast<int64_t>(pads.size())}, pads.data());
     Node("Pad", name, {x_, name + "/pads"});
     (flat ? features_ : c_) += spec.before() + spec.after();
     return OkStatus();

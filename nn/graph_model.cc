@@ -55,6 +55,17 @@ StatusOr<std::unique_ptr<GraphModel>> GraphModel::Create(const proto::ModelSpec&
   return Create(spec, seed, std::move(backend), /*chain=*/false, {});
 }
 
+std::vector<GraphModel::InputPart> GraphModel::LookupParts(
+    const std::vector<EmbeddingLookup>& lookups) {
+  std::vector<InputPart> parts;
+  int64_t offset = 0;
+  for (const EmbeddingLookup& lookup : lookups) {
+    parts.push_back({lookup.layer, offset, lookup.table.dim()});
+    offset += lookup.table.dim();
+  }
+  return parts;
+}
+
 StatusOr<std::unique_ptr<GraphModel>> GraphModel::CreateChain(const proto::ModelSpec& spec,
                                                               uint64_t seed,
                                                               const std::vector<InputPart>& parts) {
@@ -109,16 +120,15 @@ StatusOr<std::unique_ptr<GraphModel>> GraphModel::Create(const proto::ModelSpec&
     return InvalidArgument(where + ": embedding layers run on the CPU only, not on " +
                            m->backend_->Describe());
   }
-  int64_t offset = 0;
   for (const EmbeddingLookup& lookup : m->front_.lookups()) {
     m->layer_info_.push_back({lookup.layer,
                               lookup.one_id ? "embedding" : "embedding_bag",
                               Shape{1, 1, lookup.table.dim()},
                               {lookup.feature},
                               0});
-    m->parts_.push_back({lookup.layer, offset, lookup.table.dim()});
-    offset += lookup.table.dim();
   }
+  const std::vector<InputPart> embedded = LookupParts(m->front_.lookups());
+  m->parts_.insert(m->parts_.end(), embedded.begin(), embedded.end());
   PS_RETURN_IF_ERROR(m->BuildLayers(spec, seed));
   const Shape& shape = m->layer_info_.back().output;
   if (shape != Shape{m->num_classes_}) {

@@ -35,6 +35,9 @@ class GraphModel : public Model {
     std::string name;
     int64_t offset = 0, width = 0;
   };
+  // The outputs of `lookups` side by side from offset 0, each a part named
+  // by its layer: how a model of ids lays out its embeddings.
+  static std::vector<InputPart> LookupParts(const std::vector<EmbeddingLookup>& lookups);
   // InvalidArgument, as "model NAME: layer LAYER (KIND): problem", for a
   // spec that does not hold together: a layer without a name or kind, a
   // value out of range, an input the layer cannot take, two variables of

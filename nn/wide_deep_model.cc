@@ -170,12 +170,10 @@ StatusOr<std::unique_ptr<WideDeepModel>> WideDeepModel::Create(const proto::Mode
   if (spec.layer().empty()) AddDense(&chain, "dnn/logits", width, m->units_, /*relu=*/false);
   // Each DNN column's place in the DNN's input, for layers that read it by
   // name: the embeddings, then the dense columns.
-  std::vector<GraphModel::InputPart> parts;
-  int64_t offset = 0;
-  for (size_t l = 0; l < m->num_dnn_lookups_; ++l) {
-    parts.push_back({m->lookups_[l].layer, offset, m->lookups_[l].table.dim()});
-    offset += m->lookups_[l].table.dim();
-  }
+  std::vector<GraphModel::InputPart> parts = GraphModel::LookupParts(
+      {m->lookups_.begin(),
+       m->lookups_.begin() + static_cast<std::ptrdiff_t>(m->num_dnn_lookups_)});
+  int64_t offset = parts.empty() ? 0 : parts.back().offset + parts.back().width;
   for (const std::string& name : m->dense_columns_) {
     parts.push_back({name, offset, columns->DenseWidth(name)});
     offset += columns->DenseWidth(name);

@@ -196,12 +196,18 @@ class DotInteractionLayer : public MergeLayer {
     const int64_t n = xs[0]->dim(0), d = ExampleSizes(xs)[0];
     const auto f = static_cast<int64_t>(xs.size());
     const int64_t width = dy.dim(1);
-    // Every input's gradient, also those not wanted (simpler; they are small).
-    std::vector<Tensor> all(f);
-    for (int64_t i = 0; i < f; ++i) all[i] = Tensor(xs[i]->shape());
+    // Every input's gradient: into the caller's tensor, or for one not
+    // wanted into a scratch tensor kept from step to step.
+    unwanted_.resize(f);
+    std::vector<Tensor*> all(f);
+    for (int64_t i = 0; i < f; ++i) {
+      all[i] = dxs[i] != nullptr ? dxs[i] : &unwanted_[i];
+      cpu::EnsureShape(all[i], xs[i]->shape());
+      all[i]->Fill(0.0f);
+    }
     for (int64_t e = 0; e < n; ++e) {
       const float* g = dy.data() + e * width;
-      float* d0 = all[0].data() + e * d;
+      float* d0 = all[0]->data() + e * d;
       for (int64_t k = 0; k < d; ++k) d0[k] += g[k];
       int64_t at = d;
       for (int64_t i = 1; i < f; ++i) {
@@ -209,8 +215,8 @@ class DotInteractionLayer : public MergeLayer {
           const float gp = g[at++];
           const float* xi = xs[i]->data() + e * d;
           const float* xj = xs[j]->data() + e * d;
-          float* di = all[i].data() + e * d;
-          float* dj = all[j].data() + e * d;
+          float* di = all[i]->data() + e * d;
+          float* dj = all[j]->data() + e * d;
           for (int64_t k = 0; k < d; ++k) {
             di[k] += gp * xj[k];
             dj[k] += gp * xi[k];
@@ -218,11 +224,11 @@ class DotInteractionLayer : public MergeLayer {
         }
       }
     }
-    for (int64_t i = 0; i < f; ++i) {
-      if (dxs[i] != nullptr) *dxs[i] = std::move(all[i]);
-    }
     return OkStatus();
   }
+
+ private:
+  std::vector<Tensor> unwanted_;
 };
 
 // 0.5 * sum_k ((sum_f v_fk)^2 - sum_f v_fk^2) of the fields v_f, `dim`
