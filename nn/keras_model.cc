@@ -4,6 +4,7 @@
 #include <google/protobuf/util/json_util.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <set>
@@ -153,24 +154,40 @@ StatusOr<std::vector<std::string>> InboundLayers(const Struct& layer, const std:
   return names;
 }
 
+// A serialized Keras object ({"class_name": "L2", "config": {...}}), or a
+// bare name as older Keras writes an initializer ("glorot_uniform").
+struct KerasObject {
+  std::string class_name;
+  const Struct* config;  // empty when it has none
+  bool serialized;       // an object, not a bare name
+  bool has_config;
+};
+
+KerasObject ObjectOf(const Value* v) {
+  static const Struct kEmpty;
+  KerasObject o{"", &kEmpty, false, false};
+  if (v != nullptr && v->kind_case() == Value::kStringValue) o.class_name = v->string_value();
+  if (v == nullptr || v->kind_case() != Value::kStructValue) return o;
+  o.serialized = true;
+  if (const Value* cls = Find(v->struct_value(), "class_name")) o.class_name = cls->string_value();
+  if (const Value* config = Find(v->struct_value(), "config")) {
+    o.config = &config->struct_value();
+    o.has_config = true;
+  }
+  return o;
+}
+
 // A Keras initializer ({"class_name": "GlorotUniform", "config": {...}} or
 // its name, "glorot_uniform") as pstrain's.
 StatusOr<proto::InitializerSpec> InitializerOf(const Value* v, const std::string& what) {
   proto::InitializerSpec spec;
-  std::string cls;
-  const Struct* config = nullptr;
-  if (v != nullptr && v->kind_case() == Value::kStringValue) cls = v->string_value();
-  if (v != nullptr && v->kind_case() == Value::kStructValue) {
-    const Value* name = Find(v->struct_value(), "class_name");
-    cls = name != nullptr ? name->string_value() : "";
-    if (const Value* c = Find(v->struct_value(), "config")) config = &c->struct_value();
-  }
+  const KerasObject init = ObjectOf(v);
+  const std::string& cls = init.class_name;
   std::string key;
   for (char c : cls) {
     if (c != '_') key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
-  static const Struct kEmpty;
-  const Config cfg(config != nullptr ? *config : kEmpty, what);
+  const Config cfg(*init.config, what);
   auto scaling = [&spec](float scale, proto::VarianceScalingSpec::Mode mode,
                          proto::VarianceScalingSpec::Distribution d) {
     auto* vs = spec.mutable_variance_scaling();
@@ -224,13 +241,10 @@ StatusOr<proto::InitializerSpec> InitializerOf(const Value* v, const std::string
 StatusOr<float> WeightDecayOf(const Config& c) {
   const Value* r = c.Get("kernel_regularizer");
   if (r == nullptr) return 0.0f;
-  const Value* cls =
-      r->kind_case() == Value::kStructValue ? Find(r->struct_value(), "class_name") : nullptr;
-  const Value* config =
-      r->kind_case() == Value::kStructValue ? Find(r->struct_value(), "config") : nullptr;
-  const std::string name = cls != nullptr ? cls->string_value() : "";
-  if ((name == "L2" || name == "L1L2") && config != nullptr) {
-    const Config rc(config->struct_value(), c.at() + ": kernel_regularizer");
+  const KerasObject regularizer = ObjectOf(r);
+  const std::string& name = regularizer.class_name;
+  if (regularizer.serialized && (name == "L2" || name == "L1L2") && regularizer.has_config) {
+    const Config rc(*regularizer.config, c.at() + ": kernel_regularizer");
     PS_ASSIGN_OR_RETURN(double l1, rc.Number("l1", 0));
     PS_ASSIGN_OR_RETURN(double l2, rc.Number("l2", 0));
     if (l1 == 0) return static_cast<float>(2 * l2);
@@ -287,8 +301,8 @@ class Importer {
   StatusOr<proto::ModelSpec> Import(const Struct& root);
 
  private:
-  Status ReadLayers(const Struct& config, bool functional);
-  StatusOr<std::string> OutputLayer(const Struct& config, bool functional) const;
+  Status ReadLayers(const Struct& config);
+  StatusOr<std::string> OutputLayer(const Struct& config) const;
   Status Input(const KerasLayer& layer, const Config& c);
   Status Convert(const KerasLayer& layer);
   // The layer's own spec: its kind's fields set from the config, its
@@ -329,8 +343,8 @@ StatusOr<proto::ModelSpec> Importer::Import(const Struct& root) {
   const Value* model_name = Find(c, "name");
   spec_.set_name(model_name != nullptr ? model_name->string_value() : "keras");
   spec_.set_variable_naming(proto::KERAS);
-  PS_RETURN_IF_ERROR(ReadLayers(c, functional_));
-  PS_ASSIGN_OR_RETURN(output_, OutputLayer(c, functional_));
+  PS_RETURN_IF_ERROR(ReadLayers(c));
+  PS_ASSIGN_OR_RETURN(output_, OutputLayer(c));
   for (const KerasLayer& layer : layers_) PS_RETURN_IF_ERROR(Convert(layer));
   if (!id_inputs_.empty() && spec_.input_shape_size() > 0) {
     return InvalidArgument(source_ + ": pstrain's networks read images or ids, not both");
@@ -349,7 +363,7 @@ StatusOr<proto::ModelSpec> Importer::Import(const Struct& root) {
   return spec_;
 }
 
-Status Importer::ReadLayers(const Struct& config, bool functional) {
+Status Importer::ReadLayers(const Struct& config) {
   const Value* layers = Find(config, "layers");
   if (layers == nullptr || layers->kind_case() != Value::kListValue) {
     return InvalidArgument(source_ + ": the model's config lists no layers");
@@ -371,7 +385,7 @@ Status Importer::ReadLayers(const Struct& config, bool functional) {
     layer.name = name != nullptr ? name->string_value() : "";
     const std::string at = source_ + ": layer " + layer.name + " (" + layer.class_name + ")";
     if (layer.name.empty()) return InvalidArgument(at + ": no name");
-    if (functional) {
+    if (functional_) {
       PS_ASSIGN_OR_RETURN(layer.inbound, InboundLayers(s, at));
     } else if (!previous.empty()) {
       layer.inbound = {previous};
@@ -392,9 +406,9 @@ Status Importer::ReadLayers(const Struct& config, bool functional) {
 
 // The layer whose output are the logits; a final softmax (a Softmax layer,
 // an Activation of softmax, or the output Dense's own) is left to the loss.
-StatusOr<std::string> Importer::OutputLayer(const Struct& config, bool functional) const {
+StatusOr<std::string> Importer::OutputLayer(const Struct& config) const {
   std::string out = layers_.back().name;
-  if (functional) {
+  if (functional_) {
     const Value* outputs = Find(config, "output_layers");
     std::vector<const ListValue*> refs;
     if (outputs != nullptr && outputs->kind_case() == Value::kListValue) {
@@ -483,13 +497,9 @@ Status Importer::Embedding(const KerasLayer& layer, const Config& c) {
   // Keras's default, RandomUniform(-0.05, 0.05); pstrain's rows start
   // uniform in [-x, x] or truncated normal.
   const Value* init = c.Get("embeddings_initializer");
-  const Value* cls = init != nullptr && init->kind_case() == Value::kStructValue
-                         ? Find(init->struct_value(), "class_name")
-                         : nullptr;
-  if (cls != nullptr && cls->string_value() == "RandomUniform") {
-    const Value* ic = Find(init->struct_value(), "config");
-    static const Struct kEmpty;
-    const Config rc(ic != nullptr ? ic->struct_value() : kEmpty, c.at() + ": RandomUniform");
+  const KerasObject object = ObjectOf(init);
+  if (object.serialized && object.class_name == "RandomUniform") {
+    const Config rc(*object.config, c.at() + ": RandomUniform");
     PS_ASSIGN_OR_RETURN(double lo, rc.Number("minval", -0.05));
     PS_ASSIGN_OR_RETURN(double hi, rc.Number("maxval", 0.05));
     if (lo != -hi) return rc.Bad("minval", "must be -maxval");

@@ -41,8 +41,8 @@ std::string InitializerText(const nn::Initializer& init) {
   if (init.kind == nn::InitKind::kTruncatedNormal) {
     std::snprintf(buf, sizeof(buf), "tn(%g)", init.value);
   } else if (init.kind == nn::InitKind::kVarianceScaling) {
-    static const char* kModes[] = {"fan_in", "fan_out", "fan_avg"};
-    std::snprintf(buf, sizeof(buf), "vs(%g,%s,%s)", init.value, kModes[init.fan_mode],
+    std::snprintf(buf, sizeof(buf), "vs(%g,%s,%s)", init.value,
+                  proto::VarianceScalingSpec::Mode_Name(init.fan_mode).c_str(),
                   init.distribution == proto::VarianceScalingSpec::UNIFORM ? "u" : "tn");
   } else {
     std::snprintf(buf, sizeof(buf), "c(%g)", init.value);
