@@ -6,8 +6,11 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <numeric>
+#include <random>
 #include <vector>
 
 namespace pstrain {
@@ -62,6 +65,46 @@ TEST(Histogram, StatisticsAndBucketEdges) {
   EXPECT_GT(full_limits[0], -1.0);   // -1 sits just below its upper limit
   EXPECT_LE(full_limits[0], -1.0 / 1.1);
   EXPECT_EQ(h->bucket_limit(h->bucket_size() - 1), DBL_MAX);
+}
+
+// The upper limit of the one full bucket of a histogram of v alone.
+double LimitAbove(float v) {
+  StatusOr<tensorflow::HistogramProto> h = MakeHistogram(&v, 1);
+  EXPECT_TRUE(h.ok()) << h.status().ToString();
+  for (int i = 0; i < h->bucket_size(); ++i) {
+    if (h->bucket(i) > 0) return h->bucket_limit(i);
+  }
+  return 0;
+}
+
+TEST(Histogram, EveryFloatLandsInTheBucketOfTheFirstLimitAboveIt) {
+  const std::vector<double>& limits = DefaultBucketLimits();
+  const auto expected = [&](float v) {
+    return *std::upper_bound(limits.begin(), limits.end(), static_cast<double>(v));
+  };
+  std::vector<float> values = {0.0f,
+                               -0.0f,
+                               FLT_MIN,
+                               -FLT_MIN,
+                               FLT_MAX,
+                               -FLT_MAX,
+                               std::numeric_limits<float>::denorm_min(),
+                               1e-13f,
+                               -1e-13f};
+  // Each limit and its float neighbours: where a value meets its edge.
+  for (double limit : limits) {
+    if (std::fabs(limit) > FLT_MAX) continue;
+    const float f = static_cast<float>(limit);
+    values.insert(values.end(), {f, std::nextafter(f, -FLT_MAX), std::nextafter(f, FLT_MAX)});
+  }
+  std::mt19937 rng(7);
+  while (values.size() < 20000) {
+    const uint32_t bits = static_cast<uint32_t>(rng());
+    float v;
+    std::memcpy(&v, &bits, sizeof(v));
+    if (std::isfinite(v)) values.push_back(v);
+  }
+  for (float v : values) ASSERT_EQ(LimitAbove(v), expected(v)) << "value " << v;
 }
 
 TEST(Histogram, EmptyInputHasOneEmptyBucket) {
