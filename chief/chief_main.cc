@@ -9,6 +9,7 @@
 
 #include "chief/chief_flags.h"
 #include "chief/eval_metrics.h"
+#include "chief/evaluation_thread.h"
 #include "chief/http/http_server.h"
 #include "chief/supervisor.h"
 #include "chief/tf_names.h"
@@ -108,7 +109,8 @@ int main(int argc, char** argv) {
       &argc, &argv);
 
   const auto config = pstrain::cluster::ClusterConfigFromFlagsOrDie("chief");
-  pstrain::nn::SetComputeThreads(pstrain::cluster::ComputeThreadsFromFlagsOrDie(config));
+  const int compute_threads = pstrain::cluster::ComputeThreadsFromFlagsOrDie(config);
+  pstrain::nn::SetComputeThreads(compute_threads);
   const int num_workers = config.spec.NumTasks("worker");
   auto loaded = pstrain::nn::LoadModelFromFlags(FLAGS_model);
   if (!loaded.ok()) return pstrain::ExitWith(loaded.status(), pstrain::kExitBadInput);
@@ -127,7 +129,7 @@ int main(int argc, char** argv) {
       *placement);
   if (!layout.ok()) return pstrain::ExitWith(layout.status(), pstrain::kExitBadInput);
   pstrain::PsFleet fleet(pstrain::ConnectToPs(config.spec, pstrain::PsClientOptions()).connections,
-                         std::move(*layout));
+                         *layout);
   EvalData data;
   const pstrain::Status loaded_data = LoadEvalData(spec, model, &data);
   if (!loaded_data.ok()) return pstrain::ExitWith(loaded_data, pstrain::kExitBadInput);
@@ -146,6 +148,24 @@ int main(int argc, char** argv) {
   options->board = &board;
   options->loss_is_sum = pstrain::nn::SumsLossOverBatch(spec);
   options->input = pstrain::ImageInputOf(spec);
+  // The evaluation while training has a model and a fleet of its own: it
+  // runs on a thread of its own beside the monitor loop.
+  std::unique_ptr<pstrain::nn::Model> eval_model;
+  std::unique_ptr<pstrain::PsFleet> eval_fleet;
+  std::unique_ptr<pstrain::EvaluationThread> evaluation_thread;
+  if (options->eval_secs > 0) {
+    auto again = pstrain::nn::LoadModelFromFlags(FLAGS_model);
+    if (!again.ok()) return pstrain::ExitWith(again.status(), pstrain::kExitBadInput);
+    eval_model = std::move(again->model);
+    eval_fleet = std::make_unique<pstrain::PsFleet>(
+        pstrain::ConnectToPs(config.spec, pstrain::PsClientOptions()).connections, *layout);
+    evaluation_thread = std::make_unique<pstrain::EvaluationThread>(
+        pstrain::StateEvaluation{eval_model.get(), eval_fleet.get(),
+                                 data.columns ? nullptr : &data.test, options->test_rows,
+                                 pstrain::ImageInputOf(spec), options->eval_use_moving_averages},
+        compute_threads, pstrain::cluster::EvaluateAtIdlePriorityFromFlagsOrDie(config));
+    options->evaluation_thread = evaluation_thread.get();
+  }
   pstrain::Supervisor supervisor(&model, &fleet, data.columns ? nullptr : &data.test,
                                  data.columns ? nullptr : &data.train, &stop, *options);
   return Supervise(&supervisor, stop);

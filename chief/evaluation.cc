@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <glog/logging.h>
+
 #include "data/input_pipeline.h"
 #include "data/pixel_ids.h"
 #include "ps/client/table_steps.h"
@@ -95,14 +97,23 @@ StatusOr<Tensor> LogitsOfIds(nn::Model* model, const std::vector<Tensor>& params
   return LogitsOfBatch(model, params, batch, pull_rows);
 }
 
+Status CheckNotCancelled(EvalCancel cancel) {
+  if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
+    return Aborted("the evaluation was cancelled");
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 StatusOr<EvalResult> EvaluatePrecisionAt1(nn::Model* model, const std::vector<Tensor>& params,
                                           const data::ImageDataset& ds, const ImageInput& input,
-                                          int batch_size, const RowPull& pull_rows) {
+                                          int batch_size, const RowPull& pull_rows,
+                                          EvalCancel cancel) {
   EvalResult result;
   Tensor images;
   for (int64_t begin = 0; begin < ds.count; begin += batch_size) {
+    PS_RETURN_IF_ERROR(CheckNotCancelled(cancel));
     const int64_t n = std::min<int64_t>(batch_size, ds.count - begin);
     Tensor logits;
     if (!model->lookups().empty()) {
@@ -125,12 +136,13 @@ StatusOr<EvalResult> EvaluatePrecisionAt1(nn::Model* model, const std::vector<Te
 
 StatusOr<EvalResult> EvaluateColumns(nn::Model* model, const std::vector<Tensor>& params,
                                      const data::FeaturizedRows& rows, const RowPull& pull_rows,
-                                     int batch_size) {
+                                     int batch_size, EvalCancel cancel) {
   std::vector<float> probabilities;
   data::Batch batch;
   std::vector<int64_t> chunk;
   int classes = 0;
   for (int64_t begin = 0; begin < rows.count; begin += batch_size) {
+    PS_RETURN_IF_ERROR(CheckNotCancelled(cancel));
     chunk.clear();
     for (int64_t i = begin; i < std::min<int64_t>(rows.count, begin + batch_size); ++i) {
       chunk.push_back(i);
@@ -155,6 +167,36 @@ StatusOr<EvalResult> EvaluateColumns(nn::Model* model, const std::vector<Tensor>
   result.examples = rows.count;
   result.correct = static_cast<int64_t>(std::llround(result.metrics->accuracy * rows.count));
   return result;
+}
+
+StatusOr<EvalResult> StateEvaluation::Evaluate(const PsFleet::State& state,
+                                               EvalCancel cancel) const {
+  bool averaged = false;
+  PS_ASSIGN_OR_RETURN(
+      std::vector<Tensor> params,
+      SelectEvalParams(*model, state, use_moving_averages, "the ps tasks' state", &averaged));
+  if (use_moving_averages && !averaged) {
+    LOG_FIRST_N(WARNING, 1) << "no moving averages on the ps (--ema_decay=0?); evaluating the "
+                               "variables";
+  }
+  if (model->lookups().empty()) {
+    return EvaluatePrecisionAt1(model, params, *test_set, input, /*batch_size=*/1000, nullptr,
+                                cancel);
+  }
+  if (fleet == nullptr) {
+    return InvalidArgument("evaluating a model of ids needs its rows from the ps tasks");
+  }
+  // A model of ids: the rows of each batch's ids, as they are on the ps now.
+  std::vector<Tensor> variables;
+  const RowPull pull_rows = [&](std::vector<PsFleet::TableStep>* tables) {
+    PS_RETURN_IF_ERROR(fleet->Shard(tables));
+    return fleet->PullVariablesAndRows(&variables, tables, nullptr);
+  };
+  if (test_rows != nullptr) {
+    return EvaluateColumns(model, params, *test_rows, pull_rows, /*batch_size=*/1000, cancel);
+  }
+  return EvaluatePrecisionAt1(model, params, *test_set, input, /*batch_size=*/1000, pull_rows,
+                              cancel);
 }
 
 }  // namespace pstrain

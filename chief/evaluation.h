@@ -4,6 +4,7 @@
 #ifndef PSTRAIN_CHIEF_EVALUATION_H_
 #define PSTRAIN_CHIEF_EVALUATION_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -58,13 +59,17 @@ StatusOr<std::vector<Tensor>> SelectEvalParams(const nn::Model& model,
 // (PsFleet::PullVariablesAndRows' TableStep, already split by ps).
 using RowPull = std::function<Status(std::vector<PsFleet::TableStep>* tables)>;
 
+// Set by another thread to stop an evaluation between two batches (then
+// Aborted); may be null.
+using EvalCancel = const std::atomic<bool>*;
+
 // Runs every example of `ds`, prepared as `input` says, through the model in
 // batches of batch_size. A model of ids needs pull_rows (InvalidArgument
 // without it).
 StatusOr<EvalResult> EvaluatePrecisionAt1(nn::Model* model, const std::vector<Tensor>& params,
                                           const data::ImageDataset& ds, const ImageInput& input,
-                                          int batch_size = 1000,
-                                          const RowPull& pull_rows = nullptr);
+                                          int batch_size = 1000, const RowPull& pull_rows = nullptr,
+                                          EvalCancel cancel = nullptr);
 
 // Each scalar an evaluation gives TensorBoard, to `add`:
 // "eval/precision_at_1" (the accuracy) and, with metrics, "eval/auc",
@@ -78,7 +83,26 @@ Status ForEachEvalScalar(const EvalResult& eval,
 // the other metrics.
 StatusOr<EvalResult> EvaluateColumns(nn::Model* model, const std::vector<Tensor>& params,
                                      const data::FeaturizedRows& rows, const RowPull& pull_rows,
-                                     int batch_size = 1000);
+                                     int batch_size = 1000, EvalCancel cancel = nullptr);
+
+// What the chief evaluates a state pulled from the ps tasks with. Its model
+// and fleet serve one thread at a time (both are thread-compatible): the
+// evaluation while training has its own (chief/evaluation_thread.h).
+struct StateEvaluation {
+  nn::Model* model = nullptr;
+  // A model of ids pulls each batch's rows through it; may be null for any
+  // other.
+  PsFleet* fleet = nullptr;
+  const data::ImageDataset* test_set = nullptr;     // null for a model of columns
+  const data::FeaturizedRows* test_rows = nullptr;  // a model of columns' test set
+  ImageInput input;
+  bool use_moving_averages = false;
+
+  // Precision @ 1 (and a model of columns' metrics) on the test set of the
+  // variables, or their moving averages when use_moving_averages and the
+  // state has them (said once in the log when it has not), in `state`.
+  StatusOr<EvalResult> Evaluate(const PsFleet::State& state, EvalCancel cancel = nullptr) const;
+};
 
 }  // namespace pstrain
 

@@ -42,6 +42,7 @@
 #include "cluster/cpu_share_flags.h"
 #include "core/stop_signals.h"
 #include "core/task_main.h"
+#include "core/thread_priority.h"
 #include "data/data_flags.h"
 #include "data/dataset_loader.h"
 #include "data/feature_batches.h"
@@ -262,6 +263,12 @@ int Main(const StopNotice& stop) {
   if (!FLAGS_cluster_spec.empty() || std::getenv("TF_CONFIG") != nullptr) {
     config = cluster::ClusterConfigFromFlagsOrDie("evaluator");
     LOG(INFO) << "task " << config.task.ToString();
+  }
+  // The evaluator does nothing but evaluate: all of it yields to the workers
+  // beside it, its compute threads (started next) too.
+  if (cluster::EvaluateAtIdlePriorityFromFlagsOrDie(config)) {
+    const Status lowered = RunThisThreadAtIdlePriority();
+    if (!lowered.ok()) LOG(WARNING) << "evaluating at normal priority: " << lowered.ToString();
   }
   nn::SetComputeThreads(cluster::ComputeThreadsFromFlagsOrDie(config));
   auto loaded = nn::LoadModelFromFlags(FLAGS_model);

@@ -52,7 +52,10 @@ Supervisor::Supervisor(nn::Model* model, PsFleet* fleet, const data::ImageDatase
                                     std::chrono::duration<double>(options_.save_checkpoint_secs))),
       eval_timer_(clock_, std::chrono::duration_cast<Clock::Duration>(
                               std::chrono::duration<double>(options_.eval_secs))),
-      progress_timer_(clock_, options_.progress_interval) {
+      progress_timer_(clock_, options_.progress_interval),
+      final_evaluation_{model,          fleet,
+                        test_set,       options_.test_rows,
+                        options_.input, options_.eval_use_moving_averages} {
   ps_tables_.resize(fleet->num_ps());
   checkpoints_.SetFormat(options_.checkpoint_format,
                          TfCheckpointNames(model->variables(), options_.init.optimizer()));
@@ -163,6 +166,9 @@ void Supervisor::LogModelReady() const {
 }
 
 Status Supervisor::Start() {
+  if (options_.eval_secs > 0 && options_.evaluation_thread == nullptr) {
+    return InvalidArgument("evaluating every eval_secs needs an evaluation thread");
+  }
   PS_RETURN_IF_ERROR(fleet_->WaitForPs(/*require_ready=*/false, stop_, options_.startup_timeout));
   bool all_ready = true;
   int64_t step = 0;
@@ -403,11 +409,8 @@ void Supervisor::RunSchedules(const proto::StatusResponse& st) {
   }
   Status s = WriteSummaries(st);
   if (!s.ok()) LOG(WARNING) << "summaries not written: " << s.ToString();
-  if (end_reason_.empty() && eval_timer_.Due()) {
-    s = EvaluateWhileTraining();
-    if (!s.ok()) LOG(WARNING) << "evaluation while training: " << s.ToString();
-    eval_timer_.Done();
-  }
+  s = EvaluateWhileTraining();
+  if (!s.ok()) LOG(WARNING) << "evaluation while training: " << s.ToString();
   if (!end_reason_.empty()) {
     // Every poll, so that a ps 0 restored meanwhile hears it too.
     s = fleet_->client(0)->EndTraining(end_reason_);
@@ -524,7 +527,8 @@ Status Supervisor::Finish() {
   // With the tables' rows, as every checkpoint (a delta where one is due).
   if (step != last_saved_step_) PS_RETURN_IF_ERROR(SaveCheckpoint("final"));
   PS_RETURN_IF_ERROR(MarkTrainingDone(options_.train_dir, "model.ckpt-" + std::to_string(step)));
-  PS_ASSIGN_OR_RETURN(EvalResult eval, EvaluateState(state));
+  if (options_.evaluation_thread != nullptr) options_.evaluation_thread->Cancel();
+  PS_ASSIGN_OR_RETURN(EvalResult eval, final_evaluation_.Evaluate(state));
   char line[128];
   std::snprintf(line, sizeof(line), "final: step %lld, test accuracy %.4f (%lld examples)",
                 static_cast<long long>(step), eval.accuracy(),
@@ -539,31 +543,6 @@ Status Supervisor::Finish() {
   return OkStatus();
 }
 
-StatusOr<EvalResult> Supervisor::EvaluateState(const std::map<std::string, Tensor>& state) {
-  bool averaged = false;
-  PS_ASSIGN_OR_RETURN(std::vector<Tensor> params,
-                      SelectEvalParams(*model_, state, options_.eval_use_moving_averages,
-                                       "the ps tasks' state", &averaged));
-  if (options_.eval_use_moving_averages && !averaged) {
-    LOG_FIRST_N(WARNING, 1) << "no moving averages on the ps (--ema_decay=0?); evaluating the "
-                               "variables";
-  }
-  if (model_->lookups().empty()) {
-    return EvaluatePrecisionAt1(model_, params, *test_set_, options_.input);
-  }
-  // A model of ids: the rows of each batch's ids, as they are on the ps now.
-  std::vector<Tensor> variables;
-  const RowPull pull_rows = [&](std::vector<PsFleet::TableStep>* tables) {
-    PS_RETURN_IF_ERROR(fleet_->Shard(tables));
-    return fleet_->PullVariablesAndRows(&variables, tables, nullptr);
-  };
-  if (options_.test_rows != nullptr) {
-    return EvaluateColumns(model_, params, *options_.test_rows, pull_rows);
-  }
-  return EvaluatePrecisionAt1(model_, params, *test_set_, options_.input, /*batch_size=*/1000,
-                              pull_rows);
-}
-
 Status Supervisor::SummarizeEval(int64_t step, const EvalResult& eval) {
   return ForEachEvalScalar(eval, [&](const std::string& tag, double value) {
     return summaries_->Accuracy(step, tag, value);
@@ -571,21 +550,55 @@ Status Supervisor::SummarizeEval(int64_t step, const EvalResult& eval) {
 }
 
 Status Supervisor::EvaluateWhileTraining() {
+  EvaluationThread* const thread = options_.evaluation_thread;
+  if (thread == nullptr) return OkStatus();
+  if (std::optional<EvaluationThread::Outcome> done = thread->Take()) {
+    PS_RETURN_IF_ERROR(ReportEvaluation(*done));
+  }
+  if (!end_reason_.empty() || !eval_timer_.Due()) return OkStatus();
+  // At idle priority on a host busy beyond training, the thread may get no
+  // CPU at all: past a bound, this thread evaluates meanwhile, at its own
+  // priority, so that the evaluations (and the target) still come.
+  const bool starved = thread->busy() && clock_->Now() - eval_started_ > StarvedAfter();
+  if (thread->busy() && !starved) return OkStatus();
   PsFleet::State state;
   PsFleet::PsSteps steps;
   PS_RETURN_IF_ERROR(fleet_->PullState(&state, &steps));
-  const int64_t step = steps[0];
-  PS_ASSIGN_OR_RETURN(EvalResult eval, EvaluateState(state));
+  // The state's time is when it was pulled: what the evaluation says of it
+  // held then, however long the evaluation takes.
   const double secs = std::chrono::duration<double>(clock_->Now() - training_started_).count();
+  eval_timer_.Done();
+  if (!starved) {
+    thread->Start(steps[0], secs, std::move(state));
+    eval_started_ = clock_->Now();
+    return OkStatus();
+  }
+  LOG_FIRST_N(WARNING, 1) << "the evaluation thread got no CPU for "
+                          << std::chrono::duration<double>(StarvedAfter()).count()
+                          << " s (something beside training takes the CPUs): evaluating on the "
+                             "monitor thread meanwhile";
+  thread->Abandon();
+  EvaluationThread::Outcome done{steps[0], secs, final_evaluation_.Evaluate(state)};
+  return ReportEvaluation(done);
+}
+
+Clock::Duration Supervisor::StarvedAfter() const {
+  return std::chrono::duration_cast<Clock::Duration>(
+      std::chrono::duration<double>(std::max(3 * options_.eval_secs, 30.0)));
+}
+
+Status Supervisor::ReportEvaluation(const EvaluationThread::Outcome& done) {
+  PS_RETURN_IF_ERROR(done.result.status());
+  const EvalResult& eval = *done.result;
   char line[160];
   std::snprintf(line, sizeof(line), "eval: step %lld, test accuracy %.4f (%lld examples)",
-                static_cast<long long>(step), eval.accuracy(),
+                static_cast<long long>(done.step), eval.accuracy(),
                 static_cast<long long>(eval.examples));
   char after[48];
-  std::snprintf(after, sizeof(after), " after %.1f s of training", secs);
+  std::snprintf(after, sizeof(after), " after %.1f s of training", done.training_secs);
   // A model of columns' other metrics come between the two.
   LOG(INFO) << line << eval.MetricsSuffix() << after;
-  if (summaries_ != nullptr) PS_RETURN_IF_ERROR(SummarizeEval(step, eval));
+  if (summaries_ != nullptr) PS_RETURN_IF_ERROR(SummarizeEval(done.step, eval));
   const std::string& metric = options_.target_metric;
   double value = eval.accuracy();
   if (metric != "accuracy") {
@@ -596,9 +609,11 @@ Status Supervisor::EvaluateWhileTraining() {
       LowerIsBetter(metric) ? value <= options_.target_accuracy : value >= options_.target_accuracy;
   if (options_.target_accuracy > 0 && reached) {
     std::snprintf(line, sizeof(line), "test %s %.4f reached the target %.4f at step %lld",
-                  metric.c_str(), value, options_.target_accuracy, static_cast<long long>(step));
+                  metric.c_str(), value, options_.target_accuracy,
+                  static_cast<long long>(done.step));
     end_reason_ = line;
-    LOG(INFO) << end_reason_ << " after " << secs << " s of training: ending training";
+    LOG(INFO) << end_reason_ << " after " << done.training_secs
+              << " s of training: ending training";
   }
   return OkStatus();
 }

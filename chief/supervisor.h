@@ -17,10 +17,12 @@
 //                            than they can give), say what a stalled step
 //                            waits for (chief/step_watch.h), publish metrics;
 //               schedules    save checkpoints on a timer and every N steps,
-//                            write summaries, and every eval_secs evaluate
-//                            the variables on the test set: the first
-//                            evaluation that reaches target_accuracy ends
-//                            training (the workers stop after their step and
+//                            write summaries, and every eval_secs hand the
+//                            variables to the evaluation thread
+//                            (chief/evaluation_thread.h), report what it
+//                            found at a later poll: the first evaluation
+//                            that reaches target_accuracy ends training
+//                            (the workers stop after their step and
 //                            report done);
 //               progress     a line every progress_interval.
 //             All its time comes from options.clock.
@@ -46,6 +48,7 @@
 
 #include "chief/checkpoint_manager.h"
 #include "chief/evaluation.h"
+#include "chief/evaluation_thread.h"
 #include "chief/http/metrics.h"
 #include "chief/periodic.h"
 #include "chief/step_watch.h"
@@ -93,7 +96,11 @@ struct SupervisorOptions {
   int delta_checkpoints = 0;
   int64_t save_summaries_steps = 100;  // 0: no summaries
   bool eval_use_moving_averages = false;
-  double eval_secs = 0;        // evaluate while training this often (0: at the end only)
+  double eval_secs = 0;  // evaluate while training this often (0: at the end only)
+  // Where the evaluation while training runs (a thread of its own, with a
+  // model and fleet of its own); needed when eval_secs > 0. The final
+  // evaluation runs on the caller's thread, with the Supervisor's model.
+  EvaluationThread* evaluation_thread = nullptr;
   double target_accuracy = 0;  // end training once an evaluation reaches it (0: off)
   // What target_accuracy is the target of: "accuracy", or another metric of
   // chief/eval_metrics.h for a model of rows (log_loss: at or below).
@@ -164,15 +171,18 @@ class Supervisor {
   // The progress line, when it is due.
   void ReportProgress(const proto::StatusResponse& coordinator);
   Status SaveCheckpoint(const char* why);
-  // Precision @ 1 on the test set of the variables (or their moving
-  // averages, per the options) in a state pulled from the ps tasks.
-  StatusOr<EvalResult> EvaluateState(const std::map<std::string, Tensor>& state);
   // The evaluation's scalars for TensorBoard: precision_at_1 (the
   // accuracy), and a model of columns' other metrics.
   Status SummarizeEval(int64_t step, const EvalResult& eval);
-  // The evaluation while training; sets end_reason_ when it reaches the
-  // target.
+  // The evaluation while training, each poll: reports the one done since
+  // the last poll and starts the next when due and the thread is free.
   Status EvaluateWhileTraining();
+  // How long an evaluation on the thread may go on before it counts as
+  // starved of CPU: 3 eval_secs, at least 30 s.
+  Clock::Duration StarvedAfter() const;
+  // The evaluation line, its summaries; sets end_reason_ when it reached
+  // the target.
+  Status ReportEvaluation(const EvaluationThread::Outcome& done);
   Status WriteSummaries(const proto::StatusResponse& coordinator);
   // Sync: tells every ps which workers can still push, when that changed
   // since it was last told.
@@ -215,9 +225,13 @@ class Supervisor {
   // restore (or ever).
   std::optional<std::vector<int>> sent_live_;
   StepWatch steps_;
-  Periodic checkpoint_timer_;          // save_checkpoint_secs; done at every save
-  Periodic eval_timer_;                // eval_secs
-  Periodic progress_timer_;            // progress_interval
+  Periodic checkpoint_timer_;      // save_checkpoint_secs; done at every save
+  Periodic eval_timer_;            // eval_secs; done as each evaluation starts
+  Clock::TimePoint eval_started_;  // of the evaluation on the thread
+  Periodic progress_timer_;        // progress_interval
+  // The final evaluation's, and a starved one's: the Supervisor's model and
+  // fleet.
+  const StateEvaluation final_evaluation_;
   Clock::TimePoint training_started_;  // when Start made the model ready
   std::string end_reason_;             // non-empty once this chief has ended training
   bool model_ready_ = false;           // Start made (or found) the model ready

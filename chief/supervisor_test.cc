@@ -387,6 +387,14 @@ TEST_F(SupervisorTest, AnEvaluationThatReachesTheTargetEndsTraining) {
   options.poll_interval = std::chrono::seconds(1);
   options.eval_secs = 60;
   options.target_accuracy = 1e-9;  // any correct answer on the test set reaches it
+  // The evaluation thread's own model (of an image model: no fleet).
+  auto eval_model =
+      nn::CreateModel(*nn::ParseModelSpec(nn::TinyLinearNetText(0.5f), "the tiny net"));
+  PS_ASSERT_OK(eval_model);
+  EvaluationThread thread(
+      StateEvaluation{eval_model->get(), nullptr, &test_set_, nullptr, {}, false},
+      /*compute_threads=*/1, /*idle=*/false);
+  options.evaluation_thread = &thread;
   Supervisor sup(model_.get(), fleet.get(), &test_set_, nullptr, &stop_, options);
   PS_ASSERT_OK(sup.Start());
   PS_ASSERT_OK(ps->Heartbeat(0, 1, 2.3f));
@@ -399,10 +407,16 @@ TEST_F(SupervisorTest, AnEvaluationThatReachesTheTargetEndsTraining) {
   auto beat = ps->Heartbeat(0, 1, 2.3f);
   PS_ASSERT_OK(beat);
   EXPECT_EQ(beat->training_ended(), "");
-  // The poll at 60 s evaluates, reaches the target and tells the workers.
+  // The poll at 60 s starts an evaluation on the thread; a later poll
+  // finds it done, reaching the target, and tells the workers.
   clock.Advance(std::chrono::seconds(1));
   ASSERT_TRUE(clock.AwaitSleepers(1));
-  beat = ps->Heartbeat(0, 1, 2.3f);
+  EXPECT_TRUE(thread.busy());
+  ASSERT_TRUE(WaitUntil([&] {
+    clock.Advance(std::chrono::seconds(1));
+    beat = clock.AwaitSleepers(1) ? ps->Heartbeat(0, 1, 2.3f) : Unavailable("no poll");
+    return !beat.ok() || !beat->training_ended().empty();
+  }));
   PS_ASSERT_OK(beat);
   EXPECT_NE(beat->training_ended().find("reached the target"), std::string::npos)
       << beat->training_ended();

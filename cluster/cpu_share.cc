@@ -136,5 +136,24 @@ ThreadChoice ChooseComputeThreads(int flag, const char* omp_env, const CpuBudget
   return {std::max(1, usable / sharing), why.str()};
 }
 
+PriorityChoice ChooseEvaluationPriority(const CpuBudget& budget, const ClusterConfig& config) {
+  if (config.task.job == "worker") return {false, "a worker's own"};
+  const int workers = WorkersOnHostOf(config.spec, config.task);
+  if (workers == 0) return {false, "no worker on this host"};
+  const int usable = budget.Usable();
+  const int per_worker = std::max(1, usable / workers);
+  std::ostringstream why;
+  why << workers << " worker" << (workers == 1 ? "" : "s") << " on this host compute"
+      << (workers == 1 ? "s" : "") << " on " << per_worker << " thread"
+      << (per_worker == 1 ? "" : "s") << (workers == 1 ? "" : " each") << " of " << usable
+      << " usable CPU" << (usable == 1 ? "" : "s");
+  if (workers * per_worker < usable) {
+    why << ", leaving " << usable - workers * per_worker;
+    return {false, why.str()};
+  }
+  why << ": evaluation runs on what training leaves";
+  return {true, why.str()};
+}
+
 }  // namespace cluster
 }  // namespace pstrain

@@ -55,6 +55,17 @@ struct ThreadChoice {
 ThreadChoice ChooseComputeThreads(int flag, const char* omp_env, const CpuBudget& budget,
                                   const ClusterConfig& config);
 
+// The priority of a chief's or evaluator's evaluation: where the workers on
+// its host take every usable CPU (each at its default share,
+// budget.Usable() / workers), idle (SCHED_IDLE, core/thread_priority.h): it
+// runs on what training leaves instead of taking training's cores. Else,
+// and for a task with no worker beside it, normal.
+struct PriorityChoice {
+  bool idle = false;
+  std::string why;  // for the log
+};
+PriorityChoice ChooseEvaluationPriority(const CpuBudget& budget, const ClusterConfig& config);
+
 }  // namespace cluster
 }  // namespace pstrain
 

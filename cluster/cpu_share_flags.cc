@@ -12,6 +12,11 @@ DEFINE_int32(intra_op_threads, 0,
              "affinity mask and cgroup quota, shared equally among the cluster's workers on "
              "its host; OMP_NUM_THREADS, when set, is used instead)");
 
+DEFINE_string(eval_priority, "auto",
+              "Priority of the chief's evaluation while training and of the evaluator: idle "
+              "(SCHED_IDLE: only CPU time that training leaves), normal, or auto (idle where the "
+              "workers on this host take every usable CPU, else normal)");
+
 namespace pstrain {
 namespace cluster {
 
@@ -26,6 +31,20 @@ int ComputeThreadsFromFlagsOrDie(const ClusterConfig& config) {
   LOG(INFO) << config.task.ToString() << " computes on " << choice.threads
             << (choice.threads == 1 ? " thread: " : " threads: ") << choice.why;
   return choice.threads;
+}
+
+bool EvaluateAtIdlePriorityFromFlagsOrDie(const ClusterConfig& config) {
+  const std::string& flag = FLAGS_eval_priority;
+  if (flag != "auto" && flag != "idle" && flag != "normal") {
+    std::exit(ExitWith(
+        InvalidArgument("--eval_priority must be auto, idle or normal, got \"" + flag + "\""),
+        kExitBadInput));
+  }
+  const PriorityChoice choice = flag == "auto" ? ChooseEvaluationPriority(ReadCpuBudget(), config)
+                                               : PriorityChoice{flag == "idle", "--eval_priority"};
+  LOG(INFO) << config.task.ToString() << " evaluates at " << (choice.idle ? "idle" : "normal")
+            << " priority: " << choice.why;
+  return choice.idle;
 }
 
 }  // namespace cluster

@@ -111,6 +111,34 @@ TEST(CpuShare, TheFlagThenOmpNumThreadsThenTheShareDecide) {
   EXPECT_EQ(ChooseComputeThreads(0, nullptr, CpuBudget{1, 0}, crowded).threads, 1);
 }
 
+TEST(CpuShare, EvaluationYieldsWhereTheHostsWorkersTakeEveryCpu) {
+  const CpuBudget two{2, 0};
+  // The main job: a chief beside one worker on 2 CPUs.
+  ClusterConfig chief{Spec({"127.0.0.1:3"}), {"chief", 0}};
+  PriorityChoice c = ChooseEvaluationPriority(two, chief);
+  EXPECT_TRUE(c.idle);
+  EXPECT_EQ(c.why,
+            "1 worker on this host computes on 2 threads of 2 usable CPUs: evaluation runs on "
+            "what training leaves");
+  // Two workers of one thread each on 3 CPUs leave one.
+  c = ChooseEvaluationPriority(CpuBudget{3, 0},
+                               ClusterConfig{Spec({"127.0.0.1:3", "localhost:4"}), {"chief", 0}});
+  EXPECT_FALSE(c.idle);
+  EXPECT_EQ(c.why, "2 workers on this host compute on 1 thread each of 3 usable CPUs, leaving 1");
+  // A chief on a host of its own (a Kubernetes pod), an evaluator outside
+  // the spec, a worker.
+  EXPECT_FALSE(ChooseEvaluationPriority(two, ClusterConfig{Spec({"w0:1"}), {"chief", 0}}).idle);
+  EXPECT_FALSE(
+      ChooseEvaluationPriority(two, ClusterConfig{Spec({"127.0.0.1:3"}), {"evaluator", 0}}).idle);
+  EXPECT_FALSE(
+      ChooseEvaluationPriority(two, ClusterConfig{Spec({"127.0.0.1:3"}), {"worker", 0}}).idle);
+  // More workers than CPUs.
+  EXPECT_TRUE(
+      ChooseEvaluationPriority(CpuBudget{1, 0},
+                               ClusterConfig{Spec({"127.0.0.1:3", "127.0.0.1:4"}), {"chief", 0}})
+          .idle);
+}
+
 }  // namespace
 }  // namespace cluster
 }  // namespace pstrain
