@@ -97,6 +97,33 @@ int Supervise(pstrain::Supervisor* supervisor, const pstrain::StopNotice& stop) 
   return pstrain::ExitWith(s, pstrain::kExitRetryable);
 }
 
+// The evaluation while training: a model and ps connections of its own, on
+// a thread of its own beside the monitor loop (chief/evaluation_thread.h).
+// Declared in the order they are made: the thread ends before what it uses.
+struct WhileTraining {
+  std::unique_ptr<pstrain::nn::Model> model;
+  std::unique_ptr<pstrain::PsFleet> fleet;
+  std::unique_ptr<pstrain::EvaluationThread> thread;
+};
+pstrain::Status StartEvaluationThread(const pstrain::cluster::ClusterConfig& config,
+                                      const pstrain::PsFleet::Layout& layout, const EvalData& data,
+                                      int compute_threads, pstrain::SupervisorOptions* options,
+                                      WhileTraining* out) {
+  PS_ASSIGN_OR_RETURN(pstrain::nn::LoadedModel loaded,
+                      pstrain::nn::LoadModelFromFlags(FLAGS_model));
+  out->model = std::move(loaded.model);
+  out->fleet = std::make_unique<pstrain::PsFleet>(
+      pstrain::ConnectToPs(config.spec, pstrain::PsClientOptions()).connections, layout);
+  out->thread = std::make_unique<pstrain::EvaluationThread>(
+      pstrain::StateEvaluation{out->model.get(), out->fleet.get(),
+                               data.columns ? nullptr : &data.test, options->test_rows,
+                               pstrain::ImageInputOf(loaded.spec),
+                               options->eval_use_moving_averages},
+      compute_threads, pstrain::cluster::EvaluateAtIdlePriorityFromFlagsOrDie(config));
+  options->evaluation_thread = out->thread.get();
+  return pstrain::OkStatus();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -148,23 +175,11 @@ int main(int argc, char** argv) {
   options->board = &board;
   options->loss_is_sum = pstrain::nn::SumsLossOverBatch(spec);
   options->input = pstrain::ImageInputOf(spec);
-  // The evaluation while training has a model and a fleet of its own: it
-  // runs on a thread of its own beside the monitor loop.
-  std::unique_ptr<pstrain::nn::Model> eval_model;
-  std::unique_ptr<pstrain::PsFleet> eval_fleet;
-  std::unique_ptr<pstrain::EvaluationThread> evaluation_thread;
+  WhileTraining evaluation;
   if (options->eval_secs > 0) {
-    auto again = pstrain::nn::LoadModelFromFlags(FLAGS_model);
-    if (!again.ok()) return pstrain::ExitWith(again.status(), pstrain::kExitBadInput);
-    eval_model = std::move(again->model);
-    eval_fleet = std::make_unique<pstrain::PsFleet>(
-        pstrain::ConnectToPs(config.spec, pstrain::PsClientOptions()).connections, *layout);
-    evaluation_thread = std::make_unique<pstrain::EvaluationThread>(
-        pstrain::StateEvaluation{eval_model.get(), eval_fleet.get(),
-                                 data.columns ? nullptr : &data.test, options->test_rows,
-                                 pstrain::ImageInputOf(spec), options->eval_use_moving_averages},
-        compute_threads, pstrain::cluster::EvaluateAtIdlePriorityFromFlagsOrDie(config));
-    options->evaluation_thread = evaluation_thread.get();
+    const pstrain::Status started =
+        StartEvaluationThread(config, *layout, data, compute_threads, &*options, &evaluation);
+    if (!started.ok()) return pstrain::ExitWith(started, pstrain::kExitBadInput);
   }
   pstrain::Supervisor supervisor(&model, &fleet, data.columns ? nullptr : &data.test,
                                  data.columns ? nullptr : &data.train, &stop, *options);
