@@ -561,13 +561,15 @@ Status Supervisor::EvaluateWhileTraining() {
   // priority, so that the evaluations (and the target) still come.
   const bool starved = thread->busy() && clock_->Now() - eval_started_ > StarvedAfter();
   if (thread->busy() && !starved) return OkStatus();
+  // Done before the pull: a pull that fails is tried again at the next
+  // evaluation's time, not at every poll.
+  eval_timer_.Done();
   PsFleet::State state;
   PsFleet::PsSteps steps;
   PS_RETURN_IF_ERROR(fleet_->PullState(&state, &steps));
   // The state's time is when it was pulled: what the evaluation says of it
   // held then, however long the evaluation takes.
   const double secs = std::chrono::duration<double>(clock_->Now() - training_started_).count();
-  eval_timer_.Done();
   if (!starved) {
     thread->Start(steps[0], secs, std::move(state));
     eval_started_ = clock_->Now();
