@@ -27,6 +27,7 @@ StatusOr<MovingAverages::Shadow*> MovingAverages::Add(const std::string& name, c
 float MovingAverages::DecayAt(int64_t n) const { return EmaDecay(decay_, n); }
 
 void MovingAverages::Update(float* shadow, const float* value, int64_t n, float d) {
+#pragma omp simd
   for (int64_t i = 0; i < n; ++i) EmaUpdate(&shadow[i], value[i], d);
 }
 

@@ -29,9 +29,18 @@ class Momentum : public Optimizer {
   void Apply(float* var, const std::vector<float*>& slots, const float* grad, int64_t n, float lr,
              int64_t) const override {
     float* accum = slots[0];
+    const float momentum = momentum_;
+    // The rule's branch is taken here, once: GCC leaves a loop with a branch
+    // in it scalar.
+    if (nesterov_) {
 #pragma omp simd
-    for (int64_t i = 0; i < n; ++i) {
-      MomentumUpdate(&var[i], &accum[i], grad[i], lr, momentum_, nesterov_);
+      for (int64_t i = 0; i < n; ++i)
+        MomentumUpdate(&var[i], &accum[i], grad[i], lr, momentum, true);
+    } else {
+#pragma omp simd
+      for (int64_t i = 0; i < n; ++i) {
+        MomentumUpdate(&var[i], &accum[i], grad[i], lr, momentum, false);
+      }
     }
   }
 
@@ -65,9 +74,10 @@ class Adadelta : public Optimizer {
   void Apply(float* var, const std::vector<float*>& slots, const float* grad, int64_t n, float lr,
              int64_t) const override {
     float *accum = slots[0], *accum_update = slots[1];
+    const float rho = rho_, epsilon = epsilon_;  // locals, or the loop stays scalar
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) {
-      AdadeltaUpdate(&var[i], &accum[i], &accum_update[i], grad[i], lr, rho_, epsilon_);
+      AdadeltaUpdate(&var[i], &accum[i], &accum_update[i], grad[i], lr, rho, epsilon);
     }
   }
 
@@ -89,9 +99,10 @@ class Adam : public Optimizer {
     const float lr_t = AdamStepSize(lr, static_cast<float>(std::pow(double{beta1_}, t)),
                                     static_cast<float>(std::pow(double{beta2_}, t)));
     float *m = slots[0], *v = slots[1];
+    const float beta1 = beta1_, beta2 = beta2_, epsilon = epsilon_;  // as in Adadelta
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) {
-      AdamUpdate(&var[i], &m[i], &v[i], grad[i], lr_t, beta1_, beta2_, epsilon_);
+      AdamUpdate(&var[i], &m[i], &v[i], grad[i], lr_t, beta1, beta2, epsilon);
     }
   }
 
