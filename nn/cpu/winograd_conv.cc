@@ -83,6 +83,34 @@ winograd::PixelTile InputTile(const TileGrid& g, const TileGrid::Tile& tile, con
   return {buf, kTile * channels, channels};
 }
 
+// db[o], the sum of dy[..., o] over every pixel of the batch, in double: the
+// pixels split between the threads (a batch of mnist's conv2 holds 1.6 M
+// values, a millisecond on one thread while the other waits), each thread's
+// sums added in thread order.
+void BiasGradient(const float* dy, int64_t pixels, int64_t out, float* db) {
+  const int threads = omp_get_max_threads();
+  std::vector<double> partial(static_cast<size_t>(threads) * out, 0.0);
+#pragma omp parallel
+  {
+    // Summed in memory of the thread's own, copied out once: sums side by
+    // side in `partial` would share a cache line at their boundary.
+    std::vector<double> sums(out, 0.0);
+#pragma omp for schedule(static)
+    for (int64_t pixel = 0; pixel < pixels; ++pixel) {
+      const float* d = dy + pixel * out;
+#pragma omp simd
+      for (int64_t o = 0; o < out; ++o) sums[o] += d[o];
+    }
+    std::copy(sums.begin(), sums.end(),
+              partial.begin() + static_cast<int64_t>(omp_get_thread_num()) * out);
+  }
+  for (int64_t o = 0; o < out; ++o) {
+    double total = 0;
+    for (int t = 0; t < threads; ++t) total += partial[t * out + o];
+    db[o] = static_cast<float>(total);
+  }
+}
+
 }  // namespace
 
 bool WinogradConv2D::Supports(const Conv2DConfig& c) {
@@ -217,12 +245,7 @@ Status WinogradConv2D::Backward(const Tensor& x, const Tensor& w, const Tensor& 
   EnsureShape(dw, w.shape());
   WeightGradient(x.shape(), x.data(), dy.data(), dw->data());
   EnsureShape(db, {out});
-  std::vector<double> sums(out, 0.0);
-  const float* d = dy.data();
-  for (int64_t pixel = 0; pixel < dy.size() / out; ++pixel, d += out) {
-    for (int64_t o = 0; o < out; ++o) sums[o] += d[o];
-  }
-  std::copy(sums.begin(), sums.end(), db->data());
+  BiasGradient(dy.data(), dy.size() / out, out, db->data());
   return OkStatus();
 }
 
