@@ -179,24 +179,29 @@ StatusOr<EvalResult> StateEvaluation::Evaluate(const PsFleet::State& state,
     LOG_FIRST_N(WARNING, 1) << "no moving averages on the ps (--ema_decay=0?); evaluating the "
                                "variables";
   }
-  if (model->lookups().empty()) {
-    return EvaluatePrecisionAt1(model, params, *test_set, input, /*batch_size=*/1000, nullptr,
-                                cancel);
-  }
-  if (fleet == nullptr) {
-    return InvalidArgument("evaluating a model of ids needs its rows from the ps tasks");
-  }
   // A model of ids: the rows of each batch's ids, as they are on the ps now.
   std::vector<Tensor> variables;
-  const RowPull pull_rows = [&](std::vector<PsFleet::TableStep>* tables) {
-    PS_RETURN_IF_ERROR(fleet->Shard(tables));
-    return fleet->PullVariablesAndRows(&variables, tables, nullptr);
-  };
-  if (test_rows != nullptr) {
-    return EvaluateColumns(model, params, *test_rows, pull_rows, /*batch_size=*/1000, cancel);
+  RowPull pull_rows;
+  if (fleet != nullptr) {
+    pull_rows = [&](std::vector<PsFleet::TableStep>* tables) {
+      PS_RETURN_IF_ERROR(fleet->Shard(tables));
+      return fleet->PullVariablesAndRows(&variables, tables, nullptr);
+    };
   }
-  return EvaluatePrecisionAt1(model, params, *test_set, input, /*batch_size=*/1000, pull_rows,
-                              cancel);
+  return EvaluateTestSet(model, params, test_set, test_rows, input, pull_rows, cancel);
+}
+
+StatusOr<EvalResult> EvaluateTestSet(nn::Model* model, const std::vector<Tensor>& params,
+                                     const data::ImageDataset* images,
+                                     const data::FeaturizedRows* rows, const ImageInput& input,
+                                     const RowPull& pull_rows, EvalCancel cancel) {
+  constexpr int kBatch = 1000;
+  if (model->lookups().empty()) {
+    return EvaluatePrecisionAt1(model, params, *images, input, kBatch, nullptr, cancel);
+  }
+  if (!pull_rows) return InvalidArgument("evaluating a model of ids needs its rows");
+  if (rows != nullptr) return EvaluateColumns(model, params, *rows, pull_rows, kBatch, cancel);
+  return EvaluatePrecisionAt1(model, params, *images, input, kBatch, pull_rows, cancel);
 }
 
 }  // namespace pstrain

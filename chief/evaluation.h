@@ -85,6 +85,17 @@ StatusOr<EvalResult> EvaluateColumns(nn::Model* model, const std::vector<Tensor>
                                      const data::FeaturizedRows& rows, const RowPull& pull_rows,
                                      int batch_size = 1000, EvalCancel cancel = nullptr);
 
+// The one evaluation of `params` on a model's test set, whatever the model:
+// a model of columns on its rows (`rows`), any other on the images
+// (`images`, prepared as `input` says), in batches of 1,000. A model of ids
+// pulls each batch's rows through pull_rows (from the ps tasks, or from a
+// checkpoint; InvalidArgument when null); a model without tables never
+// calls it.
+StatusOr<EvalResult> EvaluateTestSet(nn::Model* model, const std::vector<Tensor>& params,
+                                     const data::ImageDataset* images,
+                                     const data::FeaturizedRows* rows, const ImageInput& input,
+                                     const RowPull& pull_rows, EvalCancel cancel = nullptr);
+
 // What the chief evaluates a state pulled from the ps tasks with. Its model
 // and fleet serve one thread at a time (both are thread-compatible): the
 // evaluation while training has its own (chief/evaluation_thread.h).

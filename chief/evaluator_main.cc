@@ -29,6 +29,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -138,13 +139,16 @@ class CheckpointEvaluator {
  private:
   StatusOr<EvalResult> EvaluateCheckpoint(const Checkpoint& ckpt,
                                           const std::vector<Tensor>& params) {
-    if (model_->lookups().empty()) return EvaluatePrecisionAt1(model_, params, *test_set_, input_);
-    std::vector<proto::EmbeddingTableConfig> tables;
-    for (const nn::EmbeddingLookup& lookup : model_->lookups()) tables.push_back(lookup.table);
-    PS_ASSIGN_OR_RETURN(SavedRows saved, SavedRows::Read(ckpt, train_dir_, tables));
-    const RowPull pull = [&](std::vector<PsFleet::TableStep>* steps) { return saved.Pull(steps); };
-    if (test_rows_ != nullptr) return EvaluateColumns(model_, params, *test_rows_, pull);
-    return EvaluatePrecisionAt1(model_, params, *test_set_, input_, /*batch_size=*/1000, pull);
+    // A model of ids: the rows the checkpoint saved.
+    std::optional<SavedRows> saved;
+    RowPull pull_rows;
+    if (!model_->lookups().empty()) {
+      std::vector<proto::EmbeddingTableConfig> tables;
+      for (const nn::EmbeddingLookup& lookup : model_->lookups()) tables.push_back(lookup.table);
+      PS_ASSIGN_OR_RETURN(saved, SavedRows::Read(ckpt, train_dir_, tables));
+      pull_rows = [&](std::vector<PsFleet::TableStep>* steps) { return saved->Pull(steps); };
+    }
+    return EvaluateTestSet(model_, params, test_set_, test_rows_, input_, pull_rows);
   }
 
   static bool Skip(const std::string& base, const Status& s) {
