@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/quantile.h"
 #include "core/task_main.h"
 #include "core/tensor.h"
 #include "ps/optimizer.h"
@@ -58,11 +59,6 @@ std::vector<Case> Cases() {
   return cases;
 }
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 // The median seconds of fn over the timed updates.
 template <typename Fn>
 double TimeUpdates(Fn fn) {
@@ -73,7 +69,7 @@ double TimeUpdates(Fn fn) {
     fn(FLAGS_warmup + i + 1);
     secs.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
-  return Median(secs);
+  return bench::Quantile(&secs, 0.5);
 }
 
 void Print(const std::string& label, double secs, int arrays) {

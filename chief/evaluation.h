@@ -89,8 +89,8 @@ StatusOr<EvalResult> EvaluateColumns(nn::Model* model, const std::vector<Tensor>
 // a model of columns on its rows (`rows`), any other on the images
 // (`images`, prepared as `input` says), in batches of 1,000. A model of ids
 // pulls each batch's rows through pull_rows (from the ps tasks, or from a
-// checkpoint; InvalidArgument when null); a model without tables never
-// calls it.
+// checkpoint; InvalidArgument, from its first batch, when null); a model
+// without tables never calls it.
 StatusOr<EvalResult> EvaluateTestSet(nn::Model* model, const std::vector<Tensor>& params,
                                      const data::ImageDataset* images,
                                      const data::FeaturizedRows* rows, const ImageInput& input,
