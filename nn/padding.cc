@@ -15,5 +15,10 @@ WindowDim ComputeWindow(int64_t in, int64_t kernel, int64_t stride, Padding padd
   return {out, total / 2, total - total / 2};
 }
 
+WindowSpan CoveredCells(int64_t o, const WindowDim& d, int64_t kernel, int64_t stride, int64_t in) {
+  const int64_t start = o * stride - d.pad_before;
+  return {start, std::max<int64_t>(start, 0), std::min(start + kernel, in)};
+}
+
 }  // namespace nn
 }  // namespace pstrain

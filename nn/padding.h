@@ -21,6 +21,14 @@ struct WindowDim {
 // (out is 0 when the kernel is larger than the input).
 WindowDim ComputeWindow(int64_t in, int64_t kernel, int64_t stride, Padding padding);
 
+// The input cells [begin, end) that output `o` of a windowed dimension
+// covers, padding left out; `start` is where its window begins (negative
+// where it begins in the padding before the input).
+struct WindowSpan {
+  int64_t start, begin, end;
+};
+WindowSpan CoveredCells(int64_t o, const WindowDim& d, int64_t kernel, int64_t stride, int64_t in);
+
 }  // namespace nn
 }  // namespace pstrain
 

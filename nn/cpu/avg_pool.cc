@@ -5,20 +5,6 @@
 namespace pstrain {
 namespace nn {
 namespace cpu {
-namespace {
-
-// The input rows [begin, end) that output row `o` of a windowed dimension
-// covers.
-struct Span {
-  int64_t begin, end;
-};
-Span Covered(int64_t o, const WindowDim& d, int64_t window, int64_t stride, int64_t in) {
-  const int64_t start = o * stride - d.pad_before;
-  return {std::max<int64_t>(start, 0), std::min(start + window, in)};
-}
-
-}  // namespace
-
 Shape AvgPool::OutputShape(const Shape& x) const {
   const WindowDim h = ComputeWindow(x[1], config_.window, config_.stride, config_.padding);
   const WindowDim w = ComputeWindow(x[2], config_.window, config_.stride, config_.padding);
@@ -36,9 +22,9 @@ Status AvgPool::Forward(const Tensor& x, Tensor* y) {
 #pragma omp parallel for collapse(2) schedule(static)
   for (int64_t b = 0; b < n; ++b) {
     for (int64_t oh = 0; oh < hd.out; ++oh) {
-      const Span rows = Covered(oh, hd, config_.window, config_.stride, hi);
+      const WindowSpan rows = CoveredCells(oh, hd, config_.window, config_.stride, hi);
       for (int64_t ow = 0; ow < wd.out; ++ow) {
-        const Span cols = Covered(ow, wd, config_.window, config_.stride, wi);
+        const WindowSpan cols = CoveredCells(ow, wd, config_.window, config_.stride, wi);
         float* yp = y->data() + ((b * hd.out + oh) * wd.out + ow) * c;
         std::fill(yp, yp + c, 0.0f);
         for (int64_t r = rows.begin; r < rows.end; ++r) {
@@ -71,9 +57,9 @@ Status AvgPool::Backward(const Shape& x_shape, const Tensor& dy, Tensor* dx) {
 #pragma omp parallel for schedule(static)
   for (int64_t b = 0; b < n; ++b) {
     for (int64_t oh = 0; oh < hd.out; ++oh) {
-      const Span rows = Covered(oh, hd, config_.window, config_.stride, hi);
+      const WindowSpan rows = CoveredCells(oh, hd, config_.window, config_.stride, hi);
       for (int64_t ow = 0; ow < wd.out; ++ow) {
-        const Span cols = Covered(ow, wd, config_.window, config_.stride, wi);
+        const WindowSpan cols = CoveredCells(ow, wd, config_.window, config_.stride, wi);
         const float* dyp = dy.data() + ((b * hd.out + oh) * wd.out + ow) * c;
         const float inv =
             1.0f / static_cast<float>((rows.end - rows.begin) * (cols.end - cols.begin));

@@ -42,7 +42,7 @@ class CpuBackend : public Backend {
     return std::unique_ptr<AffineKernel>(std::make_unique<cpu::Dense>(&dnnl_, in, out));
   }
   StatusOr<std::unique_ptr<PoolKernel>> MaxPool(const PoolConfig& config) override {
-    return std::unique_ptr<PoolKernel>(std::make_unique<cpu::MaxPool>(&dnnl_, config));
+    return std::unique_ptr<PoolKernel>(std::make_unique<cpu::MaxPool>(config));
   }
   StatusOr<std::unique_ptr<PoolKernel>> AvgPool(const PoolConfig& config) override {
     return std::unique_ptr<PoolKernel>(std::make_unique<cpu::AvgPool>(config));

@@ -1,27 +1,112 @@
 #include "nn/cpu/max_pool.h"
 
-#include <glog/logging.h>
+#include <algorithm>
 
+#include "nn/cpu/clones.h"
 #include "nn/cpu/tensor_util.h"
 
 namespace pstrain {
 namespace nn {
 namespace cpu {
+namespace {
 
-using dnnl::memory;
-using tag = dnnl::memory::format_tag;
-
-struct MaxPool::Plan {
-  Shape y_shape;
-  dnnl::pooling_forward fwd;
-  dnnl::pooling_backward bwd;
-  memory src, dst, diff_dst, diff_src;  // caller's buffers, bound per call
-  memory workspace;                     // argmax of the latest Forward
-  bool has_forward = false;
+struct Geometry {
+  int64_t n, hi, wi, c;
+  WindowDim h, w;
+  int64_t window, stride;
 };
 
-MaxPool::MaxPool(DnnlContext* ctx, const PoolConfig& config) : ctx_(ctx), config_(config) {}
-MaxPool::~MaxPool() = default;
+Geometry GeometryOf(const Shape& x, const PoolConfig& config) {
+  return {x[0],
+          x[1],
+          x[2],
+          x[3],
+          ComputeWindow(x[1], config.window, config.stride, config.padding),
+          ComputeWindow(x[2], config.window, config.stride, config.padding),
+          config.window,
+          config.stride};
+}
+
+// One output pixel's channels: the max of its window's real cells and the
+// cell that holds it. The first real cell starts both, so a window of NaNs
+// or -infs still names a real cell.
+PSTRAIN_CLONES void PoolPixel(const float* x, const Geometry& g, const WindowSpan& rows,
+                              const WindowSpan& cols, float* y, int32_t* won) {
+  const int64_t c = g.c;
+  const float* first = x + (rows.begin * g.wi + cols.begin) * c;
+  const int32_t first_cell =
+      static_cast<int32_t>((rows.begin - rows.start) * g.window + (cols.begin - cols.start));
+  std::copy(first, first + c, y);
+  std::fill(won, won + c, first_cell);
+  for (int64_t r = rows.begin; r < rows.end; ++r) {
+    for (int64_t q = cols.begin; q < cols.end; ++q) {
+      const float* xp = x + (r * g.wi + q) * c;
+      const int32_t cell = static_cast<int32_t>((r - rows.start) * g.window + (q - cols.start));
+#pragma omp simd
+      for (int64_t k = 0; k < c; ++k) {
+        const bool better = xp[k] > y[k];
+        y[k] = better ? xp[k] : y[k];
+        won[k] = better ? cell : won[k];
+      }
+    }
+  }
+}
+
+// A window's gradient to its cells, where windows tile the input
+// (stride == window, every cell in one): the winner gets it, the others 0,
+// each cell written once.
+PSTRAIN_CLONES void SpreadPixel(const Geometry& g, const WindowSpan& rows, const WindowSpan& cols,
+                                const float* dy, const int32_t* won, float* dx) {
+  for (int64_t r = rows.begin; r < rows.end; ++r) {
+    for (int64_t q = cols.begin; q < cols.end; ++q) {
+      float* dxp = dx + (r * g.wi + q) * g.c;
+      const int32_t cell = static_cast<int32_t>((r - rows.start) * g.window + (q - cols.start));
+#pragma omp simd
+      for (int64_t k = 0; k < g.c; ++k) dxp[k] = won[k] == cell ? dy[k] : 0.0f;
+    }
+  }
+}
+
+// visit(image, rows, cols, offset) for every output pixel (offset: of its
+// first channel in the output), the output rows split among the threads.
+template <typename Visit>
+void ForEachWindow(const Geometry& g, Visit visit) {
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int64_t b = 0; b < g.n; ++b) {
+    for (int64_t oh = 0; oh < g.h.out; ++oh) {
+      const WindowSpan rows = CoveredCells(oh, g.h, g.window, g.stride, g.hi);
+      for (int64_t ow = 0; ow < g.w.out; ++ow) {
+        const WindowSpan cols = CoveredCells(ow, g.w, g.window, g.stride, g.wi);
+        visit(b, rows, cols, ((b * g.h.out + oh) * g.w.out + ow) * g.c);
+      }
+    }
+  }
+}
+
+// Overlapping windows, or cells in none: dx starts at 0 and each output adds
+// its gradient to its winner. Windows overlap within an image, so threads
+// split the batch only.
+void ScatterBackward(const Geometry& g, const float* dy, const int32_t* won, float* dx) {
+#pragma omp parallel for schedule(static)
+  for (int64_t b = 0; b < g.n; ++b) {
+    float* image = dx + b * g.hi * g.wi * g.c;
+    std::fill(image, image + g.hi * g.wi * g.c, 0.0f);
+    for (int64_t oh = 0; oh < g.h.out; ++oh) {
+      const int64_t row0 = oh * g.stride - g.h.pad_before;
+      for (int64_t ow = 0; ow < g.w.out; ++ow) {
+        const int64_t col0 = ow * g.stride - g.w.pad_before;
+        const int64_t o = ((b * g.h.out + oh) * g.w.out + ow) * g.c;
+        for (int64_t k = 0; k < g.c; ++k) {
+          const int64_t r = row0 + won[o + k] / g.window;
+          const int64_t q = col0 + won[o + k] % g.window;
+          image[(r * g.wi + q) * g.c + k] += dy[o + k];
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
 
 Shape MaxPool::OutputShape(const Shape& x) const {
   WindowDim h = ComputeWindow(x[1], config_.window, config_.stride, config_.padding);
@@ -38,84 +123,46 @@ Status MaxPool::CheckInput(const Shape& x) const {
   return OkStatus();
 }
 
-MaxPool::Plan* MaxPool::GetPlan(const Shape& x) {
-  auto it = plans_.find(x);
-  if (it != plans_.end()) return it->second.get();
-
-  VLOG(1) << "max_pool: building primitives for input " << ShapeString(x);
-  const dnnl::engine& eng = ctx_->engine;
-  auto plan = std::make_unique<Plan>();
-  plan->y_shape = OutputShape(x);
-  const Shape& y = plan->y_shape;
-  WindowDim wh = ComputeWindow(x[1], config_.window, config_.stride, config_.padding);
-  WindowDim ww = ComputeWindow(x[2], config_.window, config_.stride, config_.padding);
-
-  memory::desc src_md = PlainDesc({x[0], x[3], x[1], x[2]}, tag::nhwc);
-  memory::desc dst_md = PlainDesc({y[0], y[3], y[1], y[2]}, tag::nhwc);
-  memory::dims strides = {config_.stride, config_.stride};
-  memory::dims kernel = {config_.window, config_.window};
-  memory::dims pad_l = {wh.pad_before, ww.pad_before};
-  memory::dims pad_r = {wh.pad_after, ww.pad_after};
-
-  // oneDNN's max pooling skips padded cells, which is TF's -inf padding.
-  auto algo = dnnl::algorithm::pooling_max;
-  dnnl::pooling_forward::primitive_desc fwd_pd(
-      dnnl::pooling_forward::desc(dnnl::prop_kind::forward_training, algo, src_md, dst_md, strides,
-                                  kernel, pad_l, pad_r),
-      eng);
-  dnnl::pooling_backward::primitive_desc bwd_pd(
-      dnnl::pooling_backward::desc(algo, src_md, dst_md, strides, kernel, pad_l, pad_r), eng,
-      fwd_pd);
-  plan->fwd = dnnl::pooling_forward(fwd_pd);
-  plan->bwd = dnnl::pooling_backward(bwd_pd);
-  plan->src = memory(src_md, eng, DNNL_MEMORY_NONE);
-  plan->dst = memory(dst_md, eng, DNNL_MEMORY_NONE);
-  plan->diff_src = memory(src_md, eng, DNNL_MEMORY_NONE);
-  plan->diff_dst = memory(dst_md, eng, DNNL_MEMORY_NONE);
-  plan->workspace = memory(fwd_pd.workspace_desc(), eng);
-
-  Plan* raw = plan.get();
-  plans_.emplace(x, std::move(plan));
-  return raw;
-}
-
 Status MaxPool::Forward(const Tensor& x, Tensor* y) {
   PS_RETURN_IF_ERROR(CheckInput(x.shape()));
-  return CatchDnnl("max_pool forward", [&]() -> Status {
-    Plan* p = GetPlan(x.shape());
-    EnsureShape(y, p->y_shape);
-    p->src.set_data_handle(const_cast<float*>(x.data()));
-    p->dst.set_data_handle(y->data());
-    p->fwd.execute(
-        ctx_->stream,
-        {{DNNL_ARG_SRC, p->src}, {DNNL_ARG_DST, p->dst}, {DNNL_ARG_WORKSPACE, p->workspace}});
-    ctx_->stream.wait();
-    p->has_forward = true;
-    return OkStatus();
+  const Geometry g = GeometryOf(x.shape(), config_);
+  EnsureShape(y, OutputShape(x.shape()));
+  std::vector<int32_t>& won = winners_[x.shape()];
+  won.resize(y->size());
+  const int64_t image = g.hi * g.wi * g.c;
+  ForEachWindow(g, [&](int64_t b, const WindowSpan& rows, const WindowSpan& cols, int64_t o) {
+    PoolPixel(x.data() + b * image, g, rows, cols, y->data() + o, won.data() + o);
   });
+  return OkStatus();
 }
 
 Status MaxPool::Backward(const Shape& x_shape, const Tensor& dy, Tensor* dx) {
   PS_RETURN_IF_ERROR(CheckInput(x_shape));
-  auto it = plans_.find(x_shape);
-  if (it == plans_.end() || !it->second->has_forward) {
+  auto it = winners_.find(x_shape);
+  if (it == winners_.end()) {
     return FailedPrecondition("max_pool: Backward before Forward on " + ShapeString(x_shape));
   }
-  Plan* p = it->second.get();
-  if (dy.shape() != p->y_shape) {
+  if (dy.shape() != OutputShape(x_shape)) {
     return InvalidArgument("max_pool: output gradient " + ShapeString(dy.shape()) + ", want " +
-                           ShapeString(p->y_shape));
+                           ShapeString(OutputShape(x_shape)));
   }
-  return CatchDnnl("max_pool backward", [&]() -> Status {
-    EnsureShape(dx, x_shape);
-    p->diff_dst.set_data_handle(const_cast<float*>(dy.data()));
-    p->diff_src.set_data_handle(dx->data());
-    p->bwd.execute(ctx_->stream, {{DNNL_ARG_DIFF_DST, p->diff_dst},
-                                  {DNNL_ARG_DIFF_SRC, p->diff_src},
-                                  {DNNL_ARG_WORKSPACE, p->workspace}});
-    ctx_->stream.wait();
-    return OkStatus();
-  });
+  const Geometry g = GeometryOf(x_shape, config_);
+  EnsureShape(dx, x_shape);
+  // With stride == window the windows are disjoint; they cover the whole
+  // input when the last one reaches its end.
+  const bool tiled = config_.stride == config_.window &&
+                     g.h.out * g.stride - g.h.pad_before >= g.hi &&
+                     g.w.out * g.stride - g.w.pad_before >= g.wi;
+  if (tiled) {
+    const int32_t* won = it->second.data();
+    const int64_t image = g.hi * g.wi * g.c;
+    ForEachWindow(g, [&](int64_t b, const WindowSpan& rows, const WindowSpan& cols, int64_t o) {
+      SpreadPixel(g, rows, cols, dy.data() + o, won + o, dx->data() + b * image);
+    });
+  } else {
+    ScatterBackward(g, dy.data(), it->second.data(), dx->data());
+  }
+  return OkStatus();
 }
 
 }  // namespace cpu

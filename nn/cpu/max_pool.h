@@ -1,20 +1,20 @@
-// MaxPool: TensorFlow's max_pool, forward and backward, on oneDNN.
+// MaxPool: TensorFlow's max_pool, forward and backward, written by hand.
 //
 // Input and output NHWC. Padding is TF SAME (padded cells never win, as with
-// TF's -inf padding) or VALID. Backward uses the argmax workspace that the
-// latest Forward on the same input shape recorded, so call Forward first.
-// Primitives are built once per input shape and reused.
+// TF's -inf padding) or VALID. Of equal values in a window, the first in row
+// order wins. Backward sends each output's gradient to the cell that won it
+// in the latest Forward on the same input shape, so call Forward first.
 //
 // Thread safety: not thread-safe; one thread at a time.
 #ifndef PSTRAIN_NN_CPU_MAX_POOL_H_
 #define PSTRAIN_NN_CPU_MAX_POOL_H_
 
+#include <cstdint>
 #include <map>
-#include <memory>
+#include <vector>
 
 #include "core/status.h"
 #include "core/tensor.h"
-#include "nn/cpu/dnnl_context.h"
 #include "nn/kernels.h"
 
 namespace pstrain {
@@ -23,9 +23,7 @@ namespace cpu {
 
 class MaxPool : public PoolKernel {
  public:
-  // ctx is borrowed and must outlive the layer.
-  MaxPool(DnnlContext* ctx, const PoolConfig& config);
-  ~MaxPool() override;
+  explicit MaxPool(const PoolConfig& config) : config_(config) {}
 
   Shape OutputShape(const Shape& x) const;
   // y = max_pool(x); y is resized.
@@ -35,13 +33,12 @@ class MaxPool : public PoolKernel {
   Status Backward(const Shape& x_shape, const Tensor& dy, Tensor* dx) override;
 
  private:
-  struct Plan;
   Status CheckInput(const Shape& x) const;
-  Plan* GetPlan(const Shape& x);  // throws dnnl::error
 
-  DnnlContext* const ctx_;
   const PoolConfig config_;
-  std::map<Shape, std::unique_ptr<Plan>> plans_;  // by input shape
+  // By input shape: for each output of the latest Forward, the cell of its
+  // window (row * window + column) that won.
+  std::map<Shape, std::vector<int32_t>> winners_;
 };
 
 }  // namespace cpu

@@ -28,15 +28,12 @@ const PoolCase kCases[] = {
     {"valid_3x3_stride2", 2, 7, 6, 3, 3, 2, Padding::kValid},
 };
 
-class MaxPoolTest : public ::testing::TestWithParam<PoolCase> {
- protected:
-  DnnlContext ctx_;
-};
+class MaxPoolTest : public ::testing::TestWithParam<PoolCase> {};
 
 TEST_P(MaxPoolTest, ForwardMatchesReference) {
   const PoolCase& c = GetParam();
   std::mt19937 rng(5);
-  MaxPool pool(&ctx_, {c.window, c.stride, c.padding});
+  MaxPool pool({c.window, c.stride, c.padding});
   // All negative: a padded cell that counted as 0 would win and show up.
   Tensor x = RandomTensor({c.n, c.h, c.w, c.c}, &rng, -2.0f, -1.0f);
   Tensor y;
@@ -49,7 +46,7 @@ TEST_P(MaxPoolTest, ForwardMatchesReference) {
 TEST_P(MaxPoolTest, BackwardMatchesNumericalGradient) {
   const PoolCase& c = GetParam();
   std::mt19937 rng(9);
-  MaxPool pool(&ctx_, {c.window, c.stride, c.padding});
+  MaxPool pool({c.window, c.stride, c.padding});
   // Distinct values 0.1 apart (all negative): a 0.01 step never moves an
   // argmax, and a padded zero would steal gradient.
   Tensor x = DistinctTensor({c.n, c.h, c.w, c.c}, &rng, -30.0f, 0.1f);
@@ -68,17 +65,33 @@ TEST_P(MaxPoolTest, BackwardMatchesNumericalGradient) {
 INSTANTIATE_TEST_SUITE_P(Cases, MaxPoolTest, ::testing::ValuesIn(kCases),
                          [](const auto& info) { return std::string(info.param.name); });
 
+// After a ReLU most windows hold equal zeros: the first cell in row order
+// takes the gradient, on the tiled path (2x2, stride 2) and the overlapping
+// one (3x3, stride 2) alike.
+TEST(MaxPool, TiesGoToTheFirstCellInRowOrder) {
+  for (const PoolConfig& config : {PoolConfig{2, 2, Padding::kValid}, {3, 2, Padding::kValid}}) {
+    MaxPool pool(config);
+    Tensor x({1, 3, 3, 2});  // zeros
+    Tensor y, dx;
+    PS_ASSERT_OK(pool.Forward(x, &y));
+    Tensor dy(y.shape());
+    dy.Fill(1.0f);
+    PS_ASSERT_OK(pool.Backward(x.shape(), dy, &dx));
+    for (int64_t i = 0; i < dx.size(); ++i) {
+      EXPECT_EQ(dx[i], i < 2 ? 1.0f : 0.0f) << "window " << config.window << ", at " << i;
+    }
+  }
+}
+
 TEST(MaxPool, BackwardBeforeForwardFails) {
-  DnnlContext ctx;
-  MaxPool pool(&ctx, {2, 2, Padding::kSame});
+  MaxPool pool({2, 2, Padding::kSame});
   Tensor dx;
   EXPECT_EQ(pool.Backward({1, 4, 4, 1}, Tensor({1, 2, 2, 1}), &dx).code(),
             Code::kFailedPrecondition);
 }
 
 TEST(MaxPool, RejectsBadShapes) {
-  DnnlContext ctx;
-  MaxPool pool(&ctx, {3, 1, Padding::kValid});
+  MaxPool pool({3, 1, Padding::kValid});
   Tensor y, dx;
   EXPECT_EQ(pool.Forward(Tensor({1, 2, 4, 1}), &y).code(), Code::kInvalidArgument);
   EXPECT_EQ(pool.Forward(Tensor({4, 4, 1}), &y).code(), Code::kInvalidArgument);
