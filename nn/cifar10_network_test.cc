@@ -141,15 +141,16 @@ TEST(Cifar10Network, GradientsMatchNumerical) {
   };
   // A float forward through seven layers, conv2 by Winograd F(4x4, 5x5),
   // whose transforms round more than the direct method: the loss carries
-  // about 2.5e-6 of noise (measured: the difference quotient of one
-  // coordinate at steps of 1e-4 and 1e-3 differed by 1.3e-2 and 1.5e-3), so
-  // at a step of 1e-3 atol must stand near 1e-3 (with 3e-4 this check failed
-  // on an AVX-512 machine). The largest gradients still exceed it tenfold;
-  // the analytic gradient is the direct method's to 1e-5 relative, and
-  // TensorFlow's own gradients of the same network match it within 4e-6
-  // (tests/tensorflow/run_crosscheck.sh).
+  // about 2.5e-6 of noise. At a step of 1e-3 that moves a difference
+  // quotient by up to 2.6e-3: conv1/weights[3132] read 0.01319 with oneDNN's
+  // first convolution and 0.01581 with FewChannelConv2D's, both of whose
+  // analytic gradients are 0.013775. At 3e-3 the noise stays under atol; at
+  // 1e-2 the ReLUs' and max pools' kinks start to fall inside the step. The
+  // largest gradients still exceed atol tenfold; the analytic gradient is
+  // the direct method's to 1e-5 relative, and TensorFlow's own gradients of
+  // the same network match it within 4e-6 (tests/tensorflow/run_crosscheck.sh).
   GradCheckOptions options;
-  options.eps = 1e-3;
+  options.eps = 3e-3;
   options.atol = 1e-3;
   options.rtol = 3e-2;
   options.kink_tolerant = true;

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <string>
 
+#include "core/testing/status_assertions.h"
+
 namespace pstrain {
 namespace nn {
 
@@ -73,6 +75,35 @@ void ExpectGradientMatches(const char* what, Tensor* x, const Tensor& analytic,
     ADD_FAILURE() << what << ": " << failures << " of " << coords.size()
                   << " coordinates mismatched" << report;
   }
+}
+
+void ExpectCloseToScale(const char* what, const Tensor& got, const Tensor& want, double tol) {
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  double scale = 0;
+  for (int64_t i = 0; i < want.size(); ++i) scale = std::max(scale, std::abs(double{want[i]}));
+  for (int64_t i = 0; i < got.size(); ++i) {
+    ASSERT_LE(std::abs(double{got[i]} - want[i]), tol * scale)
+        << what << " at " << i << ": " << got[i] << " vs " << want[i] << ", largest " << scale;
+  }
+}
+
+void ExpectAffineGradientsMatch(AffineKernel* kernel, Tensor* x, Tensor* w, Tensor* b,
+                                std::mt19937* rng) {
+  Tensor y;
+  PS_ASSERT_OK(kernel->Forward(*x, *w, *b, &y));
+  const Tensor r = RandomTensor(y.shape(), rng);
+  auto loss = [&] {
+    Tensor out;
+    PS_EXPECT_OK(kernel->Forward(*x, *w, *b, &out));
+    return Dot(out, r);
+  };
+  Tensor dx, dw, db;
+  PS_ASSERT_OK(kernel->Backward(*x, *w, r, &dx, &dw, &db));
+  GradCheckOptions options;
+  options.eps = 1.0;
+  ExpectGradientMatches("x", x, dx, loss, options);
+  ExpectGradientMatches("w", w, dw, loss, options);
+  ExpectGradientMatches("b", b, db, loss, options);
 }
 
 void ExpectModelGradientsMatch(const std::vector<VariableSpec>& variables,

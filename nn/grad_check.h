@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "nn/kernels.h"
 #include "nn/model.h"
 
 namespace pstrain {
@@ -42,6 +43,18 @@ struct GradCheckOptions {
 // (non-fatal, naming i) on mismatch. loss() reads *x; x is restored.
 void ExpectGradientMatches(const char* what, Tensor* x, const Tensor& analytic,
                            const std::function<double()>& loss, const GradCheckOptions& options);
+
+// |got - want| <= tol * max |want| at every element, else a gtest failure
+// naming the first element that is not: for kernels that sum in another
+// order than their reference, where a wrong index is off by O(1).
+void ExpectCloseToScale(const char* what, const Tensor& got, const Tensor& want, double tol);
+
+// An AffineKernel's dx, dw and db for x, w and b against numerical gradients
+// of sum(y * r), r drawn from rng. The loss is linear in each operand, so a
+// central difference is exact for any step, and a step of 1 keeps the
+// forward pass's rounding (divided by twice the step) out of the comparison.
+void ExpectAffineGradientsMatch(AffineKernel* kernel, Tensor* x, Tensor* w, Tensor* b,
+                                std::mt19937* rng);
 
 // A whole model's gradients: for each trainable variable, the 3 coordinates
 // with the largest gradients (all of a smaller variable; the largest must

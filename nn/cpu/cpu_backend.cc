@@ -10,6 +10,7 @@
 #include "nn/cpu/dense.h"
 #include "nn/cpu/dnnl_context.h"
 #include "nn/cpu/dropout.h"
+#include "nn/cpu/few_channel_conv.h"
 #include "nn/cpu/lrn.h"
 #include "nn/cpu/max_pool.h"
 #include "nn/cpu/relu.h"
@@ -35,6 +36,9 @@ class CpuBackend : public Backend {
   StatusOr<std::unique_ptr<AffineKernel>> Conv2D(const Conv2DConfig& config) override {
     if (WinogradConv2D::Supports(config)) {
       return std::unique_ptr<AffineKernel>(std::make_unique<WinogradConv2D>(config));
+    }
+    if (FewChannelConv2D::Supports(config)) {
+      return std::unique_ptr<AffineKernel>(std::make_unique<FewChannelConv2D>(config));
     }
     return std::unique_ptr<AffineKernel>(std::make_unique<cpu::Conv2D>(&dnnl_, config));
   }

@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cmath>
 #include <random>
 #include <string>
 
@@ -32,19 +30,6 @@ const WinoCase kCases[] = {
 
 Conv2DConfig ConfigOf(const WinoCase& c) { return {5, 5, c.cin, c.cout, 1, Padding::kSame}; }
 
-// |got - want| <= tol * max |want| for every element. Winograd's transforms
-// round differently from a direct sum: in these cases the worst error is
-// 1e-5 of the largest value; a wrong index or coefficient is off by O(1).
-void ExpectClose(const char* what, const Tensor& got, const Tensor& want, double tol) {
-  ASSERT_EQ(got.shape(), want.shape()) << what;
-  double scale = 0;
-  for (int64_t i = 0; i < want.size(); ++i) scale = std::max(scale, std::abs(double{want[i]}));
-  for (int64_t i = 0; i < got.size(); ++i) {
-    ASSERT_LE(std::abs(double{got[i]} - want[i]), tol * scale)
-        << what << " at " << i << ": " << got[i] << " vs " << want[i] << ", largest " << scale;
-  }
-}
-
 class WinogradConv2DTest : public ::testing::TestWithParam<std::tuple<WinoCase, GemmPath>> {
  protected:
   void SetUp() override {
@@ -62,7 +47,7 @@ TEST_P(WinogradConv2DTest, ForwardMatchesReference) {
   Tensor b = RandomTensor({c.cout}, &rng);
   Tensor y;
   PS_ASSERT_OK(conv.Forward(x, w, b, &y));
-  ExpectClose("y", y, ReferenceConv2D(x, w, b, 1, /*same=*/true), 2e-5);
+  ExpectCloseToScale("y", y, ReferenceConv2D(x, w, b, 1, /*same=*/true), 2e-5);
 }
 
 // The oneDNN kernel's backward pass is checked against numerical gradients
@@ -79,9 +64,9 @@ TEST_P(WinogradConv2DTest, BackwardMatchesTheDirectKernel) {
   Tensor dx, dw, db, want_dx, want_dw, want_db;
   PS_ASSERT_OK(conv.Backward(x, w, dy, &dx, &dw, &db));
   PS_ASSERT_OK(direct.Backward(x, w, dy, &want_dx, &want_dw, &want_db));
-  ExpectClose("dx", dx, want_dx, 2e-5);
-  ExpectClose("dw", dw, want_dw, 2e-5);
-  ExpectClose("db", db, want_db, 2e-6);
+  ExpectCloseToScale("dx", dx, want_dx, 2e-5);
+  ExpectCloseToScale("dw", dw, want_dw, 2e-5);
+  ExpectCloseToScale("db", db, want_db, 2e-6);
   // Without dx (as for a network's input), the same dw and db.
   Tensor dw_alone, db_alone;
   PS_ASSERT_OK(conv.Backward(x, w, dy, nullptr, &dw_alone, &db_alone));
@@ -105,22 +90,7 @@ TEST(WinogradConv2D, BackwardMatchesNumericalGradient) {
   Tensor x = RandomTensor({1, 5, 4, 16}, &rng);
   Tensor w = RandomTensor({5, 5, 16, 3}, &rng);
   Tensor b = RandomTensor({3}, &rng);
-  Tensor r = RandomTensor({1, 5, 4, 3}, &rng);
-  auto loss = [&] {
-    Tensor y;
-    PS_EXPECT_OK(conv.Forward(x, w, b, &y));
-    return Dot(y, r);
-  };
-  Tensor dx, dw, db;
-  PS_ASSERT_OK(conv.Backward(x, w, r, &dx, &dw, &db));
-  // The loss is linear in each operand, so a central difference is exact for
-  // any step, and a large one keeps the forward pass's rounding (divided by
-  // twice the step) out of the comparison.
-  GradCheckOptions options;
-  options.eps = 1.0;
-  ExpectGradientMatches("x", &x, dx, loss, options);
-  ExpectGradientMatches("w", &w, dw, loss, options);
-  ExpectGradientMatches("b", &b, db, loss, options);
+  ExpectAffineGradientsMatch(&conv, &x, &w, &b, &rng);
 }
 
 TEST(WinogradConv2D, SupportsOnlyWhatItComputesAndWins) {
