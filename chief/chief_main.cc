@@ -119,7 +119,8 @@ pstrain::Status StartEvaluationThread(const pstrain::cluster::ClusterConfig& con
                                data.columns ? nullptr : &data.test, options->test_rows,
                                pstrain::ImageInputOf(loaded.spec),
                                options->eval_use_moving_averages},
-      compute_threads, pstrain::cluster::EvaluateAtIdlePriorityFromFlagsOrDie(config));
+      compute_threads, pstrain::cluster::EvaluateAtIdlePriorityFromFlagsOrDie(config),
+      pstrain::EvaluationThread::MaxWaitingFor(*out->model));
   options->evaluation_thread = out->thread.get();
   return pstrain::OkStatus();
 }

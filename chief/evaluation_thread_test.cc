@@ -7,6 +7,8 @@
 
 #include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/testing/status_assertions.h"
 #include "core/testing/wait_until.h"
@@ -118,6 +120,51 @@ TEST_F(EvaluationThreadTest, CancelDropsTheEvaluationUnderWay) {
   ASSERT_TRUE(WaitUntil([&] { return (done = thread.Take()).has_value(); }));
   EXPECT_EQ(done->step, 2);
   PS_EXPECT_OK(done->result);
+}
+
+// With room for 2 to wait, three states are taken while the first is
+// evaluated, a fourth is refused, and the outcomes come in the order of the
+// states, each of its own step and time.
+TEST_F(EvaluationThreadTest, StatesWaitTheirTurnAndOutcomesComeInOrder) {
+  EvaluationThread thread(Evaluation(thread_model_.get()), /*compute_threads=*/1, /*idle=*/false,
+                          /*max_waiting=*/2);
+  for (int step = 1; step <= 3; ++step) ASSERT_TRUE(thread.Start(step, step * 10.0, state_));
+  EXPECT_TRUE(thread.full());
+  EXPECT_FALSE(thread.Start(4, 40.0, state_));
+  for (int step = 1; step <= 3; ++step) {
+    std::optional<EvaluationThread::Outcome> done = thread.WaitAndTake();
+    ASSERT_TRUE(done.has_value()) << "outcome " << step;
+    EXPECT_EQ(done->step, step);
+    EXPECT_EQ(done->training_secs, step * 10.0);
+    PS_EXPECT_OK(done->result);
+  }
+  EXPECT_FALSE(thread.WaitAndTake().has_value());
+  EXPECT_FALSE(thread.busy());
+  EXPECT_FALSE(thread.full());
+}
+
+// Cancel drops the states that wait as well as the one under way.
+TEST_F(EvaluationThreadTest, CancelDropsTheWaitingStates) {
+  EvaluationThread thread(Evaluation(thread_model_.get()), /*compute_threads=*/1, /*idle=*/false,
+                          /*max_waiting=*/2);
+  for (int step = 1; step <= 3; ++step) ASSERT_TRUE(thread.Start(step, step * 10.0, state_));
+  thread.Cancel();
+  EXPECT_FALSE(thread.busy());
+  EXPECT_FALSE(thread.Take().has_value());
+}
+
+// States wait up to 512 MiB (3 copies of the variables each), 16 at most; a
+// model of ids reads its rows from the ps tasks as it is evaluated, so its
+// states wait for none.
+TEST(EvaluationThreadWaiting, DependsOnTheModelsSize) {
+  for (const auto& [name, want] :
+       std::vector<std::pair<std::string, int>>{{"mnist", 13}, {"cifar10", 16}, {"mnist_ids", 0}}) {
+    auto spec = nn::LoadModelSpec(name);
+    PS_ASSERT_OK(spec);
+    auto model = nn::CreateModel(*spec);
+    PS_ASSERT_OK(model);
+    EXPECT_EQ(EvaluationThread::MaxWaitingFor(**model), want) << name;
+  }
 }
 
 }  // namespace

@@ -527,7 +527,14 @@ Status Supervisor::Finish() {
   // With the tables' rows, as every checkpoint (a delta where one is due).
   if (step != last_saved_step_) PS_RETURN_IF_ERROR(SaveCheckpoint("final"));
   PS_RETURN_IF_ERROR(MarkTrainingDone(options_.train_dir, "model.ckpt-" + std::to_string(step)));
-  if (options_.evaluation_thread != nullptr) options_.evaluation_thread->Cancel();
+  if (EvaluationThread* thread = options_.evaluation_thread; thread != nullptr) {
+    // The states still waiting were taken while training, at their times:
+    // their evaluations are reported, unless a reached target ended it.
+    if (!end_reason_.empty()) thread->Cancel();
+    while (std::optional<EvaluationThread::Outcome> done = thread->WaitAndTake()) {
+      PS_RETURN_IF_ERROR(ReportEvaluation(*done));
+    }
+  }
   PS_ASSIGN_OR_RETURN(EvalResult eval, final_evaluation_.Evaluate(state));
   char line[128];
   std::snprintf(line, sizeof(line), "final: step %lld, test accuracy %.4f (%lld examples)",
@@ -553,14 +560,16 @@ Status Supervisor::EvaluateWhileTraining() {
   EvaluationThread* const thread = options_.evaluation_thread;
   if (thread == nullptr) return OkStatus();
   if (std::optional<EvaluationThread::Outcome> done = thread->Take()) {
+    eval_progress_ = clock_->Now();
     PS_RETURN_IF_ERROR(ReportEvaluation(*done));
   }
   if (!end_reason_.empty() || !eval_timer_.Due()) return OkStatus();
   // At idle priority on a host busy beyond training, the thread may get no
-  // CPU at all: past a bound, this thread evaluates meanwhile, at its own
-  // priority, so that the evaluations (and the target) still come.
-  const bool starved = thread->busy() && clock_->Now() - eval_started_ > StarvedAfter();
-  if (thread->busy() && !starved) return OkStatus();
+  // CPU at all: past a bound without an outcome, this thread evaluates
+  // meanwhile, at its own priority, so that the evaluations (and the
+  // target) still come.
+  const bool starved = thread->busy() && clock_->Now() - eval_progress_ > StarvedAfter();
+  if (thread->full() && !starved) return OkStatus();
   // Done before the pull: a pull that fails is tried again at the next
   // evaluation's time, not at every poll.
   eval_timer_.Done();
@@ -568,11 +577,11 @@ Status Supervisor::EvaluateWhileTraining() {
   PsFleet::PsSteps steps;
   PS_RETURN_IF_ERROR(fleet_->PullState(&state, &steps));
   // The state's time is when it was pulled: what the evaluation says of it
-  // held then, however long the evaluation takes.
+  // held then, however long the evaluation and those before it take.
   const double secs = std::chrono::duration<double>(clock_->Now() - training_started_).count();
   if (!starved) {
+    if (!thread->busy()) eval_progress_ = clock_->Now();
     thread->Start(steps[0], secs, std::move(state));
-    eval_started_ = clock_->Now();
     return OkStatus();
   }
   LOG_FIRST_N(WARNING, 1) << "the evaluation thread got no CPU for "

@@ -225,10 +225,12 @@ class Supervisor {
   // restore (or ever).
   std::optional<std::vector<int>> sent_live_;
   StepWatch steps_;
-  Periodic checkpoint_timer_;      // save_checkpoint_secs; done at every save
-  Periodic eval_timer_;            // eval_secs; done as each evaluation starts
-  Clock::TimePoint eval_started_;  // of the evaluation on the thread
-  Periodic progress_timer_;        // progress_interval
+  Periodic checkpoint_timer_;  // save_checkpoint_secs; done at every save
+  Periodic eval_timer_;        // eval_secs; done as each evaluation starts
+  // When the evaluation thread last showed progress: an outcome taken, or
+  // a state handed to it while idle.
+  Clock::TimePoint eval_progress_;
+  Periodic progress_timer_;  // progress_interval
   // The final evaluation's, and a starved one's: the Supervisor's model and
   // fleet.
   const StateEvaluation final_evaluation_;
