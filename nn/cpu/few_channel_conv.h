@@ -8,8 +8,9 @@
 // the inner loops check no bounds. Forward keeps 6 output pixels x 16 output
 // channels in registers and adds each tap's weights to them; the weight
 // gradient keeps up to 6 taps x 16 output channels in registers over an
-// image's pixels (6 fit AVX2's 16 registers; AVX-512 holds 16 channels in one). Threads split the
-// images and sum their weight gradients in thread order.
+// image's pixels. 16 floats are two of AVX2's 16 registers, one of
+// AVX-512's 32, where both loops take 32 output channels at a time. Threads
+// split the images and sum their weight gradients in thread order.
 //
 // Thread safety: one caller at a time.
 #ifndef PSTRAIN_NN_CPU_FEW_CHANNEL_CONV_H_
