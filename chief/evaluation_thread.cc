@@ -64,12 +64,16 @@ bool EvaluationThread::busy() {
   return BusyLocked();
 }
 
-std::optional<EvaluationThread::Outcome> EvaluationThread::Take() {
-  MutexLock lock(&mu_);
+std::optional<EvaluationThread::Outcome> EvaluationThread::TakeLocked() {
   if (done_.empty()) return std::nullopt;
   Outcome out = std::move(done_.front());
   done_.pop_front();
   return out;
+}
+
+std::optional<EvaluationThread::Outcome> EvaluationThread::Take() {
+  MutexLock lock(&mu_);
+  return TakeLocked();
 }
 
 std::optional<EvaluationThread::Outcome> EvaluationThread::WaitAndTake() {
@@ -77,10 +81,7 @@ std::optional<EvaluationThread::Outcome> EvaluationThread::WaitAndTake() {
   changed_.wait(*lock.native(), [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return !done_.empty() || !BusyLocked();
   });
-  if (done_.empty()) return std::nullopt;
-  Outcome out = std::move(done_.front());
-  done_.pop_front();
-  return out;
+  return TakeLocked();
 }
 
 void EvaluationThread::Cancel() {

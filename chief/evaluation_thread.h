@@ -85,6 +85,7 @@ class EvaluationThread {
   };
   bool BusyLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool FullLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::optional<Outcome> TakeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const StateEvaluation evaluation_;
   const size_t max_waiting_;
