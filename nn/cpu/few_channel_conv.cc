@@ -22,7 +22,9 @@ constexpr int kTaps = 6;        // taps the weight gradient keeps in registers
 
 // 16 floats: one AVX-512 register, two AVX2 ones. Every function that takes
 // or returns one is inlined into the PSTRAIN_CLONES functions below, so no
-// call passes it across the baseline ABI that -Wpsabi warns about.
+// call passes it across the baseline ABI that -Wpsabi warns about. No clone
+// uses one directly: clang refuses a V16 passed from a clone to a function
+// built for the baseline, even one always inlined.
 typedef float V16 __attribute__((vector_size(64)));
 #pragma GCC diagnostic ignored "-Wpsabi"
 
@@ -199,13 +201,19 @@ __attribute__((always_inline)) inline void RowGradients(const float* padded, con
   }
 }
 
-PSTRAIN_CLONES void WeightGradImage(const float* padded, const Geometry& g, const float* dy,
-                                    float* dw, float* db) {
+// db += dy summed over the image's pixels.
+__attribute__((always_inline)) inline void BiasGradients(const Geometry& g, const float* dy,
+                                                         float* db) {
   for (int64_t oc = 0; oc < g.cout; oc += kLanes) {
     V16 sum = V16{};
     for (int64_t o = oc; o < g.outputs(); o += g.cout) sum += Load(dy + o);
     AddTo(db + oc, sum);
   }
+}
+
+PSTRAIN_CLONES void WeightGradImage(const float* padded, const Geometry& g, const float* dy,
+                                    float* dw, float* db) {
+  BiasGradients(g, dy, db);
   const bool wide = WideRegisters();
   for (int64_t i = 0; i < g.kh; ++i) {
     int64_t oc = 0;
