@@ -4,12 +4,14 @@
 //
 // One step = LossAndGradients at batch 128 on random data plus a Nesterov
 // momentum update (lr 0.01, momentum 0.9) of every variable. Prints one line
-// of JSON with min / median / max seconds per step and images per second.
+// of JSON with min / median / mean / max seconds per step and images per
+// second.
 #include <gflags/gflags.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <numeric>
 #include <vector>
 
 #include "bench/local_step.h"
@@ -57,11 +59,12 @@ int Run() {
   std::sort(times.begin(), times.end());
   const size_t n = times.size();
   const double median = n % 2 == 1 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
+  const double mean = std::accumulate(times.begin(), times.end(), 0.0) / n;
   std::printf(
       "{\"bench\":\"step\",\"model\":\"%s\",\"batch\":%d,\"warmup\":%d,\"steps\":%d,"
-      "\"step_s\":{\"min\":%.5f,\"median\":%.5f,\"max\":%.5f},"
+      "\"step_s\":{\"min\":%.5f,\"median\":%.5f,\"mean\":%.5f,\"max\":%.5f},"
       "\"imgs_per_s_median\":%.1f,\"final_loss\":%.4f}\n",
-      FLAGS_model.c_str(), FLAGS_batch, FLAGS_warmup, FLAGS_steps, times.front(), median,
+      FLAGS_model.c_str(), FLAGS_batch, FLAGS_warmup, FLAGS_steps, times.front(), median, mean,
       times.back(), FLAGS_batch / median, loss);
   return 0;
 }
