@@ -26,7 +26,7 @@ void Scale(Tensor* t, float factor) {
 // instead of a branch per element (millions of them per step). Cloned: at
 // the baseline's 4 lanes the sum's one chain of additions bounds the pass
 // (0.9 CPU ms of mnist's step), at AVX-512's 16 the memory does.
-PSTRAIN_CLONES __attribute__((noinline)) bool AllFinite(const float* x, int64_t n) {
+PSTRAIN_CLONES bool AllFinite(const float* x, int64_t n) {
   float probe = 0;
 #pragma omp simd reduction(+ : probe)
   for (int64_t i = 0; i < n; ++i) probe += x[i] * 0.0f;
