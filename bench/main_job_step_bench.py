@@ -35,8 +35,8 @@ import time
 from datetime import datetime
 
 STEP_LINE = re.compile(r"^\[worker:0\] I\d{8} (\d\d:\d\d:\d\d\.\d+) .*: step (\d+), loss")
-PARTS_LINE = re.compile(r"^\[worker:0\] .*per step: pull ([0-9.]+) ms, waiting for variables "
-                        r"([0-9.]+) ms, compute ([0-9.]+) ms, push ([0-9.]+) ms")
+PARTS_LINE = re.compile(r"^\[worker:0\] .*per step: pull ([0-9.e+-]+) ms, waiting for variables "
+                        r"([0-9.e+-]+) ms, compute ([0-9.e+-]+) ms, push ([0-9.e+-]+) ms")
 
 
 def probe(build, steps):

@@ -61,11 +61,24 @@ class DenseVariables {
   Status CheckGradient(const std::string& name, const Shape& shape) const;
 
   struct Variable;
-  // The variables gradients name, each with its gradient: what Apply takes.
-  using Work = std::vector<std::pair<Variable*, const Tensor*>>;
-  StatusOr<Work> Resolve(const std::map<std::string, Tensor>& grads) const;
-  // Applies each gradient to its variable at rate `lr`, and moves its
-  // shadow at the decay for global step `produced_step`.
+  // One gradient to apply: its variable, and where the variable's updated
+  // value is also written (null: nowhere), such as a worker's memory that
+  // the ps maps (PushHeader.arena_rooms).
+  struct Update {
+    Variable* var;
+    const Tensor* grad;
+    float* copy_to = nullptr;
+  };
+  using Work = std::vector<Update>;
+  // The variables gradients name, each with its gradient and with its
+  // `copies` entry (room for its whole value) if it has one: what Apply
+  // takes.
+  using ValueCopies = std::map<std::string, float*>;
+  StatusOr<Work> Resolve(const std::map<std::string, Tensor>& grads,
+                         const ValueCopies& copies = {}) const;
+  // Applies each gradient to its variable at rate `lr`, moves its shadow
+  // at the decay for global step `produced_step`, and writes the updated
+  // value to copy_to, block by block while it is in cache.
   void Apply(const Work& work, float lr, int64_t produced_step);
 
   using SharedTensor = std::shared_ptr<const Tensor>;

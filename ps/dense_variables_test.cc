@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -74,6 +75,58 @@ TEST(DenseVariables, SavedSlotsAndShadowsComeBackAndStrangersAreRefused) {
                                       {{"v/Momentum", Tensor({1}, {3})}})
                      .status(),
                  Code::kInvalidArgument);
+}
+
+// An update that also writes its variable elsewhere (a worker's arena)
+// gives the same bits as one that does not, and the copy is the value
+// after it: a variable large enough to be updated in halves and in
+// blocks, with Nesterov momentum and a shadow, and a non-trainable one.
+TEST(DenseVariables, AnUpdateCopiedOutLeavesTheSameValueInBothPlaces) {
+  proto::OptimizerConfig o;
+  o.set_name("Momentum");
+  o.set_learning_rate(0.05f);
+  o.set_momentum(0.9f);
+  o.set_use_nesterov(true);
+  DenseVariables::Options options;
+  options.ema_decay = 0.99f;
+  options.non_trainable = {"mean"};
+  constexpr int64_t kBig = (int64_t{1} << 21) + 12345;  // past kSplitElements, blocks uneven
+  Tensor w({kBig}), mean({100});
+  for (int64_t i = 0; i < kBig; ++i) w[i] = static_cast<float>(i % 977) * 1e-3f - 0.4f;
+  mean.Fill(0.5f);
+  std::map<std::string, Tensor> grads = {{"w", Tensor({kBig})}, {"mean", Tensor({100})}};
+  for (int64_t i = 0; i < kBig; ++i) grads["w"][i] = static_cast<float>(i % 31) * 0.01f - 0.15f;
+  grads["mean"].Fill(0.25f);
+  auto make = [&] {
+    auto made = DenseVariables::Make(options, std::move(Optimizer::Create(o)).value(),
+                                     {{"w", w}, {"mean", mean}}, {});
+    EXPECT_TRUE(made.ok()) << made.status().ToString();
+    return std::move(made).value();
+  };
+  auto plain = make();
+  auto copied = make();
+  std::vector<float> w_copy(kBig, -1.0f), mean_copy(100, -1.0f);
+  for (int push = 1; push <= 3; ++push) {
+    auto work = plain->Resolve(grads);
+    PS_ASSERT_OK(work.status());
+    plain->Apply(*work, 0.05f, push);
+    auto work_copied = copied->Resolve(grads, {{"w", w_copy.data()}, {"mean", mean_copy.data()}});
+    PS_ASSERT_OK(work_copied.status());
+    copied->Apply(*work_copied, 0.05f, push);
+  }
+  const auto want = plain->ReadState();
+  const auto got = copied->ReadState();
+  ASSERT_EQ(want.size(), got.size());
+  for (size_t k = 0; k < want.size(); ++k) {
+    ASSERT_EQ(want[k].first, got[k].first);
+    ASSERT_EQ(std::memcmp(want[k].second.data(), got[k].second.data(), want[k].second.bytes()), 0)
+        << want[k].first;
+  }
+  auto values = copied->ReadShared({"w", "mean"});
+  PS_ASSERT_OK(values.status());
+  EXPECT_EQ(std::memcmp(w_copy.data(), (*values)[0].second->data(), kBig * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(mean_copy.data(), (*values)[1].second->data(), 100 * sizeof(float)), 0);
+  EXPECT_FLOAT_EQ(mean_copy[0], 0.5f - 3 * 0.25f);
 }
 
 }  // namespace

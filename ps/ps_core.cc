@@ -304,14 +304,17 @@ TensorAssembler::Limits PsCore::PushLimits(const proto::PushHeader& header) cons
 }
 
 StatusOr<proto::PushResponse> PsCore::Push(const proto::PushHeader& header,
-                                           std::map<std::string, Tensor> grads) {
+                                           std::map<std::string, Tensor> grads,
+                                           ClientMemory client) {
   PS_RETURN_IF_ERROR(CheckPushHeader(header));
   PS_ASSIGN_OR_RETURN(const PushLedger::Ticket ticket, pushes_.Begin(header));
   if (ticket.repeat) {
     repeated_pushes_.fetch_add(1);
-    return ticket.answer;
+    proto::PushResponse answer = ticket.answer;
+    answer.set_values_in_arena(false);  // written for the first, not now
+    return answer;
   }
-  auto applied = ApplyPush(header, std::move(grads));
+  auto applied = ApplyPush(header, std::move(grads), client);
   pushes_.End(ticket, applied);
   return applied;
 }
@@ -326,8 +329,32 @@ bool PsCore::DropPushReply(const proto::PushHeader& header) const {
   return drop_push_reply_ && drop_push_reply_(header);
 }
 
+StatusOr<DenseVariables::ValueCopies> PsCore::RoomsIn(const proto::PushHeader& header,
+                                                      const std::map<std::string, Tensor>& grads,
+                                                      ClientMemory client) {
+  DenseVariables::ValueCopies copies;
+  for (const auto& [name, room] : header.arena_rooms()) {
+    const auto grad = grads.find(name);
+    const std::string what = "worker:" + std::to_string(header.worker()) + "'s arena room for " +
+                             name + " (offset " + std::to_string(room.offset()) + ", " +
+                             std::to_string(room.bytes()) + " bytes)";
+    if (grad == grads.end()) {
+      return InvalidArgument(what + ": not a variable of this push; nothing applied");
+    }
+    if (room.bytes() != grad->second.bytes() || room.offset() % sizeof(float) != 0 ||
+        room.offset() > client.bytes || room.bytes() > client.bytes - room.offset()) {
+      return InvalidArgument(what + ": not " + std::to_string(grad->second.bytes()) +
+                             " float-aligned bytes inside its " + std::to_string(client.bytes) +
+                             "-byte arena; nothing applied");
+    }
+    copies[name] = reinterpret_cast<float*>(client.data + room.offset());
+  }
+  return copies;
+}
+
 StatusOr<proto::PushResponse> PsCore::ApplyPush(const proto::PushHeader& header,
-                                                std::map<std::string, Tensor> grads) {
+                                                std::map<std::string, Tensor> grads,
+                                                ClientMemory client) {
   if (grads.size() != static_cast<size_t>(header.num_tensors())) {
     return InvalidArgument("worker:" + std::to_string(header.worker()) + " sent " +
                            std::to_string(grads.size()) + " of " +
@@ -377,11 +404,17 @@ StatusOr<proto::PushResponse> PsCore::ApplyPush(const proto::PushHeader& header,
     if (header.local_step() > 0) workers_.Heartbeat(header.worker(), header.local_step());
     return response;
   }
+  DenseVariables::ValueCopies copies;
+  if (client.data != nullptr) {
+    PS_ASSIGN_OR_RETURN(copies, RoomsIn(header, grads, client));
+  }
   if (header.local_step() > 0) workers_.Heartbeat(header.worker(), header.local_step());
-  PS_ASSIGN_OR_RETURN(int64_t step, store_->ApplyGradients(grads, header.increment_global_step(),
-                                                           header.computed_at_step(), sparse));
+  PS_ASSIGN_OR_RETURN(int64_t step,
+                      store_->ApplyGradients(grads, header.increment_global_step(),
+                                             header.computed_at_step(), sparse, copies));
   response.set_outcome(proto::APPLIED);
   response.set_global_step(step);
+  response.set_values_in_arena(!copies.empty());
   return response;
 }
 

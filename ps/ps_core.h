@@ -32,6 +32,14 @@
 
 namespace pstrain {
 
+// A client's memory that a transport maps (the tensor channel's arena),
+// where a push may ask the ps to write its variables (PsCore::Push); none
+// when data is null.
+struct ClientMemory {
+  char* data = nullptr;
+  uint64_t bytes = 0;
+};
+
 class PsCore {
  public:
   // The longest reason EndTraining takes, and the longest failure a worker
@@ -127,9 +135,17 @@ class PsCore {
   // returns. A push is applied whole or not at all.
   // A push the ps applied before (the same worker, incarnation and
   // sequence: its answer was lost and it came again) is answered as the
-  // first time and not applied (ps/push_ledger.h).
+  // first time and not applied (ps/push_ledger.h), its values written
+  // nowhere.
+  //
+  // `client`: the client's memory that the transport maps (the tensor
+  // channel's arena, ClientMemory), where header.arena_rooms lie. Async, each variable
+  // a room names is written there once updated (values_in_arena). A room
+  // for a name that is not a variable of this push, outside the memory,
+  // not float-aligned or not its variable's size is InvalidArgument, and
+  // nothing is applied. Without client memory the rooms are left alone.
   StatusOr<proto::PushResponse> Push(const proto::PushHeader& header,
-                                     std::map<std::string, Tensor> grads);
+                                     std::map<std::string, Tensor> grads, ClientMemory client = {});
   // Pushes answered as repeats, not applied again.
   int64_t repeated_pushes() const { return repeated_pushes_.load(); }
 
@@ -190,7 +206,12 @@ class PsCore {
 
   // Push after its checks and the ledger's: applied (async) or offered (sync).
   StatusOr<proto::PushResponse> ApplyPush(const proto::PushHeader& header,
-                                          std::map<std::string, Tensor> grads);
+                                          std::map<std::string, Tensor> grads, ClientMemory client);
+  // Where header.arena_rooms put each named variable's value in `client`,
+  // checked as Push says.
+  static StatusOr<DenseVariables::ValueCopies> RoomsIn(const proto::PushHeader& header,
+                                                       const std::map<std::string, Tensor>& grads,
+                                                       ClientMemory client);
 
   const int task_index_;
   const uint64_t incarnation_;

@@ -49,7 +49,8 @@ Status HandleInitStream(PsCore* core, const NextPart<proto::InitHeader>& next) {
 
 namespace {
 
-StatusOr<proto::PushResponse> ReadAndPush(PsCore* core, const NextPart<proto::PushHeader>& next) {
+StatusOr<proto::PushResponse> ReadAndPush(PsCore* core, const NextPart<proto::PushHeader>& next,
+                                          ClientMemory client) {
   proto::PushHeader header;
   PS_RETURN_IF_ERROR(ReadHeader(next, &header).Annotate("Push"));
   PS_RETURN_IF_ERROR(core->CheckPushHeader(header).Annotate("Push"));
@@ -63,7 +64,7 @@ StatusOr<proto::PushResponse> ReadAndPush(PsCore* core, const NextPart<proto::Pu
   }
   auto grads = assembler.Finish();
   if (!grads.ok()) return grads.status().Annotate("Push");
-  auto pushed = core->Push(header, std::move(grads).value());
+  auto pushed = core->Push(header, std::move(grads).value(), client);
   if (!pushed.ok()) return pushed.status().Annotate("Push");
   if (core->DropPushReply(header)) {
     return Unavailable("Push: the answer was dropped after the ps applied it (a test's fault)");
@@ -74,8 +75,9 @@ StatusOr<proto::PushResponse> ReadAndPush(PsCore* core, const NextPart<proto::Pu
 }  // namespace
 
 StatusOr<proto::PushResponse> HandlePushStream(PsCore* core,
-                                               const NextPart<proto::PushHeader>& next) {
-  auto pushed = ReadAndPush(core, next);
+                                               const NextPart<proto::PushHeader>& next,
+                                               ClientMemory client) {
+  auto pushed = ReadAndPush(core, next, client);
   if (!pushed.ok()) core->CountRefusedPush();
   return pushed;
 }

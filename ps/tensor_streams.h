@@ -28,8 +28,11 @@ using NextPart = std::function<StatusOr<StreamPart>(Header* header, TensorAssemb
 
 // Errors are annotated "Init: ..." and "Push: ..." as the client sees them.
 Status HandleInitStream(PsCore* core, const NextPart<proto::InitHeader>& next);
+// `client`: the client's memory the transport maps, for the push's
+// arena_rooms (PsCore::Push).
 StatusOr<proto::PushResponse> HandlePushStream(PsCore* core,
-                                               const NextPart<proto::PushHeader>& next);
+                                               const NextPart<proto::PushHeader>& next,
+                                               ClientMemory client = {});
 
 }  // namespace pstrain
 

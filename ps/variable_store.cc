@@ -202,10 +202,11 @@ StatusOr<std::vector<std::pair<std::string, Tensor>>> VariableStore::ReadState()
 StatusOr<int64_t> VariableStore::ApplyGradients(const std::map<std::string, Tensor>& grads,
                                                 bool increment_global_step,
                                                 int64_t global_step_hint,
-                                                const std::map<std::string, SparseRows>& sparse) {
+                                                const std::map<std::string, SparseRows>& sparse,
+                                                const DenseVariables::ValueCopies& copies) {
   ReaderLock lock(&mu_);
   PS_RETURN_IF_ERROR(CheckReadyLocked());
-  PS_ASSIGN_OR_RETURN(const DenseVariables::Work work, variables_->Resolve(grads));
+  PS_ASSIGN_OR_RETURN(const DenseVariables::Work work, variables_->Resolve(grads, copies));
   PS_RETURN_IF_ERROR(tables_->Check(sparse));
   if (!options_.holds_global_step) {
     int64_t seen = global_step_.load();

@@ -156,9 +156,12 @@ class VariableStore {
   // and held here).
   // Async: a ps that does not hold global_step learns it from the pushes
   // (global_step_hint, the step the worker last saw), for the schedule.
+  // `copies`: for variables among grads, where each one's value is also
+  // written once updated (DenseVariables::Apply).
   StatusOr<int64_t> ApplyGradients(const std::map<std::string, Tensor>& grads,
                                    bool increment_global_step, int64_t global_step_hint = 0,
-                                   const std::map<std::string, SparseRows>& sparse = {});
+                                   const std::map<std::string, SparseRows>& sparse = {},
+                                   const DenseVariables::ValueCopies& copies = {});
 
   // Sync replicas: offers one worker's gradients computed at step
   // `computed_at` to this ps's accumulator (ps/sync_accumulator.h). When they

@@ -141,11 +141,13 @@ Trainer::Trainer(nn::Model* model, PsFleet* fleet, data::BatchSource* input,
       // A model of ids needs its rows whole before the step: they come with
       // the variables in one pull, and the step's transfers are not
       // overlapped with its computation.
-      overlap_(options.overlap && model->lookups().empty()) {
+      overlap_(options.overlap && model->lookups().empty()),
+      pull_with_push_(!overlap_ && !options.sync && model->lookups().empty()) {
   RenewBuffers();
 }
 
 void Trainer::RenewBuffers() {
+  values_pulled_ = false;
   // Where the ps tasks on this host write the variables and read the
   // gradients, without a copy on this side.
   if (fleet_ == nullptr) return;
@@ -238,7 +240,8 @@ StatusOr<PsFleet::PushResult> Trainer::PushedOnce(StatusOr<PsFleet::PushResult> 
       return pushed.status().Annotate("gave up sending push " + std::to_string(sequence));
     }
     pushed = fleet_->PushGradientsAndRows(grads_, tables_, row_grads_, options_.worker_index,
-                                          local_step, steps_, options_.sync, sequence);
+                                          local_step, steps_, options_.sync, sequence,
+                                          pull_with_push_ ? &params_ : nullptr);
   }
   return pushed;
 }
@@ -271,7 +274,10 @@ Status Trainer::Step(int64_t min_step, int64_t local_step, StepRecord* record) {
 
 Status Trainer::SerialStep(int64_t min_step, int64_t local_step, StepRecord* record) {
   const auto t0 = clock_->Now();
-  PS_RETURN_IF_ERROR(Pull(min_step));
+  // The last push wrote the variables as they are after it: a pull now
+  // would read the same (or the next push's of another worker).
+  if (!values_pulled_) PS_RETURN_IF_ERROR(Pull(min_step));
+  values_pulled_ = false;
   record->pull_secs = std::chrono::duration<double>(clock_->Now() - t0).count();
   if (ReachedMaxSteps(record)) return OkStatus();
   const auto t1 = clock_->Now();
@@ -288,9 +294,14 @@ Status Trainer::SerialStep(int64_t min_step, int64_t local_step, StepRecord* rec
   PS_ASSIGN_OR_RETURN(
       record->pushed,
       PushedOnce(fleet_->PushGradientsAndRows(grads_, tables_, row_grads_, options_.worker_index,
-                                              local_step, steps_, options_.sync, sequence),
+                                              local_step, steps_, options_.sync, sequence,
+                                              pull_with_push_ ? &params_ : nullptr),
                  sequence, local_step));
   record->push_secs = std::chrono::duration<double>(clock_->Now() - t2).count();
+  if (record->pushed.values_pulled) {
+    values_pulled_ = true;
+    steps_ = record->pushed.steps;  // each ps's step as the values were written
+  }
   return OkStatus();
 }
 

@@ -156,7 +156,8 @@ class Trainer {
   StatusOr<PsFleet::PushResult> PushedOnce(StatusOr<PsFleet::PushResult> pushed, uint64_t sequence,
                                            int64_t local_step);
   // After a failed step: a ps may still read or write the variables and
-  // gradients where they lie (the arena), so they are retired for new ones.
+  // gradients where they lie (the arena), so they are retired for new ones
+  // (and the next step pulls).
   void RenewBuffers();
   // Whether the heartbeats say the chief ended training (logged once).
   bool EndedByChief();
@@ -173,6 +174,12 @@ class Trainer {
   Backoff backoff_;
   Clock* const clock_;
   const bool overlap_;  // the step's transfers overlapped with its computation
+  // Serial async steps of a model without lookups ask each push to write
+  // the variables after it into params_ (PsFleet::PushGradientsAndRows'
+  // pull_into); values_pulled_: the last push did, so the next step
+  // needs no pull.
+  const bool pull_with_push_;
+  bool values_pulled_ = false;
   bool ended_logged_ = false;
   std::vector<Tensor> params_, grads_;
   // Per lookup of a model of ids, the batch's ids and rows, and the rows'

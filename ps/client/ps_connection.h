@@ -98,6 +98,19 @@ class PsConnection {
                            int64_t* step) = 0;
   virtual StatusOr<proto::PushResponse> Push(const proto::PushHeader& header,
                                              const NamedTensors& grads) = 0;
+  // Push, then each variable of the push as it is once applied (what a
+  // Pull right after would give), written into `into`'s tensor of its name
+  // where the transport can have the ps write it there itself: the
+  // answer's values_in_arena says it did, every one. Where it cannot
+  // (another transport, memory the ps does not map, a push answered as a
+  // repeat, sync replicas) `into` is left alone and the caller pulls. This
+  // default is Push.
+  virtual StatusOr<proto::PushResponse> PushAndPull(const proto::PushHeader& header,
+                                                    const NamedTensors& grads,
+                                                    const std::map<std::string, Tensor>& into) {
+    (void)into;
+    return Push(header, grads);
+  }
   // A push of header.num_tensors gradients, written as they come. This
   // default keeps them and makes one Push at Finish; a transport that can
   // put each on the wire at once overrides it.

@@ -626,33 +626,44 @@ Status PsFleet::CheckPush(const std::vector<Tensor>& grads, const std::vector<Ta
   return OkStatus();
 }
 
-StatusOr<PsFleet::PushResult> PsFleet::PushGradientsAndRows(const std::vector<Tensor>& grads,
-                                                            const std::vector<TableStep>& tables,
-                                                            const std::vector<Tensor>& row_grads,
-                                                            int worker, int64_t local_step,
-                                                            const PsSteps& pulled, bool sync,
-                                                            uint64_t sequence) {
+StatusOr<PsFleet::PushResult> PsFleet::PushGradientsAndRows(
+    const std::vector<Tensor>& grads, const std::vector<TableStep>& tables,
+    const std::vector<Tensor>& row_grads, int worker, int64_t local_step, const PsSteps& pulled,
+    bool sync, uint64_t sequence, std::vector<Tensor>* pull_into) {
   PS_RETURN_IF_ERROR(CheckPush(grads, tables, row_grads));
   sequence = SequenceFor(sequence);
-  std::map<std::string, const Tensor*> by_name;
-  for (size_t i = 0; i < variables_.size(); ++i) by_name[variables_[i].name] = &grads[i];
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < variables_.size(); ++i) index[variables_[i].name] = i;
+  if (pull_into != nullptr) {
+    pull_into->resize(variables_.size());
+    for (size_t v = 0; v < variables_.size(); ++v) ShapeVariable(v, pull_into);
+  }
   PushResult result;
   result.sequence = sequence;
   result.steps.resize(num_ps());
   result.outcomes.resize(num_ps());
+  std::vector<char> written(num_ps(), 0);  // char: set by each ps's thread
   PS_RETURN_IF_ERROR(ForEachPs([&](int ps) -> Status {
     proto::PushHeader header = PushHeaderFor(ps, worker, local_step, pulled, sync, sequence);
     std::vector<Tensor> slices;
     slices.reserve(shards_by_ps_[ps].size() + tables.size());
     NamedTensors named;
+    // Where the ps writes its variables' values after the push: views of
+    // pull_into.
+    std::map<std::string, Tensor> into;
     for (const cluster::Shard* shard : shards_by_ps_[ps]) {
-      const Tensor* whole = by_name.at(shard->variable);
+      const size_t v = index.at(shard->variable);
+      const Tensor* whole = &grads[v];
       if (shard->num_parts == 1) {
         named.emplace_back(shard->name, whole);
       } else {
         slices.push_back(SliceRows(*whole, *shard));
         named.emplace_back(shard->name, &slices.back());
       }
+      if (pull_into == nullptr) continue;
+      Tensor& value = (*pull_into)[v];
+      into[shard->name] = shard->num_parts == 1 ? Tensor::View(value.shape(), value.data())
+                                                : RowsToFill(&value, *shard);
     }
     // Each table's rows this ps holds, gathered from their places.
     for (size_t t = 0; t < tables.size(); ++t) {
@@ -670,12 +681,16 @@ StatusOr<PsFleet::PushResult> PsFleet::PushGradientsAndRows(const std::vector<Te
       slices.push_back(std::move(rows));
       named.emplace_back(table.table, &slices.back());
     }
-    auto response = clients_[ps]->Push(header, named);
+    auto response = pull_into != nullptr ? clients_[ps]->PushAndPull(header, named, into)
+                                         : clients_[ps]->Push(header, named);
     if (!response.ok()) return response.status();
     result.steps[ps] = response->global_step();
     result.outcomes[ps] = response->outcome();
+    written[ps] = into.empty() || response->values_in_arena();
     return OkStatus();
   }));
+  result.values_pulled = pull_into != nullptr &&
+                         std::all_of(written.begin(), written.end(), [](char w) { return w != 0; });
   return result;
 }
 

@@ -134,6 +134,9 @@ class PsFleet {
     uint64_t sequence = 0;                     // the push's number (PushHeader.sequence)
     PsSteps steps;                             // each ps's step after the push
     std::vector<proto::PushOutcome> outcomes;  // per ps
+    // Every ps wrote each variable it holds, as it is after the push,
+    // into the push's pull_into: no pull is needed for them.
+    bool values_pulled = false;
     int64_t global_step() const { return steps[0]; }
     bool any(proto::PushOutcome o) const;
   };
@@ -207,12 +210,17 @@ class PsFleet {
                               PsSteps* steps, int64_t min_step = 0,
                               std::chrono::milliseconds wait = std::chrono::milliseconds(0));
   // PushGradients, with each table's gradient rows (row_grads[t]: [its
-  // unique ids, dim]) in the same pushes.
+  // unique ids, dim]) in the same pushes. pull_into (may be null): whole
+  // variables in model order, shaped as PullVariables shapes them, where
+  // each ps writes its variables' values once the push is applied, where
+  // it can (PsConnection::PushAndPull); values_pulled says whether all
+  // were written. The tables' rows are not.
   StatusOr<PushResult> PushGradientsAndRows(const std::vector<Tensor>& grads,
                                             const std::vector<TableStep>& tables,
                                             const std::vector<Tensor>& row_grads, int worker,
                                             int64_t local_step, const PsSteps& pulled, bool sync,
-                                            uint64_t sequence = 0);
+                                            uint64_t sequence = 0,
+                                            std::vector<Tensor>* pull_into = nullptr);
 
   // The status of ps 0, which keeps global_step and the finished workers.
   StatusOr<proto::StatusResponse> CoordinatorStatus();

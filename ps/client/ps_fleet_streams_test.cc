@@ -3,7 +3,8 @@
 // the tensor channel, through shared memory where this machine has it) and
 // in-process ones (which ThreadSanitizer can follow: Debian's gRPC is not
 // instrumented). The same effect as PullVariables and PushGradients,
-// variable by variable, and nothing applied of a push given up.
+// variable by variable, and nothing applied of a push given up; and a
+// push that pulls (PushGradientsAndRows' pull_into).
 #include "ps/client/ps_fleet_streams.h"
 
 #include <gtest/gtest.h>
@@ -206,6 +207,52 @@ std::string PsKind(const ::testing::TestParamInfo<bool>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ps, FleetStreams, ::testing::Values(true, false), PsKind);
+// A push that pulls: on loopback, where the variables lie in the arena
+// both ps tasks map, each ps writes its variables (a's two shards too) as
+// they are after the push, with each ps's step: what a pull would give.
+// Sent again under its number (its answer lost), it is applied once and
+// writes nothing. In process there is no arena: nothing is written, and
+// the caller pulls.
+TEST_P(FleetStreams, APushThatPullsWritesTheValuesAfterItWhereTheArenaHoldsThem) {
+  std::vector<Tensor> grads = {Tensor({1000, 10}), Tensor({7}), Tensor({3, 3})};
+  for (int64_t i = 0; i < grads[0].size(); ++i) grads[0][i] = static_cast<float>(i % 7);
+  grads[1].Fill(2.0f);
+  grads[2].Fill(-1.0f);
+  std::vector<Tensor> values = fleet_->VariableBuffers();
+  for (Tensor& v : values) v.Fill(-7.0f);
+  const uint64_t sequence = fleet_->NextPushSequence();
+  auto pushed = fleet_->PushGradientsAndRows(grads, {}, {}, /*worker=*/0, /*local_step=*/1, {0, 0},
+                                             /*sync=*/false, sequence, &values);
+  ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
+  EXPECT_EQ(pushed->global_step(), 1);
+  std::vector<Tensor> pulled;
+  PsFleet::PsSteps steps;
+  PS_ASSERT_OK(fleet_->PullVariables(&pulled, &steps));
+  EXPECT_EQ(pushed->steps, steps);
+  EXPECT_EQ(pushed->values_pulled, GetParam());
+  for (size_t v = 0; v < init_.size(); ++v) {
+    for (int64_t i = 0; i < pulled[v].size(); ++i) {
+      ASSERT_EQ(pulled[v][i], init_[v][i] - grads[v][i]) << vars_[v].name << " " << i;
+    }
+    if (GetParam()) {
+      EXPECT_TRUE(SameBits(values[v], pulled[v])) << vars_[v].name;
+    } else {
+      for (int64_t i = 0; i < values[v].size(); ++i) ASSERT_EQ(values[v][i], -7.0f);
+    }
+  }
+
+  for (Tensor& v : values) v.Fill(-7.0f);
+  auto again = fleet_->PushGradientsAndRows(grads, {}, {}, 0, 1, {0, 0}, false, sequence, &values);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_FALSE(again->values_pulled);
+  EXPECT_EQ(again->global_step(), 1);
+  for (const Tensor& v : values) {
+    for (int64_t i = 0; i < v.size(); ++i) ASSERT_EQ(v[i], -7.0f);
+  }
+  PS_ASSERT_OK(fleet_->PullVariables(&pulled, &steps));
+  EXPECT_EQ(pulled[1][0], init_[1][0] - grads[1][0]);  // applied once
+}
+
 INSTANTIATE_TEST_SUITE_P(Ps, FleetStreamsOnLoopback, ::testing::Values(true), PsKind);
 
 }  // namespace

@@ -202,11 +202,23 @@ Status PsClient::RunPull(proto::PullRequest request, std::chrono::milliseconds t
 
 StatusOr<proto::PushResponse> PsClient::Push(const proto::PushHeader& header,
                                              const NamedTensors& grads) {
+  return PushInto(header, grads, nullptr);
+}
+
+StatusOr<proto::PushResponse> PsClient::PushAndPull(const proto::PushHeader& header,
+                                                    const NamedTensors& grads,
+                                                    const std::map<std::string, Tensor>& into) {
+  return PushInto(header, grads, &into);
+}
+
+StatusOr<proto::PushResponse> PsClient::PushInto(const proto::PushHeader& header,
+                                                 const NamedTensors& grads,
+                                                 const std::map<std::string, Tensor>* into) {
   proto::PushHeader counted = header;
   counted.set_num_tensors(static_cast<int32_t>(grads.size()));
   PS_ASSIGN_OR_RETURN(auto channel, Channel());
   if (channel != nullptr) {
-    auto pushed = channel->Push(counted, grads, wire_dtype_, transfer_timeout_);
+    auto pushed = channel->Push(counted, grads, wire_dtype_, transfer_timeout_, into);
     if (pushed.ok()) return pushed;
     if (!FallBack(pushed.status())) return ChannelOutcome(pushed.status());
   }

@@ -71,6 +71,11 @@ class PsClient : public PsConnection {
                    int64_t* step) override;
   StatusOr<proto::PushResponse> Push(const proto::PushHeader& header,
                                      const NamedTensors& grads) override;
+  // Values written into `into` over the tensor channel with the arena
+  // attached; over gRPC, as Push.
+  StatusOr<proto::PushResponse> PushAndPull(const proto::PushHeader& header,
+                                            const NamedTensors& grads,
+                                            const std::map<std::string, Tensor>& into) override;
   // Over the tensor channel, each gradient goes out as it is written; over
   // gRPC, all of them at Finish.
   StatusOr<std::unique_ptr<PushStream>> StartPush(const proto::PushHeader& header) override;
@@ -126,6 +131,9 @@ class PsClient : public PsConnection {
   bool FallBack(const Status& s);
   static constexpr std::chrono::seconds kChannelSkip{5};
   class ChannelPush;
+  // Push, and with `into` PushAndPull.
+  StatusOr<proto::PushResponse> PushInto(const proto::PushHeader& header, const NamedTensors& grads,
+                                         const std::map<std::string, Tensor>* into);
 
   const std::string name_;  // "ps:1 (localhost:2222)"
   const std::string host_;  // "localhost"

@@ -58,6 +58,16 @@ class RawChannelTest : public ::testing::Test {
   // region, or in the arena.
   Status PushShmChunk(uint64_t offset, bool in_arena = false) {
     const proto::PushHeader header = PushOfW();
+    const proto::ShmChunk chunk = ShmChunkOfW(offset, in_arena);
+    FrameBatch push;
+    push.Add(FrameKind::kPushHeader, &header);
+    push.Add(FrameKind::kShmChunk, &chunk);
+    push.Add(FrameKind::kEnd, nullptr);
+    return SendPush(push);
+  }
+
+  // w's gradient as a ShmChunk at `offset` of the region or the arena.
+  static proto::ShmChunk ShmChunkOfW(uint64_t offset, bool in_arena) {
     proto::ShmChunk chunk;
     chunk.mutable_head()->set_name("w");
     chunk.mutable_head()->mutable_meta()->set_dtype(proto::DT_FLOAT);
@@ -66,11 +76,7 @@ class RawChannelTest : public ::testing::Test {
     chunk.set_region_offset(offset);
     chunk.set_bytes(4096);
     chunk.set_in_arena(in_arena);
-    FrameBatch push;
-    push.Add(FrameKind::kPushHeader, &header);
-    push.Add(FrameKind::kShmChunk, &chunk);
-    push.Add(FrameKind::kEnd, nullptr);
-    return SendPush(push);
+    return chunk;
   }
 
   // The header of a push of one gradient, for w.

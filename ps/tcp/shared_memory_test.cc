@@ -412,6 +412,76 @@ TEST_F(HostileSharedMemory, AnArenaCarriesPushesFromAndPullsIntoWhereTheTensorsL
   }
 }
 
+// A push naming rooms in the arena: w's value after it is written there
+// (and nowhere else), and the reply says so. The same push again (its
+// answer lost) is answered as before without a write. A room outside the
+// arena, of another size than w, off a float's boundary, or for a name
+// the push does not carry is refused, and nothing is applied.
+TEST_F(HostileSharedMemory, APushWritesTheValuesAfterItIntoItsArenaRooms) {
+  SKIP_WITHOUT_SHARED_MEMORY();
+  auto arena = SharedArena::Create(3 * 4096);
+  PS_ASSERT_OK(arena);
+  char* base = (*arena)->region()->data();
+  float* grad = reinterpret_cast<float*>(base);
+  for (int i = 0; i < 1024; ++i) grad[i] = 1.0f;
+  auto push = [&](const std::string& name, uint64_t at, uint64_t bytes,
+                  proto::PushResponse* reply) -> Status {
+    proto::PushHeader header = PushOfW();
+    header.set_incarnation(11);
+    header.set_sequence(1);
+    (*header.mutable_arena_rooms())[name].set_offset(at);
+    (*header.mutable_arena_rooms())[name].set_bytes(bytes);
+    const proto::ShmChunk chunk = ShmChunkOfW(0, /*in_arena=*/true);
+    FrameBatch frames;
+    frames.Add(FrameKind::kPushHeader, &header);
+    frames.Add(FrameKind::kShmChunk, &chunk);
+    frames.Add(FrameKind::kEnd, nullptr);
+    PS_RETURN_IF_ERROR(frames.WriteTo(socket_.get()));
+    PS_ASSIGN_OR_RETURN(Frame answer, ReadFrame(socket_.get()));
+    if (answer.kind == FrameKind::kError) return ErrorOf(answer);
+    EXPECT_EQ(answer.kind, FrameKind::kPushReply);
+    return ParseMeta(answer, reply);
+  };
+  struct Bad {
+    std::string name;
+    uint64_t at, bytes;
+    std::string why;
+  };
+  const std::vector<Bad> bads = {
+      {"w", 3 * 4096 - 4092, 4096, "float-aligned bytes inside its 12288-byte arena"},
+      {"w", 4096, 4092, "not 4096 float-aligned bytes"},
+      {"w", 4098, 4096, "not 4096 float-aligned bytes"},
+      {"v", 4096, 4096, "not a variable of this push"}};
+  for (const Bad& bad : bads) {
+    ASSERT_NO_FATAL_FAILURE(Attach(*(*arena)->region(), /*arena=*/true));
+    proto::PushResponse reply;
+    ExpectRefused(push(bad.name, bad.at, bad.bytes, &reply), bad.why);
+    ASSERT_NO_FATAL_FAILURE(UseLocalSocket());  // the ps closed that one
+  }
+  for (char* p = base + 4096; p < base + 3 * 4096; ++p) ASSERT_EQ(*p, 0);
+
+  ASSERT_NO_FATAL_FAILURE(Attach(*(*arena)->region(), /*arena=*/true));
+  proto::PushResponse reply;
+  PS_ASSERT_OK(push("w", 4096, 4096, &reply));  // w: 3 - 1 = 2
+  EXPECT_TRUE(reply.values_in_arena());
+  EXPECT_EQ(reply.global_step(), 1);
+  const float* values = reinterpret_cast<const float*>(base + 4096);
+  for (int i = 0; i < 1024; ++i) ASSERT_EQ(values[i], 2.0f) << i;
+  EXPECT_EQ(grad[0], 1.0f);
+  for (char* p = base + 2 * 4096; p < base + 3 * 4096; ++p) ASSERT_EQ(*p, 0);
+
+  std::memset(base + 4096, 0, 4096);
+  PS_ASSERT_OK(push("w", 4096, 4096, &reply));  // a repeat: not applied
+  EXPECT_FALSE(reply.values_in_arena());
+  EXPECT_EQ(reply.global_step(), 1);
+  for (char* p = base + 4096; p < base + 2 * 4096; ++p) ASSERT_EQ(*p, 0);
+  std::map<std::string, Tensor> out;
+  int64_t step = -1;
+  PS_ASSERT_OK(ps_.client->Pull(7, {}, &out, &step));
+  EXPECT_EQ(step, 1);
+  EXPECT_EQ(out["w"][0], 2.0f);
+}
+
 }  // namespace
 }  // namespace tcp
 }  // namespace pstrain

@@ -215,23 +215,38 @@ Status TensorChannelClient::RefusalOr(ByteStream* stream, const Status& sent) {
 StatusOr<proto::PushResponse> TensorChannelClient::Push(const proto::PushHeader& header,
                                                         const NamedTensors& grads,
                                                         proto::DataType wire,
-                                                        std::chrono::milliseconds timeout) {
-  auto pushed = PushOnce(header, grads, wire, timeout);
+                                                        std::chrono::milliseconds timeout,
+                                                        const std::map<std::string, Tensor>* into) {
+  auto pushed = PushOnce(header, grads, wire, timeout, into);
   // The ps closed the idle connection as the push went out, reading none
   // of it: once more, on a new one.
   if (!pushed.ok() && ActionFor(pushed.status()) == Action::kResend) {
-    pushed = PushOnce(header, grads, wire, timeout);
+    pushed = PushOnce(header, grads, wire, timeout, into);
   }
   return pushed;
 }
 
-StatusOr<proto::PushResponse> TensorChannelClient::PushOnce(const proto::PushHeader& header,
-                                                            const NamedTensors& grads,
-                                                            proto::DataType wire,
-                                                            std::chrono::milliseconds timeout) {
+StatusOr<proto::PushResponse> TensorChannelClient::PushOnce(
+    const proto::PushHeader& header, const NamedTensors& grads, proto::DataType wire,
+    std::chrono::milliseconds timeout, const std::map<std::string, Tensor>* into) {
   PS_ASSIGN_OR_RETURN(auto c, Take(timeout));
+  proto::PushHeader asked = header;
+  // The values after the push, written by the ps where this task keeps
+  // them: all of them, or none asked (then the caller pulls).
+  if (into != nullptr) {
+    for (const auto& [name, tensor] : *into) {
+      uint64_t at = 0;
+      if (!InArena(*c, tensor, &at)) {
+        asked.clear_arena_rooms();
+        break;
+      }
+      proto::ArenaRoom& room = (*asked.mutable_arena_rooms())[name];
+      room.set_offset(at);
+      room.set_bytes(tensor.bytes());
+    }
+  }
   FrameBatch push;
-  push.Add(FrameKind::kPushHeader, &header);
+  push.Add(FrameKind::kPushHeader, &asked);
   // One write for the whole push: the ps reads a gradient in shared memory
   // where it lies, and only once every one has come.
   for (const auto& [name, tensor] : grads) AddTensor(c.get(), &push, name, *tensor, wire);

@@ -56,9 +56,13 @@ class TensorChannelClient {
   // unreachable on it, or refusing the connection), the error's hint is
   // Hint::kNotSent: nothing reached the ps, and the caller may send it
   // another way.
-  // The gradients travel as `wire` (DT_FLOAT or DT_BFLOAT16).
+  // The gradients travel as `wire` (DT_FLOAT or DT_BFLOAT16). `into` (may
+  // be null): where the ps writes each variable's value after the push
+  // (PsConnection::PushAndPull), asked only when every one lies in the
+  // arena the ps maps on the push's connection.
   StatusOr<proto::PushResponse> Push(const proto::PushHeader& header, const NamedTensors& grads,
-                                     proto::DataType wire, std::chrono::milliseconds timeout);
+                                     proto::DataType wire, std::chrono::milliseconds timeout,
+                                     const std::map<std::string, Tensor>* into = nullptr);
   // A push on a connection of its own, each tensor put on the wire as it is
   // written (PushStream); the header goes out at once. Errors as Push's.
   StatusOr<std::unique_ptr<PushStream>> StartPush(const proto::PushHeader& header,
@@ -99,7 +103,8 @@ class TensorChannelClient {
   // the ps closed it idle as the request went out, reading none of it
   // (Action::kResend).
   StatusOr<proto::PushResponse> PushOnce(const proto::PushHeader& header, const NamedTensors& grads,
-                                         proto::DataType wire, std::chrono::milliseconds timeout);
+                                         proto::DataType wire, std::chrono::milliseconds timeout,
+                                         const std::map<std::string, Tensor>* into);
   Status PullOnce(const proto::PullRequest& request, std::map<std::string, Tensor>* out,
                   int64_t* step, std::chrono::milliseconds timeout);
   void GiveBack(std::unique_ptr<Connection> connection);

@@ -66,8 +66,11 @@ Status ServePush(PsCore* core, ByteStream* stream, const Frame& first, SharedMem
   proto::PushHeader header;
   PS_RETURN_IF_ERROR(ParseMeta(first, &header).Annotate("Push"));
   PushFrames frames(stream, std::move(header), shared, timeouts);
+  ClientMemory arena;
+  if (shared.arena != nullptr) arena = {shared.arena->data(), shared.arena->bytes()};
   auto pushed = HandlePushStream(
-      core, [&frames](proto::PushHeader* h, TensorAssembler* a) { return frames.Next(h, a); });
+      core, [&frames](proto::PushHeader* h, TensorAssembler* a) { return frames.Next(h, a); },
+      arena);
   if (!pushed.ok()) return pushed.status();
   stream->SetDeadline(timeouts.DeadlineFor(0));
   return WriteFrame(stream, FrameKind::kPushReply, &*pushed);

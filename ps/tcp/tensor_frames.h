@@ -22,7 +22,8 @@
 //          ShmAttachArena(ShmAttach); reply: ShmAttachReply: the client's
 //          arena (shared_arena.h), beside the region; a ShmChunk may then
 //          lie in it (in_arena), and a pull may name where in it each
-//          variable goes (PullRequest.arena_rooms).
+//          variable goes (PullRequest.arena_rooms), as may a push for
+//          the values after it (PushHeader.arena_rooms).
 //
 // A chunk frame's TensorChunk holds no data: the frame's data is the chunk's.
 // After an Error the ps closes the connection.
