@@ -207,24 +207,26 @@ inline proto::PushHeader OneGradientPush() {
 }
 
 // An arena offered (ShmAttachArena; the fuzz ps has none to map), a push
-// whose gradient lies in it, and a pull naming a room in it.
+// whose gradient lies in it and that names a room in it for the value
+// after it, and a pull naming a room in it.
 inline std::string ChannelArena() {
   CapturedBytes out;
   tcp::FrameBatch batch;
   proto::ShmAttach attach;  // no descriptor comes with it
   attach.set_bytes(1 << 16);
   batch.Add(tcp::FrameKind::kShmAttachArena, &attach);
-  const proto::PushHeader header = OneGradientPush();
-  batch.Add(tcp::FrameKind::kPushHeader, &header);
+  const auto tensors = FuzzTensors();
+  const auto& [name, tensor] = tensors.front();
+  proto::PushHeader header = OneGradientPush();
   proto::PullRequest pull;
   pull.set_placement_fingerprint(kFingerprint);
-  for (const auto& [name, tensor] : FuzzTensors()) {
-    batch.AddArenaTensor(name, tensor, 64);
-    proto::ArenaRoom& room = (*pull.mutable_arena_rooms())[name];
+  for (auto* rooms : {header.mutable_arena_rooms(), pull.mutable_arena_rooms()}) {
+    proto::ArenaRoom& room = (*rooms)[name];
     room.set_offset(128);
     room.set_bytes(tensor.bytes());
-    break;
   }
+  batch.Add(tcp::FrameKind::kPushHeader, &header);
+  batch.AddArenaTensor(name, tensor, 64);
   batch.Add(tcp::FrameKind::kEnd, nullptr);
   batch.Add(tcp::FrameKind::kPullRequest, &pull);
   (void)batch.WriteTo(&out);
