@@ -349,6 +349,37 @@ StatusOr<DenseVariables::ValueCopies> PsCore::RoomsIn(const proto::PushHeader& h
     }
     copies[name] = reinterpret_cast<float*>(client.data + room.offset());
   }
+  // Rooms apart from each other and from the gradients in the same memory,
+  // which the update reads while it writes the rooms: only the client's
+  // memory could suffer, but the ps's two threads would race on it.
+  struct Span {
+    const char* begin;
+    const char* end;
+    std::string what;
+  };
+  std::vector<Span> spans;
+  for (const auto& [name, to] : copies) {
+    const char* begin = reinterpret_cast<const char*>(to);
+    spans.push_back({begin, begin + grads.at(name).bytes(), "the arena room for " + name});
+  }
+  for (const auto& [name, grad] : grads) {
+    const char* begin = reinterpret_cast<const char*>(grad.data());
+    if (begin >= client.data && begin < client.data + client.bytes) {
+      spans.push_back({begin, begin + grad.bytes(), "the gradient of " + name});
+    }
+  }
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
+    return a.begin < b.begin || (a.begin == b.begin && a.end < b.end);
+  });
+  const Span* furthest = nullptr;  // of the spans before, the one that ends last
+  for (const Span& span : spans) {
+    if (span.begin == span.end) continue;  // empty: overlaps nothing
+    if (furthest != nullptr && span.begin < furthest->end) {
+      return InvalidArgument("worker:" + std::to_string(header.worker()) + ": " + furthest->what +
+                             " overlaps " + span.what + " in its arena; nothing applied");
+    }
+    if (furthest == nullptr || span.end > furthest->end) furthest = &span;
+  }
   return copies;
 }
 

@@ -205,6 +205,9 @@ Status Trainer::WaitWithinStaleness(int64_t local_step) {
     if (slowest < 0 || local_step - slowest <= options_.staleness || EndedByChief()) {
       return OkStatus();
     }
+    // The others push meanwhile: the values the last push wrote grow
+    // stale, and the next step pulls.
+    values_pulled_ = false;
     if (clock_->Now() - last_log > std::chrono::seconds(5)) {
       LOG(INFO) << "worker:" << options_.worker_index << " is at local step " << local_step << ", "
                 << local_step - slowest << " ahead of the slowest live worker; waiting";

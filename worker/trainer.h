@@ -143,7 +143,8 @@ class Trainer {
   // sync waits with a log line. Aborted when stopped.
   StatusOr<std::unique_ptr<StreamedPull>> StartPull(int64_t min_step);
   // Async with bounded staleness: waits until this worker is within
-  // `staleness` steps of the slowest live worker.
+  // `staleness` steps of the slowest live worker (after a wait, the next
+  // step pulls).
   Status WaitWithinStaleness(int64_t local_step);
   // After a failed pull or push: OK (after a back-off wait) when the step is
   // worth retrying, else the error. Resets *min_step.

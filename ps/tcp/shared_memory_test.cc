@@ -416,7 +416,8 @@ TEST_F(HostileSharedMemory, AnArenaCarriesPushesFromAndPullsIntoWhereTheTensorsL
 // (and nowhere else), and the reply says so. The same push again (its
 // answer lost) is answered as before without a write. A room outside the
 // arena, of another size than w, off a float's boundary, or for a name
-// the push does not carry is refused, and nothing is applied.
+// the push does not carry, or over the gradient the ps reads, is refused,
+// and nothing is applied.
 TEST_F(HostileSharedMemory, APushWritesTheValuesAfterItIntoItsArenaRooms) {
   SKIP_WITHOUT_SHARED_MEMORY();
   auto arena = SharedArena::Create(3 * 4096);
@@ -451,7 +452,8 @@ TEST_F(HostileSharedMemory, APushWritesTheValuesAfterItIntoItsArenaRooms) {
       {"w", 3 * 4096 - 4092, 4096, "float-aligned bytes inside its 12288-byte arena"},
       {"w", 4096, 4092, "not 4096 float-aligned bytes"},
       {"w", 4098, 4096, "not 4096 float-aligned bytes"},
-      {"v", 4096, 4096, "not a variable of this push"}};
+      {"v", 4096, 4096, "not a variable of this push"},
+      {"w", 2048, 4096, "overlaps"}};  // the gradient, at 0
   for (const Bad& bad : bads) {
     ASSERT_NO_FATAL_FAILURE(Attach(*(*arena)->region(), /*arena=*/true));
     proto::PushResponse reply;

@@ -232,9 +232,12 @@ StatusOr<proto::PushResponse> TensorChannelClient::PushOnce(
   PS_ASSIGN_OR_RETURN(auto c, Take(timeout));
   proto::PushHeader asked = header;
   // The values after the push, written by the ps where this task keeps
-  // them: all of them, or none asked (then the caller pulls).
-  if (into != nullptr) {
+  // them: all of them, or none asked (then the caller pulls). Float32
+  // only, as a pull writes into the arena: a pull in bfloat16 gives
+  // rounded values.
+  if (into != nullptr && wire == proto::DT_FLOAT) {
     for (const auto& [name, tensor] : *into) {
+      if (tensor.bytes() == 0) continue;  // nothing to write
       uint64_t at = 0;
       if (!InArena(*c, tensor, &at)) {
         asked.clear_arena_rooms();
