@@ -383,21 +383,15 @@ StatusOr<DenseVariables::ValueCopies> PsCore::RoomsIn(const proto::PushHeader& h
   return copies;
 }
 
-StatusOr<proto::PushResponse> PsCore::ApplyPush(const proto::PushHeader& header,
-                                                std::map<std::string, Tensor> grads,
-                                                ClientMemory client) {
-  if (grads.size() != static_cast<size_t>(header.num_tensors())) {
-    return InvalidArgument("worker:" + std::to_string(header.worker()) + " sent " +
-                           std::to_string(grads.size()) + " of " +
-                           std::to_string(header.num_tensors()) + " gradients; nothing applied");
-  }
+StatusOr<std::map<std::string, SparseRows>> PsCore::TakeTableRows(
+    const proto::PushHeader& header, std::map<std::string, Tensor>* grads) const {
   // The tables' rows, each with its keys, repeated keys summed (TF's
   // optimizers deduplicate an IndexedSlices gradient so).
   PS_ASSIGN_OR_RETURN(std::vector<Lookup> tables, DecodeTableKeys(header.sparse(), "Push"));
   std::map<std::string, SparseRows> sparse;
   for (auto& [table, keys] : tables) {
-    auto it = grads.find(table);
-    if (it == grads.end()) {
+    auto it = grads->find(table);
+    if (it == grads->end()) {
       return InvalidArgument("worker:" + std::to_string(header.worker()) +
                              " sent keys but no rows for embedding table " + table +
                              "; nothing applied");
@@ -415,8 +409,21 @@ StatusOr<proto::PushResponse> PsCore::ApplyPush(const proto::PushHeader& header,
       rows.keys = std::move(keys);
       rows.rows = std::move(it->second);
     }
-    grads.erase(it);
+    grads->erase(it);
   }
+  return sparse;
+}
+
+StatusOr<proto::PushResponse> PsCore::ApplyPush(const proto::PushHeader& header,
+                                                std::map<std::string, Tensor> grads,
+                                                ClientMemory client) {
+  if (grads.size() != static_cast<size_t>(header.num_tensors())) {
+    return InvalidArgument("worker:" + std::to_string(header.worker()) + " sent " +
+                           std::to_string(grads.size()) + " of " +
+                           std::to_string(header.num_tensors()) + " gradients; nothing applied");
+  }
+  using TableRows = std::map<std::string, SparseRows>;
+  PS_ASSIGN_OR_RETURN(TableRows sparse, TakeTableRows(header, &grads));
   proto::PushResponse response;
   if (store_->sync_enabled()) {
     // The accumulator keeps them past this call: views of a transport's

@@ -207,6 +207,10 @@ class PsCore {
   // Push after its checks and the ledger's: applied (async) or offered (sync).
   StatusOr<proto::PushResponse> ApplyPush(const proto::PushHeader& header,
                                           std::map<std::string, Tensor> grads, ClientMemory client);
+  // The rows of each table the push's keys name, taken out of *grads
+  // (repeated keys summed); InvalidArgument for a table without rows.
+  StatusOr<std::map<std::string, SparseRows>> TakeTableRows(
+      const proto::PushHeader& header, std::map<std::string, Tensor>* grads) const;
   // Where header.arena_rooms put each named variable's value in `client`,
   // checked as Push says.
   static StatusOr<DenseVariables::ValueCopies> RoomsIn(const proto::PushHeader& header,

@@ -626,6 +626,28 @@ Status PsFleet::CheckPush(const std::vector<Tensor>& grads, const std::vector<Ta
   return OkStatus();
 }
 
+Tensor PsFleet::RowsOnPs(const TableStep& table, const Tensor& all, int ps) {
+  const std::vector<int32_t>& places = table.places[ps];
+  Tensor rows({static_cast<int64_t>(places.size()), table.dim}, Tensor::kUninitialized);
+  for (size_t k = 0; k < places.size(); ++k) {
+    CopyRow(rows.data() + k * table.dim, all.data() + int64_t{places[k]} * table.dim, table.dim);
+  }
+  return rows;
+}
+
+std::map<std::string, Tensor> PsFleet::ValuesOnPs(int ps,
+                                                  const std::map<std::string, size_t>& index,
+                                                  std::vector<Tensor>* values) const {
+  std::map<std::string, Tensor> views;
+  if (values == nullptr) return views;
+  for (const cluster::Shard* shard : shards_by_ps_[ps]) {
+    Tensor& value = (*values)[index.at(shard->variable)];
+    views[shard->name] = shard->num_parts == 1 ? Tensor::View(value.shape(), value.data())
+                                               : RowsToFill(&value, *shard);
+  }
+  return views;
+}
+
 StatusOr<PsFleet::PushResult> PsFleet::PushGradientsAndRows(
     const std::vector<Tensor>& grads, const std::vector<TableStep>& tables,
     const std::vector<Tensor>& row_grads, int worker, int64_t local_step, const PsSteps& pulled,
@@ -648,39 +670,24 @@ StatusOr<PsFleet::PushResult> PsFleet::PushGradientsAndRows(
     std::vector<Tensor> slices;
     slices.reserve(shards_by_ps_[ps].size() + tables.size());
     NamedTensors named;
-    // Where the ps writes its variables' values after the push: views of
-    // pull_into.
-    std::map<std::string, Tensor> into;
     for (const cluster::Shard* shard : shards_by_ps_[ps]) {
-      const size_t v = index.at(shard->variable);
-      const Tensor* whole = &grads[v];
+      const Tensor* whole = &grads[index.at(shard->variable)];
       if (shard->num_parts == 1) {
         named.emplace_back(shard->name, whole);
       } else {
         slices.push_back(SliceRows(*whole, *shard));
         named.emplace_back(shard->name, &slices.back());
       }
-      if (pull_into == nullptr) continue;
-      Tensor& value = (*pull_into)[v];
-      into[shard->name] = shard->num_parts == 1 ? Tensor::View(value.shape(), value.data())
-                                                : RowsToFill(&value, *shard);
     }
     // Each table's rows this ps holds, gathered from their places.
     for (size_t t = 0; t < tables.size(); ++t) {
-      const TableStep& table = tables[t];
-      const std::vector<int32_t>& places = table.places[ps];
-      if (places.empty()) continue;
-      const Tensor& all = row_grads[t];
-      Tensor rows({static_cast<int64_t>(places.size()), table.dim}, Tensor::kUninitialized);
-      for (size_t k = 0; k < places.size(); ++k) {
-        CopyRow(rows.data() + k * table.dim, all.data() + int64_t{places[k]} * table.dim,
-                table.dim);
-      }
-      *header.add_sparse() = KeysOnPs(table, ps);
+      if (tables[t].places[ps].empty()) continue;
+      *header.add_sparse() = KeysOnPs(tables[t], ps);
       header.set_num_tensors(header.num_tensors() + 1);
-      slices.push_back(std::move(rows));
-      named.emplace_back(table.table, &slices.back());
+      slices.push_back(RowsOnPs(tables[t], row_grads[t], ps));
+      named.emplace_back(tables[t].table, &slices.back());
     }
+    const std::map<std::string, Tensor> into = ValuesOnPs(ps, index, pull_into);
     auto response = pull_into != nullptr ? clients_[ps]->PushAndPull(header, named, into)
                                          : clients_[ps]->Push(header, named);
     if (!response.ok()) return response.status();

@@ -249,6 +249,14 @@ class PsFleet {
   // num_tensors included.
   proto::PushHeader PushHeaderFor(int ps, int worker, int64_t local_step, const PsSteps& pulled,
                                   bool sync, uint64_t sequence) const;
+  // Ps `ps`'s rows of a table's gradient rows `all`, gathered from their
+  // places.
+  static Tensor RowsOnPs(const TableStep& table, const Tensor& all, int ps);
+  // Views of the shards of `values` (whole variables in model order; null:
+  // none) that ps `ps` holds, by shard name: where a push that pulls has
+  // it write them. `index`: each variable's place in model order.
+  std::map<std::string, Tensor> ValuesOnPs(int ps, const std::map<std::string, size_t>& index,
+                                           std::vector<Tensor>* values) const;
   // `sequence`, or the next number when it is 0.
   uint64_t SequenceFor(uint64_t sequence);
   // Runs fn(ps) for every ps in parallel (ps 0 on the caller's thread, the
