@@ -204,6 +204,29 @@ TEST_P(FleetStreamsOnLoopback, ArenaTensorsArePulledInPlaceAndRetiredRoomStaysOu
   EXPECT_NE(after[0].data(), room);
 }
 
+// A push that pulls into memory one ps cannot reach (b outside the
+// arena): that ps writes nothing, so the push did not pull, though the
+// other ps wrote its part; the caller pulls, and each ps applied the
+// push once.
+TEST_P(FleetStreamsOnLoopback, APushThatPullsIntoMemoryOnePsCannotReachDidNotPull) {
+  std::vector<Tensor> values = fleet_->VariableBuffers();
+  if (values[0].owns_data()) GTEST_SKIP() << "no arena: no memory files here";
+  values[1] = Tensor({7});  // ordinary memory
+  std::vector<Tensor> grads = {Tensor({1000, 10}), Tensor({7}), Tensor({3, 3})};
+  for (Tensor& g : grads) g.Fill(1.0f);
+  auto pushed = fleet_->PushGradientsAndRows(grads, {}, {}, 0, 1, {0, 0}, false, 0, &values);
+  ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
+  EXPECT_FALSE(pushed->values_pulled);
+  std::vector<Tensor> pulled;
+  PsFleet::PsSteps steps;
+  PS_ASSERT_OK(fleet_->PullVariables(&pulled, &steps));
+  for (size_t v = 0; v < init_.size(); ++v) {
+    for (int64_t i = 0; i < pulled[v].size(); ++i) {
+      ASSERT_EQ(pulled[v][i], init_[v][i] - 1.0f) << vars_[v].name << " " << i;
+    }
+  }
+}
+
 std::string PsKind(const ::testing::TestParamInfo<bool>& info) {
   return info.param ? "OnLoopback" : "InProcess";
 }
