@@ -139,10 +139,11 @@ class PsCore {
   // nowhere.
   //
   // `client`: the client's memory that the transport maps (the tensor
-  // channel's arena, ClientMemory), where header.arena_rooms lie. Async, each variable
-  // a room names is written there once updated (values_in_arena). A room
+  // channel's arena), where header.arena_rooms lie. Async, each variable a
+  // room names is written there once updated (values_in_arena). A room
   // for a name that is not a variable of this push, outside the memory,
-  // not float-aligned or not its variable's size is InvalidArgument, and
+  // not float-aligned, not its variable's size, or overlapping another
+  // room or a gradient of the push in that memory is InvalidArgument, and
   // nothing is applied. Without client memory the rooms are left alone.
   StatusOr<proto::PushResponse> Push(const proto::PushHeader& header,
                                      std::map<std::string, Tensor> grads, ClientMemory client = {});

@@ -242,11 +242,15 @@ StatusOr<PsFleet::PushResult> Trainer::PushedOnce(StatusOr<PsFleet::PushResult> 
       if (stop_ != nullptr && stop_->requested()) return Aborted("stopped: " + stop_->reason());
       return pushed.status().Annotate("gave up sending push " + std::to_string(sequence));
     }
-    pushed = fleet_->PushGradientsAndRows(grads_, tables_, row_grads_, options_.worker_index,
-                                          local_step, steps_, options_.sync, sequence,
-                                          pull_with_push_ ? &params_ : nullptr);
+    pushed = PushWhole(local_step, sequence);
   }
   return pushed;
+}
+
+StatusOr<PsFleet::PushResult> Trainer::PushWhole(int64_t local_step, uint64_t sequence) {
+  return fleet_->PushGradientsAndRows(grads_, tables_, row_grads_, options_.worker_index,
+                                      local_step, steps_, options_.sync, sequence,
+                                      pull_with_push_ ? &params_ : nullptr);
 }
 
 Status Trainer::Pull(int64_t min_step) {
@@ -294,12 +298,8 @@ Status Trainer::SerialStep(int64_t min_step, int64_t local_step, StepRecord* rec
   const auto t2 = clock_->Now();
   record->compute_secs = std::chrono::duration<double>(t2 - t1).count();
   const uint64_t sequence = fleet_->NextPushSequence();
-  PS_ASSIGN_OR_RETURN(
-      record->pushed,
-      PushedOnce(fleet_->PushGradientsAndRows(grads_, tables_, row_grads_, options_.worker_index,
-                                              local_step, steps_, options_.sync, sequence,
-                                              pull_with_push_ ? &params_ : nullptr),
-                 sequence, local_step));
+  PS_ASSIGN_OR_RETURN(record->pushed,
+                      PushedOnce(PushWhole(local_step, sequence), sequence, local_step));
   record->push_secs = std::chrono::duration<double>(clock_->Now() - t2).count();
   if (record->pushed.values_pulled) {
     values_pulled_ = true;

@@ -156,6 +156,9 @@ class Trainer {
   // land on every ps exactly once.
   StatusOr<PsFleet::PushResult> PushedOnce(StatusOr<PsFleet::PushResult> pushed, uint64_t sequence,
                                            int64_t local_step);
+  // The step's gradients (and rows) in one push numbered `sequence`,
+  // writing the variables after it into params_ where pull_with_push_.
+  StatusOr<PsFleet::PushResult> PushWhole(int64_t local_step, uint64_t sequence);
   // After a failed step: a ps may still read or write the variables and
   // gradients where they lie (the arena), so they are retired for new ones
   // (and the next step pulls).

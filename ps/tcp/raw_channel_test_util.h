@@ -97,12 +97,17 @@ class RawChannelTest : public ::testing::Test {
   }
 
   // Sends a push's frames and reads the ps's answer: OkStatus for a
-  // PushReply, the status of an Error frame.
-  Status SendPush(const FrameBatch& push) {
+  // PushReply (parsed into *answer when given), the status of an Error
+  // frame.
+  Status SendPush(const FrameBatch& push, proto::PushResponse* answer = nullptr) {
     PS_RETURN_IF_ERROR(push.WriteTo(socket_.get()));
     PS_ASSIGN_OR_RETURN(Frame reply, ReadFrame(socket_.get()));
-    if (reply.kind != FrameKind::kError) return OkStatus();
-    return ErrorOf(reply);
+    if (reply.kind == FrameKind::kError) return ErrorOf(reply);
+    if (answer == nullptr) return OkStatus();
+    if (reply.kind != FrameKind::kPushReply) {
+      return DataLoss(std::string("a ") + FrameKindName(reply.kind) + " frame in reply to a push");
+    }
+    return ParseMeta(reply, answer);
   }
 
   // From here on, socket_ is a connection to the ps's local socket, the

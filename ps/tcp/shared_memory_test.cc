@@ -437,11 +437,7 @@ TEST_F(HostileSharedMemory, APushWritesTheValuesAfterItIntoItsArenaRooms) {
     frames.Add(FrameKind::kPushHeader, &header);
     frames.Add(FrameKind::kShmChunk, &chunk);
     frames.Add(FrameKind::kEnd, nullptr);
-    PS_RETURN_IF_ERROR(frames.WriteTo(socket_.get()));
-    PS_ASSIGN_OR_RETURN(Frame answer, ReadFrame(socket_.get()));
-    if (answer.kind == FrameKind::kError) return ErrorOf(answer);
-    EXPECT_EQ(answer.kind, FrameKind::kPushReply);
-    return ParseMeta(answer, reply);
+    return SendPush(frames, reply);
   };
   struct Bad {
     std::string name;
