@@ -5,15 +5,12 @@
 // method's GFLOP/s equivalent (2 * N * H * W * 25 * cin * cout per pass, padding included).
 #include <gflags/gflags.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <random>
 #include <string>
-#include <vector>
 
+#include "bench/median_ms.h"
 #include "nn/cpu/conv2d.h"
 #include "nn/cpu/dnnl_context.h"
 #include "nn/cpu/small_gemm.h"
@@ -37,19 +34,6 @@ Tensor Random(const Shape& shape, std::mt19937* rng) {
   return t;
 }
 
-double MedianMs(const std::function<void()>& fn) {
-  for (int i = 0; i < 3; ++i) fn();
-  std::vector<double> ms;
-  for (int i = 0; i < FLAGS_reps; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    fn();
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                     .count());
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
-
 void Run(const Layer& layer, const char* kernel_name, nn::AffineKernel* kernel) {
   std::mt19937 rng(1);
   const int64_t n = FLAGS_batch, s = layer.size;
@@ -57,11 +41,14 @@ void Run(const Layer& layer, const char* kernel_name, nn::AffineKernel* kernel) 
   Tensor b = Random({layer.cout}, &rng), dy = Random({n, s, s, layer.cout}, &rng);
   Tensor y, dx, dw, db;
   bool ok = true;
-  const double forward = MedianMs([&] { ok &= kernel->Forward(x, w, b, &y).ok(); });
-  const double both = MedianMs([&] {
-    ok &= kernel->Forward(x, w, b, &y).ok();
-    ok &= kernel->Backward(x, w, dy, &dx, &dw, &db).ok();
-  });
+  const double forward =
+      bench::MedianMs([&] { ok &= kernel->Forward(x, w, b, &y).ok(); }, FLAGS_reps);
+  const double both = bench::MedianMs(
+      [&] {
+        ok &= kernel->Forward(x, w, b, &y).ok();
+        ok &= kernel->Backward(x, w, dy, &dx, &dw, &db).ok();
+      },
+      FLAGS_reps);
   if (!ok) {
     std::fprintf(stderr, "%s on %s failed\n", kernel_name, layer.name);
     std::exit(1);

@@ -195,12 +195,11 @@ StatusOr<EvalResult> EvaluateTestSet(nn::Model* model, const std::vector<Tensor>
                                      const data::ImageDataset* images,
                                      const data::FeaturizedRows* rows, const ImageInput& input,
                                      const RowPull& pull_rows, EvalCancel cancel) {
-  constexpr int kBatch = 1000;
   if (model->lookups().empty()) {
-    return EvaluatePrecisionAt1(model, params, *images, input, kBatch, nullptr, cancel);
+    return EvaluatePrecisionAt1(model, params, *images, input, kEvalBatch, nullptr, cancel);
   }
-  if (rows != nullptr) return EvaluateColumns(model, params, *rows, pull_rows, kBatch, cancel);
-  return EvaluatePrecisionAt1(model, params, *images, input, kBatch, pull_rows, cancel);
+  if (rows != nullptr) return EvaluateColumns(model, params, *rows, pull_rows, kEvalBatch, cancel);
+  return EvaluatePrecisionAt1(model, params, *images, input, kEvalBatch, pull_rows, cancel);
 }
 
 }  // namespace pstrain

@@ -85,9 +85,17 @@ StatusOr<EvalResult> EvaluateColumns(nn::Model* model, const std::vector<Tensor>
                                      const data::FeaturizedRows& rows, const RowPull& pull_rows,
                                      int batch_size = 1000, EvalCancel cancel = nullptr);
 
+// The batch of the chief's and the evaluator's evaluations: small enough
+// that a batch's activations stay in the last-level cache (mnist's conv1
+// output is 20 MB at 200 images, 100 MB at 1,000). The evaluator's whole
+// run on the 10,000 Fashion-MNIST test images, start-up included, took
+// 1.02 to 1.09 CPU seconds at 100 and 200 against 1.23 to 1.29 at 1,000,
+// and 0.58 s of wall time against 0.72 s (2-core AMD EPYC, 32 MiB L3).
+constexpr int kEvalBatch = 200;
+
 // The one evaluation of `params` on a model's test set, whatever the model:
 // a model of columns on its rows (`rows`), any other on the images
-// (`images`, prepared as `input` says), in batches of 1,000. A model of ids
+// (`images`, prepared as `input` says), in batches of kEvalBatch. A model of ids
 // pulls each batch's rows through pull_rows (from the ps tasks, or from a
 // checkpoint; InvalidArgument, from its first batch, when null); a model
 // without tables never calls it.

@@ -120,6 +120,10 @@ class FakePool : public PoolKernel {
     PS_ASSIGN_OR_RETURN(Tensor hx, d_->In(x, "pool forward"));
     return d_->Out(y, "pool forward", [&](Tensor* hy) { return k_->Forward(hx, hy); });
   }
+  Status Infer(const Tensor& x, Tensor* y) override {
+    PS_ASSIGN_OR_RETURN(Tensor hx, d_->In(x, "pool inference"));
+    return d_->Out(y, "pool inference", [&](Tensor* hy) { return k_->Infer(hx, hy); });
+  }
   Status Backward(const Shape& x_shape, const Tensor& dy, Tensor* dx) override {
     PS_ASSIGN_OR_RETURN(Tensor hdy, d_->In(dy, "pool backward"));
     return d_->Out(dx, "pool backward", [&](Tensor* h) { return k_->Backward(x_shape, hdy, h); });

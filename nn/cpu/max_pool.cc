@@ -1,6 +1,7 @@
 #include "nn/cpu/max_pool.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "nn/cpu/clones.h"
 #include "nn/cpu/tensor_util.h"
@@ -27,59 +28,87 @@ Geometry GeometryOf(const Shape& x, const PoolConfig& config) {
           config.stride};
 }
 
-// One output pixel's channels: the max of its window's real cells and the
-// cell that holds it. The first real cell starts both, so a window of NaNs
-// or -infs still names a real cell.
-PSTRAIN_CLONES void PoolPixel(const float* x, const Geometry& g, const WindowSpan& rows,
-                              const WindowSpan& cols, float* y, int32_t* won) {
+// One output row's pixels, each the max of its window's real cells and
+// (kWinners) the cell that holds it, channel by channel. The first real
+// cell starts both, so a window of NaNs or -infs still names a real cell.
+// A whole row per call, its windows' spans worked out once per Forward: a
+// call (through the clones' dispatch) and a span for every pixel took
+// twice the time of the pool's backward.
+template <bool kWinners>
+inline void PoolRow(const float* x, const Geometry& g, const WindowSpan& rows,
+                    const WindowSpan* cols, float* y, int32_t* won) {
   const int64_t c = g.c;
-  const float* first = x + (rows.begin * g.wi + cols.begin) * c;
-  const int32_t first_cell =
-      static_cast<int32_t>((rows.begin - rows.start) * g.window + (cols.begin - cols.start));
-  std::copy(first, first + c, y);
-  std::fill(won, won + c, first_cell);
-  for (int64_t r = rows.begin; r < rows.end; ++r) {
-    for (int64_t q = cols.begin; q < cols.end; ++q) {
-      const float* xp = x + (r * g.wi + q) * c;
-      const int32_t cell = static_cast<int32_t>((r - rows.start) * g.window + (q - cols.start));
+  for (int64_t ow = 0; ow < g.w.out; ++ow, y += c, won += kWinners ? c : 0) {
+    const WindowSpan& span = cols[ow];
+    const float* first = x + (rows.begin * g.wi + span.begin) * c;
+    const int32_t first_cell =
+        static_cast<int32_t>((rows.begin - rows.start) * g.window + (span.begin - span.start));
 #pragma omp simd
-      for (int64_t k = 0; k < c; ++k) {
-        const bool better = xp[k] > y[k];
-        y[k] = better ? xp[k] : y[k];
-        won[k] = better ? cell : won[k];
+    for (int64_t k = 0; k < c; ++k) {
+      y[k] = first[k];
+      if (kWinners) won[k] = first_cell;
+    }
+    for (int64_t r = rows.begin; r < rows.end; ++r) {
+      for (int64_t q = span.begin; q < span.end; ++q) {
+        const float* xp = x + (r * g.wi + q) * c;
+        const int32_t cell = static_cast<int32_t>((r - rows.start) * g.window + (q - span.start));
+#pragma omp simd
+        for (int64_t k = 0; k < c; ++k) {
+          const bool better = xp[k] > y[k];
+          y[k] = better ? xp[k] : y[k];
+          if (kWinners) won[k] = better ? cell : won[k];
+        }
       }
     }
   }
 }
 
-// A window's gradient to its cells, where windows tile the input
-// (stride == window, every cell in one): the winner gets it, the others 0,
-// each cell written once.
-PSTRAIN_CLONES void SpreadPixel(const Geometry& g, const WindowSpan& rows, const WindowSpan& cols,
-                                const float* dy, const int32_t* won, float* dx) {
-  for (int64_t r = rows.begin; r < rows.end; ++r) {
-    for (int64_t q = cols.begin; q < cols.end; ++q) {
-      float* dxp = dx + (r * g.wi + q) * g.c;
-      const int32_t cell = static_cast<int32_t>((r - rows.start) * g.window + (q - cols.start));
+PSTRAIN_CLONES void PoolRowWithWinners(const float* x, const Geometry& g, const WindowSpan& rows,
+                                       const WindowSpan* cols, float* y, int32_t* won) {
+  PoolRow<true>(x, g, rows, cols, y, won);
+}
+
+PSTRAIN_CLONES void PoolRowOnly(const float* x, const Geometry& g, const WindowSpan& rows,
+                                const WindowSpan* cols, float* y) {
+  PoolRow<false>(x, g, rows, cols, y, nullptr);
+}
+
+// One output row's gradients to their windows' cells, where windows tile
+// the input (stride == window, every cell in one): the winner gets it, the
+// others 0, each cell written once.
+PSTRAIN_CLONES void SpreadRow(const Geometry& g, const WindowSpan& rows, const WindowSpan* cols,
+                              const float* dy, const int32_t* won, float* dx) {
+  const int64_t c = g.c;
+  for (int64_t ow = 0; ow < g.w.out; ++ow, dy += c, won += c) {
+    const WindowSpan& span = cols[ow];
+    for (int64_t r = rows.begin; r < rows.end; ++r) {
+      for (int64_t q = span.begin; q < span.end; ++q) {
+        float* dxp = dx + (r * g.wi + q) * c;
+        const int32_t cell = static_cast<int32_t>((r - rows.start) * g.window + (q - span.start));
 #pragma omp simd
-      for (int64_t k = 0; k < g.c; ++k) dxp[k] = won[k] == cell ? dy[k] : 0.0f;
+        for (int64_t k = 0; k < c; ++k) dxp[k] = won[k] == cell ? dy[k] : 0.0f;
+      }
     }
   }
 }
 
-// visit(image, rows, cols, offset) for every output pixel (offset: of its
-// first channel in the output), the output rows split among the threads.
+// Each output row's window spans (rows) and each output column's (cols).
+void SpansOf(const Geometry& g, std::vector<WindowSpan>* rows, std::vector<WindowSpan>* cols) {
+  for (int64_t oh = 0; oh < g.h.out; ++oh) {
+    rows->push_back(CoveredCells(oh, g.h, g.window, g.stride, g.hi));
+  }
+  for (int64_t ow = 0; ow < g.w.out; ++ow) {
+    cols->push_back(CoveredCells(ow, g.w, g.window, g.stride, g.wi));
+  }
+}
+
+// visit(image, oh, offset) for every output row of every image (offset: of
+// its first value in the output), the rows split among the threads.
 template <typename Visit>
-void ForEachWindow(const Geometry& g, Visit visit) {
+void ForEachRow(const Geometry& g, Visit visit) {
 #pragma omp parallel for collapse(2) schedule(static)
   for (int64_t b = 0; b < g.n; ++b) {
-    for (int64_t oh = 0; oh < g.h.out; ++oh) {
-      const WindowSpan rows = CoveredCells(oh, g.h, g.window, g.stride, g.hi);
-      for (int64_t ow = 0; ow < g.w.out; ++ow) {
-        const WindowSpan cols = CoveredCells(ow, g.w, g.window, g.stride, g.wi);
-        visit(b, rows, cols, ((b * g.h.out + oh) * g.w.out + ow) * g.c);
-      }
-    }
+    for (int64_t oh = 0; oh < g.h.out; ++oh) visit(b, oh, (b * g.h.out + oh) * g.w.out * g.c);
   }
 }
 
@@ -125,15 +154,32 @@ Status MaxPool::CheckInput(const Shape& x) const {
 
 Status MaxPool::Forward(const Tensor& x, Tensor* y) {
   PS_RETURN_IF_ERROR(CheckInput(x.shape()));
-  const Geometry g = GeometryOf(x.shape(), config_);
-  EnsureShape(y, OutputShape(x.shape()));
   std::vector<int32_t>& won = winners_[x.shape()];
+  EnsureShape(y, OutputShape(x.shape()));
   won.resize(y->size());
-  const int64_t image = g.hi * g.wi * g.c;
-  ForEachWindow(g, [&](int64_t b, const WindowSpan& rows, const WindowSpan& cols, int64_t o) {
-    PoolPixel(x.data() + b * image, g, rows, cols, y->data() + o, won.data() + o);
-  });
+  Pool(x, y, won.data());
   return OkStatus();
+}
+
+Status MaxPool::Infer(const Tensor& x, Tensor* y) {
+  PS_RETURN_IF_ERROR(CheckInput(x.shape()));
+  EnsureShape(y, OutputShape(x.shape()));
+  Pool(x, y, nullptr);
+  return OkStatus();
+}
+
+void MaxPool::Pool(const Tensor& x, Tensor* y, int32_t* won) const {
+  const Geometry g = GeometryOf(x.shape(), config_);
+  std::vector<WindowSpan> rows, cols;
+  SpansOf(g, &rows, &cols);
+  const int64_t image = g.hi * g.wi * g.c;
+  ForEachRow(g, [&](int64_t b, int64_t oh, int64_t o) {
+    if (won != nullptr) {
+      PoolRowWithWinners(x.data() + b * image, g, rows[oh], cols.data(), y->data() + o, won + o);
+    } else {
+      PoolRowOnly(x.data() + b * image, g, rows[oh], cols.data(), y->data() + o);
+    }
+  });
 }
 
 Status MaxPool::Backward(const Shape& x_shape, const Tensor& dy, Tensor* dx) {
@@ -156,8 +202,10 @@ Status MaxPool::Backward(const Shape& x_shape, const Tensor& dy, Tensor* dx) {
   if (tiled) {
     const int32_t* won = it->second.data();
     const int64_t image = g.hi * g.wi * g.c;
-    ForEachWindow(g, [&](int64_t b, const WindowSpan& rows, const WindowSpan& cols, int64_t o) {
-      SpreadPixel(g, rows, cols, dy.data() + o, won + o, dx->data() + b * image);
+    std::vector<WindowSpan> rows, cols;
+    SpansOf(g, &rows, &cols);
+    ForEachRow(g, [&](int64_t b, int64_t oh, int64_t o) {
+      SpreadRow(g, rows[oh], cols.data(), dy.data() + o, won + o, dx->data() + b * image);
     });
   } else {
     ScatterBackward(g, dy.data(), it->second.data(), dx->data());

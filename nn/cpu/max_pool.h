@@ -28,12 +28,16 @@ class MaxPool : public PoolKernel {
   Shape OutputShape(const Shape& x) const;
   // y = max_pool(x); y is resized.
   Status Forward(const Tensor& x, Tensor* y) override;
+  // The same y, keeping no winners (a later Backward does not see it).
+  Status Infer(const Tensor& x, Tensor* y) override;
   // dx = d(loss)/dx given dy, for the x of the latest Forward of this shape.
   // FailedPrecondition if no Forward ran on this shape.
   Status Backward(const Shape& x_shape, const Tensor& dy, Tensor* dx) override;
 
  private:
   Status CheckInput(const Shape& x) const;
+  // y's values and, unless null, each one's winner.
+  void Pool(const Tensor& x, Tensor* y, int32_t* won) const;
 
   const PoolConfig config_;
   // By input shape: for each output of the latest Forward, the cell of its

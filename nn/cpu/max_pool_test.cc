@@ -26,21 +26,28 @@ const PoolCase kCases[] = {
     {"same_3x3_stride1", 1, 5, 5, 2, 3, 1, Padding::kSame},
     {"valid_2x2", 2, 5, 7, 3, 2, 2, Padding::kValid},
     {"valid_3x3_stride2", 2, 7, 6, 3, 3, 2, Padding::kValid},
+    // More channels than a vector's lanes, and a tail.
+    {"same_2x2_37_channels", 2, 6, 5, 37, 2, 2, Padding::kSame},
 };
 
 class MaxPoolTest : public ::testing::TestWithParam<PoolCase> {};
 
-TEST_P(MaxPoolTest, ForwardMatchesReference) {
+// Forward, and inference (which keeps no winners), alike.
+TEST_P(MaxPoolTest, ForwardAndInferenceMatchTheReference) {
   const PoolCase& c = GetParam();
   std::mt19937 rng(5);
   MaxPool pool({c.window, c.stride, c.padding});
   // All negative: a padded cell that counted as 0 would win and show up.
   Tensor x = RandomTensor({c.n, c.h, c.w, c.c}, &rng, -2.0f, -1.0f);
-  Tensor y;
-  PS_ASSERT_OK(pool.Forward(x, &y));
   Tensor want = ReferenceMaxPool(x, c.window, c.stride, c.padding == Padding::kSame);
-  ASSERT_EQ(y.shape(), want.shape());
-  for (int64_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], want[i]) << "at " << i;
+  for (const bool inference : {false, true}) {
+    Tensor y;
+    PS_ASSERT_OK(inference ? pool.Infer(x, &y) : pool.Forward(x, &y));
+    ASSERT_EQ(y.shape(), want.shape());
+    for (int64_t i = 0; i < y.size(); ++i) {
+      ASSERT_EQ(y[i], want[i]) << (inference ? "inference" : "forward") << ", at " << i;
+    }
+  }
 }
 
 TEST_P(MaxPoolTest, BackwardMatchesNumericalGradient) {
@@ -90,11 +97,32 @@ TEST(MaxPool, BackwardBeforeForwardFails) {
             Code::kFailedPrecondition);
 }
 
+// Inference keeps no winners: a Backward after it alone has none to use,
+// and one after a Forward uses the Forward's, not those of a later
+// inference on other values of the same shape.
+TEST(MaxPool, InferenceLeavesTheWinnersOfTheLastForward) {
+  MaxPool pool({2, 2, Padding::kValid});
+  Tensor y, dx;
+  Tensor first({1, 2, 2, 1}), second({1, 2, 2, 1});
+  first[3] = 1.0f;   // the last cell wins
+  second[0] = 1.0f;  // the first would
+  Tensor dy({1, 1, 1, 1});
+  dy.Fill(1.0f);
+  PS_ASSERT_OK(pool.Infer(first, &y));
+  EXPECT_EQ(pool.Backward(first.shape(), dy, &dx).code(), Code::kFailedPrecondition);
+  PS_ASSERT_OK(pool.Forward(first, &y));
+  PS_ASSERT_OK(pool.Infer(second, &y));
+  EXPECT_EQ(y[0], 1.0f);
+  PS_ASSERT_OK(pool.Backward(first.shape(), dy, &dx));
+  for (int64_t i = 0; i < dx.size(); ++i) EXPECT_EQ(dx[i], i == 3 ? 1.0f : 0.0f) << "at " << i;
+}
+
 TEST(MaxPool, RejectsBadShapes) {
   MaxPool pool({3, 1, Padding::kValid});
   Tensor y, dx;
   EXPECT_EQ(pool.Forward(Tensor({1, 2, 4, 1}), &y).code(), Code::kInvalidArgument);
   EXPECT_EQ(pool.Forward(Tensor({4, 4, 1}), &y).code(), Code::kInvalidArgument);
+  EXPECT_EQ(pool.Infer(Tensor({1, 2, 4, 1}), &y).code(), Code::kInvalidArgument);
   PS_ASSERT_OK(pool.Forward(Tensor({1, 4, 4, 1}), &y));
   EXPECT_EQ(pool.Backward({1, 4, 4, 1}, Tensor({1, 3, 2, 1}), &dx).code(), Code::kInvalidArgument);
 }

@@ -27,8 +27,8 @@ class PoolLayer : public Layer {
     return Shape{h.out, w.out, in[2]};
   }
 
-  Status Forward(Mode, const Tensor& x, const Params&, Tensor* y) override {
-    return pool_->Forward(x, y);
+  Status Forward(Mode mode, const Tensor& x, const Params&, Tensor* y) override {
+    return mode == Mode::kInference ? pool_->Infer(x, y) : pool_->Forward(x, y);
   }
 
   Status Backward(const Tensor& x, const Tensor&, const Params&, const Tensor& dy, Tensor* dx,
