@@ -3,7 +3,7 @@
 # time to TARGET test accuracy (0.90) in seconds of training, and each
 # side's step beside its own step in one process.
 #
-# pstrain: scripts/run_main_job.sh's job (1 chief, 2 ps tasks, 1 worker,
+# pstrain: scripts/run_main_job.sh's job as bench/main_job.py runs it (1 chief, 2 ps tasks, 1 worker,
 # mnist on Fashion-MNIST, asynchronous Nesterov momentum at 0.05, batch
 # 128, 6 epochs), the chief evaluating the ps tasks' variables on all
 # 10,000 test images every 10 s of training; "after T s of training" is
@@ -49,9 +49,7 @@ local_step() {
 for (( r = 1; r <= ROUNDS; r++ )); do
   before=$(local_step)
   rm -rf "$out/train"
-  "$BUILD/deploy/pstrain_local" --ps=2 --workers=1 --model=mnist --learning_rate=0.05 --epochs=6 \
-    --eval_secs=10 --http_port=-1 --train_dir="$out/train" --vmodule=trainer=1 --seed="$r" \
-    >"$out/pstrain.log" 2>&1 &
+  python3 bench/main_job.py run "$BUILD" "$out/train" "$r" >"$out/pstrain.log" 2>&1 &
   job=$!
   cpu=$(python3 bench/task_cpu.py "$job")
   wait "$job"
@@ -59,22 +57,12 @@ for (( r = 1; r <= ROUNDS; r++ )); do
   # set beside the mean of the local step just before and just after it.
   after=$(local_step)
   local_step=$(python3 -c "print('%.4f' % (($before + $after) / 2))")
-  job_step=$(grep '\[worker:0\].*sec/batch' "$out/pstrain.log" | python3 -c '
-import re, sys
-from datetime import datetime
-points = []
-for line in sys.stdin:
-    m = re.search(r"(\d\d:\d\d:\d\d\.\d+) .*step (\d+), loss", line)
-    if m:
-        points.append((datetime.strptime(m.group(1), "%H:%M:%S.%f"), int(m.group(2))))
-(t0, s0), (t1, s1) = points[0], points[-1]
-print("%.4f" % ((t1 - t0).total_seconds() / (s1 - s0)))')
+  job_step=$(python3 bench/main_job.py step "$out/pstrain.log")
   echo "round $r: pstrain: local step ${local_step} s ($before before, $after after)," \
     "main job's worker step ${job_step} s" \
     "($(python3 -c "print('%.3f' % ($job_step / $local_step))")x), first at or above $TARGET:" \
     "$(first_at_target "$out/pstrain.log"), $(grep -o 'final: .*' "$out/pstrain.log")"
-  parts=$(grep -o 'per step: .*' "$out/pstrain.log" | awk '{p += $4; w += $9; c += $12; u += $15; n++}
-    END {printf "pull %.1f, waiting for variables %.1f, compute %.1f, push %.1f", p/n, w/n, c/n, u/n}')
+  parts=$(python3 bench/main_job.py parts "$out/pstrain.log")
   echo "round $r: pstrain: the worker's step in ms: $parts; CPU seconds over the run: $cpu"
   torch_step=$(cd bench/peers/pytorch && /usr/bin/python3 bench_train.py --model mnist --batch 128 \
     --steps 100 2>/dev/null | tail -1 |

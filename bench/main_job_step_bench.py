@@ -25,7 +25,6 @@ the job.
 import argparse
 import json
 import os
-import re
 import signal
 import statistics
 import subprocess
@@ -34,9 +33,7 @@ import tempfile
 import time
 from datetime import datetime
 
-STEP_LINE = re.compile(r"^\[worker:0\] I\d{8} (\d\d:\d\d:\d\d\.\d+) .*: step (\d+), loss")
-PARTS_LINE = re.compile(r"^\[worker:0\] .*per step: pull ([0-9.e+-]+) ms, waiting for variables "
-                        r"([0-9.e+-]+) ms, compute ([0-9.e+-]+) ms, push ([0-9.e+-]+) ms")
+import main_job
 
 
 def probe(build, steps):
@@ -81,11 +78,8 @@ def seconds_of_day(t):
 
 def run_job(args, train_dir, log):
     """Runs the job, stopping it for each probe; returns [(stop, cont, probe_s)]."""
-    cmd = [os.path.join(args.build, "deploy", "pstrain_local"), "--ps=2", "--workers=1",
-           "--model=mnist", "--learning_rate=0.05", "--epochs=%d" % args.epochs,
-           "--eval_secs=%d" % args.eval_secs,
-           "--http_port=-1", "--train_dir=" + train_dir, "--vmodule=trainer=1",
-           "--seed=%d" % args.seed] + args.job_flags
+    cmd = main_job.command(args.build, train_dir, args.seed, args.epochs, args.eval_secs,
+                           args.job_flags)
     job = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     probes = []
     try:
@@ -116,21 +110,6 @@ def run_job(args, train_dir, log):
     return probes
 
 
-def read_log(path):
-    """The worker's step lines: [(seconds of day, step, parts of the steps since the last line)]."""
-    points = []
-    with open(path) as log:
-        for line in log:
-            m = STEP_LINE.match(line)
-            if m:
-                h, mi, s = m.group(1).split(":")
-                points.append((int(h) * 3600 + int(mi) * 60 + float(s), int(m.group(2)), None))
-            m = PARTS_LINE.match(line)
-            if m and points:
-                points[-1] = points[-1][:2] + ([float(g) for g in m.groups()],)
-    return points
-
-
 def stretch_steps(points, begin, end):
     """(seconds, steps, parts of each 10 steps) between the step lines inside [begin, end]."""
     inside = [p for p in points if begin <= p[0] <= end]
@@ -154,7 +133,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="pstrain_main_job_step_bench.") as work:
         with open(os.path.join(work, "job.log"), "w") as log:
             probes = run_job(args, os.path.join(work, "train"), log)
-        points = read_log(os.path.join(work, "job.log"))
+        points = main_job.worker_steps(os.path.join(work, "job.log"))
 
     print("stretch  steps  job step (s)  probes around it (s)  ratio")
     ratios, job_secs, job_steps, probe_means, parts = [], 0.0, 0, [], []
@@ -171,15 +150,14 @@ def main():
               (k, steps, secs / steps, probes[k - 1][2], probes[k][2], ratios[-1]))
     if not ratios:
         sys.exit("no stretch of the job lay between two probes: raise --epochs or lower --work_secs")
-    mean_parts = [statistics.mean(p[i] for p in parts) for i in range(4)]
+    means = main_job.mean_parts(parts)
     print("job step over the stretches %.4f s, the probes' mean %.4f s: %.3fx; median of the "
           "stretches' ratios %.3fx (min %.3f, max %.3f)" %
           (job_secs / job_steps, statistics.mean(probe_means),
            job_secs / job_steps / statistics.mean(probe_means), statistics.median(ratios),
            min(ratios), max(ratios)))
-    print("the worker's step in ms over the stretches (its own counters): pull %.1f, waiting for "
-          "variables %.1f, compute %.1f, push %.1f; the rest (input, logging) %.1f" %
-          (tuple(mean_parts) + (1000 * job_secs / job_steps - sum(mean_parts),)))
+    print("the worker's step in ms over the stretches (its own counters): %s; the rest (input, "
+          "logging) %.1f" % (main_job.parts_text(means), 1000 * job_secs / job_steps - sum(means)))
 
 
 if __name__ == "__main__":
