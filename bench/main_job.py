@@ -13,6 +13,7 @@ imports it; main_job_bench.sh runs it:
 
 import os
 import re
+import signal
 import statistics
 import sys
 
@@ -63,6 +64,7 @@ def parts_text(means):
 def main(argv):
     if len(argv) == 5 and argv[1] == "run":
         cmd = command(argv[2], argv[3], int(argv[4]))
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # as a shell would start it
         os.execv(cmd[0], cmd)
     if len(argv) == 3 and argv[1] == "step":
         print("%.4f" % mean_step(worker_steps(argv[2])))

@@ -198,8 +198,11 @@ StatusOr<EvalResult> EvaluateTestSet(nn::Model* model, const std::vector<Tensor>
   if (model->lookups().empty()) {
     return EvaluatePrecisionAt1(model, params, *images, input, kEvalBatch, nullptr, cancel);
   }
-  if (rows != nullptr) return EvaluateColumns(model, params, *rows, pull_rows, kEvalBatch, cancel);
-  return EvaluatePrecisionAt1(model, params, *images, input, kEvalBatch, pull_rows, cancel);
+  if (rows != nullptr) {
+    return EvaluateColumns(model, params, *rows, pull_rows, kEvalBatchWithLookups, cancel);
+  }
+  return EvaluatePrecisionAt1(model, params, *images, input, kEvalBatchWithLookups, pull_rows,
+                              cancel);
 }
 
 }  // namespace pstrain

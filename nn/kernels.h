@@ -73,8 +73,8 @@ class PoolKernel {
  public:
   virtual ~PoolKernel() = default;
   virtual Status Forward(const Tensor& x, Tensor* y) = 0;
-  // The same y where no Backward follows (evaluation): max pooling keeps
-  // no winners for one.
+  // The same y where no Backward follows (evaluation): the CPU's max
+  // pooling keeps no winners for one.
   virtual Status Infer(const Tensor& x, Tensor* y) { return Forward(x, y); }
   // dx for the input of the latest Forward of shape x_shape; max pooling
   // answers FailedPrecondition when no Forward of that shape ran.

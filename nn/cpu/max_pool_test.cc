@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 
 #include "core/testing/status_assertions.h"
@@ -73,20 +74,53 @@ INSTANTIATE_TEST_SUITE_P(Cases, MaxPoolTest, ::testing::ValuesIn(kCases),
                          [](const auto& info) { return std::string(info.param.name); });
 
 // After a ReLU most windows hold equal zeros: the first cell in row order
-// takes the gradient, on the tiled path (2x2, stride 2) and the overlapping
-// one (3x3, stride 2) alike.
+// takes the gradient, on the tiled path (2x2, stride 2, over 4x4) and the
+// overlapping one (3x3, stride 2, over 3x3) alike.
 TEST(MaxPool, TiesGoToTheFirstCellInRowOrder) {
-  for (const PoolConfig& config : {PoolConfig{2, 2, Padding::kValid}, {3, 2, Padding::kValid}}) {
-    MaxPool pool(config);
-    Tensor x({1, 3, 3, 2});  // zeros
+  struct Case {
+    PoolConfig config;
+    int64_t size;
+  };
+  for (const Case& c : {Case{{2, 2, Padding::kValid}, 4}, Case{{3, 2, Padding::kValid}, 3}}) {
+    MaxPool pool(c.config);
+    Tensor x({1, c.size, c.size, 2});  // zeros
     Tensor y, dx;
     PS_ASSERT_OK(pool.Forward(x, &y));
     Tensor dy(y.shape());
     dy.Fill(1.0f);
     PS_ASSERT_OK(pool.Backward(x.shape(), dy, &dx));
-    for (int64_t i = 0; i < dx.size(); ++i) {
-      EXPECT_EQ(dx[i], i < 2 ? 1.0f : 0.0f) << "window " << config.window << ", at " << i;
+    for (int64_t r = 0; r < c.size; ++r) {
+      for (int64_t q = 0; q < c.size; ++q) {
+        // A window's first cell: its row and column are multiples of the
+        // stride and the window fits.
+        const bool first = r % 2 == 0 && q % 2 == 0 && r + c.config.window <= c.size &&
+                           q + c.config.window <= c.size;
+        for (int64_t k = 0; k < 2; ++k) {
+          EXPECT_EQ(dx[(r * c.size + q) * 2 + k], first ? 1.0f : 0.0f)
+              << "window " << c.config.window << ", cell " << r << "," << q;
+        }
+      }
     }
+  }
+}
+
+// Windows of -inf only (and SAME's padded edges): each still names a real
+// cell of its window, so every output's gradient lands inside the input,
+// on the tiled path and the overlapping one.
+TEST(MaxPool, WindowsOfMinusInfinityStillNameARealCell) {
+  for (const PoolConfig& config : {PoolConfig{2, 2, Padding::kSame}, {3, 2, Padding::kSame}}) {
+    MaxPool pool(config);
+    Tensor x({2, 5, 5, 3});
+    x.Fill(-std::numeric_limits<float>::infinity());
+    Tensor y, dx;
+    PS_ASSERT_OK(pool.Forward(x, &y));
+    for (int64_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], x[0]) << "at " << i;
+    Tensor dy(y.shape());
+    dy.Fill(1.0f);
+    PS_ASSERT_OK(pool.Backward(x.shape(), dy, &dx));
+    double total = 0;
+    for (int64_t i = 0; i < dx.size(); ++i) total += dx[i];
+    EXPECT_EQ(total, static_cast<double>(dy.size())) << "window " << config.window;
   }
 }
 
