@@ -31,7 +31,7 @@ Geometry GeometryOf(const Shape& x, const PoolConfig& config) {
 // One output row's pixels, each the max of its window's real cells and
 // (kWinners) the cell that holds it, channel by channel. The first real
 // cell starts both, so a window of NaNs or -infs still names a real cell.
-// A whole row per call, its windows' spans worked out once per Forward: a
+// A whole row per call, its windows' spans worked out once per pass: a
 // call (through the clones' dispatch) and a span for every pixel took
 // twice the time of the pool's backward.
 template <bool kWinners>
