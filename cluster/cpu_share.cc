@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <string>
 
 namespace pstrain {
 namespace cluster {
@@ -136,23 +138,42 @@ ThreadChoice ChooseComputeThreads(int flag, const char* omp_env, const CpuBudget
   return {std::max(1, usable / sharing), why.str()};
 }
 
+namespace {
+
+// Idle where `workers` on this host computing on `threads_each` take every
+// usable CPU; `what` runs on what they leave.
+PriorityChoice IdleWhereWorkersTakeEveryCpu(int workers, int threads_each, int usable,
+                                            const std::string& what) {
+  std::ostringstream why;
+  why << workers << " worker" << (workers == 1 ? "" : "s") << " on this host compute"
+      << (workers == 1 ? "s" : "") << " on " << threads_each << " thread"
+      << (threads_each == 1 ? "" : "s") << (workers == 1 ? "" : " each") << " of " << usable
+      << " usable CPU" << (usable == 1 ? "" : "s");
+  if (int64_t{workers} * threads_each < usable) {
+    why << ", leaving " << usable - workers * threads_each;
+    return {false, why.str()};
+  }
+  why << ": " << what << " runs on what training leaves";
+  return {true, why.str()};
+}
+
+}  // namespace
+
 PriorityChoice ChooseEvaluationPriority(const CpuBudget& budget, const ClusterConfig& config) {
   if (config.task.job == "worker") return {false, "a worker's own"};
   const int workers = WorkersOnHostOf(config.spec, config.task);
   if (workers == 0) return {false, "no worker on this host"};
   const int usable = budget.Usable();
-  const int per_worker = std::max(1, usable / workers);
-  std::ostringstream why;
-  why << workers << " worker" << (workers == 1 ? "" : "s") << " on this host compute"
-      << (workers == 1 ? "s" : "") << " on " << per_worker << " thread"
-      << (per_worker == 1 ? "" : "s") << (workers == 1 ? "" : " each") << " of " << usable
-      << " usable CPU" << (usable == 1 ? "" : "s");
-  if (workers * per_worker < usable) {
-    why << ", leaving " << usable - workers * per_worker;
-    return {false, why.str()};
-  }
-  why << ": evaluation runs on what training leaves";
-  return {true, why.str()};
+  return IdleWhereWorkersTakeEveryCpu(workers, std::max(1, usable / workers), usable, "evaluation");
+}
+
+PriorityChoice ChooseInputPriority(int compute_threads, bool computes_on_gpu,
+                                   const CpuBudget& budget, const ClusterConfig& config) {
+  if (computes_on_gpu) return {false, "it computes on GPUs"};
+  // A worker outside the spec (none here) still computes on this host.
+  const int workers = std::max(1, WorkersOnHostOf(config.spec, config.task));
+  return IdleWhereWorkersTakeEveryCpu(workers, std::max(1, compute_threads), budget.Usable(),
+                                      "input");
 }
 
 }  // namespace cluster

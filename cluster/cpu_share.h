@@ -66,6 +66,17 @@ struct PriorityChoice {
 };
 PriorityChoice ChooseEvaluationPriority(const CpuBudget& budget, const ClusterConfig& config);
 
+// The priority of a worker's input pipeline (the threads that read and
+// preprocess its examples): idle where it computes on the CPU and the
+// workers on its host, at `compute_threads` each, take every usable CPU.
+// A pipeline thread that wakes beside such a computation takes a CPU from
+// one of its OpenMP threads, and the whole team waits at the next barrier;
+// at idle priority it prepares the batches ahead in what training leaves
+// (the waits for the ps). Normal where CPUs are left over, and for GPU
+// towers, whose CPU threads mostly wait on the GPU.
+PriorityChoice ChooseInputPriority(int compute_threads, bool computes_on_gpu,
+                                   const CpuBudget& budget, const ClusterConfig& config);
+
 }  // namespace cluster
 }  // namespace pstrain
 

@@ -139,6 +139,30 @@ TEST(CpuShare, EvaluationYieldsWhereTheHostsWorkersTakeEveryCpu) {
           .idle);
 }
 
+TEST(CpuShare, InputYieldsWhereTheHostsWorkersComputeOnEveryCpu) {
+  const CpuBudget two{2, 0};
+  // The main job's worker: 2 compute threads on 2 CPUs.
+  ClusterConfig worker{Spec({"127.0.0.1:3"}), {"worker", 0}};
+  PriorityChoice c = ChooseInputPriority(2, false, two, worker);
+  EXPECT_TRUE(c.idle);
+  EXPECT_EQ(c.why,
+            "1 worker on this host computes on 2 threads of 2 usable CPUs: input runs on what "
+            "training leaves");
+  // --intra_op_threads=1 leaves a CPU; on GPUs the CPU threads mostly wait.
+  c = ChooseInputPriority(1, false, two, worker);
+  EXPECT_FALSE(c.idle);
+  EXPECT_EQ(c.why, "1 worker on this host computes on 1 thread of 2 usable CPUs, leaving 1");
+  c = ChooseInputPriority(2, true, two, worker);
+  EXPECT_FALSE(c.idle);
+  EXPECT_EQ(c.why, "it computes on GPUs");
+  // Two workers of one thread each on 2 CPUs take both; on 3 they leave one.
+  ClusterConfig pair{Spec({"127.0.0.1:3", "localhost:4"}), {"worker", 1}};
+  EXPECT_TRUE(ChooseInputPriority(1, false, two, pair).idle);
+  EXPECT_FALSE(ChooseInputPriority(1, false, CpuBudget{3, 0}, pair).idle);
+  // A cgroup quota of 1.5 CPUs is 2 usable.
+  EXPECT_TRUE(ChooseInputPriority(2, false, CpuBudget{8, 1.5}, worker).idle);
+}
+
 }  // namespace
 }  // namespace cluster
 }  // namespace pstrain

@@ -1,10 +1,15 @@
 #include "data/input_pipeline.h"
 
+#include <glog/logging.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <utility>
 
+#include "core/thread_priority.h"
 #include "data/pixel_ids.h"
 #include "data/shard_order.h"
 
@@ -121,15 +126,22 @@ InputPipeline::InputPipeline(const ImageDataset* ds, const InputPipelineOptions&
       example_size_(opts.preprocessing == proto::InputSpec::PIXEL_IDS
                         ? 0
                         : int64_t{opts.height} * opts.width * ds->depth),
-      buffer_(std::move(buffer)) {
+      buffer_(std::move(buffer)),
+      normal_(!opts.idle_priority) {
   if (buffer_ == nullptr) {
-    threads_.emplace_back([this] { DirectLoop(); });
-    return;
+    auto work = std::make_unique<Work>();
+    work->rng.seed(ShardStreamSeed(opts_, 1));
+    work->order = EpochOrder(shard_, opts_.seed, opts_.shard.index, 0);
+    works_.push_back(std::move(work));
+  } else {
+    order_ = EpochOrder(shard_, opts_.seed, opts_.shard.index, 0);
+    readers_left_ = opts_.reader_threads;
+    for (int r = 0; r < opts_.reader_threads + 1; ++r) {  // the readers, then the batching
+      works_.push_back(std::make_unique<Work>());
+      works_.back()->rng.seed(ShardStreamSeed(opts_, 1 + static_cast<uint64_t>(r)));
+    }
   }
-  order_ = EpochOrder(shard_, opts_.seed, opts_.shard.index, 0);
-  readers_left_ = opts_.reader_threads;
-  for (int r = 0; r < opts_.reader_threads; ++r) threads_.emplace_back([this, r] { ReadLoop(r); });
-  threads_.emplace_back([this] { BatchLoop(); });
+  StartThreads(opts_.idle_priority);
 }
 
 InputPipeline::~InputPipeline() {
@@ -142,12 +154,42 @@ InputPipeline::~InputPipeline() {
   for (std::thread& t : threads_) t.join();
 }
 
+void InputPipeline::StartThreads(bool idle) {
+  if (buffer_ == nullptr) {
+    threads_.emplace_back([this, idle] { DirectLoop(works_[0].get(), idle); });
+    return;
+  }
+  for (int r = 0; r < opts_.reader_threads; ++r) {
+    threads_.emplace_back([this, r, idle] { ReadLoop(works_[r].get(), idle); });
+  }
+  threads_.emplace_back([this, idle] { BatchLoop(works_.back().get(), idle); });
+}
+
+void InputPipeline::RunAtNormalPriority() {
+  if (normal_.exchange(true)) return;
+  StartThreads(/*idle=*/false);
+}
+
 bool InputPipeline::Next(Batch* out) {
   std::unique_lock<std::mutex> lock(mu_);
-  not_empty_.wait(lock, [this] { return !batches_.empty() || done_; });
+  const auto ready = [this] { return !batches_.empty() || done_; };
+  // At idle priority, a batch that is longer in coming than the caller's
+  // step (since it took the last one) means that the threads are starved:
+  // the input has become the step's bottleneck.
+  const auto asked = std::chrono::steady_clock::now();
+  if (!normal_ && delivered_ > 0 && !not_empty_.wait_for(lock, asked - last_taken_, ready)) {
+    LOG(INFO) << "input: a batch took longer than a step at idle priority (other work takes "
+                 "every CPU); its threads go on at normal priority";
+    lock.unlock();
+    RunAtNormalPriority();
+    lock.lock();
+  }
+  not_empty_.wait(lock, ready);
   if (batches_.empty()) return false;
   *out = std::move(batches_.front());
   batches_.pop_front();
+  ++delivered_;
+  last_taken_ = std::chrono::steady_clock::now();
   not_full_.notify_one();
   return true;
 }
@@ -175,17 +217,39 @@ void InputPipeline::Preprocess(int64_t index, std::mt19937_64* rng, float* dst) 
   DistortForTrainingInto(*ds_, index, distortion_, draw, dst);
 }
 
-void InputPipeline::ReadLoop(int reader) {
-  std::mt19937_64 rng(ShardStreamSeed(opts_, 1 + static_cast<uint64_t>(reader)));
-  int64_t index, epoch;
-  while (Claim(&index, &epoch)) {
+void InputPipeline::TakeIdlePriority() const {
+  const Status s = RunThisThreadAtIdlePriority();
+  // Each thread is refused alike: one line says it.
+  static std::once_flag told;
+  if (!s.ok()) {
+    std::call_once(told, [&] { LOG(WARNING) << "input at normal priority: " << s.ToString(); });
+  }
+}
+
+bool InputPipeline::TakesUp(const Work& work, bool idle) const {
+  return !work.done && !(idle && normal_);
+}
+
+void InputPipeline::ReadLoop(Work* work, bool idle) {
+  if (idle) TakeIdlePriority();
+  for (;;) {
+    std::lock_guard<std::mutex> unit(work->mu);
+    if (!TakesUp(*work, idle)) return;
+    int64_t index, epoch;
+    if (!Claim(&index, &epoch)) {  // the walk is over
+      work->done = true;
+      break;
+    }
     Example example;
     example.values.resize(static_cast<size_t>(example_size_));
-    Preprocess(index, &rng, example.values.data());
+    Preprocess(index, &work->rng, example.values.data());
     example.label = ds_->labels[index];
     example.index = index;
     example.epoch = epoch;
-    if (!buffer_->Enqueue(std::move(example)).ok()) return;  // cancelled
+    if (!buffer_->Enqueue(std::move(example)).ok()) {  // cancelled
+      work->done = true;
+      return;
+    }
   }
   bool last;
   {
@@ -195,50 +259,74 @@ void InputPipeline::ReadLoop(int reader) {
   if (last) buffer_->Close();
 }
 
-void InputPipeline::BatchLoop() {
+void InputPipeline::BatchLoop(Work* work, bool idle) {
+  if (idle) TakeIdlePriority();
   std::vector<Example> examples;
   examples.reserve(static_cast<size_t>(opts_.batch_size));
   for (;;) {
+    std::lock_guard<std::mutex> unit(work->mu);
+    if (!TakesUp(*work, idle)) return;
     examples.clear();
     const Status status = buffer_->DequeueUpTo(opts_.batch_size, &examples);
-    if (status.code() == Code::kOutOfRange) break;  // the last batch is out
-    if (!status.ok()) return;                       // cancelled
-    const int64_t n = static_cast<int64_t>(examples.size());
-    Batch batch = NewBatch(n);
-    for (int64_t i = 0; i < n; ++i) {
-      if (opts_.preprocessing == proto::InputSpec::PIXEL_IDS) {
-        AppendPixelIds(*ds_, examples[i].index, &batch.sparse[kPixelIdsFeature]);
-      } else {
-        std::memcpy(batch.images.data() + i * example_size_, examples[i].values.data(),
-                    static_cast<size_t>(example_size_) * sizeof(float));
-      }
-      batch.labels.push_back(examples[i].label);
-      batch.epoch = std::max(batch.epoch, examples[i].epoch);
+    if (status.code() == Code::kOutOfRange) {  // the last batch is out
+      work->done = true;
+      break;
     }
-    if (!Push(std::move(batch))) return;
+    if (!status.ok() || !Push(BatchOf(examples))) {  // cancelled, or stopping
+      work->done = true;
+      return;
+    }
   }
   Finish();
 }
 
-void InputPipeline::DirectLoop() {
-  std::mt19937_64 rng(ShardStreamSeed(opts_, 1));
-  for (int64_t epoch = 0; opts_.epochs == 0 || epoch < opts_.epochs; ++epoch) {
-    const std::vector<int64_t> order = EpochOrder(shard_, opts_.seed, opts_.shard.index, epoch);
-    for (size_t begin = 0; begin < order.size(); begin += opts_.batch_size) {
-      const size_t end = std::min(order.size(), begin + opts_.batch_size);
-      const int64_t n = static_cast<int64_t>(end - begin);
-      Batch batch = NewBatch(n);
-      batch.epoch = epoch;
-      for (int64_t i = 0; i < n; ++i) {
-        const int64_t example = order[begin + i];
-        if (opts_.preprocessing == proto::InputSpec::PIXEL_IDS) {
-          AppendPixelIds(*ds_, example, &batch.sparse[kPixelIdsFeature]);
-        } else {
-          Preprocess(example, &rng, batch.images.data() + i * example_size_);
-        }
-        batch.labels.push_back(ds_->labels[example]);
+Batch InputPipeline::BatchOf(const std::vector<Example>& examples) const {
+  const int64_t n = static_cast<int64_t>(examples.size());
+  Batch batch = NewBatch(n);
+  for (int64_t i = 0; i < n; ++i) {
+    if (opts_.preprocessing == proto::InputSpec::PIXEL_IDS) {
+      AppendPixelIds(*ds_, examples[i].index, &batch.sparse[kPixelIdsFeature]);
+    } else {
+      std::memcpy(batch.images.data() + i * example_size_, examples[i].values.data(),
+                  static_cast<size_t>(example_size_) * sizeof(float));
+    }
+    batch.labels.push_back(examples[i].label);
+    batch.epoch = std::max(batch.epoch, examples[i].epoch);
+  }
+  return batch;
+}
+
+void InputPipeline::DirectLoop(Work* work, bool idle) {
+  if (idle) TakeIdlePriority();
+  for (;;) {
+    std::lock_guard<std::mutex> unit(work->mu);
+    if (!TakesUp(*work, idle)) return;
+    if (work->begin == work->order.size()) {  // the epoch is walked
+      if (opts_.epochs != 0 && work->epoch + 1 >= opts_.epochs) {
+        work->done = true;
+        break;
       }
-      if (!Push(std::move(batch))) return;
+      ++work->epoch;
+      work->order = EpochOrder(shard_, opts_.seed, opts_.shard.index, work->epoch);
+      work->begin = 0;
+    }
+    const size_t end = std::min(work->order.size(), work->begin + opts_.batch_size);
+    const int64_t n = static_cast<int64_t>(end - work->begin);
+    Batch batch = NewBatch(n);
+    batch.epoch = work->epoch;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t example = work->order[work->begin + i];
+      if (opts_.preprocessing == proto::InputSpec::PIXEL_IDS) {
+        AppendPixelIds(*ds_, example, &batch.sparse[kPixelIdsFeature]);
+      } else {
+        Preprocess(example, &work->rng, batch.images.data() + i * example_size_);
+      }
+      batch.labels.push_back(ds_->labels[example]);
+    }
+    work->begin = end;
+    if (!Push(std::move(batch))) {  // stopping
+      work->done = true;
+      return;
     }
   }
   Finish();

@@ -39,6 +39,8 @@
 #ifndef PSTRAIN_DATA_INPUT_PIPELINE_H_
 #define PSTRAIN_DATA_INPUT_PIPELINE_H_
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -75,6 +77,12 @@ struct InputPipelineOptions {
   int64_t capacity = 0;
   int reader_threads = 1;  // threads that preprocess into the buffer
   int batches_ahead = 4;   // batches prepared ahead of Next
+  // The pipeline's threads start at SCHED_IDLE (core/thread_priority.h):
+  // where the computation takes every CPU, they prepare the batches ahead in
+  // what it leaves (cluster/cpu_share.h's ChooseInputPriority). Starved
+  // (a batch longer in coming than the caller's step), they hand their work
+  // to threads at normal priority (RunAtNormalPriority).
+  bool idle_priority = false;
 };
 
 class InputPipeline : public BatchSource {
@@ -100,6 +108,17 @@ class InputPipeline : public BatchSource {
   // epochs is 0).
   bool Next(Batch* out) override;
 
+  // From now on, the pipeline's work goes on in threads at normal priority,
+  // started from the calling thread (which must run at normal priority):
+  // each thread at idle priority leaves its work (its place in the walk,
+  // its random stream) to one of them after the example or batch at hand,
+  // so the batches are the same as without idle_priority. Next calls it
+  // when a batch, after the first, is longer in coming than the caller's
+  // step since the batch before: the threads at idle priority are starved
+  // (other work on the host takes every CPU). Once; later calls do nothing.
+  void RunAtNormalPriority();
+  bool runs_at_idle_priority() const { return !normal_; }
+
   // Number of examples in this shard.
   int64_t examples_per_epoch() const override { return static_cast<int64_t>(shard_.size()); }
 
@@ -116,11 +135,33 @@ class InputPipeline : public BatchSource {
   // Writes example `index` preprocessed at `dst` (height * width * depth
   // floats), drawing from `rng` for DISTORT.
   void Preprocess(int64_t index, std::mt19937_64* rng, float* dst) const;
-  void ReadLoop(int reader);  // a reader thread (with a buffer)
-  void BatchLoop();           // the batching thread (with a buffer)
-  void DirectLoop();          // the only thread without a buffer
+  // A thread's work, kept apart from the thread so that another can carry
+  // it on (RunAtNormalPriority): a reader's random stream, or the direct
+  // loop's place in its walk and its stream.
+  struct Work {
+    std::mutex mu;  // held by the thread doing a unit of it (an example, a batch)
+    std::mt19937_64 rng;
+    bool done = false;  // ended: no thread takes it up again
+    int64_t epoch = 0;  // the direct loop's epoch, its order and next batch's start
+    std::vector<int64_t> order;
+    size_t begin = 0;
+  };
+  // Starts the threads of every Work: the readers' and the batching
+  // thread's, or the direct loop's.
+  void StartThreads(bool idle);
+  // Each unit of a Work first holds its mutex and asks this: false when
+  // the Work is done or (for a thread started at idle priority) carried on
+  // at normal priority.
+  bool TakesUp(const Work& work, bool idle) const;
+  void ReadLoop(Work* work, bool idle);    // a reader (with a buffer)
+  void BatchLoop(Work* work, bool idle);   // the batching (with a buffer)
+  void DirectLoop(Work* work, bool idle);  // the only work without a buffer
+  // Called first by a thread started at idle priority.
+  void TakeIdlePriority() const;
   // An empty batch for n examples: images, or ids for PIXEL_IDS.
   Batch NewBatch(int64_t n) const;
+  // The batch of examples dequeued from the buffer.
+  Batch BatchOf(const std::vector<Example>& examples) const;
   // Waits for room, then adds a batch for Next; false if stopping.
   bool Push(Batch batch);
   // Marks the last batch pushed.
@@ -149,7 +190,16 @@ class InputPipeline : public BatchSource {
   bool stopping_ = false;      // guarded by mu_; set by the destructor
   bool done_ = false;          // guarded by mu_; the last batch has been pushed
 
-  std::vector<std::thread> threads_;  // started last, joined by the destructor
+  int64_t delivered_ = 0;                             // guarded by mu_; batches Next has handed out
+  std::chrono::steady_clock::time_point last_taken_;  // guarded by mu_; by Next
+
+  // The readers' works then the batching's, or the direct loop's; made in
+  // the constructor.
+  std::vector<std::unique_ptr<Work>> works_;
+  std::atomic<bool> normal_;  // the works go on at normal priority
+  // Started by the constructor and by RunAtNormalPriority (both on the
+  // owner's side of Next), joined by the destructor.
+  std::vector<std::thread> threads_;
 };
 
 // The evaluation input: images [begin, begin + count) of `ds` into `out`,

@@ -1,14 +1,17 @@
 #include "data/input_pipeline.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <random>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -377,6 +380,85 @@ TEST(InputPipeline, DistortGivesStandardizedCropsOfTheExample) {
   for (const auto& [label, versions] : images) {
     ASSERT_EQ(versions.size(), 3u) << "example " << label;
     EXPECT_NE(versions[0], versions[1]) << "example " << label << " distorted alike twice";
+  }
+}
+
+// The threads of this process that run at SCHED_IDLE.
+int IdleThreadsOfThisProcess() {
+  int idle = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+    const pid_t tid = static_cast<pid_t>(std::stol(entry.path().filename().string()));
+    if (sched_getscheduler(tid) == SCHED_IDLE) ++idle;
+  }
+  return idle;
+}
+
+TEST(InputPipeline, IdlePriorityRunsEachOfItsThreadsAtSchedIdle) {
+  const ImageDataset ds = IndexedDataset(500);
+  for (const bool buffered : {true, false}) {
+    for (const bool idle : {true, false}) {
+      SCOPED_TRACE(std::string(buffered ? "buffered" : "unbuffered") + (idle ? ", idle" : ""));
+      InputPipelineOptions opts = buffered ? BufferedOptions() : Options(16, 0);
+      opts.epochs = 0;  // for ever: no thread ends before it is counted
+      opts.reader_threads = 1;
+      opts.idle_priority = idle;
+      const int before = IdleThreadsOfThisProcess();
+      auto pipeline = MakePipeline(&ds, opts);
+      ASSERT_NE(pipeline, nullptr);
+      // The first batch out means that each thread has taken its priority:
+      // the reader before it read, the batch thread before it batched. (A
+      // later batch longer in coming than this test's step between two
+      // calls would hand their work on.)
+      Batch batch;
+      ASSERT_TRUE(pipeline->Next(&batch));
+      EXPECT_EQ(batch.images.dim(0), 16);
+      EXPECT_EQ(IdleThreadsOfThisProcess() - before, idle ? (buffered ? 2 : 1) : 0);
+      EXPECT_EQ(pipeline->runs_at_idle_priority(), idle);
+    }
+  }
+}
+
+TEST(InputPipeline, SlowerThanTheStepAtIdlePriorityItGoesOnAtNormalPriority) {
+  // A caller that takes batches back to back (a step of microseconds) and
+  // one reader drawing distortions: once the batches prepared ahead are
+  // gone, a batch is longer in coming than the step. Where other work takes
+  // every CPU, the threads at idle priority are so; either way the input is
+  // the bottleneck, and goes on at normal priority.
+  const ImageDataset ds = RandomDataset(300, 1);
+  InputPipelineOptions opts = DistortOptions(/*batch_size=*/32, /*epochs=*/0, 0);
+  opts.idle_priority = true;
+  auto pipeline = MakePipeline(&ds, opts);
+  ASSERT_NE(pipeline, nullptr);
+  EXPECT_TRUE(pipeline->runs_at_idle_priority());
+  Batch batch;
+  for (int i = 0; i < 3 * opts.batches_ahead; ++i) {
+    ASSERT_TRUE(pipeline->Next(&batch)) << "batch " << i;
+  }
+  EXPECT_FALSE(pipeline->runs_at_idle_priority());
+}
+
+TEST(InputPipeline, WorkHandedOnToNormalPriorityGivesTheSameBatches) {
+  // One reader drawing distortions: its random stream and its place in the
+  // walk go on in the new threads, whenever the hand-over comes (here after
+  // the second batch, or earlier where a batch was longer in coming than
+  // the step between two calls).
+  const ImageDataset ds = RandomDataset(300, 1);
+  for (const int64_t min_after_dequeue : {50, 0}) {
+    SCOPED_TRACE(min_after_dequeue == 0 ? "unbuffered" : "buffered");
+    InputPipelineOptions opts = DistortOptions(/*batch_size=*/32, /*epochs=*/2, min_after_dequeue);
+    opts.seed = 9;
+    const std::vector<Batch> expected = DrainBatches(MakePipeline(&ds, opts).get());
+    ASSERT_EQ(expected.size(), min_after_dequeue == 0 ? 20u : 19u);
+    opts.idle_priority = true;
+    auto pipeline = MakePipeline(&ds, opts);
+    ASSERT_NE(pipeline, nullptr);
+    std::vector<Batch> got(2);
+    ASSERT_TRUE(pipeline->Next(&got[0]));
+    ASSERT_TRUE(pipeline->Next(&got[1]));
+    pipeline->RunAtNormalPriority();
+    EXPECT_FALSE(pipeline->runs_at_idle_priority());
+    for (Batch& batch : DrainBatches(pipeline.get())) got.push_back(std::move(batch));
+    ExpectSameBatches(expected, got);
   }
 }
 

@@ -29,6 +29,10 @@ DEFINE_int64(min_after_dequeue, -1,
              "Training shuffle buffer: examples kept in it after each batch (0: shuffle each "
              "epoch's shard instead; -1: the model's input spec, cifar10: 20000)");
 DEFINE_int32(input_threads, 1, "Threads that read and preprocess training examples");
+DEFINE_string(input_priority, "auto",
+              "Priority of the threads that read and preprocess training examples: idle "
+              "(SCHED_IDLE: only CPU time that training leaves), normal, or auto (idle where the "
+              "workers on this host compute on the CPU and take every usable CPU, else normal)");
 DEFINE_int32(log_frequency, 10, "Log a progress line every this many steps");
 DEFINE_uint64(seed, 0, "Seed of the input's shuffling (each worker adds its index)");
 DEFINE_int32(ready_timeout_secs, 600, "Give up waiting for the chief to initialize after this");

@@ -25,6 +25,7 @@ DECLARE_int64(epochs);
 DECLARE_int64(train_examples);
 DECLARE_int64(min_after_dequeue);
 DECLARE_int32(input_threads);
+DECLARE_string(input_priority);
 DECLARE_uint64(seed);
 DECLARE_int32(ready_timeout_secs);
 DECLARE_string(wire_dtype);

@@ -137,6 +137,7 @@ StatusOr<std::unique_ptr<nn::Model>> BuildModel(const proto::ModelSpec& spec,
 // says, a batch of --batch_size for each of `towers`.
 StatusOr<std::unique_ptr<data::InputPipeline>> ImageInput(const proto::ModelSpec& spec, int index,
                                                           const data::Shard& shard, int towers,
+                                                          bool idle_priority,
                                                           data::ImageDataset* train) {
   if (FLAGS_train_examples < 0) {
     return InvalidArgument("--train_examples must be >= 0");
@@ -158,6 +159,7 @@ StatusOr<std::unique_ptr<data::InputPipeline>> ImageInput(const proto::ModelSpec
   qopts.min_after_dequeue =
       FLAGS_min_after_dequeue >= 0 ? FLAGS_min_after_dequeue : spec.input().min_after_dequeue();
   qopts.reader_threads = FLAGS_input_threads;
+  qopts.idle_priority = idle_priority;
   if (images && train->depth != spec.input_shape(2)) {
     return InvalidArgument("the data in " + FLAGS_data_dir + " have " +
                            std::to_string(train->depth) + " channels, model " + FLAGS_model +
@@ -175,6 +177,24 @@ StatusOr<std::unique_ptr<data::InputPipeline>> ImageInput(const proto::ModelSpec
   return input;
 }
 
+// Whether the input pipeline's threads run at idle priority, from
+// --input_priority (auto: cluster::ChooseInputPriority); logged.
+StatusOr<bool> InputAtIdlePriority(const cluster::ClusterConfig& config, int compute_threads,
+                                   const TowerChoice& towers) {
+  const std::string& flag = FLAGS_input_priority;
+  if (flag != "auto" && flag != "idle" && flag != "normal") {
+    return InvalidArgument("--input_priority must be auto, idle or normal, got \"" + flag + "\"");
+  }
+  const cluster::PriorityChoice choice =
+      flag == "auto"
+          ? cluster::ChooseInputPriority(compute_threads, towers.devices != nn::TowerDevices::kCpu,
+                                         cluster::ReadCpuBudget(), config)
+          : cluster::PriorityChoice{flag == "idle", "--input_priority"};
+  LOG(INFO) << config.task.ToString() << " reads its input at " << (choice.idle ? "idle" : "normal")
+            << " priority: " << choice.why;
+  return choice.idle;
+}
+
 // This worker's training input, its data kept in *data: a model of
 // columns reads rows of its CSV input, any other images (or ids).
 struct TrainingData {
@@ -184,9 +204,10 @@ struct TrainingData {
 StatusOr<std::unique_ptr<data::BatchSource>> TrainingInput(const proto::ModelSpec& spec,
                                                            const nn::Model& model, int index,
                                                            const data::Shard& shard, int towers,
-                                                           TrainingData* data) {
+                                                           bool idle_priority, TrainingData* data) {
   if (!data::ReadsRows(spec)) {
-    PS_ASSIGN_OR_RETURN(auto images, ImageInput(spec, index, shard, towers, &data->images));
+    PS_ASSIGN_OR_RETURN(auto images,
+                        ImageInput(spec, index, shard, towers, idle_priority, &data->images));
     return std::unique_ptr<data::BatchSource>(std::move(images));
   }
   PS_ASSIGN_OR_RETURN(data->rows, data::LoadFeaturizedRows(spec, FLAGS_data_dir, /*train=*/true,
@@ -253,7 +274,10 @@ int main(int argc, char** argv) {
   // This worker's part of the data: a shard of the split, not the split.
   const pstrain::data::Shard shard{index, config.spec.NumTasks("worker")};
   pstrain::TrainingData data;
-  auto input = pstrain::TrainingInput(*spec, **model, index, shard, towers->towers, &data);
+  auto input_idle = pstrain::InputAtIdlePriority(config, compute_threads, *towers);
+  if (!input_idle.ok()) return pstrain::ExitWith(input_idle.status(), pstrain::kExitBadInput);
+  auto input =
+      pstrain::TrainingInput(*spec, **model, index, shard, towers->towers, *input_idle, &data);
   if (!input.ok()) return pstrain::ExitWith(input.status(), pstrain::kExitBadInput);
   return Train(index, model->get(), fleet.get(), input->get(), overlap->overlap, *spec,
                config.spec.NumTasks("worker"), *sync, &stop);
