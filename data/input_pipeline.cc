@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <mutex>
 #include <string>
 #include <utility>
 
@@ -136,10 +135,11 @@ InputPipeline::InputPipeline(const ImageDataset* ds, const InputPipelineOptions&
   } else {
     order_ = EpochOrder(shard_, opts_.seed, opts_.shard.index, 0);
     readers_left_ = opts_.reader_threads;
-    for (int r = 0; r < opts_.reader_threads + 1; ++r) {  // the readers, then the batching
+    for (int r = 0; r < opts_.reader_threads; ++r) {
       works_.push_back(std::make_unique<Work>());
       works_.back()->rng.seed(ShardStreamSeed(opts_, 1 + static_cast<uint64_t>(r)));
     }
+    works_.push_back(std::make_unique<Work>());  // the batching's (draws nothing)
   }
   StartThreads(opts_.idle_priority);
 }
@@ -177,7 +177,8 @@ bool InputPipeline::Next(Batch* out) {
   // step (since it took the last one) means that the threads are starved:
   // the input has become the step's bottleneck.
   const auto asked = std::chrono::steady_clock::now();
-  if (!normal_ && delivered_ > 0 && !not_empty_.wait_for(lock, asked - last_taken_, ready)) {
+  if (runs_at_idle_priority() && delivered_ > 0 &&
+      !not_empty_.wait_for(lock, asked - last_taken_, ready)) {
     LOG(INFO) << "input: a batch took longer than a step at idle priority (other work takes "
                  "every CPU); its threads go on at normal priority";
     lock.unlock();
@@ -220,9 +221,8 @@ void InputPipeline::Preprocess(int64_t index, std::mt19937_64* rng, float* dst) 
 void InputPipeline::TakeIdlePriority() const {
   const Status s = RunThisThreadAtIdlePriority();
   // Each thread is refused alike: one line says it.
-  static std::once_flag told;
-  if (!s.ok()) {
-    std::call_once(told, [&] { LOG(WARNING) << "input at normal priority: " << s.ToString(); });
+  if (!s.ok() && !idle_refused_.exchange(true)) {
+    LOG(WARNING) << "input at normal priority: " << s.ToString();
   }
 }
 

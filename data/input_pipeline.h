@@ -34,8 +34,10 @@
 // shard_index, reader): shards and readers draw differently.
 //
 // Thread safety: Next may be called from any thread; calls are serialized.
-// examples_per_epoch from any thread. The destructor cancels the buffer, stops
-// and joins every thread; it must not run concurrently with Next.
+// With idle_priority, from a thread at normal priority: the threads it may
+// start (RunAtNormalPriority) take its policy. examples_per_epoch from any
+// thread. The destructor cancels the buffer, stops and joins every thread;
+// it must not run concurrently with Next or RunAtNormalPriority.
 #ifndef PSTRAIN_DATA_INPUT_PIPELINE_H_
 #define PSTRAIN_DATA_INPUT_PIPELINE_H_
 
@@ -117,7 +119,9 @@ class InputPipeline : public BatchSource {
   // step since the batch before: the threads at idle priority are starved
   // (other work on the host takes every CPU). Once; later calls do nothing.
   void RunAtNormalPriority();
-  bool runs_at_idle_priority() const { return !normal_; }
+  // Whether its threads run at idle priority: asked for, granted by the
+  // kernel, and not yet handed on.
+  bool runs_at_idle_priority() const { return !normal_ && !idle_refused_; }
 
   // Number of examples in this shard.
   int64_t examples_per_epoch() const override { return static_cast<int64_t>(shard_.size()); }
@@ -197,6 +201,9 @@ class InputPipeline : public BatchSource {
   // the constructor.
   std::vector<std::unique_ptr<Work>> works_;
   std::atomic<bool> normal_;  // the works go on at normal priority
+  // The kernel refused SCHED_IDLE: the threads run at normal priority as
+  // they are, and nothing is handed on.
+  mutable std::atomic<bool> idle_refused_{false};
   // Started by the constructor and by RunAtNormalPriority (both on the
   // owner's side of Next), joined by the destructor.
   std::vector<std::thread> threads_;

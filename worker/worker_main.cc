@@ -178,13 +178,16 @@ StatusOr<std::unique_ptr<data::InputPipeline>> ImageInput(const proto::ModelSpec
 }
 
 // Whether the input pipeline's threads run at idle priority, from
-// --input_priority (auto: cluster::ChooseInputPriority); logged.
-StatusOr<bool> InputAtIdlePriority(const cluster::ClusterConfig& config, int compute_threads,
+// --input_priority (auto: cluster::ChooseInputPriority); logged. A model
+// of rows reads them on the training thread: no pipeline, no priority.
+StatusOr<bool> InputAtIdlePriority(const proto::ModelSpec& spec,
+                                   const cluster::ClusterConfig& config, int compute_threads,
                                    const TowerChoice& towers) {
   const std::string& flag = FLAGS_input_priority;
   if (flag != "auto" && flag != "idle" && flag != "normal") {
     return InvalidArgument("--input_priority must be auto, idle or normal, got \"" + flag + "\"");
   }
+  if (data::ReadsRows(spec)) return false;
   const cluster::PriorityChoice choice =
       flag == "auto"
           ? cluster::ChooseInputPriority(compute_threads, towers.devices != nn::TowerDevices::kCpu,
@@ -274,7 +277,7 @@ int main(int argc, char** argv) {
   // This worker's part of the data: a shard of the split, not the split.
   const pstrain::data::Shard shard{index, config.spec.NumTasks("worker")};
   pstrain::TrainingData data;
-  auto input_idle = pstrain::InputAtIdlePriority(config, compute_threads, *towers);
+  auto input_idle = pstrain::InputAtIdlePriority(*spec, config, compute_threads, *towers);
   if (!input_idle.ok()) return pstrain::ExitWith(input_idle.status(), pstrain::kExitBadInput);
   auto input =
       pstrain::TrainingInput(*spec, **model, index, shard, towers->towers, *input_idle, &data);
