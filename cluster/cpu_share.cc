@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 
@@ -174,6 +175,13 @@ PriorityChoice ChooseInputPriority(int compute_threads, bool computes_on_gpu,
   const int workers = std::max(1, WorkersOnHostOf(config.spec, config.task));
   return IdleWhereWorkersTakeEveryCpu(workers, std::max(1, compute_threads), budget.Usable(),
                                       "input");
+}
+
+StatusOr<PriorityChoice> ParsePriorityFlag(const std::string& flag, const std::string& value,
+                                           const std::function<PriorityChoice()>& automatic) {
+  if (value == "auto") return automatic();
+  if (value == "idle" || value == "normal") return PriorityChoice{value == "idle", flag};
+  return InvalidArgument(flag + " must be auto, idle or normal, got \"" + value + "\"");
 }
 
 }  // namespace cluster

@@ -7,6 +7,7 @@
 #ifndef PSTRAIN_CLUSTER_CPU_SHARE_H_
 #define PSTRAIN_CLUSTER_CPU_SHARE_H_
 
+#include <functional>
 #include <string>
 
 #include "cluster/cluster_spec.h"
@@ -76,6 +77,12 @@ PriorityChoice ChooseEvaluationPriority(const CpuBudget& budget, const ClusterCo
 // towers, whose CPU threads mostly wait on the GPU.
 PriorityChoice ChooseInputPriority(int compute_threads, bool computes_on_gpu,
                                    const CpuBudget& budget, const ClusterConfig& config);
+
+// A priority flag's choice (--eval_priority, --input_priority): idle or
+// normal as `value` says, or for "auto" what `automatic` chooses.
+// InvalidArgument naming `flag` for any other value.
+StatusOr<PriorityChoice> ParsePriorityFlag(const std::string& flag, const std::string& value,
+                                           const std::function<PriorityChoice()>& automatic);
 
 }  // namespace cluster
 }  // namespace pstrain

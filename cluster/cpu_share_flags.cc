@@ -34,17 +34,13 @@ int ComputeThreadsFromFlagsOrDie(const ClusterConfig& config) {
 }
 
 bool EvaluateAtIdlePriorityFromFlagsOrDie(const ClusterConfig& config) {
-  const std::string& flag = FLAGS_eval_priority;
-  if (flag != "auto" && flag != "idle" && flag != "normal") {
-    std::exit(ExitWith(
-        InvalidArgument("--eval_priority must be auto, idle or normal, got \"" + flag + "\""),
-        kExitBadInput));
-  }
-  const PriorityChoice choice = flag == "auto" ? ChooseEvaluationPriority(ReadCpuBudget(), config)
-                                               : PriorityChoice{flag == "idle", "--eval_priority"};
-  LOG(INFO) << config.task.ToString() << " evaluates at " << (choice.idle ? "idle" : "normal")
-            << " priority: " << choice.why;
-  return choice.idle;
+  const StatusOr<PriorityChoice> choice =
+      ParsePriorityFlag("--eval_priority", FLAGS_eval_priority,
+                        [&] { return ChooseEvaluationPriority(ReadCpuBudget(), config); });
+  if (!choice.ok()) std::exit(ExitWith(choice.status(), kExitBadInput));
+  LOG(INFO) << config.task.ToString() << " evaluates at " << (choice->idle ? "idle" : "normal")
+            << " priority: " << choice->why;
+  return choice->idle;
 }
 
 }  // namespace cluster

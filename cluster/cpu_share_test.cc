@@ -163,6 +163,29 @@ TEST(CpuShare, InputYieldsWhereTheHostsWorkersComputeOnEveryCpu) {
   EXPECT_TRUE(ChooseInputPriority(2, false, CpuBudget{8, 1.5}, worker).idle);
 }
 
+TEST(CpuShare, PriorityFlagIsIdleNormalOrAutosChoice) {
+  int asked = 0;
+  const auto automatic = [&asked] {
+    ++asked;
+    return PriorityChoice{true, "chosen"};
+  };
+  auto c = ParsePriorityFlag("--input_priority", "idle", automatic);
+  PS_ASSERT_OK(c.status());
+  EXPECT_TRUE(c->idle);
+  EXPECT_EQ(c->why, "--input_priority");
+  c = ParsePriorityFlag("--input_priority", "normal", automatic);
+  PS_ASSERT_OK(c.status());
+  EXPECT_FALSE(c->idle);
+  EXPECT_EQ(asked, 0);
+  c = ParsePriorityFlag("--input_priority", "auto", automatic);
+  PS_ASSERT_OK(c.status());
+  EXPECT_EQ(c->why, "chosen");
+  EXPECT_EQ(asked, 1);
+  c = ParsePriorityFlag("--eval_priority", "Idle", automatic);
+  EXPECT_EQ(c.status().code(), Code::kInvalidArgument) << c.status().ToString();
+  EXPECT_EQ(c.status().message(), "--eval_priority must be auto, idle or normal, got \"Idle\"");
+}
+
 }  // namespace
 }  // namespace cluster
 }  // namespace pstrain

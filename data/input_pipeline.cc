@@ -218,7 +218,7 @@ void InputPipeline::Preprocess(int64_t index, std::mt19937_64* rng, float* dst) 
   DistortForTrainingInto(*ds_, index, distortion_, draw, dst);
 }
 
-void InputPipeline::TakeIdlePriority() const {
+void InputPipeline::TakeIdlePriority() {
   const Status s = RunThisThreadAtIdlePriority();
   // Each thread is refused alike: one line says it.
   if (!s.ok() && !idle_refused_.exchange(true)) {

@@ -161,7 +161,7 @@ class InputPipeline : public BatchSource {
   void BatchLoop(Work* work, bool idle);   // the batching (with a buffer)
   void DirectLoop(Work* work, bool idle);  // the only work without a buffer
   // Called first by a thread started at idle priority.
-  void TakeIdlePriority() const;
+  void TakeIdlePriority();
   // An empty batch for n examples: images, or ids for PIXEL_IDS.
   Batch NewBatch(int64_t n) const;
   // The batch of examples dequeued from the buffer.
@@ -203,7 +203,7 @@ class InputPipeline : public BatchSource {
   std::atomic<bool> normal_;  // the works go on at normal priority
   // The kernel refused SCHED_IDLE: the threads run at normal priority as
   // they are, and nothing is handed on.
-  mutable std::atomic<bool> idle_refused_{false};
+  std::atomic<bool> idle_refused_{false};
   // Started by the constructor and by RunAtNormalPriority (both on the
   // owner's side of Next), joined by the destructor.
   std::vector<std::thread> threads_;

@@ -183,16 +183,13 @@ StatusOr<std::unique_ptr<data::InputPipeline>> ImageInput(const proto::ModelSpec
 StatusOr<bool> InputAtIdlePriority(const proto::ModelSpec& spec,
                                    const cluster::ClusterConfig& config, int compute_threads,
                                    const TowerChoice& towers) {
-  const std::string& flag = FLAGS_input_priority;
-  if (flag != "auto" && flag != "idle" && flag != "normal") {
-    return InvalidArgument("--input_priority must be auto, idle or normal, got \"" + flag + "\"");
-  }
+  PS_ASSIGN_OR_RETURN(const cluster::PriorityChoice choice,
+                      cluster::ParsePriorityFlag("--input_priority", FLAGS_input_priority, [&] {
+                        return cluster::ChooseInputPriority(
+                            compute_threads, towers.devices != nn::TowerDevices::kCpu,
+                            cluster::ReadCpuBudget(), config);
+                      }));
   if (data::ReadsRows(spec)) return false;
-  const cluster::PriorityChoice choice =
-      flag == "auto"
-          ? cluster::ChooseInputPriority(compute_threads, towers.devices != nn::TowerDevices::kCpu,
-                                         cluster::ReadCpuBudget(), config)
-          : cluster::PriorityChoice{flag == "idle", "--input_priority"};
   LOG(INFO) << config.task.ToString() << " reads its input at " << (choice.idle ? "idle" : "normal")
             << " priority: " << choice.why;
   return choice.idle;
