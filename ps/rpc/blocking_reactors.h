@@ -1,14 +1,14 @@
-// Server reactors of gRPC's callback API whose call is served by a blocking
-// handler on a thread of a pool of ours, with Read and Write that wait for
-// the reactor's callbacks. The ps's tensor and row calls block (a push
-// reads its stream into the store) and so cannot run on gRPC's callback
-// threads; this keeps them on threads of ours while using only gRPC's
-// public API. A pull waiting for its sync step holds no thread until it is
-// served.
+// A server reactor of gRPC's callback API whose call is served by a
+// blocking handler on a thread of a pool of ours, with a Write that waits
+// for the reactor's callback. The ps's pulls and row exports block (they
+// copy out of the store) and so cannot run on gRPC's callback threads;
+// this keeps them on threads of ours while using only gRPC's public API.
+// A pull waiting for its sync step holds no thread until it is served.
+// (Client streams are gathered without a thread: gathering_reader.h.)
 //
 // A reactor finishes its call with the handler's status and deletes itself
-// once gRPC is done with the call (OnDone). One thread at a time calls Read
-// and Write: the handler's.
+// once gRPC is done with the call (OnDone). One thread at a time calls
+// Write: the handler's.
 #ifndef PSTRAIN_PS_RPC_BLOCKING_REACTORS_H_
 #define PSTRAIN_PS_RPC_BLOCKING_REACTORS_H_
 
@@ -36,32 +36,6 @@ class ReactorOp {
   std::condition_variable done_;
   bool pending_ ABSL_GUARDED_BY(mu_) = false;
   bool ok_ ABSL_GUARDED_BY(mu_) = false;
-};
-
-// A client-streaming call (Init, Push, ImportRows).
-template <typename Message>
-class BlockingReader : public grpc::ServerReadReactor<Message> {
- public:
-  using Handler = std::function<grpc::Status(BlockingReader*)>;
-  // Serves the call with `handler` on a thread of `pool`.
-  BlockingReader(ThreadPool* pool, Handler handler) {
-    // Finish is the handler thread's last touch: OnDone may delete the
-    // reactor as soon as it has been called.
-    pool->Submit([this, handler = std::move(handler)] { this->Finish(handler(this)); });
-  }
-
-  // The next message; false at the end of the stream or once it broke.
-  bool Read(Message* message) {
-    reading_.Begin();
-    this->StartRead(message);
-    return reading_.Wait();
-  }
-
-  void OnReadDone(bool ok) override { reading_.Done(ok); }
-  void OnDone() override { delete this; }
-
- private:
-  ReactorOp reading_;
 };
 
 // A server-streaming call (Pull, ExportRows: its request, then the reply's
@@ -115,7 +89,6 @@ class BlockingWriter : public grpc::ServerWriteReactor<Message> {
   std::function<void()> cancel_ ABSL_GUARDED_BY(mu_);
 };
 
-using BlockingReadReactor = BlockingReader<grpc::ByteBuffer>;
 using BlockingWriteReactor = BlockingWriter<grpc::ByteBuffer>;
 
 }  // namespace pstrain

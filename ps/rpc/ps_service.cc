@@ -8,6 +8,7 @@
 
 #include "ps/rpc/blocking_reactors.h"
 #include "ps/rpc/chunk_codec.h"
+#include "ps/rpc/gathering_reader.h"
 #include "ps/rpc/grpc_status.h"
 #include "ps/rpc/shared_tensor_slice.h"
 #include "ps/rpc/unparsed_stream.h"
@@ -25,7 +26,10 @@ constexpr uint32_t kMaxChunkBytes = 16 << 20;
 
 }  // namespace
 
-PsService::PsService(PsCore* core, ThreadPool* requests) : core_(core), requests_(requests) {}
+PsService::PsService(PsCore* core, ThreadPool* requests, const StreamLimits& streams)
+    : core_(core), requests_(requests), streams_(streams) {}
+
+PsService::~PsService() = default;
 
 namespace {
 
@@ -39,22 +43,24 @@ grpc::Status Reply(const Message& message, grpc::ByteBuffer* out) {
 
 grpc::ServerReadReactor<grpc::ByteBuffer>* PsService::Init(grpc::CallbackServerContext* ctx,
                                                            grpc::ByteBuffer* response) {
-  return new BlockingReadReactor(requests_, [this, ctx, response](BlockingReadReactor* call) {
-    const Status s =
-        HandleInitStream(core_, ReadStreamParts<proto::InitRequest, proto::InitHeader>(ctx, call));
-    if (!s.ok()) return ToGrpcStatus(s);
-    return Reply(proto::InitResponse(), response);
-  });
+  return new GatheringByteReader(
+      ctx, &streams_, requests_, "Init", [this, ctx, response](GatheringByteReader* call) {
+        const Status s = HandleInitStream(
+            core_, ReadStreamParts<proto::InitRequest, proto::InitHeader>(ctx, call));
+        if (!s.ok()) return ToGrpcStatus(s);
+        return Reply(proto::InitResponse(), response);
+      });
 }
 
 grpc::ServerReadReactor<grpc::ByteBuffer>* PsService::Push(grpc::CallbackServerContext* ctx,
                                                            grpc::ByteBuffer* response) {
-  return new BlockingReadReactor(requests_, [this, ctx, response](BlockingReadReactor* call) {
-    auto pushed =
-        HandlePushStream(core_, ReadStreamParts<proto::PushRequest, proto::PushHeader>(ctx, call));
-    if (!pushed.ok()) return ToGrpcStatus(pushed.status());
-    return Reply(*pushed, response);
-  });
+  return new GatheringByteReader(
+      ctx, &streams_, requests_, "Push", [this, ctx, response](GatheringByteReader* call) {
+        auto pushed = HandlePushStream(
+            core_, ReadStreamParts<proto::PushRequest, proto::PushHeader>(ctx, call));
+        if (!pushed.ok()) return ToGrpcStatus(pushed.status());
+        return Reply(*pushed, response);
+      });
 }
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>* PsService::Pull(grpc::CallbackServerContext* ctx,
@@ -131,9 +137,10 @@ grpc::ServerWriteReactor<proto::ExportRowsResponse>* PsService::ExportRows(
 }
 
 grpc::ServerReadReactor<proto::ImportRowsRequest>* PsService::ImportRows(
-    grpc::CallbackServerContext*, proto::ImportRowsResponse* response) {
-  return new BlockingReader<proto::ImportRowsRequest>(
-      requests_, [this, response](BlockingReader<proto::ImportRowsRequest>* reader) {
+    grpc::CallbackServerContext* ctx, proto::ImportRowsResponse* response) {
+  return new GatheringReader<proto::ImportRowsRequest>(
+      ctx, &streams_, requests_, "ImportRows",
+      [this, response](GatheringReader<proto::ImportRowsRequest>* reader) {
         proto::ImportRowsRequest part;
         if (!reader->Read(&part) ||
             part.part_case() != proto::ImportRowsRequest::kPlacementFingerprint) {

@@ -12,7 +12,9 @@
 //
 // The control calls, which never block, are answered on gRPC's callback
 // threads; Init, Pull, Push and the row calls, which block, run on the
-// ps's request threads (ps/rpc/blocking_reactors.h). A pull waiting for its
+// ps's request threads. A client stream holds none while its messages
+// come: they are gathered first (ps/rpc/gathering_reader.h), and one idle
+// past its limit is cancelled. A pull waiting for its
 // sync step holds no thread (PsCore::AwaitPullable) until its answer is
 // written. The core's shutdown callback runs on the thread of
 // the Shutdown RPC; it must not block on the server (the main thread stops
@@ -27,6 +29,7 @@
 #include "core/thread_pool.h"
 #include "proto/ps.grpc.pb.h"
 #include "ps/ps_core.h"
+#include "ps/rpc/gathering_reader.h"
 
 namespace pstrain {
 
@@ -49,8 +52,14 @@ class PsService final : public PsServiceBase {
   // and the answer of a Pull run on `requests` (shared with the tensor
   // channel): its threads bound what concurrent requests can make the ps
   // hold (each push at most one copy of its variables); calls past them
-  // wait their turn. A pull waiting for its step holds none of them.
-  PsService(PsCore* core, ThreadPool* requests);
+  // wait their turn. A pull waiting for its step holds none of them, nor
+  // does a client stream while its messages come (`streams` bounds what
+  // they hold).
+  PsService(PsCore* core, ThreadPool* requests, const StreamLimits& streams = {});
+  ~PsService() override;
+
+  // The client streams being gathered, for tests and logs.
+  const StreamWatch& streams() const { return streams_; }
 
   // Where the ps's tensor channel listens, which GetStatus reports. Call
   // before the service serves.
@@ -101,6 +110,7 @@ class PsService final : public PsServiceBase {
  private:
   PsCore* const core_;
   ThreadPool* const requests_;
+  StreamWatch streams_;
   int tensor_port_ = 0;
   std::string tensor_socket_;
 };

@@ -28,13 +28,20 @@ StatusOr<std::unique_ptr<PsServer>> PsServer::Start(PsCore* core, const std::str
                                                     int request_threads) {
   const std::string task = "ps:" + std::to_string(core->task_index());
   std::unique_ptr<PsServer> ps(new PsServer(core, request_threads));
-  ps->service_ = std::make_unique<PsService>(core, ps->requests_.get());
+  const tcp::ChannelLimits channel_limits = limits != nullptr ? *limits : tcp::ChannelLimits();
+  // gRPC's client streams gather under the channel's limits: as much per
+  // request, as much in all, and the same longest gap between two parts.
+  StreamLimits streams;
+  streams.gather_bytes = channel_limits.gather_bytes;
+  streams.max_gathered_bytes = channel_limits.max_gathered_bytes;
+  streams.idle = channel_limits.frames.idle;
+  ps->service_ = std::make_unique<PsService>(core, ps->requests_.get(), streams);
   if (tensor_port >= 0) {
     auto tls = TaskServerSslCtx();  // the same certificates as gRPC's
     if (!tls.ok()) return tls.status().Annotate(task);
-    auto channel = tcp::TensorChannelServer::Start(
-        core, ps->requests_.get(), cluster::AddressHost(listen_address), tensor_port,
-        limits != nullptr ? *limits : tcp::ChannelLimits(), *tls);
+    auto channel = tcp::TensorChannelServer::Start(core, ps->requests_.get(),
+                                                   cluster::AddressHost(listen_address),
+                                                   tensor_port, channel_limits, *tls);
     if (!channel.ok()) return channel.status().Annotate(task);
     ps->channel_ = std::move(channel).value();
     ps->service_->set_tensor_channel(ps->channel_->port(), ps->channel_->local_socket());

@@ -36,6 +36,10 @@ DEFINE_int32(tensor_max_connections, 4096,
              "The most tensor channel connections this ps keeps open; past it a new one "
              "takes the place of an idle one (one that never sent a request first, then the "
              "one idle longest), and is refused only when all are busy");
+DEFINE_int32(tensor_max_handshakes, 1024,
+             "With TLS: tensor channel handshakes under way at once, each moved on by the event "
+             "loop as its client's bytes come (none holds a thread); past it, the one that has "
+             "waited longest for its client is dropped for the new one");
 DEFINE_int32(tensor_max_connections_per_peer, 1024,
              "The same, for the connections from one address (or one local process)");
 DEFINE_int32(request_threads, pstrain::PsServer::kRequestThreads,
@@ -58,6 +62,10 @@ DEFINE_int32(tensor_reply_mib, 256,
 DEFINE_int32(tensor_idle_timeout_secs, 300,
              "A tensor channel connection with no request for this long is closed (clients "
              "open another when they need one)");
+DEFINE_int32(request_part_timeout_secs, 60,
+             "A push, initialization or row import whose next part (a gRPC message, a tensor "
+             "channel frame) does not begin within this is cut off, and nothing of it is "
+             "applied; meanwhile it holds memory, not a serving thread");
 DEFINE_int32(tensor_frame_timeout_secs, 10,
              "Once a frame of a request has begun, its bytes must all come within this, plus "
              "a second for every 16 MiB of tensor data; a slower sender is cut off");
@@ -88,12 +96,14 @@ uint64_t ThreeQuartersOfMemory() {
 DEFINE_validator(tensor_port, &ValidTensorPort);
 DEFINE_validator(tensor_max_connections, &Positive);
 DEFINE_validator(tensor_max_connections_per_peer, &Positive);
+DEFINE_validator(tensor_max_handshakes, &Positive);
 DEFINE_validator(request_threads, &Positive);
 DEFINE_validator(tensor_max_requests_per_peer, &Positive);
 DEFINE_validator(tensor_gather_mib, &Positive);
 DEFINE_validator(tensor_reply_mib, &Positive);
 DEFINE_validator(tensor_idle_timeout_secs, &Positive);
 DEFINE_validator(tensor_frame_timeout_secs, &Positive);
+DEFINE_validator(request_part_timeout_secs, &Positive);
 
 int main(int argc, char** argv) {
   pstrain::StopNotice stop;
@@ -114,11 +124,12 @@ int main(int argc, char** argv) {
   pstrain::tcp::ChannelLimits limits;
   limits.max_connections = FLAGS_tensor_max_connections;
   limits.max_per_peer = FLAGS_tensor_max_connections_per_peer;
+  limits.max_handshakes = FLAGS_tensor_max_handshakes;
   limits.max_requests_per_peer = FLAGS_tensor_max_requests_per_peer;
   limits.max_gathered_bytes = static_cast<uint64_t>(FLAGS_tensor_gather_mib) << 20;
   limits.max_kept_reply_bytes = static_cast<uint64_t>(FLAGS_tensor_reply_mib) << 20;
   limits.idle = std::chrono::seconds(FLAGS_tensor_idle_timeout_secs);
-  limits.frames.idle = limits.idle;  // between the frames of one request too
+  limits.frames.idle = std::chrono::seconds(FLAGS_request_part_timeout_secs);
   limits.frames.frame = std::chrono::seconds(FLAGS_tensor_frame_timeout_secs);
   pstrain::VariableStore store(max_bytes);
   pstrain::PsCore core(config.task.index, pstrain::PsCore::NewIncarnation(), &store,

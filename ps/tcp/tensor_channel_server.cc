@@ -72,8 +72,10 @@ struct TensorChannelServer::Connection {
   bool busy = false;     // a request is being served, waits for its peer's turn, or is answered
   bool sending = false;  // the loop sends the rest of its reply
   bool closed = false;
-  bool greeted = false;    // the Hello went out (with TLS: after the handshake)
-  bool requested = false;  // has sent a request
+  bool greeted = false;          // the Hello went out (with TLS: after the handshake)
+  bool handshaking = false;      // with TLS: begun, not done (tls is set)
+  Clock::time_point progressed;  // the handshake's last step
+  bool requested = false;        // has sent a request
   std::list<ConnectionPtr>::iterator at;
   // A pull waiting for its step (PsCore::AwaitPullable) holds no thread:
   // its request and wait are kept here. wait_id is set by the thread that
@@ -182,13 +184,96 @@ void TensorChannelServer::Admit(std::unique_ptr<Socket> socket) {
   ++peers_[peer].connections;
   ++connection_count_;
   c->idle_since = Clock::now();
-  if (tls_ != nullptr) {  // the handshake and greeting on a request thread, under the deadline
-    Dispatch(c);
+  if (tls_ != nullptr) {  // the handshake on the loop, under the deadline
+    CloseAt(c, c->idle_since + limits_.handshake, [limit = limits_.handshake] {
+      return Unavailable("tensor channel closed a connection: no TLS handshake in " +
+                         std::to_string(limit.count()) + " ms");
+    });
+    AwaitHandshake(c, /*write=*/false);
     return;
   }
   WriteNow(c->socket.get(), OkStatus());
   c->greeted = true;
   AwaitRequest(c, limits_.handshake);
+}
+
+void TensorChannelServer::AwaitHandshake(const ConnectionPtr& c, bool write) {
+  // A read's edge may have come before this wait (see ReadableNow).
+  if (!write && c->socket->ReadableNow()) {
+    asio::post(io_, [this, c] {
+      if (!c->closed) Handshake(c);
+    });
+    return;
+  }
+  c->ready.async_wait(
+      write ? asio::posix::descriptor_base::wait_write : asio::posix::descriptor_base::wait_read,
+      [this, c](const boost::system::error_code& ec) {
+        if (ec || c->closed) return;
+        Handshake(c);
+      });
+}
+
+void TensorChannelServer::Handshake(const ConnectionPtr& c) {
+  if (stopping_) return;
+  if (c->tls == nullptr) {  // the client's first bytes: a handshake begins
+    if (handshaking_.load() >= limits_.max_handshakes) DropIdlestHandshake();
+    auto tls = TlsStream::BeginAccept(tls_.get(), c->socket.get());
+    if (!tls.ok()) {
+      LOG_EVERY_N(WARNING, 100) << "tensor channel: " << tls.status().message();
+      Close(c);
+      return;
+    }
+    c->tls = std::move(tls).value();
+    c->handshaking = true;
+    ++handshaking_;
+  }
+  c->progressed = Clock::now();
+  auto progress = c->tls->Advance();
+  if (!progress.ok()) {
+    // Each of the first refusals, then one in a thousand: a client cannot
+    // flood the log.
+    static uint64_t refusals = 0;  // loop thread only
+    const uint64_t n = refusals++;
+    if (n < 100 || n % 1000 == 0) {
+      LOG(WARNING) << "tensor channel: refused a connection from " << c->socket->PeerAddress()
+                   << ": " << progress.status().message()
+                   << (n < 100 ? "" : " (" + std::to_string(n + 1) + " so far)");
+    }
+    Close(c);
+    return;
+  }
+  if (*progress != TlsStream::Progress::kDone) {
+    AwaitHandshake(c, *progress == TlsStream::Progress::kWantWrite);
+    return;
+  }
+  c->handshaking = false;
+  --handshaking_;
+  c->writer.Wrap(c->tls.get());
+  // The Hello is a few bytes: the socket's buffer takes it at once.
+  c->socket->SetDeadline(Clock::now());
+  const Status hello = WriteFrame(c->tls.get(), FrameKind::kHello, nullptr);
+  c->socket->SetDeadline(Clock::time_point::max());
+  if (!hello.ok()) {
+    Close(c);
+    return;
+  }
+  c->greeted = true;
+  VLOG(1) << "tensor channel: a TLS connection from " << c->tls->peer();
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      limits_.handshake - (Clock::now() - c->idle_since));
+  AwaitRequest(c, std::max(left, std::chrono::milliseconds(0)));
+}
+
+void TensorChannelServer::DropIdlestHandshake() {
+  ConnectionPtr idlest;
+  for (const ConnectionPtr& c : connections_) {
+    if (c->handshaking && (idlest == nullptr || c->progressed < idlest->progressed)) idlest = c;
+  }
+  if (idlest == nullptr) return;
+  LOG_EVERY_N(WARNING, 100) << "tensor channel: dropped the TLS handshake of "
+                            << idlest->socket->PeerAddress() << ": " << limits_.max_handshakes
+                            << " under way";
+  Close(idlest);
 }
 
 bool TensorChannelServer::EvictIdle(const std::string& peer) {
@@ -373,27 +458,6 @@ void TensorChannelServer::Serve(const ConnectionPtr& c) {
   Status served;
   if (stopping_) {
     served = Aborted("the ps is stopping");
-  } else if (!c->greeted) {  // with TLS: the handshake, then the Hello
-    c->socket->SetDeadline(c->idle_since + limits_.handshake);
-    auto tls = TlsStream::Accept(tls_.get(), c->socket.get());
-    if (tls.ok()) {
-      c->tls = std::move(tls).value();
-      c->writer.Wrap(c->tls.get());
-      served = WriteFrame(c->tls.get(), FrameKind::kHello, nullptr);
-      VLOG(1) << "tensor channel: a TLS connection from " << c->tls->peer();
-    } else {
-      served = tls.status();
-      // Each of the first refusals, then one in a thousand: a client cannot
-      // flood the log.
-      static std::atomic<uint64_t> refusals{0};
-      const uint64_t n = refusals++;
-      if (!stopping_ && (n < 100 || n % 1000 == 0)) {
-        LOG(WARNING) << "tensor channel: refused a connection from " << c->socket->PeerAddress()
-                     << ": " << served.message()
-                     << (n < 100 ? "" : " (" + std::to_string(n + 1) + " so far)");
-      }
-    }
-    c->socket->SetDeadline(Clock::time_point::max());
   } else if (c->wait_id != 0) {  // a parked pull whose wait is over
     served = ServeParkedPull(core_, c->stream(), &c->state, limits_.frames, c->parked_pull,
                              c->waited, [this] { return stopping_.load(); });
@@ -498,13 +562,6 @@ void TensorChannelServer::Answered(const ConnectionPtr& c, const Status& served)
     WatchParked(c);
     return;
   }
-  if (!c->greeted) {  // the TLS handshake is done: now the first request
-    c->greeted = true;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        limits_.handshake - (Clock::now() - c->idle_since));
-    AwaitRequest(c, std::max(left, std::chrono::milliseconds(0)));
-    return;
-  }
   c->requested = true;
   c->wait_ended = false;
   AwaitRequest(c, limits_.idle);
@@ -519,6 +576,10 @@ void TensorChannelServer::Close(const ConnectionPtr& c, const Status& why) {
   if (c->gathering) {
     c->gathering = false;
     --gathering_;
+  }
+  if (c->handshaking) {
+    c->handshaking = false;
+    --handshaking_;
   }
   // A client not being answered hears why: its request, if one crossed
   // this or was being gathered, was not served (over TLS the socket is the
@@ -581,6 +642,7 @@ TensorChannelServer::Counts TensorChannelServer::counts() const {
   counts.sending = sending_.load();
   counts.kept_reply_bytes = kept_replies_.used();
   counts.gathering = gathering_.load();
+  counts.handshaking = handshaking_.load();
   counts.threads = pool_->threads();
   return counts;
 }

@@ -5,7 +5,8 @@
 //
 // A connection costs memory, not a thread: one event loop (Boost.Asio, on
 // a thread of its own) accepts connections, greets each (a Hello frame,
-// after the TLS handshake with TLS), reads each one's next request as its
+// after the TLS handshake with TLS, which the loop moves on as the
+// client's bytes come, without waiting), reads each one's next request as its
 // bytes come, without waiting (request_reader.h), and closes the ones that
 // overstay. A request, once whole, is served from memory on a thread of
 // the ps's request pool (shared with gRPC; requests past its threads wait
@@ -18,7 +19,9 @@
 // answered on a pool thread once the step comes. What keeps a client from
 // hoarding the ps (ChannelLimits):
 //   - a deadline from accepting a connection to its first request's first
-//     byte (the TLS handshake included), and for each frame's bytes once
+//     byte (the TLS handshake included), and a cap on TLS handshakes under
+//     way (past it, the one idle longest is dropped for the new one; a
+//     connection that sends nothing has none), and for each frame's bytes once
 //     begun (a sender that trickles is closed at it, having held no
 //     thread);
 //   - an idle limit between requests;
@@ -80,6 +83,10 @@ struct ChannelLimits {
   // From accepting a connection to its first request's first byte (with
   // TLS, the handshake within it).
   std::chrono::milliseconds handshake{10000};
+  // TLS handshakes under way at once (a connection's first byte begins
+  // one); past it, the one that has waited longest for its client is
+  // dropped for the new one.
+  int max_handshakes = 1024;
   // Between requests; frames.idle bounds the gaps inside one.
   std::chrono::milliseconds idle{300000};
   FrameTimeouts frames;
@@ -119,6 +126,7 @@ class TensorChannelServer {
   // What the server holds now, for tests and logs.
   struct Counts {
     int connections = 0;            // open, idle or serving
+    int handshaking = 0;            // with a TLS handshake under way, held by no thread
     int gathering = 0;              // with a request's bytes coming, held by no thread
     int serving = 0;                // with a request being served
     int waiting = 0;                // with a request waiting for its peer's turn
@@ -146,6 +154,14 @@ class TensorChannelServer {
   void AcceptFrom(Listener* listener, boost::asio::posix::stream_descriptor* ready);
   // Loop thread: takes a connection in, making room for it, or refuses it.
   void Admit(std::unique_ptr<Socket> socket);
+  // Loop thread: moves c's TLS handshake on as far as its client's bytes
+  // allow (begun by the first), then greets it.
+  void Handshake(const ConnectionPtr& c);
+  // Loop thread: Handshake once c's socket is readable (`write`: writable).
+  void AwaitHandshake(const ConnectionPtr& c, bool write);
+  // Loop thread: room for one more handshake: drops the one that has
+  // waited longest for its client.
+  void DropIdlestHandshake();
   // Loop thread: closes an idle connection (of `peer` when not empty): one
   // that never sent a request, else the one idle longest; false when none
   // is idle.
@@ -167,7 +183,7 @@ class TensorChannelServer {
   void Dispatch(const ConnectionPtr& c);
   // Loop thread: hands c to the pool to serve, counted until it is done.
   void Submit(const ConnectionPtr& c);
-  // Pool thread: c's greeting (after the TLS handshake), or one request.
+  // Pool thread: one request of c's.
   void Serve(const ConnectionPtr& c);
   // Pool thread: keeps c's pull, which must wait for its step, with its
   // wait; whether it waits (PsCore::AwaitPullable).
@@ -201,6 +217,7 @@ class TensorChannelServer {
   std::atomic<int> waiting_{0};
   std::atomic<int> sending_{0};
   std::atomic<int> gathering_{0};
+  std::atomic<int> handshaking_{0};
   std::atomic<int64_t> gathered_bytes_{0};
   std::atomic<int> connection_count_{0};
 

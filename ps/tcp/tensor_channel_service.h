@@ -29,7 +29,7 @@ namespace tcp {
 struct FrameTimeouts {
   static constexpr double kMinBytesPerSecond = 16.0 * (1 << 20);
   std::chrono::milliseconds frame{10000};
-  std::chrono::milliseconds idle{300000};
+  std::chrono::milliseconds idle{60000};
   // The deadline of a frame with `bytes` of data begun at `begun`.
   std::chrono::steady_clock::time_point DeadlineFor(
       uint64_t bytes,

@@ -27,17 +27,22 @@ Status Ended(const char* what, int err) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<TlsStream>> TlsStream::Accept(SSL_CTX* ctx, Socket* socket) {
-  return Handshake(ctx, socket, nullptr);
-}
-
 StatusOr<std::unique_ptr<TlsStream>> TlsStream::Connect(SSL_CTX* ctx, Socket* socket,
                                                         const std::string& host) {
-  return Handshake(ctx, socket, &host);
+  PS_ASSIGN_OR_RETURN(std::unique_ptr<TlsStream> stream, Begin(ctx, socket, &host));
+  for (;;) {
+    PS_ASSIGN_OR_RETURN(const Progress progress, stream->Advance());
+    if (progress == Progress::kDone) return stream;
+    PS_RETURN_IF_ERROR(socket->Await(progress == Progress::kWantWrite, "TLS handshake"));
+  }
 }
 
-StatusOr<std::unique_ptr<TlsStream>> TlsStream::Handshake(SSL_CTX* ctx, Socket* socket,
-                                                          const std::string* host) {
+StatusOr<std::unique_ptr<TlsStream>> TlsStream::BeginAccept(SSL_CTX* ctx, Socket* socket) {
+  return Begin(ctx, socket, nullptr);
+}
+
+StatusOr<std::unique_ptr<TlsStream>> TlsStream::Begin(SSL_CTX* ctx, Socket* socket,
+                                                      const std::string* host) {
   // OpenSSL writes to the socket itself: a peer gone must be an error, not
   // a SIGPIPE that ends the process.
   static const bool ignore_sigpipe = [] { return std::signal(SIGPIPE, SIG_IGN) != SIG_ERR; }();
@@ -51,31 +56,32 @@ StatusOr<std::unique_ptr<TlsStream>> TlsStream::Handshake(SSL_CTX* ctx, Socket* 
   // record begun may be taken again from another buffer holding the same
   // bytes (a reply's rest, kept for the ps's loop).
   SSL_set_mode(ssl, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-  if (host != nullptr) {
-    // The certificate must name the host dialed: an address or a name.
-    X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
-    if (X509_VERIFY_PARAM_set1_ip_asc(param, host->c_str()) != 1) {
-      ERR_clear_error();
-      X509_VERIFY_PARAM_set1_host(param, host->c_str(), 0);
-      SSL_set_tlsext_host_name(ssl, host->c_str());
-    }
+  if (host == nullptr) {
+    SSL_set_accept_state(ssl);
+    return stream;
   }
-  int ret;
-  for (;;) {
-    ret = host != nullptr ? SSL_connect(ssl) : SSL_accept(ssl);
-    if (ret == 1) break;
-    const int err = SSL_get_error(ssl, ret);
-    if (err != SSL_ERROR_WANT_READ && err != SSL_ERROR_WANT_WRITE) break;
-    const Status waited = socket->Await(err == SSL_ERROR_WANT_WRITE, "TLS handshake");
-    if (!waited.ok()) return waited;
-  }
-  if (ret != 1) {
-    const long verify = SSL_get_verify_result(ssl);
-    std::string why = OpenSslErrors("the peer closed the connection");
-    if (verify != X509_V_OK) why += " (" + std::string(X509_verify_cert_error_string(verify)) + ")";
-    return PermissionDenied("TLS handshake: " + why);
+  SSL_set_connect_state(ssl);
+  // The certificate must name the host dialed: an address or a name.
+  X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+  if (X509_VERIFY_PARAM_set1_ip_asc(param, host->c_str()) != 1) {
+    ERR_clear_error();
+    X509_VERIFY_PARAM_set1_host(param, host->c_str(), 0);
+    SSL_set_tlsext_host_name(ssl, host->c_str());
   }
   return stream;
+}
+
+StatusOr<TlsStream::Progress> TlsStream::Advance() {
+  ERR_clear_error();
+  const int ret = SSL_do_handshake(ssl_);
+  if (ret == 1) return Progress::kDone;
+  const int err = SSL_get_error(ssl_, ret);
+  if (err == SSL_ERROR_WANT_READ) return Progress::kWantRead;
+  if (err == SSL_ERROR_WANT_WRITE) return Progress::kWantWrite;
+  const long verify = SSL_get_verify_result(ssl_);
+  std::string why = OpenSslErrors("the peer closed the connection");
+  if (verify != X509_V_OK) why += " (" + std::string(X509_verify_cert_error_string(verify)) + ")";
+  return PermissionDenied("TLS handshake: " + why);
 }
 
 TlsStream::~TlsStream() {

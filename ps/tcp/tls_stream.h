@@ -21,13 +21,19 @@ namespace tcp {
 
 class TlsStream : public ByteStream {
  public:
-  // The handshake on `socket` (borrowed: it outlives the stream), under the
-  // socket's timeout and deadline. PermissionDenied naming the reason (no certificate,
-  // one the CA did not sign, an expired one, a host it does not name) when
-  // the peer is refused or refuses.
-  static StatusOr<std::unique_ptr<TlsStream>> Accept(SSL_CTX* ctx, Socket* socket);
+  // The client's handshake on `socket` (borrowed: it outlives the stream),
+  // under the socket's timeout and deadline. PermissionDenied naming the
+  // reason (no certificate, one the CA did not sign, an expired one, a host
+  // it does not name) when the peer is refused or refuses.
   static StatusOr<std::unique_ptr<TlsStream>> Connect(SSL_CTX* ctx, Socket* socket,
                                                       const std::string& host);
+  // The ps's side without waiting: a stream whose handshake Advance moves
+  // on as far as the socket allows, for an event loop to drive.
+  static StatusOr<std::unique_ptr<TlsStream>> BeginAccept(SSL_CTX* ctx, Socket* socket);
+  enum class Progress { kDone, kWantRead, kWantWrite };
+  // What the handshake waits for now (kDone: the stream is ready), or
+  // PermissionDenied as Accept says.
+  StatusOr<Progress> Advance();
   ~TlsStream() override;
 
   // The peer certificate's subject ("/CN=worker0"), for logs.
@@ -52,8 +58,10 @@ class TlsStream : public ByteStream {
 
  private:
   TlsStream(SSL* ssl, Socket* socket) : ssl_(ssl), socket_(socket) {}
-  static StatusOr<std::unique_ptr<TlsStream>> Handshake(SSL_CTX* ctx, Socket* socket,
-                                                        const std::string* host);
+  // A stream whose handshake is yet to be made: as the client of `host`,
+  // or as the server when null.
+  static StatusOr<std::unique_ptr<TlsStream>> Begin(SSL_CTX* ctx, Socket* socket,
+                                                    const std::string* host);
   Status WriteAll(const char* data, size_t n);
   // Writes records of [data, data + n) until the socket's buffer is full;
   // the bytes of the records written.
