@@ -151,8 +151,12 @@ Status PsProcesses::Start(const std::string& binary, int num_ps, const std::stri
     spec.jobs["ps"].push_back("127.0.0.1:" + std::to_string(ports()[i]));
   PS_RETURN_IF_ERROR(cluster::WriteClusterSpec(spec, spec_path));
   for (int i = 0; i < num_ps; ++i) {
+    // On the address whose ports are held, as the launcher does: the
+    // reservation says nothing of the port on other addresses, and after a
+    // burst of loopback connections a bind on every address was seen to
+    // fail.
     std::vector<std::string> argv = {binary, "--cluster_spec=" + spec_path, "--job=ps",
-                                     "--task=" + std::to_string(i)};
+                                     "--task=" + std::to_string(i), "--listen_host=127.0.0.1"};
     argv.insert(argv.end(), extra_args.begin(), extra_args.end());
     PS_ASSIGN_OR_RETURN(auto p, TaskProcess::Spawn("ps:" + std::to_string(i), argv));
     procs_.push_back(std::move(p));

@@ -54,6 +54,8 @@ class PsServer {
   int tensor_port() const;
   // Pulls waiting for a step now, over any transport.
   int waiting_pulls() const { return core_->waiting_pulls(); }
+  // gRPC's face of the core, for its counts.
+  const PsService& service() const { return *service_; }
   // The tensor channel, for its counts; null when there is none.
   const tcp::TensorChannelServer* channel() const { return channel_.get(); }
   uint64_t incarnation() const { return core_->incarnation(); }

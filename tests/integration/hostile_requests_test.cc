@@ -453,6 +453,62 @@ TEST_F(HostileRequests, UnaryRequestsOutOfRangeAreRefused) {
   ExpectUntouched();
 }
 
+// Push streams that send their header and then nothing (a worker whose
+// backward is slow while it streams its push, or a client that stalls)
+// hold no thread of the ps: while 64, then 512, are open, a new client
+// pushes and pulls, long before the streams' own deadline, and the ps
+// stays under 64 threads. Released, each is refused with nothing applied.
+TEST_F(HostileRequests, StalledPushStreamsHoldNoThreadOfThePs) {
+  grpc::GenericStub stub(grpc::CreateCustomChannel(
+      spec_.spec.Address("ps", 0), grpc::InsecureChannelCredentials(), DefaultChannelArguments()));
+  const auto stalled_for = std::chrono::seconds(120);
+  int64_t pushes = 0;
+  for (const int n : {64, 512}) {
+    SCOPED_TRACE(std::to_string(n) + " stalled streams");
+    std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+    std::vector<std::unique_ptr<GenericCall>> stalled;
+    for (int i = 0; i < n; ++i) {
+      contexts.push_back(std::make_unique<grpc::ClientContext>());
+      contexts.back()->set_deadline(std::chrono::system_clock::now() + stalled_for);
+      stalled.push_back(
+          std::make_unique<GenericCall>(&stub, contexts.back().get(), "/pstrain.proto.Ps/Push"));
+      ASSERT_TRUE(stalled.back()->Write(Buffer(Serialize(PushHeader())))) << i;
+    }
+    // A new worker, over the tensor channel, and a client over gRPC.
+    const auto begun = std::chrono::steady_clock::now();
+    auto fresh = ConnectFleet(spec_.spec, {vars_, placement_, {}, {}});
+    std::vector<Tensor> grads = {Tensor({64, 32}), Tensor({32})};
+    grads[0].Fill(0.0f);
+    grads[1].Fill(0.0f);
+    auto pushed = fresh->PushGradients(grads, 1, 100 + n, {status_before_.global_step()}, false);
+    ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
+    ++pushes;
+    std::vector<Tensor> values;
+    PsFleet::PsSteps steps;
+    PS_ASSERT_OK(fresh->PullVariables(&values, &steps));
+    proto::PullRequest pull;
+    pull.set_placement_fingerprint(placement_.fingerprint);
+    PS_ASSERT_OK(raw_->Call("Pull", Serialize(pull)));
+    const auto waited =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - begun);
+    EXPECT_LT(waited.count(), stalled_for.count() / 2)
+        << "the new client waited for the stalled streams";
+    const int threads = testing::ThreadsOf(ps_.get());
+    EXPECT_GT(threads, 0);
+    EXPECT_LT(threads, 64);
+    for (auto& call : stalled) {
+      call->WritesDone();
+      grpc::ByteBuffer reply;
+      EXPECT_FALSE(call->Read(&reply));
+      ExpectRefused(call->Finish(), grpc::StatusCode::INVALID_ARGUMENT,
+                    "sent 0 of 2 gradients; nothing applied");
+    }
+    auto st = fleet_->CoordinatorStatus();
+    PS_ASSERT_OK(st);
+    EXPECT_EQ(st->global_step(), status_before_.global_step() + pushes);
+  }
+}
+
 // A request that is not a message of its call's type is a bad request,
 // INVALID_ARGUMENT, for every unary call alike (gRPC's own parsing would
 // answer INTERNAL, which reads as a broken server): Shutdown and

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <thread>
 
@@ -197,6 +198,15 @@ bool TestCluster::WaitForPs0(const std::function<bool(const proto::StatusRespons
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   return false;
+}
+
+int ThreadsOf(RunningTask* task) {
+  std::ifstream status("/proc/" + std::to_string(task->process()->pid()) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Threads:", 0) == 0) return std::atoi(line.c_str() + 8);
+  }
+  return -1;
 }
 
 bool HaveFashionMnist() {

@@ -101,6 +101,9 @@ class TestCluster {
   std::map<std::string, std::string> past_output_;  // of killed incarnations
 };
 
+// The threads of a live task now (/proc); -1 when it cannot be read.
+int ThreadsOf(RunningTask* task);
+
 // Whether Debian's dataset-fashion-mnist is installed (the tests that train
 // on it skip without it).
 bool HaveFashionMnist();

@@ -11,9 +11,11 @@
 
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "core/descriptor_limit.h"
 #include "core/testing/status_assertions.h"
 #include "core/tls.h"
 #include "core/tls_certs.h"
@@ -22,6 +24,7 @@
 #include "ps/rpc/grpc_options.h"
 #include "ps/rpc/ps_connections.h"
 #include "ps/tcp/socket.h"
+#include "ps/tcp/tensor_channel_client.h"
 #include "ps/tcp/tls_stream.h"
 #include "tests/integration/process_harness.h"
 
@@ -56,11 +59,15 @@ class TlsPs : public ::testing::Test {
     Write(dir + "/ps.key", ps->key_pem);
 
     spec_ = testing::MakeLocalSpec(dir, 1, 1);
-    ps_ = std::make_unique<RunningTask>(
-        "ps:0",
-        std::vector<std::string>{BuildDir() + "/ps/ps_server", "--cluster_spec=" + spec_.path,
-                                 "--job=ps", "--task=0", "--tls_cert=" + dir + "/ps.crt",
-                                 "--tls_key=" + dir + "/ps.key", "--tls_ca=" + dir + "/ca.crt"});
+    std::vector<std::string> argv = {BuildDir() + "/ps/ps_server",
+                                     "--cluster_spec=" + spec_.path,
+                                     "--job=ps",
+                                     "--task=0",
+                                     "--tls_cert=" + dir + "/ps.crt",
+                                     "--tls_key=" + dir + "/ps.key",
+                                     "--tls_ca=" + dir + "/ca.crt"};
+    for (const std::string& flag : PsFlags()) argv.push_back(flag);
+    ps_ = std::make_unique<RunningTask>("ps:0", argv);
     // This process is the worker, with the cluster's certificates.
     TlsFiles files{worker_.cert_pem, worker_.key_pem, ca_.cert_pem, ""};
     SetTaskTls(&files);
@@ -73,6 +80,9 @@ class TlsPs : public ::testing::Test {
     tensor_port_ = status.tensor_port();
     ASSERT_GT(tensor_port_, 0);
   }
+
+  // Flags the ps starts with besides the cluster's and the certificates.
+  virtual std::vector<std::string> PsFlags() const { return {}; }
 
   void TearDown() override {
     if (fleet_) (void)fleet_->ShutdownAll("test done");
@@ -127,6 +137,62 @@ class TlsPs : public ::testing::Test {
     batch.Add(tcp::FrameKind::kPullRequest, &pull);
     PS_RETURN_IF_ERROR(batch.WriteTo(tls->get()));
     return tcp::ReadFrame(tls->get()).status();
+  }
+
+  // Sets the variables up for pushes: w = 1, b = 0, plain descent at 0.5.
+  void InitVariables() {
+    proto::InitHeader header;
+    header.mutable_optimizer()->set_name("GradientDescent");
+    header.mutable_optimizer()->set_learning_rate(0.5f);
+    header.set_num_workers(1);
+    std::vector<Tensor> init = {Tensor({256, 64}), Tensor({64})};
+    init[0].Fill(1.0f);
+    PS_ASSERT_OK(fleet_->InitVariables(init, header));
+  }
+
+  // A new TLS connection of a trusted worker to the tensor channel (no
+  // gRPC to fall back on): a push of gradients 2 and a pull, each within
+  // `limit`; the step the pull saw.
+  StatusOr<int64_t> PushAndPullOverTheChannel(std::chrono::milliseconds limit) {
+    TlsFiles files{worker_.cert_pem, worker_.key_pem, ca_.cert_pem, ""};
+    PS_ASSIGN_OR_RETURN(auto ctx, MakeClientSslCtx(files));
+    tcp::TensorChannelClient channel("127.0.0.1", tensor_port_, "", std::move(ctx));
+    proto::PushHeader header;
+    header.set_placement_fingerprint(placement_.fingerprint);
+    header.set_increment_global_step(true);
+    header.set_num_tensors(2);
+    Tensor w({256, 64}), b({64});
+    w.Fill(2.0f);
+    b.Fill(2.0f);
+    PS_RETURN_IF_ERROR(
+        channel.Push(header, {{"w", &w}, {"b", &b}}, proto::DT_FLOAT, limit).status());
+    proto::PullRequest pull;
+    pull.set_placement_fingerprint(placement_.fingerprint);
+    std::map<std::string, Tensor> out;
+    int64_t step = -1;
+    PS_RETURN_IF_ERROR(channel.Pull(pull, &out, &step, limit));
+    return step;
+  }
+
+  // n connections to the tensor port: every other one sends nothing, the
+  // rest the first bytes of a TLS ClientHello (a handshake begun), then
+  // nothing.
+  std::vector<std::unique_ptr<tcp::Socket>> OpenSilent(int n, bool all_begun = false) {
+    // A handshake record's header announcing 512 bytes, and the message's
+    // type (ClientHello): the ps waits for the rest.
+    const char hello_begun[] = {0x16, 0x03, 0x01, 0x02, 0x00, 0x01};
+    std::vector<std::unique_ptr<tcp::Socket>> sockets;
+    for (int i = 0; i < n; ++i) {
+      auto s = tcp::Socket::Connect("127.0.0.1", tensor_port_, std::chrono::seconds(5));
+      EXPECT_TRUE(s.ok()) << i << ": " << s.status().ToString();
+      if (!s.ok()) break;
+      if (all_begun || i % 2 == 1) {
+        struct iovec part = {const_cast<char*>(hello_begun), sizeof(hello_begun)};
+        EXPECT_TRUE((*s)->Write(&part, 1).ok()) << i;
+      }
+      sockets.push_back(std::move(s).value());
+    }
+    return sockets;
   }
 
   // The ps is alive and serves a trusted client.
@@ -210,6 +276,50 @@ TEST_F(TlsPs, TheTensorChannelRefusesClientsWithoutTheCasCertificateAndLogsIt) {
   }
   EXPECT_EQ(refusals, 4u) << log;
   EXPECT_NE(log.find("certificate"), std::string::npos) << log;
+}
+
+// Connections to the tensor port that send nothing, or a TLS handshake's
+// first bytes and then nothing, hold no thread of the ps (the event loop
+// moves each handshake on as its bytes come): while 512 are open, a new
+// worker with the cluster's certificates connects, pushes and pulls within
+// half the 10 s the ps gives each handshake, and the ps stays under 64
+// threads.
+TEST_F(TlsPs, SilentConnectionsDelayNoNewClient) {
+  if (RaiseDescriptorLimit() < 2048) GTEST_SKIP() << "too few descriptors here";
+  ASSERT_NO_FATAL_FAILURE(InitVariables());
+  auto silent = OpenSilent(512);
+  ASSERT_EQ(silent.size(), 512u);
+  auto step = PushAndPullOverTheChannel(std::chrono::milliseconds(5000));
+  ASSERT_TRUE(step.ok()) << step.status().ToString() << "\n" << ps_->output();
+  EXPECT_EQ(*step, 1);
+  const int threads = testing::ThreadsOf(ps_.get());
+  EXPECT_GT(threads, 0);
+  EXPECT_LT(threads, 64);
+  ExpectServing();
+}
+
+class TlsPsFewHandshakes : public TlsPs {
+ protected:
+  std::vector<std::string> PsFlags() const override { return {"--tensor_max_handshakes=8"}; }
+};
+
+// Past the cap on handshakes under way, the one that has waited longest
+// for its client is dropped, well before its 10 s deadline, and a new
+// client is served.
+TEST_F(TlsPsFewHandshakes, PastTheCapTheIdlestHandshakeIsDropped) {
+  ASSERT_NO_FATAL_FAILURE(InitVariables());
+  auto begun = OpenSilent(32, /*all_begun=*/true);
+  ASSERT_EQ(begun.size(), 32u);
+  // The first 8 began long before the last 8, which dropped them.
+  for (int i = 0; i < 8; ++i) {
+    begun[i]->SetTimeout(std::chrono::seconds(5));
+    char byte;
+    SCOPED_TRACE(::testing::Message() << "connection " << i << " of the first 8");
+    PS_EXPECT_CODE(begun[i]->ReadFull(&byte, 1), Code::kUnavailable);  // closed by the ps
+  }
+  auto step = PushAndPullOverTheChannel(std::chrono::milliseconds(5000));
+  ASSERT_TRUE(step.ok()) << step.status().ToString() << "\n" << ps_->output();
+  EXPECT_EQ(*step, 1);
 }
 
 TEST(MakeCerts, MakesCertificatesTheTasksAcceptUnderOneCa) {
