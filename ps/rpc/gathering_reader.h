@@ -10,8 +10,9 @@
 //     it stands).
 // So a client that opens a push and stalls, or streams it while its
 // backward runs, costs the ps memory, not a thread. A stream that sends no
-// message for `idle` is cancelled (StreamWatch): a handler already reading
-// it sees it break off and applies nothing; one not yet begun never runs.
+// message for `idle` is cancelled (StreamWatch): its handler sees it break
+// off and applies nothing (one not yet begun takes a thread only for that,
+// the stream's messages all in).
 //
 // Thread-safety: gRPC's callback threads run the reactions; the handler
 // runs on a pool thread and is the only caller of Read. The reactor
@@ -149,7 +150,7 @@ class GatheringReader : public grpc::ServerReadReactor<Message> {
   }
 
   void OnReadDone(bool ok) override {
-    bool serve = false, read = false, drop = false;
+    bool serve = false, read = false;
     {
       MutexLock lock(&mu_);
       reading_ = false;
@@ -164,20 +165,15 @@ class GatheringReader : public grpc::ServerReadReactor<Message> {
       } else {
         ended_ = true;
       }
-      if (!serving_) {
-        if (!ok && ctx_->IsCancelled()) {
-          drop = true;  // broke off before it was served: nothing to apply
-        } else if (!ok || bytes_ >= watch_->limits().gather_bytes || watch_->full()) {
-          serving_ = serve = true;
-        }
+      // A stream that broke off is served too, briefly: its handler finds
+      // where it breaks off and refuses it, as a transport-neutral core
+      // counts and logs it.
+      if (!serving_ && (!ok || bytes_ >= watch_->limits().gather_bytes || watch_->full())) {
+        serving_ = serve = true;
       }
       read = ok && ReadOnLocked();
     }
     arrived_.notify_all();
-    if (drop) {
-      Done(grpc::Status(grpc::StatusCode::CANCELLED, "the stream broke off"));
-      return;
-    }
     if (read) this->StartRead(&incoming_);
     if (serve) pool_->Submit([this] { Done(handler_(this)); });
   }

@@ -135,6 +135,7 @@ TEST_F(GatheringStreams, AStreamIdlePastItsLimitIsCancelledAndAppliesNothing) {
   for (const bool chunk : {false, true}) {
     SCOPED_TRACE(chunk ? "taken by a thread" : "gathering");
     const uint64_t cancelled = streams().cancelled();
+    const int64_t refused = ps_.core.refused_pushes();
     grpc::ClientContext ctx;
     auto call = BeginPush(&ctx, chunk);
     grpc::ByteBuffer reply;
@@ -142,6 +143,9 @@ TEST_F(GatheringStreams, AStreamIdlePastItsLimitIsCancelledAndAppliesNothing) {
     const grpc::Status s = call->Finish();
     EXPECT_EQ(s.error_code(), grpc::StatusCode::CANCELLED) << s.error_message();
     EXPECT_EQ(streams().cancelled(), cancelled + 1);
+    // Refused by the core, as a push cut short on any transport is.
+    EXPECT_TRUE(WaitUntil([&] { return ps_.core.refused_pushes() == refused + 1; }))
+        << ps_.core.refused_pushes() - refused << " refused";
     EXPECT_EQ(State(), std::make_pair(3.0f, int64_t{0}));
   }
   ASSERT_TRUE(WaitUntil([&] { return streams().watched() == 0; }));

@@ -38,7 +38,7 @@ std::vector<std::string> Flags(const std::string& dir) {
           "--save_checkpoint_secs=0",
           "--log_frequency=100",
           "--train_dir=" + dir,
-          "--heartbeat_timeout_secs=3",
+          "--heartbeat_timeout_secs=5",
           "--save_summaries_steps=0",
           "--http_port=-1",
           "--retry_timeout_secs=120",

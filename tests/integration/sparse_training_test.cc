@@ -30,7 +30,7 @@ std::string RunJob(const std::string& tag, const std::function<void(TestCluster&
       {"--model=mnist_ids", "--sync_replicas", "--batch_size=64",
        "--max_steps=" + std::to_string(kSteps), "--epochs=0", "--save_checkpoint_steps=50",
        "--save_checkpoint_secs=0", "--log_frequency=100", "--train_dir=" + dir.path(),
-       "--heartbeat_timeout_secs=3", "--save_summaries_steps=0", "--http_port=-1",
+       "--heartbeat_timeout_secs=5", "--save_summaries_steps=0", "--http_port=-1",
        "--retry_timeout_secs=120",
        // The rate decays to 0 at the last step: the final accuracy is where
        // training settled, not one noisy step of it. At a constant rate the

@@ -24,7 +24,7 @@ using testing::TestCluster;
 std::vector<std::string> CommonFlags(const std::string& train_dir, std::vector<std::string> more) {
   std::vector<std::string> flags = {"--sync_replicas",          "--batch_size=32",
                                     "--train_dir=" + train_dir, "--http_port=-1",
-                                    "--save_summaries_steps=0", "--heartbeat_timeout_secs=3",
+                                    "--save_summaries_steps=0", "--heartbeat_timeout_secs=5",
                                     "--log_frequency=10",       "--learning_rate=0.02"};
   flags.insert(flags.end(), more.begin(), more.end());
   return flags;
@@ -53,12 +53,6 @@ void ExpectEndsCleanly(TestCluster* cluster, const std::vector<std::string>& tas
   }
 }
 
-int Count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 // The issue's scenario, scaled down: 2 ps, 3 workers, 2 of 3 gradients per
 // step (one backup), each worker 2 epochs of its shard. worker:1 is slower,
 // so workers 0 and 2 finish first and worker:1 must complete its last steps
@@ -79,10 +73,13 @@ TEST_P(SyncEndsWithBackups, WhenWorkersFinishAtDifferentTimes) {
   cluster.Start("worker:2");
   ExpectEndsCleanly(&cluster, {"worker:0", "worker:1", "worker:2", "ps:0", "ps:1"});
   const std::string chief = cluster.Output("chief:0");
-  EXPECT_EQ(Count(chief,
-                  "1 of 3 workers can still push (worker:1; finished: worker:0, "
-                  "worker:2; dead: none): each step now averages the gradients of all 1 "
-                  "instead of 2"),
+  // The last worker left completes the steps alone, logged once: worker:1
+  // as a rule, but a busy machine may start the three far apart.
+  const std::regex alone(
+      R"(1 of 3 workers can still push \(worker:\d; finished: worker:\d, worker:\d; dead: )"
+      R"(none\): each step now averages the gradients of all 1 instead of 2)");
+  EXPECT_EQ(std::distance(std::sregex_iterator(chief.begin(), chief.end(), alone),
+                          std::sregex_iterator()),
             1)
       << "logged once\n"
       << chief;

@@ -71,12 +71,13 @@ TEST(SyncReplicas, DeadWorkerWithoutBackupsNoLongerHoldsTheStep) {
   testing::TempDir dir("sync_dead");
   TestCluster cluster(
       dir.path(), 1, 2,
-      {"--sync_replicas", "--max_steps=80", "--epochs=0", "--batch_size=32",
-       "--train_dir=" + dir.path(), "--step_timeout_secs=2", "--heartbeat_timeout_secs=2",
+      {"--sync_replicas", "--max_steps=200", "--epochs=0", "--batch_size=32",
+       "--train_dir=" + dir.path(), "--step_timeout_secs=2", "--heartbeat_timeout_secs=5",
        "--log_frequency=10", "--http_port=-1", "--save_summaries_steps=0"});
   cluster.Start("ps:0");
   cluster.Start("chief:0");
-  // A slow survivor, so that the run lasts until worker:1 is back.
+  // A slow survivor, so that the run lasts until worker:1 is back: its
+  // remaining steps take a minute and more, a new worker's start seconds.
   cluster.Start("worker:0", {"--test_only_step_delay_ms=150"});
   cluster.Start("worker:1");
   ASSERT_TRUE(cluster.WaitForStep(15, std::chrono::seconds(120))) << cluster.Tails();
@@ -107,7 +108,7 @@ TEST(SyncReplicas, DeadWorkerWithoutBackupsNoLongerHoldsTheStep) {
                        "gradients"),
             std::string::npos)
       << chief;
-  EXPECT_NE(chief.find("final: step 80"), std::string::npos) << chief;
+  EXPECT_NE(chief.find("final: step 200"), std::string::npos) << chief;
 }
 
 TEST(SyncReplicas, RepeatedRunsAreBitIdentical) {
