@@ -142,21 +142,21 @@ std::vector<int> PsProcesses::pids() const {
 }
 
 Status PsProcesses::Start(const std::string& binary, int num_ps, const std::string& dir,
-                          bool show_output, const std::vector<std::string>& extra_args) {
+                          bool show_output, const std::vector<std::string>& extra_args,
+                          const std::string& host) {
   show_output_ = show_output;
-  PS_ASSIGN_OR_RETURN(reserved_, ReservedPorts::Reserve("127.0.0.1", num_ps));
+  PS_ASSIGN_OR_RETURN(reserved_, ReservedPorts::Reserve(host, num_ps));
   const std::string spec_path = dir + "/cluster.json";
   cluster::ClusterSpec spec;
   for (int i = 0; i < num_ps; ++i)
     spec.jobs["ps"].push_back("127.0.0.1:" + std::to_string(ports()[i]));
   PS_RETURN_IF_ERROR(cluster::WriteClusterSpec(spec, spec_path));
   for (int i = 0; i < num_ps; ++i) {
-    // On the address whose ports are held, as the launcher does: the
-    // reservation says nothing of the port on other addresses, and after a
-    // burst of loopback connections a bind on every address was seen to
-    // fail.
+    // On the address whose ports are held, as the launcher does: a port
+    // free on 127.0.0.1 may be taken on another loopback address (a
+    // client's socket bound there), where a bind on every address fails.
     std::vector<std::string> argv = {binary, "--cluster_spec=" + spec_path, "--job=ps",
-                                     "--task=" + std::to_string(i), "--listen_host=127.0.0.1"};
+                                     "--task=" + std::to_string(i), "--listen_host=" + host};
     argv.insert(argv.end(), extra_args.begin(), extra_args.end());
     PS_ASSIGN_OR_RETURN(auto p, TaskProcess::Spawn("ps:" + std::to_string(i), argv));
     procs_.push_back(std::move(p));

@@ -65,9 +65,13 @@ class PsProcesses {
  public:
   ~PsProcesses() { Stop(); }
 
-  // extra_args go to every ps_server (say, --tensor_port=-1).
+  // extra_args go to every ps_server (say, --tensor_port=-1). The ps
+  // tasks listen on `host`, where their ports are held until they bind
+  // them: 0.0.0.0 for clients that dial other loopback addresses
+  // (SpecFor's loopback_host).
   Status Start(const std::string& binary, int num_ps, const std::string& dir,
-               bool show_output = false, const std::vector<std::string>& extra_args = {});
+               bool show_output = false, const std::vector<std::string>& extra_args = {},
+               const std::string& host = "127.0.0.1");
   // Another task beside the ps tasks (a chief), drained and waited for
   // with them; returns its process id.
   StatusOr<int> AddTask(const std::string& name, const std::vector<std::string>& argv);

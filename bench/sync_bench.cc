@@ -68,6 +68,9 @@ DEFINE_bool(separate_connections, true,
             "Give every simulated worker its own loopback address (127.0.0.2, ...) and so its "
             "own TCP connection to each ps, as separate worker processes would have");
 DEFINE_bool(show_ps_output, false, "Copy the ps processes' log lines to stderr");
+DEFINE_string(transport, "channel",
+              "How tensors travel: channel (the ps's tensor channel, the default) or grpc (the "
+              "ps started with --tensor_port=-1)");
 DEFINE_bool(shared_memory, true,
             "Let the tensor channel carry the tensors through shared memory (the ps tasks are "
             "on this host); false: its socket alone");
@@ -310,6 +313,10 @@ std::string UtcNow() {
 }
 
 int Main() {
+  if (FLAGS_transport != "channel" && FLAGS_transport != "grpc") {
+    std::fprintf(stderr, "--transport=%s: channel or grpc\n", FLAGS_transport.c_str());
+    return 2;
+  }
   auto ps_list = bench::ParseIntList("ps_list", FLAGS_ps_list, 1, 250);
   auto workers_list = bench::ParseIntList("workers_list", FLAGS_workers_list, 1, 250);
   for (const auto* list : {&ps_list, &workers_list}) {
@@ -339,11 +346,12 @@ int Main() {
   std::printf(
       "sync_bench: %lld float32 parameters (%.2f MB) in %zu variables (cifar10), "
       "GradientDescent, sync replicas R = N = K; %d ms delay per step; %.0f s "
-      "warm-up, %.0f s measured per configuration; %s connections; %ld cores; "
+      "warm-up, %.0f s measured per configuration; %s connections; tensors over %s; %ld cores; "
       "started %s, load average %.2f\n",
       static_cast<long long>(params), mb, vars.size(), FLAGS_delay_ms, FLAGS_warmup_seconds,
       FLAGS_seconds, FLAGS_separate_connections ? "separate per-worker" : "shared",
-      sysconf(_SC_NPROCESSORS_ONLN), UtcNow().c_str(), LoadAverage1());
+      FLAGS_transport == "grpc" ? "gRPC" : "the tensor channel", sysconf(_SC_NPROCESSORS_ONLN),
+      UtcNow().c_str(), LoadAverage1());
   std::printf(
       "efficiency(K) = steps/s(K) * K / (K * steps/s(1)) = steps/s(K) / steps/s(1), "
       "same number of ps tasks (throughput = gradients applied per second = steps/s * "
@@ -368,7 +376,12 @@ int Main() {
             .string();
     std::filesystem::create_directories(dir);
     PsProcesses procs;
-    Status s = procs.Start(binary, num_ps, dir, FLAGS_show_ps_output);
+    // Workers dialing their own loopback addresses reach a ps listening
+    // on every address.
+    Status s = procs.Start(binary, num_ps, dir, FLAGS_show_ps_output,
+                           FLAGS_transport == "grpc" ? std::vector<std::string>{"--tensor_port=-1"}
+                                                     : std::vector<std::string>{},
+                           FLAGS_separate_connections ? "0.0.0.0" : "127.0.0.1");
     auto placement = cluster::ComputePlacement(vars, num_ps, *strategy, FLAGS_min_slice_bytes);
     if (!placement.ok()) s = placement.status();
     if (placement.ok() && num_ps > 1) {

@@ -19,15 +19,9 @@ StreamWatch::~StreamWatch() {
 }
 
 void StreamWatch::Watch(grpc::ServerContextBase* ctx, const char* call) {
-  bool first;
-  {
-    MutexLock lock(&mu_);
-    first = watched_.empty();
-    watched_[ctx] = Watched{call, clock_->Now()};
-    woken_ = woken_ || first;
-  }
-  // With none watched the thread waits for ever: it has a deadline now.
-  if (first) changed_.notify_all();
+  // No need to wake the thread: it wakes by now + idle at the latest (Run).
+  MutexLock lock(&mu_);
+  watched_[ctx] = Watched{call, clock_->Now()};
 }
 
 void StreamWatch::Touch(grpc::ServerContextBase* ctx) {
@@ -54,7 +48,9 @@ void StreamWatch::Run() {
   MutexLock lock(&mu_);
   while (!stopping_) {
     const Clock::TimePoint now = clock_->Now();
-    Clock::TimePoint next = Clock::TimePoint::max();
+    // Never later than now + idle, so that a stream watched from now on,
+    // due no sooner, needs no wake-up: a push costs the thread nothing.
+    Clock::TimePoint next = now + limits_.idle;
     for (auto it = watched_.begin(); it != watched_.end();) {
       const Clock::TimePoint due = it->second.last + limits_.idle;
       if (due > now) {
@@ -70,17 +66,16 @@ void StreamWatch::Run() {
     }
     if (!cancelling_.empty()) {
       const std::vector<grpc::ServerContextBase*> cancel = cancelling_;
+      cancelled_ += cancel.size();  // counted before its client can see it
       lock.Unlock();
       for (grpc::ServerContextBase* ctx : cancel) ctx->TryCancel();
       lock.Lock();
-      cancelled_ += cancel.size();
       cancelling_.clear();
       changed_.notify_all();
       continue;  // time has passed meanwhile
     }
-    woken_ = false;
     clock_->WaitUntil(lock.native(), &changed_, next,
-                      [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return stopping_ || woken_; });
+                      [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return stopping_; });
   }
 }
 

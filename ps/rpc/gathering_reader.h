@@ -98,7 +98,6 @@ class StreamWatch {
   // Being cancelled by the watch's thread, with mu_ let go (TryCancel may
   // run the call's reactions on the calling thread).
   std::vector<grpc::ServerContextBase*> cancelling_ ABSL_GUARDED_BY(mu_);
-  bool woken_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;  // last: it starts once the rest is built
 };
