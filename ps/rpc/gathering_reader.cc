@@ -24,12 +24,6 @@ void StreamWatch::Watch(grpc::ServerContextBase* ctx, const char* call) {
   watched_[ctx] = Watched{call, clock_->Now()};
 }
 
-void StreamWatch::Touch(grpc::ServerContextBase* ctx) {
-  MutexLock lock(&mu_);
-  auto it = watched_.find(ctx);
-  if (it != watched_.end()) it->second.last = clock_->Now();
-}
-
 void StreamWatch::Unwatch(grpc::ServerContextBase* ctx) {
   MutexLock lock(&mu_);
   watched_.erase(ctx);

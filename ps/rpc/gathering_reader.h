@@ -64,9 +64,9 @@ class StreamWatch {
 
   const StreamLimits& limits() const { return limits_; }
 
-  // ctx is cancelled (TryCancel) once `idle` passes without a Touch.
+  // ctx is cancelled (TryCancel) once `idle` passes before Unwatch (the
+  // reader watches each read it starts until it completes).
   void Watch(grpc::ServerContextBase* ctx, const char* call);
-  void Touch(grpc::ServerContextBase* ctx);
   // After it returns the watch never touches ctx again (it waits for a
   // cancel of ctx under way on the watch's thread, unless called from
   // within it).
@@ -115,13 +115,12 @@ class GatheringReader : public grpc::ServerReadReactor<Message> {
   // header says. `call` names it in logs ("Push").
   GatheringReader(grpc::CallbackServerContext* ctx, StreamWatch* watch, ThreadPool* pool,
                   const char* call, Handler handler)
-      : ctx_(ctx), watch_(watch), pool_(pool), handler_(std::move(handler)) {
-    watch_->Watch(ctx_, call);
+      : ctx_(ctx), watch_(watch), pool_(pool), call_(call), handler_(std::move(handler)) {
     {
       MutexLock lock(&mu_);
       reading_ = true;
     }
-    this->StartRead(&incoming_);
+    BeginRead();
   }
 
   // Handler thread: the next message; false at the end of the stream, or
@@ -131,16 +130,16 @@ class GatheringReader : public grpc::ServerReadReactor<Message> {
     for (;;) {
       if (!queue_.empty()) {
         Take(message);
-        const bool read = ReadOnLocked();
+        const bool read = ReadOnLocked(watch_->full());
         lock.Unlock();
-        if (read) this->StartRead(&incoming_);
+        if (read) BeginRead();
         return true;
       }
       if (ended_) return false;
       if (!reading_) {  // what was gathered is taken: read on
         reading_ = true;
         lock.Unlock();
-        this->StartRead(&incoming_);
+        BeginRead();
         lock.Lock();
         continue;
       }
@@ -149,6 +148,9 @@ class GatheringReader : public grpc::ServerReadReactor<Message> {
   }
 
   void OnReadDone(bool ok) override {
+    // Idle time counts only while a read waits for the client: not while
+    // the ps itself holds the stream back.
+    watch_->Unwatch(ctx_);
     bool serve = false, read = false;
     {
       MutexLock lock(&mu_);
@@ -160,23 +162,32 @@ class GatheringReader : public grpc::ServerReadReactor<Message> {
         incoming_ = Message();
         bytes_ += n;
         watch_->Hold(static_cast<int64_t>(n));
-        watch_->Touch(ctx_);
       } else {
         ended_ = true;
       }
       // A stream that broke off is served too, briefly: its handler finds
       // where it breaks off and refuses it, as a transport-neutral core
       // counts and logs it.
-      if (!serving_ && (!ok || bytes_ >= watch_->limits().gather_bytes || watch_->full())) {
+      // full() read once: a call is either served or reading on.
+      const bool full = watch_->full();
+      if (!serving_ && (!ok || bytes_ >= watch_->limits().gather_bytes || full)) {
         serving_ = serve = true;
       }
-      read = ok && ReadOnLocked();
+      read = ok && ReadOnLocked(full);
       // Under the lock: the handler may finish the call, and gRPC delete
       // the reactor, as soon as it sees what came.
       arrived_.notify_all();
     }
-    if (read) this->StartRead(&incoming_);
-    if (serve) pool_->Submit([this] { Done(handler_(this)); });
+    if (read) BeginRead();
+    if (serve) {
+      pool_->Submit([this] {
+        {
+          MutexLock lock(&mu_);
+          begun_ = true;
+        }
+        Done(handler_(this));
+      });
+    }
   }
 
   void OnDone() override {
@@ -196,13 +207,18 @@ class GatheringReader : public grpc::ServerReadReactor<Message> {
     watch_->Hold(-static_cast<int64_t>(n));
   }
   // Whether to start the next read now (and marks it started): while the
-  // call gathers under its limits, or holds less than gather_bytes once
-  // served.
-  bool ReadOnLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  // call holds less than gather_bytes, and, with all calls' bytes past
+  // their cap (`full`), only once its handler reads it.
+  bool ReadOnLocked(bool full) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (reading_ || ended_ || finished_ || bytes_ >= watch_->limits().gather_bytes) return false;
-    if (!serving_ && watch_->full()) return false;
+    if (full && !begun_) return false;
     reading_ = true;
     return true;
+  }
+  // Starts a read, watched for idleness until it completes.
+  void BeginRead() {
+    watch_->Watch(ctx_, call_);
+    this->StartRead(&incoming_);
   }
   // Finishes the call once (the handler's last touch: OnDone may delete
   // the reactor as soon as Finish is called).
@@ -221,6 +237,7 @@ class GatheringReader : public grpc::ServerReadReactor<Message> {
   grpc::CallbackServerContext* const ctx_;
   StreamWatch* const watch_;
   ThreadPool* const pool_;
+  const char* const call_;
   const Handler handler_;
   Message incoming_;  // gRPC's while a read is under way
   Mutex mu_;
@@ -230,6 +247,7 @@ class GatheringReader : public grpc::ServerReadReactor<Message> {
   bool reading_ ABSL_GUARDED_BY(mu_) = false;
   bool ended_ ABSL_GUARDED_BY(mu_) = false;    // no message will come
   bool serving_ ABSL_GUARDED_BY(mu_) = false;  // the handler has been submitted
+  bool begun_ ABSL_GUARDED_BY(mu_) = false;    // and has begun
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
 };
 

@@ -36,9 +36,10 @@ grpc::ByteBuffer Buffer(const google::protobuf::Message& m) {
 // may idle for `idle`.
 class GatheringStreams : public ::testing::Test {
  protected:
-  void Start(size_t gather, std::chrono::milliseconds idle) {
+  void Start(size_t gather, std::chrono::milliseconds idle, uint64_t all = uint64_t{256} << 20) {
     tcp::ChannelLimits limits;
     limits.gather_bytes = gather;
+    limits.max_gathered_bytes = all;
     limits.frames.idle = idle;
     PS_ASSERT_OK(ps_.Start(/*tensor_port=*/-1, limits));
     proto::InitHeader header;
@@ -127,6 +128,27 @@ TEST_F(GatheringStreams, PushesUnderWayHoldNoThreadAndApplyOnceWhole) {
   EXPECT_EQ(State(), std::make_pair(3.0f - 0.5f * (kPushes + 1), int64_t{kPushes + 1}));
   EXPECT_EQ(streams().watched(), 0);
   EXPECT_EQ(streams().held_bytes(), 0);
+}
+
+// With every call's bytes past the cap of all of them, each is served as
+// it stands, its thread reading the rest: none is left neither served nor
+// reading, and each applies once its stream ends.
+TEST_F(GatheringStreams, PastTheCapOfAllCallsEachIsServedAsItStands) {
+  ASSERT_NO_FATAL_FAILURE(Start(size_t{1} << 20, std::chrono::seconds(60), /*all=*/1));
+  constexpr int kPushes = 8;
+  std::vector<grpc::ClientContext> contexts(kPushes);
+  std::vector<std::unique_ptr<GenericCall>> calls;
+  for (int i = 0; i < kPushes; ++i) calls.push_back(BeginPush(&contexts[i], /*chunk=*/true));
+  for (auto& call : calls) {
+    ASSERT_TRUE(call->WritesDone());
+    grpc::ByteBuffer reply;
+    EXPECT_TRUE(call->Read(&reply));
+    const grpc::Status s = call->Finish();
+    EXPECT_TRUE(s.ok()) << s.error_message();
+  }
+  EXPECT_EQ(State(), std::make_pair(3.0f - 0.5f * kPushes, int64_t{kPushes}));
+  ASSERT_TRUE(WaitUntil([&] { return streams().held_bytes() == 0; }))
+      << streams().held_bytes() << " bytes still held";
 }
 
 // A push whose next message does not come within the limit is cancelled,

@@ -35,7 +35,7 @@ StatusOr<StreamPart> DecodeStreamPart(grpc::ByteBuffer* buffer, Header* header,
 }
 
 // NextPart over a client stream, read with reader->Read(grpc::ByteBuffer*)
-// (ps/rpc/blocking_reactors.h): Aborted when the stream broke off (the
+// (ps/rpc/gathering_reader.h): Aborted when the stream broke off (the
 // client went away, or a message was over the size limit).
 template <typename Request, typename Header, typename Reader>
 NextPart<Header> ReadStreamParts(grpc::ServerContextBase* ctx, Reader* reader) {

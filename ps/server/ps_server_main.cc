@@ -64,8 +64,8 @@ DEFINE_int32(tensor_idle_timeout_secs, 300,
              "open another when they need one)");
 DEFINE_int32(request_part_timeout_secs, 60,
              "A push, initialization or row import whose next part (a gRPC message, a tensor "
-             "channel frame) does not begin within this is cut off, and nothing of it is "
-             "applied; meanwhile it holds memory, not a serving thread");
+             "channel frame) does not come within this is cut off (a push or initialization "
+             "applies nothing of it); meanwhile it holds memory, not a serving thread");
 DEFINE_int32(tensor_frame_timeout_secs, 10,
              "Once a frame of a request has begun, its bytes must all come within this, plus "
              "a second for every 16 MiB of tensor data; a slower sender is cut off");

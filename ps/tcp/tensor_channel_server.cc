@@ -232,7 +232,7 @@ void TensorChannelServer::Handshake(const ConnectionPtr& c) {
   if (!progress.ok()) {
     // Each of the first refusals, then one in a thousand: a client cannot
     // flood the log.
-    static uint64_t refusals = 0;  // loop thread only
+    static std::atomic<uint64_t> refusals{0};  // every server's loop
     const uint64_t n = refusals++;
     if (n < 100 || n % 1000 == 0) {
       LOG(WARNING) << "tensor channel: refused a connection from " << c->socket->PeerAddress()

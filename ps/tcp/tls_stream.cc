@@ -85,7 +85,10 @@ StatusOr<TlsStream::Progress> TlsStream::Advance() {
 }
 
 TlsStream::~TlsStream() {
-  SSL_shutdown(ssl_);  // a close_notify; the socket's owner closes it
+  // A close_notify after a handshake (the socket's owner closes it); one
+  // cut mid-handshake would leave an error in this thread's queue.
+  if (SSL_is_init_finished(ssl_)) SSL_shutdown(ssl_);
+  ERR_clear_error();
   SSL_free(ssl_);
 }
 
@@ -114,6 +117,7 @@ Status TlsStream::ReadFull(void* data, size_t n) {
   auto* p = static_cast<char*>(data);
   while (n > 0) {
     const int chunk = static_cast<int>(std::min<size_t>(n, 1 << 30));
+    ERR_clear_error();  // SSL_get_error reads the thread's queue
     const int got = SSL_read(ssl_, p, chunk);
     if (got <= 0) {
       PS_RETURN_IF_ERROR(Retry("read", got));
@@ -126,6 +130,7 @@ Status TlsStream::ReadFull(void* data, size_t n) {
 }
 
 StatusOr<size_t> TlsStream::ReadSome(void* data, size_t n) {
+  ERR_clear_error();  // SSL_get_error reads the thread's queue
   const int got = SSL_read(ssl_, data, static_cast<int>(std::min<size_t>(n, 1 << 30)));
   if (got > 0) return static_cast<size_t>(got);
   const int err = SSL_get_error(ssl_, got);
@@ -138,6 +143,7 @@ StatusOr<size_t> TlsStream::ReadSome(void* data, size_t n) {
 Status TlsStream::WriteAll(const char* data, size_t n) {
   while (n > 0) {
     const int chunk = static_cast<int>(std::min<size_t>(n, 1 << 30));
+    ERR_clear_error();  // SSL_get_error reads the thread's queue
     const int put = SSL_write(ssl_, data, chunk);
     if (put <= 0) {
       PS_RETURN_IF_ERROR(Retry("write", put));
@@ -153,6 +159,7 @@ StatusOr<size_t> TlsStream::WriteSomeOf(const char* data, size_t n) {
   size_t taken = 0;
   while (taken < n) {
     const int chunk = static_cast<int>(std::min<size_t>(n - taken, 1 << 30));
+    ERR_clear_error();  // SSL_get_error reads the thread's queue
     const int put = SSL_write(ssl_, data + taken, chunk);
     if (put <= 0) {
       const int err = SSL_get_error(ssl_, put);

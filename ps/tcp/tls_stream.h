@@ -32,7 +32,7 @@ class TlsStream : public ByteStream {
   static StatusOr<std::unique_ptr<TlsStream>> BeginAccept(SSL_CTX* ctx, Socket* socket);
   enum class Progress { kDone, kWantRead, kWantWrite };
   // What the handshake waits for now (kDone: the stream is ready), or
-  // PermissionDenied as Accept says.
+  // PermissionDenied naming the reason, as Connect's.
   StatusOr<Progress> Advance();
   ~TlsStream() override;
 
