@@ -78,6 +78,15 @@ class GatheringStreams : public ::testing::Test {
     return call;
   }
 
+  // Sends a begun push's End; the ps answers it OK.
+  static void EndPush(GenericCall* call) {
+    ASSERT_TRUE(call->WritesDone());
+    grpc::ByteBuffer reply;
+    EXPECT_TRUE(call->Read(&reply));
+    const grpc::Status s = call->Finish();
+    EXPECT_TRUE(s.ok()) << s.error_message();
+  }
+
   // w[0] and global_step on the ps now.
   std::pair<float, int64_t> State() {
     std::map<std::string, Tensor> out;
@@ -118,13 +127,7 @@ TEST_F(GatheringStreams, PushesUnderWayHoldNoThreadAndApplyOnceWhole) {
   auto pushed = fresh.Push(header, {{"w", &g}});
   ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
   EXPECT_EQ(pushed->global_step(), 1);
-  for (auto& call : calls) {
-    ASSERT_TRUE(call->WritesDone());
-    grpc::ByteBuffer reply;
-    EXPECT_TRUE(call->Read(&reply));
-    const grpc::Status s = call->Finish();
-    EXPECT_TRUE(s.ok()) << s.error_message();
-  }
+  for (auto& call : calls) ASSERT_NO_FATAL_FAILURE(EndPush(call.get()));
   EXPECT_EQ(State(), std::make_pair(3.0f - 0.5f * (kPushes + 1), int64_t{kPushes + 1}));
   EXPECT_EQ(streams().watched(), 0);
   EXPECT_EQ(streams().held_bytes(), 0);
@@ -139,13 +142,7 @@ TEST_F(GatheringStreams, PastTheCapOfAllCallsEachIsServedAsItStands) {
   std::vector<grpc::ClientContext> contexts(kPushes);
   std::vector<std::unique_ptr<GenericCall>> calls;
   for (int i = 0; i < kPushes; ++i) calls.push_back(BeginPush(&contexts[i], /*chunk=*/true));
-  for (auto& call : calls) {
-    ASSERT_TRUE(call->WritesDone());
-    grpc::ByteBuffer reply;
-    EXPECT_TRUE(call->Read(&reply));
-    const grpc::Status s = call->Finish();
-    EXPECT_TRUE(s.ok()) << s.error_message();
-  }
+  for (auto& call : calls) ASSERT_NO_FATAL_FAILURE(EndPush(call.get()));
   EXPECT_EQ(State(), std::make_pair(3.0f - 0.5f * kPushes, int64_t{kPushes}));
   ASSERT_TRUE(WaitUntil([&] { return streams().held_bytes() == 0; }))
       << streams().held_bytes() << " bytes still held";

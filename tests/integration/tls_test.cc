@@ -213,13 +213,7 @@ class TlsPs : public ::testing::Test {
 };
 
 TEST_F(TlsPs, TheClustersCertificatesTrainOverGrpcAndTheTensorChannel) {
-  proto::InitHeader header;
-  header.mutable_optimizer()->set_name("GradientDescent");
-  header.mutable_optimizer()->set_learning_rate(0.5f);
-  header.set_num_workers(1);
-  std::vector<Tensor> init = {Tensor({256, 64}), Tensor({64})};
-  init[0].Fill(1.0f);
-  PS_ASSERT_OK(fleet_->InitVariables(init, header));
+  ASSERT_NO_FATAL_FAILURE(InitVariables());
   std::vector<Tensor> grads = {Tensor({256, 64}), Tensor({64})};
   grads[0].Fill(2.0f);
   PS_ASSERT_OK(fleet_->PushGradients(grads, 0, 1, {0}, /*sync=*/false));
